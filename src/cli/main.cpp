@@ -1,0 +1,42 @@
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "analysis/error.hpp"
+#include "src/cli/commands.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "np-explain measures latency, TCP and UDP throughput between two Linux nodes over a "
+        "dedicated data interface and explains the numbers with a header-overhead model and "
+        "BPF counters on the data NIC.",
+        "np-explain"};
+    app.require_subcommand(1);
+    app.fallthrough(false);
+
+    np::cli::Runner run;
+    np::cli::add_model_command(app, run);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+        fmt::print(stderr, "np-explain: {}\nRun 'np-explain --help' for usage.\n", e.what());
+        return 2;
+    }
+    try {
+        return run ? run() : 2;
+    } catch (const np::InputError& e) {
+        if (e.line() > 0) {
+            fmt::print(stderr, "np-explain: {}: line {}: {}\n", e.field(), e.line(), e.what());
+        } else {
+            fmt::print(stderr, "np-explain: {}: {}\n", e.field(), e.what());
+        }
+        return 2;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "np-explain: error: {}\n", e.what());
+        return 1;
+    }
+}

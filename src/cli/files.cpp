@@ -1,0 +1,74 @@
+#include "src/cli/files.hpp"
+
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/error.hpp"
+
+namespace np::cli {
+
+std::string read_text_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        throw InputError(path.string(), "is a directory, not a file");
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path.string(), fmt::format("cannot read: {}", std::strerror(errno)));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw InputError(path.string(), "read error");
+    return ss.str();
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& content) {
+    const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+    const int fd = mkstemp(tmpl.data());
+    if (fd < 0) {
+        throw InputError(path.string(), fmt::format("cannot write: {}", std::strerror(errno)));
+    }
+    size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            ::unlink(tmpl.c_str());
+            throw InputError(path.string(), fmt::format("cannot write: {}", std::strerror(err)));
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        ::unlink(tmpl.c_str());
+        throw InputError(path.string(), fmt::format("cannot write: {}", std::strerror(errno)));
+    }
+    // Keep the permissions of the file being replaced.
+    std::error_code ec;
+    const auto perms = std::filesystem::status(path, ec).permissions();
+    if (!ec) std::filesystem::permissions(tmpl, perms, ec);
+    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmpl.c_str());
+        throw InputError(path.string(), fmt::format("cannot replace: {}", std::strerror(err)));
+    }
+}
+
+std::filesystem::path default_run_dir() {
+    if (const char* dir = std::getenv("NETWORK_PERFORMANCE_RUN_DIR"); dir && *dir) return dir;
+    std::string user;
+    if (const char* u = std::getenv("USER"); u && *u) {
+        user = u;
+    } else if (const passwd* pw = getpwuid(getuid())) {
+        user = pw->pw_name;
+    }
+    return std::filesystem::path("/tmp") / ("network-performance-" + user);
+}
+
+}  // namespace np::cli

@@ -1,0 +1,18 @@
+#pragma once
+// Files the CLI reads and writes on the user's behalf. analysis/ never touches files.
+#include <filesystem>
+#include <string>
+
+namespace np::cli {
+
+// The whole file; InputError naming the path when it is missing or unreadable.
+std::string read_text_file(const std::filesystem::path& path);
+
+// Writes through a temporary file in the same directory and renames it over `path`, so an
+// error never leaves the user's file truncated.
+void write_file_atomically(const std::filesystem::path& path, const std::string& content);
+
+// The tutorial's run dir: $NETWORK_PERFORMANCE_RUN_DIR, else /tmp/network-performance-$USER/.
+std::filesystem::path default_run_dir();
+
+}  // namespace np::cli

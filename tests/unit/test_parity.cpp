@@ -1,0 +1,134 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/contract.hpp"
+#include "analysis/error.hpp"
+#include "analysis/parity.hpp"
+
+namespace np {
+namespace {
+
+// A contract as the tutorial's library writes it.
+Contract contract(const std::string& mode, double rtt, double tcp, double udp, double loss,
+                  const std::string& node2 = "node1-2", const std::string& extra = "") {
+    const std::string text =
+        "{\"mode\": \"" + mode + "\", \"ping_rtt_ms\": " + std::to_string(rtt) +
+        ", \"tcp_mbps\": " + std::to_string(tcp) + ", \"udp_mbps\": " + std::to_string(udp) +
+        ", \"udp_loss_pct\": " + std::to_string(loss) + ", \"node1\": \"node1-1\", \"node2\": \"" +
+        node2 + "\"" + extra + "}";
+    return parse_contract(text, "np_contract_" + mode + ".json");
+}
+
+std::vector<Contract> tutorial_sample() {
+    return {contract("ansible", 0.268, 934.0, 949.0, 0.0),
+            contract("manual", 0.273, 934.0, 949.0, 0.0),
+            contract("jupyter", 0.259, 934.0, 949.0, 0.0)};
+}
+
+TEST(Parity, TutorialSampleTablePasses) {
+    const auto contracts = tutorial_sample();
+    const auto r = check_parity(contracts);
+    EXPECT_TRUE(r.pass);
+    const auto text = render_parity(contracts, r);
+    EXPECT_NE(text.find("PARITY: PASS (same experiment in all modes; all checks green)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("ansible        0.268     934.0     949.0           0.0  node1-1  node1-2"),
+              std::string::npos)
+        << text;
+}
+
+TEST(Parity, ThroughputMoreThanOnePercentApartFails) {
+    auto contracts = tutorial_sample();
+    contracts[1] = contract("manual", 0.273, 920.0, 949.0, 0.0);  // 934/920 = 1.015
+    const auto r = check_parity(contracts);
+    EXPECT_FALSE(r.pass);
+    EXPECT_NE(render_parity(contracts, r).find("PARITY: FAIL (tcp_mbps differs)"),
+              std::string::npos);
+}
+
+TEST(Parity, ThroughputWithinOnePercentPasses) {
+    auto contracts = tutorial_sample();
+    contracts[1] = contract("manual", 0.273, 926.0, 949.0, 0.0);  // 934/926 = 1.0086
+    EXPECT_TRUE(check_parity(contracts).pass);
+}
+
+TEST(Parity, LossMoreThanHalfAPointApartFails) {
+    auto contracts = tutorial_sample();
+    contracts[2] = contract("jupyter", 0.259, 934.0, 949.0, 0.6);
+    const auto r = check_parity(contracts);
+    EXPECT_FALSE(r.pass);
+    EXPECT_FALSE(r.checks[2].pass);
+    EXPECT_EQ(r.checks[2].figure, "udp_loss_pct");
+}
+
+TEST(Parity, RttIsOnlyCheckedWithinFiftyPercent) {
+    auto contracts = tutorial_sample();
+    contracts[0] = contract("ansible", 0.380, 934.0, 949.0, 0.0);  // 0.380/0.259 = 1.47
+    EXPECT_TRUE(check_parity(contracts).pass);
+    contracts[0] = contract("ansible", 0.400, 934.0, 949.0, 0.0);  // 1.54
+    EXPECT_FALSE(check_parity(contracts).pass);
+}
+
+TEST(Parity, DifferentNodesFail) {
+    auto contracts = tutorial_sample();
+    contracts[1] = contract("manual", 0.273, 934.0, 949.0, 0.0, "node1-3");
+    const auto r = check_parity(contracts);
+    EXPECT_FALSE(r.pass);
+    EXPECT_NE(render_parity(contracts, r).find("manual node1-1/node1-3"), std::string::npos);
+}
+
+TEST(Parity, AFigureMissingInOneModeFailsNamingTheMode) {
+    auto contracts = tutorial_sample();
+    contracts[2] = parse_contract(
+        R"({"mode": "jupyter", "ping_rtt_ms": 0.259, "tcp_mbps": 934.0, "udp_mbps": null,
+            "udp_loss_pct": 0.0, "node1": "node1-1", "node2": "node1-2"})",
+        "np_contract_jupyter.json");
+    const auto r = check_parity(contracts);
+    EXPECT_FALSE(r.pass);
+    EXPECT_NE(render_parity(contracts, r).find("udp_mbps      not measured in jupyter"),
+              std::string::npos)
+        << render_parity(contracts, r);
+}
+
+TEST(Parity, FailNamesTheEvidenceThatDiffers) {
+    auto contracts = tutorial_sample();
+    contracts[1] =
+        contract("manual", 0.273, 612.0, 949.0, 0.0, "node1-2",
+                 R"(, "explain": {"findings": [{"code": "WRONG_INTERFACE", "severity": "error",
+              "title": "The measured traffic did not cross the data NIC"}]})");
+    const auto r = check_parity(contracts);
+    EXPECT_FALSE(r.pass);
+    ASSERT_EQ(r.differing_evidence.size(), 1u);
+    EXPECT_EQ(r.differing_evidence[0],
+              "manual: WRONG_INTERFACE — The measured traffic did not cross the data NIC (not in "
+              "ansible, jupyter)");
+}
+
+TEST(Contract, KeepsFieldsItDoesNotKnow) {
+    const auto c =
+        contract("manual", 0.27, 934, 949, 0, "node1-2", R"(, "tutorial_version": "2026.08")");
+    EXPECT_EQ(c.document["tutorial_version"], "2026.08");
+    EXPECT_EQ(c.node2, "node1-2");
+}
+
+TEST(Contract, MalformedOrMistypedIsAnInputErrorNamingTheField) {
+    EXPECT_THROW(parse_contract("{\"mode\": \"manual\", ", "np_contract_manual.json"), InputError);
+    EXPECT_THROW(parse_contract("[]", "x.json"), InputError);
+    try {
+        parse_contract(R"({"mode": "manual", "tcp_mbps": "fast"})", "np_contract_manual.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "np_contract_manual.json: tcp_mbps");
+    }
+    try {
+        parse_contract(R"({"tcp_mbps": 934})", "c.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "c.json: mode");
+    }
+}
+
+}  // namespace
+}  // namespace np

@@ -1,0 +1,223 @@
+#include "analysis/params.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "analysis/error.hpp"
+#include "analysis/rate.hpp"
+
+namespace np {
+namespace {
+
+int line_of(const YAML::Node& node) {
+    return node.Mark().line + 1;
+}
+
+std::string scalar(const std::string& key, const YAML::Node& value) {
+    if (!value.IsScalar()) {
+        throw InputError(key, value.IsNull() ? "has no value" : "must be a single value",
+                         line_of(value));
+    }
+    return value.Scalar();
+}
+
+int integer(const std::string& key, const YAML::Node& value, int min, int max) {
+    const std::string text = scalar(key, value);
+    long long v = 0;
+    size_t used = 0;
+    try {
+        v = std::stoll(text, &used, 10);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size()) {
+        throw InputError(key, fmt::format("'{}' is not a whole number", text), line_of(value));
+    }
+    if (v < min || v > max) {
+        throw InputError(key, fmt::format("{} is out of range {} … {}", v, min, max),
+                         line_of(value));
+    }
+    return static_cast<int>(v);
+}
+
+struct Address {
+    int family = 0;
+    std::array<uint8_t, 16> bytes{};
+};
+
+Address address(const std::string& key, const YAML::Node& value) {
+    const std::string text = scalar(key, value);
+    Address a;
+    if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1) {
+        a.family = AF_INET;
+    } else if (inet_pton(AF_INET6, text.c_str(), a.bytes.data()) == 1) {
+        a.family = AF_INET6;
+    } else {
+        throw InputError(key, fmt::format("'{}' is not an IPv4 or IPv6 address", text),
+                         line_of(value));
+    }
+    return a;
+}
+
+bool same_prefix(const Address& a, const Address& b, int prefix_len) {
+    for (int bit = 0; bit < prefix_len; ++bit) {
+        const uint8_t mask = static_cast<uint8_t>(0x80u >> (bit % 8));
+        if ((a.bytes[bit / 8] & mask) != (b.bytes[bit / 8] & mask)) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool is_valid_ifname(std::string_view name) {
+    // IFNAMSIZ is 16 including the NUL. A leading '-' would read as an option to ip/ethtool.
+    if (name.empty() || name.size() > 15 || name == "." || name == ".." || name.front() == '-') {
+        return false;
+    }
+    for (char c : name) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+ParamsReading parse_params(std::string_view yaml_text, const std::string& source) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(yaml_text));
+    } catch (const YAML::ParserException& e) {
+        throw InputError(source, e.msg, e.mark.line + 1);
+    }
+    if (!root.IsMap()) {
+        throw InputError(source, root.IsNull() ? "has no keys; expected np_* keys (see README)"
+                                               : "must be a mapping of np_* keys to values");
+    }
+
+    ParamsReading r;
+    Params& p = r.params;
+    Address server, client;
+    int server_line = 0, client_line = 0, prefix_line = 0;
+    const std::map<std::string, std::function<void(const std::string&, const YAML::Node&)>> keys = {
+        {"np_data_iface",
+         [&](const std::string& k, const YAML::Node& v) {
+             p.data_iface = scalar(k, v);
+             if (!is_valid_ifname(p.data_iface)) {
+                 throw InputError(k,
+                                  fmt::format("'{}' is not an interface name (1-15 characters of "
+                                              "A-Z a-z 0-9 _ . -, not starting with -)",
+                                              p.data_iface),
+                                  line_of(v));
+             }
+         }},
+        {"np_server_ip",
+         [&](const std::string& k, const YAML::Node& v) {
+             server = address(k, v);
+             p.server_ip = v.Scalar();
+             server_line = line_of(v);
+         }},
+        {"np_client_ip",
+         [&](const std::string& k, const YAML::Node& v) {
+             client = address(k, v);
+             p.client_ip = v.Scalar();
+             client_line = line_of(v);
+         }},
+        {"np_prefix_len",
+         [&](const std::string& k, const YAML::Node& v) {
+             p.prefix_len = integer(k, v, 1, 128);
+             prefix_line = line_of(v);
+         }},
+        {"np_port",
+         [&](const std::string& k, const YAML::Node& v) { p.port = integer(k, v, 1, 65535); }},
+        {"np_ping_count", [&](const std::string& k,
+                              const YAML::Node& v) { p.ping_count = integer(k, v, 1, 10000); }},
+        {"np_tcp_duration_s",
+         [&](const std::string& k, const YAML::Node& v) {
+             p.tcp_duration_s = integer(k, v, 1, 86400);
+         }},
+        {"np_udp_duration_s",
+         [&](const std::string& k, const YAML::Node& v) {
+             p.udp_duration_s = integer(k, v, 1, 86400);
+         }},
+        {"np_udp_bandwidth",
+         [&](const std::string& k, const YAML::Node& v) {
+             p.udp_bandwidth = scalar(k, v);
+             try {
+                 p.udp_bandwidth_bps = parse_rate_bps(p.udp_bandwidth, k);
+             } catch (const InputError& e) {
+                 throw InputError(k, e.what(), line_of(v));
+             }
+             if (p.udp_bandwidth_bps < 1) {
+                 throw InputError(k, "the offered load must be at least 1 bit/s", line_of(v));
+             }
+         }},
+        {"np_image_marker",
+         [&](const std::string& k, const YAML::Node& v) {
+             p.image_marker = scalar(k, v);
+             if (p.image_marker.empty() || p.image_marker.front() != '/' ||
+                 p.image_marker.find_first_of(std::string("\n\0", 2)) != std::string::npos) {
+                 throw InputError(k, fmt::format("'{}' is not an absolute path", p.image_marker),
+                                  line_of(v));
+             }
+         }},
+        {"np_link_rate",
+         [&](const std::string& k, const YAML::Node& v) {
+             try {
+                 p.link_rate_bps = parse_link_rate_bps(scalar(k, v), k);
+             } catch (const InputError& e) {
+                 throw InputError(k, e.what(), line_of(v));
+             }
+         }},
+    };
+
+    for (const auto& entry : root) {
+        const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+        const auto handler = keys.find(key);
+        if (handler == keys.end()) {
+            r.warnings.push_back(fmt::format("{}: line {}: unknown key '{}' (ignored)", source,
+                                             line_of(entry.first), key));
+            continue;
+        }
+        handler->second(key, entry.second);
+    }
+
+    // Defaults stand in for keys that are absent, so check the pair as it will be used.
+    if (server.family == 0) server = address("np_server_ip", YAML::Node(p.server_ip));
+    if (client.family == 0) client = address("np_client_ip", YAML::Node(p.client_ip));
+    const auto pair_error = [&](const std::string& message) {
+        return client_line > 0 || server_line == 0
+                   ? InputError("np_client_ip", message, client_line)
+                   : InputError("np_server_ip", message, server_line);
+    };
+    if (server.family != client.family) {
+        throw pair_error(
+            fmt::format("{} and {} are not of the same IP version", p.server_ip, p.client_ip));
+    }
+    const int max_prefix = server.family == AF_INET ? 32 : 128;
+    if (p.prefix_len > max_prefix) {
+        throw InputError("np_prefix_len",
+                         fmt::format("{} is out of range 1 … {} for {}", p.prefix_len, max_prefix,
+                                     server.family == AF_INET ? "IPv4" : "IPv6"),
+                         prefix_line);
+    }
+    if (server.bytes == client.bytes) {
+        throw pair_error(
+            fmt::format("the server and the client both have address {}", p.server_ip));
+    }
+    if (!same_prefix(server, client, p.prefix_len)) {
+        throw pair_error(
+            fmt::format("{} and {} are not in the same /{} subnet, so the data "
+                        "interfaces would not reach each other directly",
+                        p.server_ip, p.client_ip, p.prefix_len));
+    }
+    return r;
+}
+
+}  // namespace np

@@ -1,0 +1,43 @@
+#pragma once
+// The tutorial's network-performance_params.yml: the single source of truth for the data
+// interface, addresses, durations and UDP offered load. Every value is validated here, before
+// anything is sent to a node: several end up in remote commands.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace np {
+
+struct Params {
+    std::string data_iface = "enp0s25";       // np_data_iface
+    std::string server_ip = "192.168.200.1";  // np_server_ip (node A, the iperf3 server)
+    std::string client_ip = "192.168.200.2";  // np_client_ip (node B)
+    int prefix_len = 24;                      // np_prefix_len
+    int port = 5201;                          // np_port (iperf3)
+    int ping_count = 5;                       // np_ping_count
+    int tcp_duration_s = 10;                  // np_tcp_duration_s
+    int udp_duration_s = 10;                  // np_udp_duration_s
+    std::string udp_bandwidth = "1G";         // np_udp_bandwidth, as written (iperf3 -b)
+    double udp_bandwidth_bps = 1e9;
+    std::string image_marker = "/.omf-image-name";  // np_image_marker
+    // np_link_rate: the nominal rate to model against when ethtool cannot tell (a shaped
+    // veth reports 10000 Mb/s); unset means "take the link speed from ethtool".
+    std::optional<double> link_rate_bps;
+};
+
+struct ParamsReading {
+    Params params;
+    std::vector<std::string> warnings;  // e.g. unknown keys, which are ignored
+};
+
+// Parses the YAML text of a params file. `source` names it in warnings. Throws InputError
+// naming the key (and its line) for a wrong type, an out-of-range value or a bad iface name,
+// and naming `source` when the text is not a YAML mapping.
+ParamsReading parse_params(std::string_view yaml_text, const std::string& source);
+
+// A Linux interface name as the kernel accepts it and as is safe to put in a command:
+// 1-15 characters of [A-Za-z0-9_.-], not "." or "..".
+bool is_valid_ifname(std::string_view name);
+
+}  // namespace np

@@ -1,0 +1,143 @@
+#include <gtest/gtest.h>
+
+#include "analysis/error.hpp"
+#include "analysis/params.hpp"
+
+namespace {
+
+using np::InputError;
+using np::parse_params;
+
+// What scripts/testbed.sh up --profile 100M writes.
+constexpr const char* kTestbedParams = R"(# network-performance_params.yml for the local testbed
+np_data_iface: enp0s25
+np_server_ip: 198.18.0.1
+np_client_ip: 198.18.0.2
+np_prefix_len: 24
+np_port: 5201
+np_ping_count: 5
+np_tcp_duration_s: 10
+np_udp_duration_s: 10
+np_udp_bandwidth: 1G
+np_image_marker: /run/np-testbed/omf-image-name
+np_link_rate: 100M
+)";
+
+// The key and line an InputError names, for a params text expected to be rejected.
+std::pair<std::string, int> rejected(const std::string& yaml) {
+    try {
+        parse_params(yaml, "params.yml");
+    } catch (const InputError& e) {
+        return {e.field(), e.line()};
+    }
+    ADD_FAILURE() << "accepted:\n" << yaml;
+    return {"", 0};
+}
+
+TEST(Params, ReadsTheTestbedParamsFile) {
+    const auto r = parse_params(kTestbedParams, "params.yml");
+    EXPECT_TRUE(r.warnings.empty());
+    EXPECT_EQ(r.params.data_iface, "enp0s25");
+    EXPECT_EQ(r.params.server_ip, "198.18.0.1");
+    EXPECT_EQ(r.params.client_ip, "198.18.0.2");
+    EXPECT_EQ(r.params.prefix_len, 24);
+    EXPECT_EQ(r.params.port, 5201);
+    EXPECT_EQ(r.params.ping_count, 5);
+    EXPECT_EQ(r.params.tcp_duration_s, 10);
+    EXPECT_EQ(r.params.udp_duration_s, 10);
+    EXPECT_EQ(r.params.udp_bandwidth, "1G");
+    EXPECT_DOUBLE_EQ(r.params.udp_bandwidth_bps, 1e9);
+    EXPECT_EQ(r.params.image_marker, "/run/np-testbed/omf-image-name");
+    ASSERT_TRUE(r.params.link_rate_bps.has_value());
+    EXPECT_DOUBLE_EQ(*r.params.link_rate_bps, 100e6);
+}
+
+TEST(Params, AbsentKeysTakeTheTutorialDefaults) {
+    const auto r = parse_params("np_tcp_duration_s: 3\n", "params.yml");
+    EXPECT_EQ(r.params.data_iface, "enp0s25");
+    EXPECT_EQ(r.params.server_ip, "192.168.200.1");
+    EXPECT_EQ(r.params.client_ip, "192.168.200.2");
+    EXPECT_EQ(r.params.port, 5201);
+    EXPECT_EQ(r.params.ping_count, 5);
+    EXPECT_EQ(r.params.tcp_duration_s, 3);
+    EXPECT_EQ(r.params.image_marker, "/.omf-image-name");
+    EXPECT_FALSE(r.params.link_rate_bps.has_value());
+}
+
+TEST(Params, UnknownKeysAreWarnedAboutWithTheirLineAndIgnored) {
+    const auto r =
+        parse_params("np_port: 5202\nnp_prot: 5203\nomf_image: baseline.ndz\n", "params.yml");
+    EXPECT_EQ(r.params.port, 5202);
+    ASSERT_EQ(r.warnings.size(), 2u);
+    EXPECT_EQ(r.warnings[0], "params.yml: line 2: unknown key 'np_prot' (ignored)");
+    EXPECT_NE(r.warnings[1].find("'omf_image'"), std::string::npos);
+}
+
+TEST(Params, UdpBandwidthIsParsedAsIperfWritesRates) {
+    EXPECT_DOUBLE_EQ(parse_params("np_udp_bandwidth: 9gbps\n", "p").params.udp_bandwidth_bps, 9e9);
+    EXPECT_DOUBLE_EQ(parse_params("np_udp_bandwidth: 500M\n", "p").params.udp_bandwidth_bps, 500e6);
+    EXPECT_EQ(rejected("np_udp_bandwidth: fast\n"),
+              std::make_pair(std::string("np_udp_bandwidth"), 1));
+}
+
+TEST(Params, IfaceWithShellMetacharactersIsRejectedNamingTheKey) {
+    EXPECT_EQ(rejected("np_port: 1\nnp_data_iface: 'enp0s25; reboot'\n"),
+              std::make_pair(std::string("np_data_iface"), 2));
+    EXPECT_EQ(rejected("np_data_iface: $(id)\n").first, "np_data_iface");
+    EXPECT_EQ(rejected("np_data_iface: eth0`x`\n").first, "np_data_iface");
+    EXPECT_EQ(rejected("np_data_iface: averyveryverylong0\n").first, "np_data_iface");
+    EXPECT_EQ(rejected("np_data_iface: -v\n").first, "np_data_iface");
+    EXPECT_EQ(rejected("np_data_iface: ''\n").first, "np_data_iface");
+}
+
+TEST(Params, IfnameRulesFollowTheKernelAndStaySafeInACommand) {
+    EXPECT_TRUE(np::is_valid_ifname("enp0s25"));
+    EXPECT_TRUE(np::is_valid_ifname("eth0.100"));
+    EXPECT_TRUE(np::is_valid_ifname("br-data_1"));
+    EXPECT_TRUE(np::is_valid_ifname("abcdefghijklmno"));  // 15, the most IFNAMSIZ allows
+    EXPECT_FALSE(np::is_valid_ifname("abcdefghijklmnop"));
+    EXPECT_FALSE(np::is_valid_ifname("eth 0"));
+    EXPECT_FALSE(np::is_valid_ifname("eth0/1"));
+    EXPECT_FALSE(np::is_valid_ifname(".."));
+    EXPECT_FALSE(np::is_valid_ifname("a|b"));
+}
+
+TEST(Params, WrongTypesAreRejectedNamingTheKey) {
+    EXPECT_EQ(rejected("np_port: fivethousand\n").first, "np_port");
+    EXPECT_EQ(rejected("np_port: 5201.5\n").first, "np_port");
+    EXPECT_EQ(rejected("np_ping_count: [1, 2]\n").first, "np_ping_count");
+    EXPECT_EQ(rejected("np_tcp_duration_s:\n").first, "np_tcp_duration_s");
+    EXPECT_EQ(rejected("np_server_ip: {a: 1}\n").first, "np_server_ip");
+    EXPECT_EQ(rejected("np_server_ip: node1-1\n").first, "np_server_ip");
+}
+
+TEST(Params, OutOfRangeValuesAreRejectedNamingTheKey) {
+    EXPECT_EQ(rejected("np_port: 0\n").first, "np_port");
+    EXPECT_EQ(rejected("np_port: 65536\n").first, "np_port");
+    EXPECT_EQ(rejected("np_ping_count: 0\n").first, "np_ping_count");
+    EXPECT_EQ(rejected("np_udp_duration_s: -1\n").first, "np_udp_duration_s");
+    EXPECT_EQ(rejected("np_prefix_len: 33\n").first, "np_prefix_len");
+    EXPECT_EQ(rejected("np_link_rate: 5M\n").first, "np_link_rate");
+    EXPECT_EQ(rejected("np_image_marker: relative/path\n").first, "np_image_marker");
+}
+
+TEST(Params, ServerAndClientMustShareTheSubnet) {
+    EXPECT_EQ(rejected("np_server_ip: 198.18.0.1\nnp_client_ip: 198.18.1.2\n"),
+              std::make_pair(std::string("np_client_ip"), 2));
+    EXPECT_EQ(rejected("np_server_ip: 198.18.0.1\nnp_client_ip: 198.18.0.1\n").first,
+              "np_client_ip");
+    EXPECT_EQ(rejected("np_server_ip: 198.18.0.1\nnp_client_ip: 'fd00::2'\n").first,
+              "np_client_ip");
+    EXPECT_NO_THROW(parse_params(
+        "np_server_ip: 198.18.0.1\nnp_client_ip: 198.18.1.2\nnp_prefix_len: 16\n", "p"));
+    EXPECT_NO_THROW(
+        parse_params("np_server_ip: 'fd00::1'\nnp_client_ip: 'fd00::2'\nnp_prefix_len: 64\n", "p"));
+}
+
+TEST(Params, NotAMappingIsRejectedNamingTheFile) {
+    EXPECT_EQ(rejected("").first, "params.yml");
+    EXPECT_EQ(rejected("- np_port\n").first, "params.yml");
+    EXPECT_EQ(rejected("np_port: [\n").first, "params.yml");
+}
+
+}  // namespace

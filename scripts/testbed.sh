@@ -91,7 +91,11 @@ stop_pids() {
 }
 
 down() {
-    local i node pid pids
+    local i node pid pids owner
+    owner=$(cat "/sys/class/net/$CTL_BRIDGE/ifalias" 2>/dev/null || true)
+    if [[ -n $owner && $owner != "np-testbed $state" && -d ${owner#np-testbed } ]]; then
+        die "the testbed that is up was made with --state ${owner#np-testbed }; run down with that"
+    fi
     for node in "${NODES[@]}"; do
         if pid=$(sshd_pid "$node"); then stop_pids "$pid"; fi
         # Sessions sshd forked (and anything they started) live on in the namespace: stop
@@ -140,6 +144,8 @@ up() {
     if [[ ! -d /run/sshd ]]; then mkdir -m 0755 /run/sshd && touch "$state/created-run-sshd"; fi
 
     ip link add "$CTL_BRIDGE" type bridge
+    # Whose testbed this is: `down --state OTHER` must not tear down this one.
+    ip link set "$CTL_BRIDGE" alias "np-testbed $state"
     ip addr add "$CTL_ROOT_IP" dev "$CTL_BRIDGE"
     ip link set "$CTL_BRIDGE" up
     for node in "${NODES[@]}"; do ip netns add "$node"; done

@@ -1,0 +1,320 @@
+#include "analysis/trace.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "analysis/error.hpp"
+
+namespace np {
+
+using nlohmann::json;
+
+TrafficCounts& TrafficCounts::operator+=(const TrafficCounts& o) {
+    packets += o.packets;
+    bytes += o.bytes;
+    wire_packets += o.wire_packets;
+    wire_bytes += o.wire_bytes;
+    return *this;
+}
+
+uint64_t PhaseTrace::drops_with_reason(std::string_view reason) const {
+    uint64_t n = 0;
+    for (const auto& d : drops)
+        if (d.reason == reason) n += d.packets;
+    return n;
+}
+
+uint64_t PhaseTrace::drops_total() const {
+    uint64_t n = 0;
+    for (const auto& d : drops) n += d.packets;
+    return n;
+}
+
+const PhaseTrace* Trace::find_phase(std::string_view name) const {
+    for (const auto& p : phases)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+// ---- writing ----
+
+json to_json(const TrafficCounts& c) {
+    return {{"packets", c.packets},
+            {"bytes", c.bytes},
+            {"wire_packets", c.wire_packets},
+            {"wire_bytes", c.wire_bytes}};
+}
+
+namespace {
+
+json to_json(const DirectionTraffic& d) {
+    json j = to_json(d.total);
+    json& protocols = j["by_protocol"] = json::object();
+    for (const auto& [k, v] : d.by_protocol) protocols[k] = to_json(v);
+    json& flows = j["by_flow"] = json::object();
+    for (const auto& [k, v] : d.by_flow) flows[k] = to_json(v);
+    json& sizes = j["frame_sizes"] = json::array();
+    for (const auto& b : d.frame_sizes)
+        sizes.push_back({{"max_frame_bytes", b.max_frame_bytes}, {"frames", b.frames}});
+    return j;
+}
+
+}  // namespace
+
+json to_json(const PhaseTrace& p) {
+    json drops_by_reason = json::array();
+    uint64_t unattributed = 0;
+    for (const auto& d : p.drops) {
+        json where = json::array();
+        for (const auto& w : d.where) {
+            where.push_back({{"iface", w.iface},
+                             {"ifindex", w.ifindex},
+                             {"protocol", w.protocol},
+                             {"flow", w.flow},
+                             {"packets", w.packets},
+                             {"bytes", w.bytes}});
+        }
+        drops_by_reason.push_back({{"reason", d.reason},
+                                   {"unattributed", d.unattributed},
+                                   {"packets", d.packets},
+                                   {"bytes", d.bytes},
+                                   {"where", where}});
+        if (d.unattributed) unattributed += d.packets;
+    }
+    json retrans_by_flow = json::object();
+    for (const auto& [k, v] : p.retransmits.segments_by_flow) retrans_by_flow[k] = v;
+    return {{"name", p.name},
+            {"start_ms", p.start_ms},
+            {"end_ms", p.end_ms},
+            {"duration_ms", p.duration_ms()},
+            {"tx", to_json(p.tx)},
+            {"rx", to_json(p.rx)},
+            {"retransmits", {{"segments", p.retransmits.segments}, {"by_flow", retrans_by_flow}}},
+            {"drops",
+             {{"total_packets", p.drops_total()},
+              {"unattributed_packets", unattributed},
+              {"by_reason", drops_by_reason}}},
+            {"kernel_counters",
+             {{"nstat", p.nstat},
+              {"ethtool", p.ethtool_stats},
+              {"softnet_dropped", p.softnet_dropped}}}};
+}
+
+json to_json(const TraceSample& s) {
+    return {{"t_ms", s.t_ms},
+            {"interval_ms", s.interval_ms},
+            {"phase", s.phase},
+            {"tx_wire_packets", s.tx_wire_packets},
+            {"rx_wire_packets", s.rx_wire_packets},
+            {"tx_wire_bytes", s.tx_wire_bytes},
+            {"rx_wire_bytes", s.rx_wire_bytes},
+            {"retransmits", s.retransmits},
+            {"drops", s.drops}};
+}
+
+json to_json(const Trace& t) {
+    json phases = json::array();
+    for (const auto& p : t.phases) phases.push_back(to_json(p));
+    json samples = json::array();
+    for (const auto& s : t.samples) samples.push_back(to_json(s));
+    json cost = json::array();
+    for (const auto& c : t.probe_cost) {
+        cost.push_back({{"program", c.program},
+                        {"run_cnt", c.run_cnt},
+                        {"run_time_ns", c.run_time_ns},
+                        {"ns_per_run", c.ns_per_run()}});
+    }
+    json link = {{"carrier", t.link.carrier},
+                 {"speed_mbps", t.link.speed_mbps ? json(*t.link.speed_mbps) : json(nullptr)},
+                 {"duplex", t.link.duplex},
+                 {"mtu_bytes", t.link.mtu_bytes},
+                 {"driver", t.link.driver}};
+    return {{"schema", t.schema},
+            {"node", t.node},
+            {"role", t.role},
+            {"iface", t.iface},
+            {"ifindex", t.ifindex},
+            {"netns_inode", t.netns_inode},
+            {"kernel", t.kernel},
+            {"link", link},
+            {"iperf_port", t.iperf_port},
+            {"sample_interval_ms", t.sample_interval_ms},
+            {"started_at", t.started_at},
+            {"duration_ms", t.duration_ms},
+            {"phases", phases},
+            {"samples", samples},
+            {"probe_cost", cost}};
+}
+
+// ---- reading ----
+
+namespace {
+
+// A JSON value with the path that reached it, so every error names its field.
+class Node {
+  public:
+    Node(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+    Node at(const std::string& key) const {
+        if (!j_.is_object()) fail("is not an object");
+        auto it = j_.find(key);
+        if (it == j_.end()) throw InputError(sub(key), "missing");
+        return Node(*it, sub(key));
+    }
+    bool has(const std::string& key) const { return j_.is_object() && j_.contains(key); }
+    Node at(size_t i) const { return Node(j_.at(i), path_ + "[" + std::to_string(i) + "]"); }
+
+    uint64_t u64() const {
+        if (!j_.is_number_unsigned() && !(j_.is_number_integer() && j_.get<int64_t>() >= 0))
+            fail("is not a non-negative integer");
+        return j_.get<uint64_t>();
+    }
+    int64_t i64() const {
+        if (!j_.is_number_integer()) fail("is not an integer");
+        return j_.get<int64_t>();
+    }
+    bool boolean() const {
+        if (!j_.is_boolean()) fail("is not true or false");
+        return j_.get<bool>();
+    }
+    std::string str() const {
+        if (!j_.is_string()) fail("is not a string");
+        return j_.get<std::string>();
+    }
+    size_t array_size() const {
+        if (!j_.is_array()) fail("is not an array");
+        return j_.size();
+    }
+    std::vector<std::string> keys() const {
+        if (!j_.is_object()) fail("is not an object");
+        std::vector<std::string> k;
+        for (auto it = j_.begin(); it != j_.end(); ++it) k.push_back(it.key());
+        return k;
+    }
+    bool is_null() const { return j_.is_null(); }
+    [[noreturn]] void fail(const std::string& what) const { throw InputError(path_, what); }
+
+  private:
+    std::string sub(const std::string& key) const {
+        return path_.empty() ? key : path_ + "." + key;
+    }
+    const json& j_;
+    std::string path_;
+};
+
+TrafficCounts read_counts(const Node& n) {
+    TrafficCounts c;
+    c.packets = n.at("packets").u64();
+    c.bytes = n.at("bytes").u64();
+    c.wire_packets = n.at("wire_packets").u64();
+    c.wire_bytes = n.at("wire_bytes").u64();
+    return c;
+}
+
+DirectionTraffic read_direction(const Node& n) {
+    DirectionTraffic d;
+    d.total = read_counts(n);
+    const Node protocols = n.at("by_protocol");
+    for (const auto& k : protocols.keys()) d.by_protocol[k] = read_counts(protocols.at(k));
+    const Node flows = n.at("by_flow");
+    for (const auto& k : flows.keys()) d.by_flow[k] = read_counts(flows.at(k));
+    const Node sizes = n.at("frame_sizes");
+    for (size_t i = 0; i < sizes.array_size(); ++i) {
+        d.frame_sizes.push_back(
+            {sizes.at(i).at("max_frame_bytes").u64(), sizes.at(i).at("frames").u64()});
+    }
+    return d;
+}
+
+std::map<std::string, int64_t> read_counter_map(const Node& n) {
+    std::map<std::string, int64_t> m;
+    for (const auto& k : n.keys()) m[k] = n.at(k).i64();
+    return m;
+}
+
+PhaseTrace read_phase(const Node& n) {
+    PhaseTrace p;
+    p.name = n.at("name").str();
+    p.start_ms = n.at("start_ms").i64();
+    p.end_ms = n.at("end_ms").i64();
+    if (p.end_ms < p.start_ms) n.at("end_ms").fail("is before start_ms");
+    p.tx = read_direction(n.at("tx"));
+    p.rx = read_direction(n.at("rx"));
+    const Node r = n.at("retransmits");
+    p.retransmits.segments = r.at("segments").u64();
+    const Node by_flow = r.at("by_flow");
+    for (const auto& k : by_flow.keys()) p.retransmits.segments_by_flow[k] = by_flow.at(k).u64();
+    const Node reasons = n.at("drops").at("by_reason");
+    for (size_t i = 0; i < reasons.array_size(); ++i) {
+        const Node d = reasons.at(i);
+        DropReasonCount c;
+        c.reason = d.at("reason").str();
+        c.unattributed = d.at("unattributed").boolean();
+        c.packets = d.at("packets").u64();
+        c.bytes = d.at("bytes").u64();
+        const Node where = d.at("where");
+        for (size_t w = 0; w < where.array_size(); ++w) {
+            const Node l = where.at(w);
+            c.where.push_back({l.at("iface").str(), static_cast<uint32_t>(l.at("ifindex").u64()),
+                               l.at("protocol").str(), l.at("flow").str(), l.at("packets").u64(),
+                               l.at("bytes").u64()});
+        }
+        p.drops.push_back(std::move(c));
+    }
+    const Node k = n.at("kernel_counters");
+    p.nstat = read_counter_map(k.at("nstat"));
+    p.ethtool_stats = read_counter_map(k.at("ethtool"));
+    p.softnet_dropped = k.at("softnet_dropped").i64();
+    return p;
+}
+
+}  // namespace
+
+Trace parse_trace(const json& doc) {
+    const Node root(doc, "");
+    Trace t;
+    t.schema = root.at("schema").str();
+    if (t.schema != kTraceSchema)
+        root.at("schema").fail("is '" + t.schema + "', expected '" + kTraceSchema + "'");
+    t.node = root.at("node").str();
+    t.role = root.at("role").str();
+    t.iface = root.at("iface").str();
+    t.ifindex = static_cast<uint32_t>(root.at("ifindex").u64());
+    t.netns_inode = root.at("netns_inode").u64();
+    t.kernel = root.at("kernel").str();
+    const Node link = root.at("link");
+    t.link.carrier = link.at("carrier").boolean();
+    if (!link.at("speed_mbps").is_null()) t.link.speed_mbps = link.at("speed_mbps").i64();
+    t.link.duplex = link.at("duplex").str();
+    t.link.mtu_bytes = static_cast<int>(link.at("mtu_bytes").i64());
+    t.link.driver = link.at("driver").str();
+    t.iperf_port = static_cast<uint16_t>(root.at("iperf_port").u64());
+    t.sample_interval_ms = root.at("sample_interval_ms").i64();
+    t.started_at = root.at("started_at").str();
+    t.duration_ms = root.at("duration_ms").i64();
+    const Node phases = root.at("phases");
+    for (size_t i = 0; i < phases.array_size(); ++i) t.phases.push_back(read_phase(phases.at(i)));
+    const Node samples = root.at("samples");
+    for (size_t i = 0; i < samples.array_size(); ++i) {
+        const Node s = samples.at(i);
+        t.samples.push_back({s.at("t_ms").i64(), s.at("interval_ms").i64(), s.at("phase").str(),
+                             s.at("tx_wire_packets").u64(), s.at("rx_wire_packets").u64(),
+                             s.at("tx_wire_bytes").u64(), s.at("rx_wire_bytes").u64(),
+                             s.at("retransmits").u64(), s.at("drops").u64()});
+    }
+    const Node cost = root.at("probe_cost");
+    for (size_t i = 0; i < cost.array_size(); ++i) {
+        const Node c = cost.at(i);
+        t.probe_cost.push_back(
+            {c.at("program").str(), c.at("run_cnt").u64(), c.at("run_time_ns").u64()});
+    }
+    return t;
+}
+
+Trace parse_trace_text(std::string_view text) {
+    json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) throw InputError("trace", "is not valid JSON");
+    return parse_trace(doc);
+}
+
+}  // namespace np

@@ -1,0 +1,147 @@
+#pragma once
+// The probe's trace, schema "np-trace/1" (DESIGN.md "Trace"; fields in README.md "Trace"):
+// what crossed one node's data NIC per phase and direction, TCP retransmits, drops by the
+// kernel's reason, kernel counter deltas, a time series and the probe's own cost.
+//
+// np-probe writes it with to_json() and the analyzer reads it with parse_trace(), so the
+// schema lives in one place. This file depends on nlohmann_json and the standard library
+// only: np-probe is linked fully static and compiles it in directly.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace np {
+
+inline constexpr const char* kTraceSchema = "np-trace/1";
+
+// Names of the protocol and flow splits, as they appear in the JSON.
+inline constexpr const char* kTraceProtocols[] = {"tcp", "udp", "icmp", "arp", "other"};
+inline constexpr const char* kTraceFlows[] = {"other", "iperf", "icmp_echo"};
+// The drop reason kept apart as "unattributed": the kernel freed a packet without a reason.
+inline constexpr const char* kUnattributedDropReason = "NOT_SPECIFIED";
+
+struct TrafficCounts {
+    uint64_t packets = 0;       // skbs seen by tc (a GSO/GRO skb is one)
+    uint64_t bytes = 0;         // skb lengths: MAC header .. payload, headers once per skb
+    uint64_t wire_packets = 0;  // Ethernet frames
+    uint64_t wire_bytes = 0;    // frames with replicated headers + preamble/SFD, FCS, gap
+
+    TrafficCounts& operator+=(const TrafficCounts& o);
+};
+
+struct FrameSizeBucket {
+    uint64_t max_frame_bytes = 0;  // inclusive upper bound, MAC header .. FCS
+    uint64_t frames = 0;
+};
+
+struct DirectionTraffic {
+    TrafficCounts total;
+    std::map<std::string, TrafficCounts> by_protocol;  // keys: kTraceProtocols
+    std::map<std::string, TrafficCounts> by_flow;      // keys: kTraceFlows
+    std::vector<FrameSizeBucket> frame_sizes;
+};
+
+struct DropLocation {
+    std::string iface;  // empty when the drop had no device (socket-level drops)
+    uint32_t ifindex = 0;
+    std::string protocol;  // kTraceProtocols
+    std::string flow;      // kTraceFlows
+    uint64_t packets = 0;
+    uint64_t bytes = 0;
+};
+
+struct DropReasonCount {
+    std::string reason;         // the kernel's enum skb_drop_reason name without SKB_DROP_REASON_
+    bool unattributed = false;  // reason == NOT_SPECIFIED
+    uint64_t packets = 0;
+    uint64_t bytes = 0;
+    std::vector<DropLocation> where;
+};
+
+struct Retransmits {
+    uint64_t segments = 0;  // as TcpRetransSegs / tcpi_total_retrans count them
+    std::map<std::string, uint64_t> segments_by_flow;
+};
+
+struct PhaseTrace {
+    std::string name;
+    int64_t start_ms = 0;  // since the probe started
+    int64_t end_ms = 0;
+    DirectionTraffic tx;  // egress of the data iface
+    DirectionTraffic rx;  // ingress
+    Retransmits retransmits;
+    std::vector<DropReasonCount> drops;  // largest first
+    // Deltas over the phase: nstat names (UdpRcvbufErrors, TcpRetransSegs, ...), the data
+    // iface's `ethtool -S` drop/miss counters, and /proc/net/softnet_stat drops (all CPUs).
+    std::map<std::string, int64_t> nstat;
+    std::map<std::string, int64_t> ethtool_stats;
+    int64_t softnet_dropped = 0;
+
+    int64_t duration_ms() const { return end_ms - start_ms; }
+    uint64_t drops_with_reason(std::string_view reason) const;
+    uint64_t drops_total() const;
+};
+
+// One interval of the time series; counters are deltas over [t_ms - interval_ms, t_ms].
+struct TraceSample {
+    int64_t t_ms = 0;
+    int64_t interval_ms = 0;
+    std::string phase;
+    uint64_t tx_wire_packets = 0;  // frames
+    uint64_t rx_wire_packets = 0;
+    uint64_t tx_wire_bytes = 0;
+    uint64_t rx_wire_bytes = 0;
+    uint64_t retransmits = 0;
+    uint64_t drops = 0;
+};
+
+struct ProgramCost {
+    std::string program;
+    uint64_t run_cnt = 0;
+    uint64_t run_time_ns = 0;
+    double ns_per_run() const { return run_cnt ? double(run_time_ns) / double(run_cnt) : 0; }
+};
+
+struct LinkFacts {
+    bool carrier = false;
+    std::optional<int64_t> speed_mbps;  // absent when the driver does not report it
+    std::string duplex;                 // full | half | unknown
+    int mtu_bytes = 0;
+    std::string driver;
+};
+
+struct Trace {
+    std::string schema = kTraceSchema;
+    std::string node;
+    std::string role;  // e.g. client | server; empty when not given
+    std::string iface;
+    uint32_t ifindex = 0;
+    uint64_t netns_inode = 0;
+    std::string kernel;
+    LinkFacts link;
+    uint16_t iperf_port = 0;
+    int64_t sample_interval_ms = 0;
+    std::string started_at;  // UTC, ISO 8601
+    int64_t duration_ms = 0;
+    std::vector<PhaseTrace> phases;
+    std::vector<TraceSample> samples;
+    std::vector<ProgramCost> probe_cost;
+
+    const PhaseTrace* find_phase(std::string_view name) const;
+};
+
+nlohmann::json to_json(const TrafficCounts& c);
+nlohmann::json to_json(const PhaseTrace& p);
+nlohmann::json to_json(const TraceSample& s);
+nlohmann::json to_json(const Trace& t);
+
+// Throws InputError whose field is the JSON path of what is missing or wrong
+// (e.g. "phases[1].tx.wire_bytes"); a schema other than np-trace/1 is an error too.
+Trace parse_trace(const nlohmann::json& doc);
+Trace parse_trace_text(std::string_view text);
+
+}  // namespace np

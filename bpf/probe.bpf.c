@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* np-probe, kernel side: what crossed the data NIC (tc clsact ingress/egress), what TCP
+ * retransmitted (tp_btf/tcp_retransmit_skb) and what the kernel dropped, with the reason
+ * (tp_btf/kfree_skb). Everything is aggregated in per-CPU maps; user space reads them
+ * (src/probe/). There are no per-packet events. */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "probe.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define TC_ACT_UNSPEC (-1) /* let later filters and the qdisc decide: we only count */
+#define ETH_HLEN 14
+#define ETH_P_IP 0x0800
+#define ETH_P_ARP 0x0806
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1FFF
+#define ICMP_ECHOREPLY 0
+#define ICMP_ECHO 8
+#define IPPROTO_ICMPV6 58 /* a #define in uapi, so not in vmlinux.h */
+#define ICMPV6_ECHO_REQUEST 128
+#define ICMPV6_ECHO_REPLY 129
+/* An Ethernet frame is at least 64 bytes with FCS: 60 before it. */
+#define MIN_FRAME_NO_FCS 60
+/* What a frame costs on the wire beyond MAC header .. payload: preamble+SFD 8, FCS 4 and
+ * the inter-frame gap 12 (IEEE 802.3). */
+#define WIRE_EXTRA_BYTES 24
+#define FCS_BYTES 4
+#define VLAN_TAG_BYTES 4
+
+/* Filters, set by user space before load so the verifier prunes what is off. */
+const volatile __u32 netns_ino = 0;	/* inode of the probe's network namespace */
+const volatile __u32 data_ifindex = 0;	/* the data iface, inside that namespace */
+const volatile __u16 iperf_port = 5201; /* host order */
+/* Tracepoint signatures that differ between kernels, read from the running kernel's BTF:
+ * kfree_skb gained rx_sk in 6.12, tcp_retransmit_skb gained err in 6.15 (and since then
+ * fires for failed attempts too). */
+const volatile bool kfree_skb_has_rx_sk = false;
+const volatile bool retransmit_has_err = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NP_TRAFFIC_SLOTS);
+	__type(key, __u32);
+	__type(value, struct np_traffic);
+} traffic SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NP_FLOW_COUNT);
+	__type(key, __u32);
+	__type(value, struct np_retrans);
+} retransmits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct np_drop_key);
+	__type(value, struct np_drop);
+} drops SEC(".maps");
+
+struct l4_class {
+	__u8 proto;    /* enum np_proto */
+	__u8 flow;     /* enum np_flow */
+	__u16 hdr_len; /* L2 + L3 + L4 header bytes: what GSO replicates per segment */
+};
+
+static __always_inline __u8 port_flow(__u16 sport_be, __u16 dport_be)
+{
+	const __u16 port = bpf_htons(iperf_port);
+	return sport_be == port || dport_be == port ? NP_FLOW_IPERF : NP_FLOW_OTHER;
+}
+
+/* Classifies by L4 protocol and measured flow. `l4` points at the L4 header of a
+ * first (or only) fragment; the caller has bounds-checked nothing past it. */
+static __always_inline void classify_l4(struct l4_class *c, __u8 ipproto, void *l4, void *data_end,
+					bool v6)
+{
+	if (ipproto == IPPROTO_TCP) {
+		struct tcphdr *th = l4;
+		c->proto = NP_PROTO_TCP;
+		if ((void *)(th + 1) > data_end)
+			return;
+		c->flow = port_flow(th->source, th->dest);
+		c->hdr_len += th->doff * 4;
+	} else if (ipproto == IPPROTO_UDP) {
+		struct udphdr *uh = l4;
+		c->proto = NP_PROTO_UDP;
+		if ((void *)(uh + 1) > data_end)
+			return;
+		c->flow = port_flow(uh->source, uh->dest);
+		c->hdr_len += sizeof(*uh);
+	} else if (ipproto == (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP)) {
+		__u8 *type = l4;
+		c->proto = NP_PROTO_ICMP;
+		if ((void *)(type + 1) > data_end)
+			return;
+		if (v6 ? (*type == ICMPV6_ECHO_REQUEST || *type == ICMPV6_ECHO_REPLY)
+		       : (*type == ICMP_ECHO || *type == ICMP_ECHOREPLY))
+			c->flow = NP_FLOW_ICMP_ECHO;
+	}
+}
+
+/* Parses from the MAC header (tc sees it on ingress too: cls_bpf pushes it back). */
+static __always_inline void classify_frame(struct __sk_buff *skb, struct l4_class *c)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	__u16 h_proto;
+	__u32 off = ETH_HLEN;
+
+	if ((void *)(eth + 1) > data_end)
+		return;
+	h_proto = eth->h_proto;
+	if (h_proto == bpf_htons(ETH_P_8021Q) || h_proto == bpf_htons(ETH_P_8021AD)) {
+		struct vlan_hdr *vh = data + off;
+		if ((void *)(vh + 1) > data_end)
+			return;
+		h_proto = vh->h_vlan_encapsulated_proto;
+		off += sizeof(*vh);
+	}
+	c->hdr_len = off;
+	if (h_proto == bpf_htons(ETH_P_ARP)) {
+		c->proto = NP_PROTO_ARP;
+	} else if (h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = data + off;
+		if ((void *)(iph + 1) > data_end)
+			return;
+		c->hdr_len += iph->ihl * 4;
+		/* A non-first fragment has no L4 header: it counts under its protocol but no
+		 * flow (see README, "trace"). */
+		if (iph->frag_off & bpf_htons(IP_OFFSET)) {
+			classify_l4(c, iph->protocol, data_end, data_end, false);
+			return;
+		}
+		classify_l4(c, iph->protocol, (void *)iph + iph->ihl * 4, data_end, false);
+	} else if (h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = data + off;
+		if ((void *)(ip6 + 1) > data_end)
+			return;
+		c->hdr_len += sizeof(*ip6);
+		classify_l4(c, ip6->nexthdr, ip6 + 1, data_end, true);
+	}
+}
+
+static __always_inline __u32 frame_bucket(__u32 frame_bytes)
+{
+	if (frame_bytes <= 64)
+		return 0;
+	if (frame_bytes <= 127)
+		return 1;
+	if (frame_bytes <= 255)
+		return 2;
+	if (frame_bytes <= 511)
+		return 3;
+	if (frame_bytes <= 1023)
+		return 4;
+	if (frame_bytes <= 1518)
+		return 5;
+	if (frame_bytes <= 9022)
+		return 6;
+	return 7;
+}
+
+static __always_inline __u32 frame_l2_bytes(__u32 bytes)
+{
+	return bytes < MIN_FRAME_NO_FCS ? MIN_FRAME_NO_FCS : bytes;
+}
+
+static __always_inline int count_skb(struct __sk_buff *skb, __u32 dir)
+{
+	struct l4_class c = {.proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0};
+	struct np_traffic *t;
+	__u32 slot, segs, full, last, tag;
+
+	classify_frame(skb, &c);
+	slot = np_traffic_slot(dir, c.proto, c.flow);
+	t = bpf_map_lookup_elem(&traffic, &slot);
+	if (!t)
+		return TC_ACT_UNSPEC;
+
+	/* A GSO (egress) or GRO (ingress) skb leaves as / arrived as gso_segs frames, each
+	 * with its own copy of the headers; all but the last carry gso_size bytes. */
+	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
+	tag = skb->vlan_present ? VLAN_TAG_BYTES : 0; /* an offloaded tag is not in len */
+	t->packets += 1;
+	t->bytes += skb->len;
+	t->wire_packets += segs;
+	if (segs == 1) {
+		last = frame_l2_bytes(skb->len + tag);
+		t->wire_bytes += last + WIRE_EXTRA_BYTES;
+		t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
+		return TC_ACT_UNSPEC;
+	}
+	full = frame_l2_bytes(c.hdr_len + skb->gso_size + tag);
+	last = frame_l2_bytes(skb->len - (segs - 1) * skb->gso_size + tag);
+	t->wire_bytes += (__u64)(segs - 1) * (full + WIRE_EXTRA_BYTES) + last + WIRE_EXTRA_BYTES;
+	t->frames_by_size[frame_bucket(full + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += segs - 1;
+	t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
+	return TC_ACT_UNSPEC;
+}
+
+SEC("tc")
+int np_tc_ingress(struct __sk_buff *skb)
+{
+	return count_skb(skb, NP_DIR_RX);
+}
+
+SEC("tc")
+int np_tc_egress(struct __sk_buff *skb)
+{
+	return count_skb(skb, NP_DIR_TX);
+}
+
+static __always_inline __u32 sock_netns(const struct sock *sk)
+{
+	return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+}
+
+/* The flow of a socket: the iperf port on either end. */
+static __always_inline __u8 sock_flow(const struct sock *sk)
+{
+	__u16 sport = BPF_CORE_READ(sk, __sk_common.skc_num); /* host order */
+	__u16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport);
+	return sport == iperf_port || dport == bpf_htons(iperf_port) ? NP_FLOW_IPERF
+								     : NP_FLOW_OTHER;
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(np_tcp_retransmit, const struct sock *sk, const struct sk_buff *skb)
+{
+	struct np_retrans *r;
+	struct dst_entry *dst;
+	__u32 flow, segs;
+
+	if (retransmit_has_err) {
+		int err = (int)ctx[2];
+		if (err)
+			return 0;
+	}
+	if (sock_netns(sk) != netns_ino)
+		return 0;
+	/* The device is known when the socket has a cached route: count only retransmits
+	 * that leave through the data iface. */
+	dst = BPF_CORE_READ(sk, sk_dst_cache);
+	if (dst && (__u32)BPF_CORE_READ(dst, dev, ifindex) != data_ifindex)
+		return 0;
+	flow = sock_flow(sk);
+	r = bpf_map_lookup_elem(&retransmits, &flow);
+	if (!r)
+		return 0;
+	/* tcp_skb_pcount(): the segments this skb stands for. */
+	segs = BPF_CORE_READ((struct tcp_skb_cb *)&skb->cb[0], tcp_gso_segs);
+	r->skbs += 1;
+	r->segments += segs ? segs : 1;
+	return 0;
+}
+
+/* Protocol and flow of a dropped skb, from its headers in the kernel buffer (the skb may be
+ * anywhere in the stack, so use the saved header offsets, not skb->data). */
+static __always_inline void classify_dropped(const struct sk_buff *skb, struct np_drop_key *k)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u16 proto = BPF_CORE_READ(skb, protocol);
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	__u8 ipproto = 0, ihl = 0;
+	__u16 ports[2] = {0, 0};
+	__u8 icmp_type = 0;
+	void *l4;
+
+	k->proto = NP_PROTO_OTHER;
+	k->flow = NP_FLOW_OTHER;
+	if (proto == bpf_htons(ETH_P_ARP)) {
+		k->proto = NP_PROTO_ARP;
+		return;
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr iph;
+		if (bpf_probe_read_kernel(&iph, sizeof(iph), head + nh))
+			return;
+		ipproto = iph.protocol;
+		ihl = iph.ihl;
+		l4 = head + nh + ihl * 4;
+		if (iph.frag_off & bpf_htons(IP_OFFSET))
+			l4 = 0;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), head + nh))
+			return;
+		ipproto = ip6.nexthdr;
+		l4 = head + nh + sizeof(ip6);
+	} else {
+		return;
+	}
+	if (ipproto == IPPROTO_TCP || ipproto == IPPROTO_UDP) {
+		k->proto = ipproto == IPPROTO_TCP ? NP_PROTO_TCP : NP_PROTO_UDP;
+		if (l4 && !bpf_probe_read_kernel(ports, sizeof(ports), l4))
+			k->flow = port_flow(ports[0], ports[1]);
+	} else if (ipproto == IPPROTO_ICMP || ipproto == IPPROTO_ICMPV6) {
+		k->proto = NP_PROTO_ICMP;
+		if (l4 && !bpf_probe_read_kernel(&icmp_type, 1, l4) &&
+		    (icmp_type == ICMP_ECHO || icmp_type == ICMP_ECHOREPLY ||
+		     icmp_type == ICMPV6_ECHO_REQUEST || icmp_type == ICMPV6_ECHO_REPLY))
+			k->flow = NP_FLOW_ICMP_ECHO;
+	}
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+{
+	struct np_drop_key key = {};
+	struct np_drop *d;
+	struct net_device *dev;
+	const struct sock *sk = NULL;
+	__u32 ns = 0;
+
+	/* Not drops: a consumed skb, or one freed before any reason applied. */
+	if (reason <= SKB_CONSUMED)
+		return 0;
+	/* The device's namespace first: socket-less drops (qdisc, backlog, no socket) of other
+	 * namespaces would pass a socket-only filter. UDP reuses skb->dev as dev_scratch once
+	 * queued, so an unreadable device (ns 0) falls back to the socket. */
+	dev = skb->dev;
+	if (dev)
+		ns = dev->nd_net.net->ns.inum;
+	if (ns) {
+		if (ns != netns_ino || (__u32)dev->ifindex != data_ifindex)
+			return 0;
+		key.ifindex = data_ifindex;
+	} else {
+		if (kfree_skb_has_rx_sk)
+			sk = (const struct sock *)ctx[3];
+		if (!sk)
+			sk = BPF_CORE_READ(skb, sk);
+		if (!sk || sock_netns(sk) != netns_ino)
+			return 0;
+	}
+	key.reason = reason;
+	classify_dropped(skb, &key);
+	d = bpf_map_lookup_elem(&drops, &key);
+	if (!d) {
+		struct np_drop zero = {};
+		bpf_map_update_elem(&drops, &key, &zero, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&drops, &key);
+		if (!d)
+			return 0;
+	}
+	d->packets += 1;
+	d->bytes += skb->len;
+	return 0;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What probe.bpf.c and src/probe/ share: map keys, values and the enums that index them.
+ * Nothing else belongs here (libbpf-bootstrap's foo.h convention). */
+#ifndef NP_PROBE_H
+#define NP_PROBE_H
+
+/* tc hook direction; the index of the direction axis in the traffic map. */
+enum np_dir {
+	NP_DIR_RX = 0, /* clsact ingress */
+	NP_DIR_TX = 1, /* clsact egress */
+	NP_DIR_COUNT = 2,
+};
+
+enum np_proto {
+	NP_PROTO_TCP = 0,
+	NP_PROTO_UDP = 1,
+	NP_PROTO_ICMP = 2, /* ICMP and ICMPv6 */
+	NP_PROTO_ARP = 3,
+	NP_PROTO_OTHER = 4,
+	NP_PROTO_COUNT = 5,
+};
+
+/* The flows np-explain measures. */
+enum np_flow {
+	NP_FLOW_OTHER = 0,
+	NP_FLOW_IPERF = 1,     /* TCP or UDP to or from the iperf port (rodata) */
+	NP_FLOW_ICMP_ECHO = 2, /* ping: echo request and reply, v4 and v6 */
+	NP_FLOW_COUNT = 3,
+};
+
+/* Frame-size histogram: a frame's size is MAC header .. FCS. Upper bounds
+ * of the buckets, inclusive; the last bucket takes everything larger. */
+#define NP_FRAME_BUCKETS 8
+#define NP_FRAME_BUCKET_BOUNDS                                                                     \
+	{                                                                                          \
+		64, 127, 255, 511, 1023, 1518, 9022, 0xffffffff                                    \
+	}
+
+/* traffic map: one per-CPU slot per (direction, protocol, flow). */
+#define NP_TRAFFIC_SLOTS ((int)NP_DIR_COUNT * (int)NP_PROTO_COUNT * (int)NP_FLOW_COUNT)
+
+static inline unsigned int np_traffic_slot(unsigned int dir, unsigned int proto, unsigned int flow)
+{
+	return (dir * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow;
+}
+
+struct np_traffic {
+	unsigned long long packets;	 /* skbs as the stack handed them to tc */
+	unsigned long long bytes;	 /* skb->len: L2 header .. payload, headers once */
+	unsigned long long wire_packets; /* Ethernet frames: gso_segs per skb */
+	/* Per frame: its L2 bytes (headers replicated for each segment, padded to 60) plus
+	 * 24 = preamble/SFD 8 + FCS 4 + inter-frame gap 12. */
+	unsigned long long wire_bytes;
+	unsigned long long frames_by_size[NP_FRAME_BUCKETS]; /* see NP_FRAME_BUCKET_BOUNDS */
+};
+
+/* retransmits map: per-CPU slot per flow; the value counts segments, as TcpRetransSegs and
+ * tcpi_total_retrans do (a retransmitted GSO skb is several segments). */
+struct np_retrans {
+	unsigned long long skbs;
+	unsigned long long segments;
+};
+
+/* drops map key: where a packet of ours was dropped and why. */
+struct np_drop_key {
+	unsigned int reason;  /* enum skb_drop_reason value of the running kernel */
+	unsigned int ifindex; /* skb->dev's ifindex; 0 when the drop had no device */
+	unsigned char proto;  /* enum np_proto */
+	unsigned char flow;   /* enum np_flow */
+	unsigned char pad[2];
+};
+
+struct np_drop {
+	unsigned long long packets;
+	unsigned long long bytes;
+};
+
+#endif /* NP_PROBE_H */

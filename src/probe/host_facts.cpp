@@ -1,0 +1,214 @@
+#include "src/probe/host_facts.hpp"
+
+#include <fmt/format.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "src/probe/environment_error.hpp"
+
+namespace np::probe {
+namespace {
+
+// The nstat names the analyzer reasons with (DESIGN.md): receive-buffer and UDP errors,
+// TCP retransmissions.
+constexpr std::array kNstatNames = {
+    "UdpInDatagrams", "UdpInErrors",    "UdpRcvbufErrors",         "UdpSndbufErrors",
+    "TcpOutSegs",     "TcpRetransSegs", "TcpExtTCPLostRetransmit", "TcpExtTCPTimeouts",
+    "IpExtInOctets",  "IpExtOutOctets",
+};
+
+// `ethtool -S` counters worth keeping: what a driver names drops and misses.
+bool is_drop_stat(std::string_view name) {
+    for (const char* word : {"drop", "miss", "discard", "no_buf", "nobuf", "fifo", "overrun"})
+        if (name.find(word) != std::string_view::npos) return true;
+    return false;
+}
+
+class Fd {
+  public:
+    explicit Fd(int fd) : fd_(fd) {}
+    ~Fd() {
+        if (fd_ >= 0) close(fd_);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return fd_; }
+
+  private:
+    int fd_;
+};
+
+// An ethtool ioctl on `iface`; false when the driver does not implement the command.
+bool ethtool(const std::string& iface, void* cmd) {
+    Fd s(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (s.get() < 0) return false;
+    ifreq ifr{};
+    std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
+    ifr.ifr_data = static_cast<char*>(cmd);
+    return ioctl(s.get(), SIOCETHTOOL, &ifr) == 0;
+}
+
+// /proc/net/snmp and /proc/net/netstat: pairs of lines "Prefix: names..." / "Prefix: values".
+void read_proc_pairs(const char* path, std::map<std::string, int64_t>& out) {
+    std::ifstream in(path);
+    std::string names, values;
+    while (std::getline(in, names) && std::getline(in, values)) {
+        std::istringstream n(names), v(values);
+        std::string prefix, vprefix, name;
+        n >> prefix;
+        v >> vprefix;
+        if (prefix != vprefix || prefix.empty()) continue;
+        prefix.pop_back();  // the ':'
+        int64_t value = 0;
+        while (n >> name && v >> value) {
+            const std::string full = prefix + name;
+            for (const char* wanted : kNstatNames)
+                if (full == wanted) out[full] = value;
+        }
+    }
+}
+
+int64_t read_softnet_dropped() {
+    std::ifstream in("/proc/net/softnet_stat");
+    std::string line;
+    int64_t dropped = 0;
+    while (std::getline(in, line)) {
+        std::istringstream s(line);
+        std::string processed, drops;
+        if (s >> processed >> drops) dropped += std::stoll(drops, nullptr, 16);
+    }
+    return dropped;
+}
+
+std::map<std::string, int64_t> read_ethtool_drop_stats(const std::string& iface) {
+    std::map<std::string, int64_t> out;
+    // ethtool_sset_info ends in a flexible array: one u32 per requested set follows it.
+    alignas(8) uint8_t sset_buf[sizeof(ethtool_sset_info) + sizeof(uint32_t)] = {};
+    auto* sset = reinterpret_cast<ethtool_sset_info*>(sset_buf);
+    sset->cmd = ETHTOOL_GSSET_INFO;
+    sset->sset_mask = 1ULL << ETH_SS_STATS;
+    if (!ethtool(iface, sset) || !(sset->sset_mask & (1ULL << ETH_SS_STATS))) return out;
+    const uint32_t n = sset->data[0];
+    if (n == 0) return out;
+    std::vector<uint8_t> strings(sizeof(ethtool_gstrings) + size_t(n) * ETH_GSTRING_LEN);
+    auto* gs = reinterpret_cast<ethtool_gstrings*>(strings.data());
+    gs->cmd = ETHTOOL_GSTRINGS;
+    gs->string_set = ETH_SS_STATS;
+    gs->len = n;
+    std::vector<uint8_t> stats(sizeof(ethtool_stats) + size_t(n) * sizeof(uint64_t));
+    auto* st = reinterpret_cast<ethtool_stats*>(stats.data());
+    st->cmd = ETHTOOL_GSTATS;
+    st->n_stats = n;
+    if (!ethtool(iface, gs) || !ethtool(iface, st)) return out;
+    for (uint32_t i = 0; i < n; ++i) {
+        const char* s = reinterpret_cast<const char*>(gs->data + size_t(i) * ETH_GSTRING_LEN);
+        std::string name(s, strnlen(s, ETH_GSTRING_LEN));
+        if (is_drop_stat(name)) out[name] = static_cast<int64_t>(st->data[i]);
+    }
+    return out;
+}
+
+}  // namespace
+
+uint32_t iface_index(const std::string& iface) {
+    const unsigned idx = if_nametoindex(iface.c_str());
+    if (idx == 0) {
+        throw EnvironmentError(
+            fmt::format("interface '{}' does not exist in this network namespace", iface));
+    }
+    return idx;
+}
+
+uint64_t own_netns_inode() {
+    struct stat st {};
+    if (stat("/proc/self/ns/net", &st) != 0)
+        throw EnvironmentError("cannot read /proc/self/ns/net: is /proc mounted?");
+    return st.st_ino;
+}
+
+std::string kernel_release() {
+    utsname u{};
+    uname(&u);
+    return u.release;
+}
+
+std::string node_name() {
+    utsname u{};
+    uname(&u);
+    return u.nodename;
+}
+
+LinkFacts read_link_facts(const std::string& iface) {
+    LinkFacts f;
+    ethtool_value link{};
+    link.cmd = ETHTOOL_GLINK;
+    f.carrier = ethtool(iface, &link) && link.data != 0;
+
+    // ETHTOOL_GLINKSETTINGS handshake: the first call reports how many mask words the
+    // kernel uses (negated), the second fetches the settings with room for them.
+    // ETHTOOL_GLINKSETTINGS handshake: the first call reports how many mask words the
+    // kernel uses (negated), the second fetches the settings with room for them.
+    alignas(8) uint8_t ls_buf[sizeof(ethtool_link_settings) + 3 * 127 * sizeof(uint32_t)] = {};
+    auto* ls = reinterpret_cast<ethtool_link_settings*>(ls_buf);
+    ls->cmd = ETHTOOL_GLINKSETTINGS;
+    if (ethtool(iface, ls) && ls->link_mode_masks_nwords < 0) {
+        ls->link_mode_masks_nwords = static_cast<int8_t>(-ls->link_mode_masks_nwords);
+        ls->cmd = ETHTOOL_GLINKSETTINGS;
+        if (ethtool(iface, ls)) {
+            if (ls->speed != 0 && ls->speed != static_cast<uint32_t>(SPEED_UNKNOWN))
+                f.speed_mbps = ls->speed;
+            f.duplex = ls->duplex == DUPLEX_FULL   ? "full"
+                       : ls->duplex == DUPLEX_HALF ? "half"
+                                                   : "unknown";
+        }
+    }
+    if (f.duplex.empty()) f.duplex = "unknown";
+
+    ethtool_drvinfo drv{};
+    drv.cmd = ETHTOOL_GDRVINFO;
+    if (ethtool(iface, &drv)) f.driver = drv.driver;
+
+    Fd s(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    ifreq ifr{};
+    std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
+    if (s.get() >= 0 && ioctl(s.get(), SIOCGIFMTU, &ifr) == 0) f.mtu_bytes = ifr.ifr_mtu;
+    return f;
+}
+
+KernelCounters read_kernel_counters(const std::string& iface) {
+    KernelCounters c;
+    read_proc_pairs("/proc/net/snmp", c.nstat);
+    read_proc_pairs("/proc/net/netstat", c.nstat);
+    c.ethtool_stats = read_ethtool_drop_stats(iface);
+    c.softnet_dropped = read_softnet_dropped();
+    return c;
+}
+
+KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
+    auto diff = [](const std::map<std::string, int64_t>& x,
+                   const std::map<std::string, int64_t>& y) {
+        std::map<std::string, int64_t> d;
+        for (const auto& [k, v] : y) {
+            auto it = x.find(k);
+            d[k] = v - (it != x.end() ? it->second : 0);
+        }
+        return d;
+    };
+    return {diff(a.nstat, b.nstat), diff(a.ethtool_stats, b.ethtool_stats),
+            b.softnet_dropped - a.softnet_dropped};
+}
+
+}  // namespace np::probe

@@ -1,0 +1,31 @@
+#pragma once
+// What the probe reads from the host besides its BPF maps: the data iface's link facts
+// (ethtool ioctls), and the kernel counters the trace carries per phase as deltas.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "analysis/trace.hpp"
+
+namespace np::probe {
+
+// Throws EnvironmentError when the iface does not exist in this network namespace.
+uint32_t iface_index(const std::string& iface);
+uint64_t own_netns_inode();
+std::string kernel_release();
+std::string node_name();
+
+LinkFacts read_link_facts(const std::string& iface);
+
+// A snapshot of the counters whose phase deltas go into the trace.
+struct KernelCounters {
+    std::map<std::string, int64_t> nstat;          // selected /proc/net/{snmp,netstat}
+    std::map<std::string, int64_t> ethtool_stats;  // `ethtool -S` names with drop/miss/...
+    int64_t softnet_dropped = 0;                   // /proc/net/softnet_stat, all CPUs
+};
+
+KernelCounters read_kernel_counters(const std::string& iface);
+// b - a, key by key (a key missing in a counts from 0).
+KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b);
+
+}  // namespace np::probe

@@ -1,0 +1,217 @@
+#include "src/probe/kernel_objects.hpp"
+
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+#include <linux/capability.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "probe.skel.h"
+#include "src/probe/environment_error.hpp"
+
+namespace np::probe {
+namespace {
+
+const char* marker_dir = "/run/np-probe";
+
+std::string errstr(int err) {
+    return std::strerror(err < 0 ? -err : err);
+}
+
+std::string program_name(uint32_t prog_id) {
+    const int fd = bpf_prog_get_fd_by_id(prog_id);
+    if (fd < 0) return {};
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    std::string name;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) name = info.name;
+    close(fd);
+    return name;
+}
+
+// Silences libbpf for calls whose failure is an expected answer (a clsact that already
+// exists, an empty filter slot): the kernel's extack message would read like an error.
+class QuietLibbpf {
+  public:
+    QuietLibbpf() : previous_(libbpf_set_print(nullptr)) {}
+    ~QuietLibbpf() { libbpf_set_print(previous_); }
+    QuietLibbpf(const QuietLibbpf&) = delete;
+    QuietLibbpf& operator=(const QuietLibbpf&) = delete;
+
+  private:
+    libbpf_print_fn_t previous_;
+};
+
+const char* point_name(bpf_tc_attach_point p) {
+    return p == BPF_TC_INGRESS ? "ingress" : "egress";
+}
+
+}  // namespace
+
+ProbeSkeleton::ProbeSkeleton(const ProbeConfig& c) {
+    skel_ = probe_bpf__open();
+    if (!skel_)
+        throw EnvironmentError(fmt::format("cannot open the BPF object: {}", errstr(errno)));
+    skel_->rodata->netns_ino = static_cast<uint32_t>(c.netns_inode);
+    skel_->rodata->data_ifindex = c.ifindex;
+    skel_->rodata->iperf_port = c.iperf_port;
+    skel_->rodata->kfree_skb_has_rx_sk = c.kfree_skb_has_rx_sk;
+    skel_->rodata->retransmit_has_err = c.retransmit_has_err;
+    if (const int err = probe_bpf__load(skel_)) {
+        probe_bpf__destroy(skel_);
+        skel_ = nullptr;
+        throw EnvironmentError(fmt::format(
+            "the kernel refused the BPF programs: {} (libbpf's log above names the program; "
+            "a kernel without tc BPF, tp_btf or BTF-typed skb access is too old)",
+            errstr(err)));
+    }
+}
+
+ProbeSkeleton::~ProbeSkeleton() {
+    probe_bpf__destroy(skel_);
+}
+
+ClsactQdisc::ClsactQdisc(uint32_t ifindex, uint64_t netns_inode)
+    : ifindex_(ifindex), marker_(fmt::format("{}/clsact-{}-{}", marker_dir, netns_inode, ifindex)) {
+    bpf_tc_hook hook{};
+    hook.sz = sizeof(hook);
+    hook.ifindex = static_cast<int>(ifindex);
+    hook.attach_point = BPF_TC_INGRESS;
+    const int err = [&] {
+        QuietLibbpf quiet;
+        return bpf_tc_hook_create(&hook);
+    }();
+    if (err == 0) {
+        owned_ = true;
+        mkdir(marker_dir, 0700);
+        if (FILE* f = std::fopen(marker_.c_str(), "w")) std::fclose(f);
+    } else if (err == -EEXIST) {
+        // Someone's clsact is already there. It is ours to remove only if a probe that was
+        // killed before it could clean up created it.
+        struct stat st {};
+        if (stat(marker_.c_str(), &st) == 0) {
+            owned_ = true;
+            std::fprintf(stderr,
+                         "np-probe: taking over the clsact qdisc a previous probe created and "
+                         "left (it will be removed on exit)\n");
+        }
+    } else {
+        throw EnvironmentError(
+            fmt::format("cannot create the clsact qdisc on ifindex {}: {}", ifindex, errstr(err)));
+    }
+}
+
+ClsactQdisc::~ClsactQdisc() {
+    if (!owned_) return;
+    bpf_tc_hook hook{};
+    hook.sz = sizeof(hook);
+    hook.ifindex = static_cast<int>(ifindex_);
+    hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
+    bpf_tc_hook_destroy(&hook);
+    unlink(marker_.c_str());
+}
+
+TcFilter::TcFilter(uint32_t ifindex, bpf_tc_attach_point point, const bpf_program* prog) {
+    hook_.sz = sizeof(hook_);
+    hook_.ifindex = static_cast<int>(ifindex);
+    hook_.attach_point = point;
+    bpf_tc_opts opts{};
+    opts.sz = sizeof(opts);
+    opts.handle = kTcHandle;
+    opts.priority = kTcPriority;
+    opts.prog_fd = bpf_program__fd(prog);
+    if (const int err = bpf_tc_attach(&hook_, &opts)) {
+        throw EnvironmentError(
+            fmt::format("cannot attach the tc {} filter: {}", point_name(point), errstr(err)));
+    }
+}
+
+TcFilter::~TcFilter() {
+    bpf_tc_opts opts{};
+    opts.sz = sizeof(opts);
+    opts.handle = kTcHandle;
+    opts.priority = kTcPriority;
+    bpf_tc_detach(&hook_, &opts);
+}
+
+int remove_stale_filters(uint32_t ifindex) {
+    int removed = 0;
+    for (auto point : {BPF_TC_INGRESS, BPF_TC_EGRESS}) {
+        bpf_tc_hook hook{};
+        hook.sz = sizeof(hook);
+        hook.ifindex = static_cast<int>(ifindex);
+        hook.attach_point = point;
+        bpf_tc_opts opts{};
+        opts.sz = sizeof(opts);
+        opts.handle = kTcHandle;
+        opts.priority = kTcPriority;
+        if (QuietLibbpf quiet; bpf_tc_query(&hook, &opts) != 0) continue;  // slot is empty
+        const std::string name = program_name(opts.prog_id);
+        if (name != kTcIngressProgram && name != kTcEgressProgram) {
+            throw EnvironmentError(fmt::format(
+                "a foreign tc {} filter (program '{}', id {}) holds np-probe's handle {:#x} "
+                "priority {}; remove it or use another iface",
+                point_name(point), name, opts.prog_id, kTcHandle, kTcPriority));
+        }
+        bpf_tc_opts del{};
+        del.sz = sizeof(del);
+        del.handle = kTcHandle;
+        del.priority = kTcPriority;
+        if (const int err = bpf_tc_detach(&hook, &del)) {
+            throw EnvironmentError(fmt::format("cannot remove a stale tc {} filter: {}",
+                                               point_name(point), errstr(err)));
+        }
+        std::fprintf(stderr,
+                     "np-probe: removed a tc %s filter (program %s, id %u) left by a probe that "
+                     "did not exit cleanly\n",
+                     point_name(point), name.c_str(), opts.prog_id);
+        ++removed;
+    }
+    return removed;
+}
+
+TracingLink::TracingLink(bpf_program* prog, const char* hook_name) {
+    link_ = bpf_program__attach(prog);
+    if (!link_) {
+        throw EnvironmentError(
+            fmt::format("kernel too old for {}: cannot attach it: {}", hook_name, errstr(errno)));
+    }
+}
+
+TracingLink::~TracingLink() {
+    bpf_link__destroy(link_);
+}
+
+RunTimeStats::RunTimeStats() : fd_(bpf_enable_stats(BPF_STATS_RUN_TIME)) {}
+
+RunTimeStats::~RunTimeStats() {
+    if (fd_ >= 0) close(fd_);
+}
+
+void check_privileges() {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    if (syscall(SYS_capget, &header, data) != 0)
+        throw EnvironmentError(fmt::format("cannot read capabilities: {}", errstr(errno)));
+    auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1U; };
+    std::vector<std::string> missing;
+    const bool sys_admin = has(CAP_SYS_ADMIN);
+    if (!has(CAP_BPF) && !sys_admin) missing.push_back("CAP_BPF");
+    if (!has(CAP_PERFMON) && !sys_admin) missing.push_back("CAP_PERFMON");
+    if (!has(CAP_NET_ADMIN)) missing.push_back("CAP_NET_ADMIN");
+    if (!missing.empty()) {
+        throw EnvironmentError(fmt::format(
+            "np-probe must run as root (or with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN); "
+            "missing: {}",
+            fmt::join(missing, ", ")));
+    }
+}
+
+}  // namespace np::probe

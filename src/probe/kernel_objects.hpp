@@ -1,0 +1,104 @@
+#pragma once
+// Owners of the probe's kernel objects. Each class holds one object and releases it in its
+// destructor, so whatever path leaves the probe (normal stop, signal, stdin EOF, an error)
+// detaches everything in reverse order of creation.
+#include <bpf/libbpf.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+struct probe_bpf;  // the generated skeleton (probe.skel.h)
+
+namespace np::probe {
+
+// Our tc filters are recognised by this handle and priority on the clsact hooks (and by
+// their program names), so a probe can remove what a killed predecessor left behind.
+inline constexpr uint32_t kTcHandle = 0x4e50;  // "NP"
+inline constexpr uint32_t kTcPriority = 1;
+inline constexpr const char* kTcIngressProgram = "np_tc_ingress";
+inline constexpr const char* kTcEgressProgram = "np_tc_egress";
+
+struct ProbeConfig {
+    uint64_t netns_inode = 0;
+    uint32_t ifindex = 0;
+    uint16_t iperf_port = 5201;
+    bool kfree_skb_has_rx_sk = false;
+    bool retransmit_has_err = false;
+};
+
+// open -> set rodata -> load; destroy on scope exit.
+class ProbeSkeleton {
+  public:
+    explicit ProbeSkeleton(const ProbeConfig& config);
+    ~ProbeSkeleton();
+    ProbeSkeleton(const ProbeSkeleton&) = delete;
+    ProbeSkeleton& operator=(const ProbeSkeleton&) = delete;
+    probe_bpf* get() const { return skel_; }
+
+  private:
+    probe_bpf* skel_ = nullptr;
+};
+
+// The clsact qdisc that carries the tc hooks. Created if absent; destroyed on exit only when
+// this probe (or a killed predecessor, per its marker file under /run/np-probe) created it.
+class ClsactQdisc {
+  public:
+    ClsactQdisc(uint32_t ifindex, uint64_t netns_inode);
+    ~ClsactQdisc();
+    ClsactQdisc(const ClsactQdisc&) = delete;
+    ClsactQdisc& operator=(const ClsactQdisc&) = delete;
+    bool owned() const { return owned_; }
+
+  private:
+    uint32_t ifindex_;
+    std::string marker_;
+    bool owned_ = false;
+};
+
+// One tc filter (direct-action BPF) on ingress or egress; detached in the destructor.
+class TcFilter {
+  public:
+    TcFilter(uint32_t ifindex, bpf_tc_attach_point point, const bpf_program* prog);
+    ~TcFilter();
+    TcFilter(const TcFilter&) = delete;
+    TcFilter& operator=(const TcFilter&) = delete;
+
+  private:
+    bpf_tc_hook hook_{};
+};
+
+// Removes filters at our handle/priority that run our programs (a probe killed with -9
+// cannot detach); returns how many it removed. Throws when a foreign filter sits there.
+int remove_stale_filters(uint32_t ifindex);
+
+// A tracing attachment (tp_btf); bpf_link__destroy on scope exit.
+class TracingLink {
+  public:
+    explicit TracingLink(bpf_program* prog, const char* hook_name);
+    ~TracingLink();
+    TracingLink(const TracingLink&) = delete;
+    TracingLink& operator=(const TracingLink&) = delete;
+
+  private:
+    bpf_link* link_ = nullptr;
+};
+
+// BPF run-time statistics (run_time_ns, run_cnt) stay enabled while this fd is open.
+class RunTimeStats {
+  public:
+    RunTimeStats();
+    ~RunTimeStats();
+    RunTimeStats(const RunTimeStats&) = delete;
+    RunTimeStats& operator=(const RunTimeStats&) = delete;
+    bool enabled() const { return fd_ >= 0; }
+
+  private:
+    int fd_ = -1;
+};
+
+// Throws EnvironmentError unless the process may load BPF and change tc (root, or CAP_BPF +
+// CAP_PERFMON + CAP_NET_ADMIN).
+void check_privileges();
+
+}  // namespace np::probe

@@ -1,0 +1,167 @@
+#include "src/probe/map_totals.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "probe.skel.h"
+
+namespace np::probe {
+namespace {
+
+constexpr uint64_t kFrameBucketBounds[NP_FRAME_BUCKETS] = NP_FRAME_BUCKET_BOUNDS;
+
+int possible_cpus() {
+    static const int n = libbpf_num_possible_cpus();
+    return n;
+}
+
+void add(np_traffic& a, const np_traffic& b) {
+    a.packets += b.packets;
+    a.bytes += b.bytes;
+    a.wire_packets += b.wire_packets;
+    a.wire_bytes += b.wire_bytes;
+    for (int i = 0; i < NP_FRAME_BUCKETS; ++i) a.frames_by_size[i] += b.frames_by_size[i];
+}
+
+void sub(np_traffic& a, const np_traffic& b) {
+    a.packets -= b.packets;
+    a.bytes -= b.bytes;
+    a.wire_packets -= b.wire_packets;
+    a.wire_bytes -= b.wire_bytes;
+    for (int i = 0; i < NP_FRAME_BUCKETS; ++i) a.frames_by_size[i] -= b.frames_by_size[i];
+}
+
+// Per-CPU values of one key, summed. Values of per-CPU maps come as one slot per possible
+// CPU, each rounded up to 8 bytes (all of ours are multiples of 8 already).
+template <typename Value, typename Key>
+bool lookup_sum(int map_fd, const Key& key, Value& sum, void (*accumulate)(Value&, const Value&)) {
+    static_assert(sizeof(Value) % 8 == 0);
+    std::vector<Value> per_cpu(possible_cpus());
+    if (bpf_map_lookup_elem(map_fd, &key, per_cpu.data()) != 0) return false;
+    sum = Value{};
+    for (const auto& v : per_cpu) accumulate(sum, v);
+    return true;
+}
+
+TrafficCounts counts(const np_traffic& t) {
+    return {t.packets, t.bytes, t.wire_packets, t.wire_bytes};
+}
+
+void fill_direction(DirectionTraffic& d, const MapTotals& delta, unsigned dir) {
+    std::array<uint64_t, NP_FRAME_BUCKETS> frames{};
+    for (unsigned p = 0; p < NP_PROTO_COUNT; ++p) {
+        for (unsigned f = 0; f < NP_FLOW_COUNT; ++f) {
+            const np_traffic& t = delta.traffic[np_traffic_slot(dir, p, f)];
+            const TrafficCounts c = counts(t);
+            d.total += c;
+            d.by_protocol[kTraceProtocols[p]] += c;
+            d.by_flow[kTraceFlows[f]] += c;
+            for (int b = 0; b < NP_FRAME_BUCKETS; ++b) frames[b] += t.frames_by_size[b];
+        }
+    }
+    d.frame_sizes.clear();
+    for (int b = 0; b < NP_FRAME_BUCKETS; ++b)
+        d.frame_sizes.push_back({kFrameBucketBounds[b], frames[b]});
+}
+
+}  // namespace
+
+MapTotals read_map_totals(const probe_bpf* skel) {
+    MapTotals m;
+    const int traffic_fd = bpf_map__fd(skel->maps.traffic);
+    for (uint32_t k = 0; k < NP_TRAFFIC_SLOTS; ++k) lookup_sum(traffic_fd, k, m.traffic[k], add);
+    const int retrans_fd = bpf_map__fd(skel->maps.retransmits);
+    for (uint32_t k = 0; k < NP_FLOW_COUNT; ++k) {
+        lookup_sum<np_retrans>(retrans_fd, k, m.retransmits[k],
+                               [](np_retrans& a, const np_retrans& b) {
+                                   a.skbs += b.skbs;
+                                   a.segments += b.segments;
+                               });
+    }
+    const int drops_fd = bpf_map__fd(skel->maps.drops);
+    np_drop_key key{}, next{};
+    const np_drop_key* prev = nullptr;
+    while (bpf_map_get_next_key(drops_fd, prev, &next) == 0) {
+        np_drop d{};
+        if (lookup_sum<np_drop>(drops_fd, next, d, [](np_drop& a, const np_drop& b) {
+                a.packets += b.packets;
+                a.bytes += b.bytes;
+            })) {
+            m.drops[{next.reason, next.ifindex, next.proto, next.flow}] = d;
+        }
+        key = next;
+        prev = &key;
+    }
+    return m;
+}
+
+MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
+    MapTotals d = later;
+    for (size_t i = 0; i < d.traffic.size(); ++i) sub(d.traffic[i], earlier.traffic[i]);
+    for (size_t i = 0; i < d.retransmits.size(); ++i) {
+        d.retransmits[i].skbs -= earlier.retransmits[i].skbs;
+        d.retransmits[i].segments -= earlier.retransmits[i].segments;
+    }
+    for (auto it = d.drops.begin(); it != d.drops.end();) {
+        if (auto e = earlier.drops.find(it->first); e != earlier.drops.end()) {
+            it->second.packets -= e->second.packets;
+            it->second.bytes -= e->second.bytes;
+        }
+        it = it->second.packets == 0 ? d.drops.erase(it) : std::next(it);
+    }
+    return d;
+}
+
+void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming) {
+    fill_direction(phase.tx, delta, NP_DIR_TX);
+    fill_direction(phase.rx, delta, NP_DIR_RX);
+    phase.retransmits = {};
+    for (unsigned f = 0; f < NP_FLOW_COUNT; ++f) {
+        phase.retransmits.segments += delta.retransmits[f].segments;
+        phase.retransmits.segments_by_flow[kTraceFlows[f]] = delta.retransmits[f].segments;
+    }
+    std::map<std::string, DropReasonCount> by_reason;
+    for (const auto& [where, d] : delta.drops) {
+        const auto [reason, ifindex, proto, flow] = where;
+        const std::string name = naming.btf->drop_reason_name(reason);
+        DropReasonCount& r = by_reason[name];
+        r.reason = name;
+        r.unattributed = name == kUnattributedDropReason;
+        r.packets += d.packets;
+        r.bytes += d.bytes;
+        r.where.push_back({ifindex == naming.ifindex ? naming.iface : std::string(), ifindex,
+                           kTraceProtocols[std::min<unsigned>(proto, NP_PROTO_OTHER)],
+                           kTraceFlows[std::min<unsigned>(flow, NP_FLOW_COUNT - 1)], d.packets,
+                           d.bytes});
+    }
+    phase.drops.clear();
+    for (auto& [name, r] : by_reason) {
+        std::sort(r.where.begin(), r.where.end(), [](const DropLocation& a, const DropLocation& b) {
+            return a.packets > b.packets;
+        });
+        phase.drops.push_back(std::move(r));
+    }
+    std::stable_sort(
+        phase.drops.begin(), phase.drops.end(),
+        [](const DropReasonCount& a, const DropReasonCount& b) { return a.packets > b.packets; });
+}
+
+void fill_sample(TraceSample& s, const MapTotals& delta) {
+    for (unsigned p = 0; p < NP_PROTO_COUNT; ++p) {
+        for (unsigned f = 0; f < NP_FLOW_COUNT; ++f) {
+            const np_traffic& tx = delta.traffic[np_traffic_slot(NP_DIR_TX, p, f)];
+            const np_traffic& rx = delta.traffic[np_traffic_slot(NP_DIR_RX, p, f)];
+            s.tx_wire_packets += tx.wire_packets;
+            s.tx_wire_bytes += tx.wire_bytes;
+            s.rx_wire_packets += rx.wire_packets;
+            s.rx_wire_bytes += rx.wire_bytes;
+        }
+    }
+    for (const auto& r : delta.retransmits) s.retransmits += r.segments;
+    for (const auto& [where, d] : delta.drops) s.drops += d.packets;
+}
+
+}  // namespace np::probe

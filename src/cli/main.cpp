@@ -6,6 +6,7 @@
 
 #include "analysis/error.hpp"
 #include "src/cli/commands.hpp"
+#include "src/common/errors.hpp"
 
 int main(int argc, char** argv) {
     CLI::App app{
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
             fmt::print(stderr, "np-explain: {}: {}\n", e.field(), e.what());
         }
         return 2;
+    } catch (const np::EnvironmentError& e) {
+        fmt::print(stderr, "np-explain: {}\n", e.what());
+        return 3;
     } catch (const std::exception& e) {
         fmt::print(stderr, "np-explain: error: {}\n", e.what());
         return 1;

@@ -1,0 +1,145 @@
+#pragma once
+// The only code that speaks SSH (libssh). A Session is one authenticated connection to a node;
+// commands, long-running processes and file uploads all ride on it as channels.
+//
+// Host keys are checked strictly against known_hosts, as OpenSSH does with
+// StrictHostKeyChecking yes: an unknown key is refused unless accept_new is asked for, a
+// changed key is always refused. Every failure to reach, authenticate or run is thrown as
+// np::EnvironmentError with a message that names the node and says what to do.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace np::remote {
+
+using Millis = std::chrono::milliseconds;
+
+enum class HostKeyPolicy {
+    strict,      // unknown or changed key: refuse
+    accept_new,  // unknown key: add it to known_hosts; changed key: still refuse
+};
+
+struct SessionOptions {
+    std::string host;  // as the user names the node: an ssh_config Host alias or a host name
+    // ssh_config to read. Empty: ~/.ssh/config then /etc/ssh/ssh_config, as OpenSSH does.
+    std::string ssh_config;
+    // Overrides UserKnownHostsFile from ssh_config when set.
+    std::string known_hosts;
+    HostKeyPolicy host_keys = HostKeyPolicy::strict;
+    // Overrides ConnectTimeout from ssh_config when set; libssh then also uses it as the limit
+    // of each blocking protocol step (opening a channel, an SFTP request).
+    std::optional<Millis> connect_timeout;
+    Millis command_timeout{30000};  // default limit of exec()
+};
+
+struct CommandResult {
+    int exit_status = -1;  // -1 when the command was killed by a signal or gave none
+    std::string out;
+    std::string err;
+};
+
+class Session;
+
+// A remote command that keeps running while we talk to it line by line: how the probe runs on
+// a node. Its stdin, stdout and lifetime are those of the channel: close_stdin() is its EOF,
+// and destroying a Process that is still running sends EOF, then SIGTERM, then closes the
+// channel. The Session must outlive it.
+// (The destructor stops it by process group, since OpenSSH ignores SSH signal requests for
+// root logins.)
+class Process {
+  public:
+    ~Process();
+    Process(const Process&) = delete;
+    Process& operator=(const Process&) = delete;
+
+    void write_line(std::string_view line);
+    // The next stdout line without its newline; nullopt when none came within `timeout` or the
+    // process closed its stdout (then eof() is true).
+    std::optional<std::string> read_line(Millis timeout);
+    bool eof() const { return eof_ && buffer_.empty(); }
+    void close_stdin();
+    // Waits for the process to exit and returns its exit status (-1 when killed by a signal).
+    // stdout not yet read stays available to read_line(). Throws on timeout.
+    int wait(Millis timeout);
+    const std::string& err() const { return err_; }  // stderr so far
+
+    struct Channel;  // the libssh channel; defined in session.cpp
+
+  private:
+    friend class Session;
+    Process(Session& session, std::unique_ptr<Channel> channel, std::string command);
+    void pump(Millis timeout);  // reads what arrives within timeout into buffer_ and err_
+
+    Session& session_;
+    std::unique_ptr<Channel> channel_;
+    std::string command_;
+    std::string buffer_;
+    std::string err_;
+    bool eof_ = false;
+    bool stdin_closed_ = false;
+    std::optional<int> exit_status_;
+    std::optional<long> pgid_;  // its process group on the node
+};
+
+// A private directory on the node (mktemp -d: mode 0700), removed with everything in it when
+// this object goes. The Session must outlive it.
+class RemoteTempDir {
+  public:
+    ~RemoteTempDir();
+    RemoteTempDir(const RemoteTempDir&) = delete;
+    RemoteTempDir& operator=(const RemoteTempDir&) = delete;
+    const std::string& path() const { return path_; }
+
+  private:
+    friend class Session;
+    RemoteTempDir(Session& session, std::string path) : session_(session), path_(std::move(path)) {}
+    Session& session_;
+    std::string path_;
+};
+
+class Session {
+  public:
+    // Connects, checks the host key and authenticates (ssh-agent, then the IdentityFiles of
+    // ssh_config and libssh's defaults). Throws EnvironmentError; InputError for an ssh_config
+    // that cannot be read.
+    explicit Session(const SessionOptions& options);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // "node1-1 (root@198.19.0.1:22)": how messages name the node.
+    const std::string& name() const { return name_; }
+
+    // Runs a shell command line (quote arguments with shell_quote) with stdin at EOF, and
+    // returns its exit status, stdout and stderr. On timeout it stops the command's process
+    // group (TERM, then KILL) and throws.
+    CommandResult exec(const std::string& command);
+    CommandResult exec(const std::string& command, Millis timeout);
+    // exec() that throws EnvironmentError naming the command, its status and stderr unless it
+    // exits 0.
+    CommandResult check(const std::string& command);
+
+    std::unique_ptr<Process> start(const std::string& command);
+
+    std::unique_ptr<RemoteTempDir> make_temp_dir();
+    // Uploads a local file over SFTP into `dir` as `name` with `mode`, then checks that the
+    // node's sha256sum of it equals ours. Returns the remote path. Throws EnvironmentError.
+    std::string upload(const std::string& local_path, const RemoteTempDir& dir,
+                       const std::string& name, int mode = 0600);
+
+    struct Impl;
+
+  private:
+    friend class Process;
+    void kill_group(long pgid);  // TERM, then KILL, to a process group on the node
+    std::unique_ptr<Impl> impl_;
+    std::string name_;
+    Millis command_timeout_;
+};
+
+// sha256 of a local file as lowercase hex (what sha256sum prints).
+std::string sha256_file_hex(const std::string& path);
+
+}  // namespace np::remote

@@ -1,0 +1,109 @@
+#pragma once
+// What the tools measured, normalised so the explanation engine does not care whether a figure
+// came from iperf3 JSON, iperf2 text or ping. Each parser (iperf3.hpp, iperf2.hpp, ping.hpp)
+// returns its own typed result and a `measurements()` view of it in these terms. Figures a tool
+// or version does not print stay empty (std::nullopt) rather than guessed.
+//
+// Units are in the names: _bps is bit/s of payload (goodput, what iperf calls bitrate),
+// _bytes bytes, _us microseconds, _ms milliseconds, _pct percent (0..100).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/model.hpp"
+
+namespace np {
+
+enum class Tool { iperf3, iperf2, ping };
+const char* to_string(Tool t);
+
+// One throughput test in one direction (a --bidir run is two of these).
+struct ThroughputTest {
+    std::string source;  // the file it came from, for the reader
+    std::string label;   // "iperf3 TCP", "iperf3 UDP -R", "iperf2 UDP -P 4", …
+    Tool tool = Tool::iperf3;
+    std::string tool_version;  // "iperf 3.12"; empty when the output does not say
+    Transport transport = Transport::tcp;
+    bool reverse = false;  // the server sent (iperf -R)
+    bool bidir = false;    // one direction of iperf3 --bidir: the other ran at the same time
+    int streams = 1;
+    double duration_s = 0;
+
+    // Payload goodput as each end counted it. iperf2 client output has only the sender's
+    // figure unless the server's report is relayed; the receiver's is what arrived.
+    std::optional<double> sent_bps;
+    std::optional<double> received_bps;
+    std::optional<double> sent_bytes;
+    std::optional<double> received_bytes;
+    // How coarsely the tool printed the rates above: iperf2 prints 3 significant digits, so
+    // "9.42 Gbits/sec" means 9.415 … 9.425. 0 when printed exactly (iperf3 JSON).
+    double rate_resolution_bps = 0;
+
+    // What the user asked for (-b); empty when unlimited or not recorded in the output.
+    std::optional<double> offered_bps;
+    std::string offered_from;  // where the offered rate was read: "target_bitrate", "IPG target"
+
+    std::optional<int> payload_bytes;  // UDP datagram payload / TCP write size (blksize, -l)
+    std::optional<int> mss_bytes;      // iperf3 tcp_mss_default (control connection)
+    std::optional<int> pmtu_bytes;     // iperf3 per-interval pmtu (Linux tcp_info)
+
+    // UDP counts: the sender's count of datagrams sent and the receiver's lost/total.
+    std::optional<int64_t> datagrams_sent;
+    std::optional<int64_t> datagrams_lost;
+    std::optional<int64_t> datagrams_total;  // the receiver's denominator (lost + received)
+    std::optional<double> printed_loss_pct;  // what the tool printed next to lost/total
+    std::string printed_loss_text;           // verbatim, e.g. "342498/7134255 (0%)"
+    std::optional<double> jitter_ms;
+    std::optional<int64_t> out_of_order;
+
+    // TCP, from the sender's tcp_info.
+    std::optional<int64_t> retransmits;  // empty when the tool says unavailable (-1)
+    std::optional<double> rtt_mean_us;
+    std::optional<double> rtt_max_us;
+    std::optional<int64_t> snd_cwnd_max_bytes;
+
+    // Socket buffers: iperf3 reports the client's actual SO_SNDBUF/SO_RCVBUF; iperf2 prints
+    // "TCP window size" / "UDP buffer size" for the side whose output this is.
+    std::optional<int64_t> sndbuf_bytes;
+    std::optional<int64_t> rcvbuf_bytes;
+    std::optional<int64_t> socket_buffer_bytes;
+    std::string socket_buffer_text;  // verbatim, e.g. "208 KByte (default)"
+    std::string socket_buffer_side;  // "client" or "server": whose buffer that is
+
+    std::optional<double> sender_cpu_pct;
+    std::optional<double> receiver_cpu_pct;
+
+    // Per-interval aggregate goodput (the tool's own intervals), for stability checks.
+    std::vector<double> interval_bps;
+};
+
+struct PingTest {
+    std::string source;
+    std::string label;  // "ping 198.18.10.2"
+    std::string target;
+    std::string flavour;  // "iputils" or "busybox"
+    int64_t transmitted = 0;
+    int64_t received = 0;
+    int64_t duplicates = 0;
+    int64_t errors = 0;
+    std::optional<double> printed_loss_pct;
+    std::optional<double> rtt_min_ms, rtt_avg_ms, rtt_max_ms, rtt_mdev_ms;
+};
+
+// The tool ran but reported failure instead of a result (iperf3's top-level "error").
+struct ToolFailure {
+    std::string source;
+    Tool tool = Tool::iperf3;
+    std::string message;  // verbatim from the tool
+};
+
+struct Measurements {
+    std::vector<ThroughputTest> throughput;
+    std::vector<PingTest> pings;
+    std::vector<ToolFailure> failures;
+
+    void append(Measurements other);
+};
+
+}  // namespace np

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Regenerates the REAL fixtures under tests/fixtures/ with this machine's iperf3 (3.12),
+# iperf (2.1.8) and iputils ping, inside two network namespaces joined by a veth pair shaped
+# like a 100 Mbit/s Ethernet wire (DESIGN.md "Local testbed"): tbf at 100mbit, `stab overhead
+# 24 linklayer ethernet` so each frame pays preamble+SFD, FCS and inter-frame gap, and
+# gso_max_segs 1 so the shaper sees wire-sized frames. Traffic never leaves the namespaces;
+# addresses are from 198.18.10.0/24. Everything created here is removed on exit, also on
+# failure or Ctrl-C; processes are stopped by the PID this script started.
+#
+#   sudo bash scripts/gen-fixtures.sh            # writes tests/fixtures/{iperf3,iperf2,ping}
+#   NPX_DURATION=5 sudo bash scripts/gen-fixtures.sh   # shorter runs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "gen-fixtures: needs root (network namespaces)" >&2; exit 3; }
+
+NS_A=npx-fix-a          # client node
+NS_B=npx-fix-b          # server node
+VETH_A=npx-fix-va
+VETH_B=npx-fix-vb
+ADDR_A=198.18.10.1
+ADDR_B=198.18.10.2
+UNUSED=198.18.10.99     # on the segment, no host: ARP goes unanswered
+RATE=${NPX_RATE:-100mbit}
+DUR=${NPX_DURATION:-10}
+OUT=tests/fixtures
+pids=()
+
+cleanup() {
+  local rc=$?
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  ip netns del "$NS_A" 2>/dev/null || true   # deleting a namespace deletes its veth end
+  ip netns del "$NS_B" 2>/dev/null || true
+  ip link del "$VETH_A" 2>/dev/null || true
+  exit "$rc"
+}
+trap cleanup EXIT INT TERM
+
+a() { ip netns exec "$NS_A" "$@"; }
+b() { ip netns exec "$NS_B" "$@"; }
+
+ip netns add "$NS_A"
+ip netns add "$NS_B"
+ip link add "$VETH_A" netns "$NS_A" type veth peer name "$VETH_B" netns "$NS_B"
+for side in a b; do
+  if [ $side = a ]; then dev=$VETH_A addr=$ADDR_A; else dev=$VETH_B addr=$ADDR_B; fi
+  $side ip link set lo up
+  $side ip addr add "$addr/24" dev "$dev"
+  $side ip link set "$dev" gso_max_segs 1
+  $side ip link set "$dev" up
+  $side tc qdisc add dev "$dev" root stab overhead 24 linklayer ethernet \
+    tbf rate "$RATE" burst 32k latency 50ms
+done
+# Both nodes answer broadcast pings, so `ping -b` gets two replies per request: the real
+# source of iputils' "+N duplicates".
+a sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
+b sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
+
+mkdir -p "$OUT/iperf3" "$OUT/iperf2" "$OUT/ping"
+commands="$OUT/COMMANDS.generated.md"
+{
+  echo "# Commands that produced the generated fixtures"
+  echo
+  echo "Written by scripts/gen-fixtures.sh on $(date -u +%Y-%m-%d) with $(iperf3 --version | head -1),"
+  echo "$(iperf --version 2>&1 | head -1), $(ping -V | head -1)."
+  echo "Testbed: namespaces $NS_A ($ADDR_A, client) and $NS_B ($ADDR_B, server), veth"
+  echo "$VETH_A/$VETH_B with \`tc qdisc add dev X root stab overhead 24 linklayer ethernet tbf"
+  echo "rate $RATE burst 32k latency 50ms\` and \`gso_max_segs 1\` on both ends."
+  echo
+  echo "| file | command (client side, in $NS_A) | server (in $NS_B) |"
+  echo "|---|---|---|"
+} >"$commands"
+
+record() { echo "| \`$1\` | \`$2\` | $3 |" >>"$commands"; }
+
+start_server() {  # start_server CMD... ; output to $srv_out. `ip netns exec` execs the
+  # command, so $! is the server's own PID (not a subshell's).
+  ip netns exec "$NS_B" stdbuf -oL "$@" >"$srv_out" 2>&1 &
+  server_pid=$!
+  pids+=("$server_pid")
+  sleep 1
+}
+stop_server() {  # SIGTERM: background jobs of a script ignore SIGINT
+  kill -TERM "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+}
+
+# iperf3: one server for all runs; -J on the client side.
+srv_out=/dev/null
+start_server iperf3 -s -B "$ADDR_B"
+iperf3_case() {  # iperf3_case NAME ARGS...
+  local name=$1; shift
+  local cmd="iperf3 -c $ADDR_B -t $DUR $* -J"
+  a $cmd >"$OUT/iperf3/$name.json" || true   # a failed run still prints its JSON
+  record "iperf3/$name.json" "$cmd" "\`iperf3 -s -B $ADDR_B\`"
+}
+iperf3_case tcp-100m
+iperf3_case tcp-100m-P4 -P 4
+iperf3_case tcp-100m-reverse -R
+iperf3_case tcp-100m-bidir --bidir
+iperf3_case udp-100m-b90M -u -b 90M
+iperf3_case udp-100m-b200M -u -b 200M
+iperf3_case udp-100m-b90M-reverse -u -b 90M -R
+stop_server
+cmd="iperf3 -c $ADDR_B -p 5299 -t $DUR -J"
+a $cmd >"$OUT/iperf3/unreachable-refused.json" || true
+record "iperf3/unreachable-refused.json" "$cmd" "none listening on 5299"
+
+# iperf2: a fresh server per run so its own report is captured as well.
+iperf2_case() {  # iperf2_case NAME "SERVER ARGS" CLIENT ARGS...
+  local name=$1 sargs=$2; shift 2
+  srv_out="$OUT/iperf2/$name.server.txt"
+  start_server iperf -s -B "$ADDR_B" $sargs
+  local cmd="iperf -c $ADDR_B -t $DUR $*"
+  a $cmd >"$OUT/iperf2/$name.client.txt" 2>&1 || true
+  sleep 1
+  stop_server
+  record "iperf2/$name.client.txt, .server.txt" "$cmd" "\`iperf -s -B $ADDR_B $sargs\`"
+}
+iperf2_case tcp-100m ""
+iperf2_case tcp-100m-P4 "" -P 4
+iperf2_case tcp-100m-enhanced "-e" -e
+iperf2_case udp-100m-b90M "-u" -u -b 90M
+iperf2_case udp-100m-b200M "-u" -u -b 200M
+iperf2_case udp-100m-b90M-enhanced "-u -e" -u -e -b 90M
+iperf2_case udp-100m-b90M-P4 "-u" -u -b 90M -P 4
+
+# ping: a reachable peer, an address nobody answers (100 % loss, no rtt line, +errors), and
+# the segment's broadcast, which both nodes answer (+duplicates).
+cmd="ping -c 10 -i 0.2 $ADDR_B"
+a $cmd >"$OUT/ping/iputils-ok.txt" 2>&1 || true
+record "ping/iputils-ok.txt" "$cmd" "-"
+cmd="ping -c 5 -i 0.2 $UNUSED"
+a $cmd >"$OUT/ping/iputils-unreachable.txt" 2>&1 || true
+record "ping/iputils-unreachable.txt" "$cmd" "-"
+cmd="ping -b -c 5 -i 0.2 198.18.10.255"
+a $cmd >"$OUT/ping/iputils-broadcast-duplicates.txt" 2>&1 || true
+record "ping/iputils-broadcast-duplicates.txt" "$cmd" "-"
+echo "gen-fixtures: wrote $OUT (see $commands)"

@@ -1,0 +1,90 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/error.hpp"
+#include "analysis/explain.hpp"
+#include "analysis/inputs.hpp"
+#include "analysis/rate.hpp"
+#include "src/cli/commands.hpp"
+
+namespace np::cli {
+namespace {
+
+struct ExplainOptions {
+    std::vector<std::string> iperf3;
+    std::vector<std::string> iperf2;
+    std::vector<std::string> ping;
+    std::vector<std::string> files;  // positional: format detected
+    std::string link;                // empty: unknown
+    bool json = false;
+};
+
+// Files larger than this are not tool output (a 1-hour -P 8 iperf3 run at 0.1 s intervals is
+// ~0.5 GB).
+constexpr std::streamoff kMaxInputBytes = std::streamoff(2) << 30;
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) throw InputError(path, "cannot read the file (missing or not readable)");
+    const std::streamoff size = in.tellg();
+    if (size < 0) throw InputError(path, "cannot read the file (not a regular file?)");
+    if (size > kMaxInputBytes)
+        throw InputError(path, fmt::format("{} bytes is larger than any tool output", size));
+    std::string data(static_cast<size_t>(size), '\0');
+    in.seekg(0);
+    in.read(data.data(), size);
+    if (!in) throw InputError(path, "read failed");
+    return data;
+}
+
+void load(Measurements& all, const std::string& path, InputFormat format) {
+    const std::string text = read_file(path);
+    try {
+        all.append(parse_measurements(text, path, format));
+    } catch (const InputError& e) {
+        // Name the file first; the parser named the field (or "json", "iperf2", …) and line.
+        throw InputError(fmt::format("{} ({})", path, e.field()), e.what(), e.line());
+    }
+}
+
+int run_explain(const ExplainOptions& o) {
+    ExplainInput in;
+    if (!o.link.empty()) in.link_bps = parse_link_rate_bps(o.link, "--link");
+    if (o.iperf3.empty() && o.iperf2.empty() && o.ping.empty() && o.files.empty())
+        throw InputError("explain", "no input: give iperf3 JSON, iperf2 or ping output files");
+    for (const auto& f : o.iperf3) load(in.measurements, f, InputFormat::iperf3_json);
+    for (const auto& f : o.iperf2) load(in.measurements, f, InputFormat::iperf2_text);
+    for (const auto& f : o.ping) load(in.measurements, f, InputFormat::ping_text);
+    for (const auto& f : o.files) load(in.measurements, f, InputFormat::auto_detect);
+    const Explanation e = explain(in);
+    if (o.json) {
+        fmt::print("{}\n", to_json(e).dump(2));
+    } else {
+        fmt::print("{}", render_explanation(e, in.link_bps));
+    }
+    return exit_status_for(e.findings);
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app, Runner& run) {
+    auto opts = std::make_shared<ExplainOptions>();
+    CLI::App* sub = app.add_subcommand(
+        "explain",
+        "Explain existing iperf3 JSON, iperf2 text and ping output against the header-overhead "
+        "model");
+    sub->add_option("--iperf3", opts->iperf3, "iperf3 -J or --json-stream output (repeatable)");
+    sub->add_option("--iperf2", opts->iperf2, "iperf2 client or server text output (repeatable)");
+    sub->add_option("--ping", opts->ping, "ping output, iputils or busybox (repeatable)");
+    sub->add_option("--link", opts->link,
+                    "Nominal link rate, 10M..400G (e.g. 1G, 10G); without it no ceiling is "
+                    "claimed");
+    sub->add_flag("--json", opts->json, "Print the findings document with the per-test verdicts");
+    sub->add_option("files", opts->files, "More output files; the format is detected");
+    sub->callback([&run, opts] { run = [opts] { return run_explain(*opts); }; });
+}
+
+}  // namespace np::cli

@@ -9,7 +9,7 @@ packages=(
   # build
   g++ make cmake pkg-config clang llvm clang-format libclang-rt-14-dev
   # libraries (found with find_package / pkg-config; nothing vendored)
-  nlohmann-json3-dev libyaml-cpp-dev libssh-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libyaml-cpp-dev libssh-dev libssl-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # BPF probe: libbpf and its static dependencies, bpftool for skeletons
   libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev

@@ -33,10 +33,19 @@ std::string pct_number(double pct) {
 // repeats the tool's own figure; format_rate otherwise.
 std::string rate_text(double bps, double resolution) {
     if (resolution > 0) {
-        if (bps >= 1e9) return fmt::format("{:.2f} Gbit/s", bps / 1e9);
-        if (bps >= 1e6) return fmt::format("{:.1f} Mbit/s", bps / 1e6);
+        const double unit = bps >= 1e9 ? 1e9 : 1e6;
+        const int decimals =
+            std::clamp(static_cast<int>(std::lround(-std::log10(2 * resolution / unit))), 0, 3);
+        return fmt::format("{:.{}f} {}", bps / unit, decimals, unit == 1e9 ? "Gbit/s" : "Mbit/s");
     }
     return format_rate(bps);
+}
+
+// A range in the unit of its upper end, with 3 decimals: "9.415 to 9.425 Gbit/s".
+std::string range_text(double lo, double hi) {
+    const double unit = hi >= 1e9 ? 1e9 : 1e6;
+    return fmt::format("{:.3f} to {:.3f} {}", lo / unit, hi / unit,
+                       unit == 1e9 ? "Gbit/s" : "Mbit/s");
 }
 
 // Wire loads are compared with a nominal link rate, so above 1 Gbit/s they read in Gbit/s with
@@ -381,19 +390,17 @@ void rule_line_rate(const TestView& v, Explanation& e) {
             format_rate(tcp.goodput_bps), l4_header_bytes(*v.ceiling), l4_header_bytes(tcp));
     }
     if (res > 0) {
-        f.detail += fmt::format(" {} prints rates to 3 significant digits: {} means {} to {}.",
-                                to_string(t.tool), rate_text(m, res), format_rate(m - res),
-                                format_rate(m + res));
+        f.detail += fmt::format(" {} prints rates to 3 significant digits: {} means {}.",
+                                to_string(t.tool), rate_text(m, res), range_text(m - res, m + res));
         const std::optional<double> bytes = t.received_bps ? t.received_bytes : t.sent_bytes;
-        if (bytes && t.duration_s > 0) {
-            const double from_bytes = *bytes * 8 / t.duration_s;
-            if (std::fabs(from_bytes - m) > res) {
-                f.detail += fmt::format(
-                    " The transfer column is rounded too, in binary units: it gives {} over "
-                    "{:.1f} s, off by its own rounding, so the rate column is the figure to "
-                    "use.",
-                    format_rate(from_bytes), t.duration_s);
-            }
+        if (bytes && t.duration_s > 0 && t.bytes_resolution > 0) {
+            const double lo = (*bytes - t.bytes_resolution) * 8 / t.duration_s;
+            const double hi = (*bytes + t.bytes_resolution) * 8 / t.duration_s;
+            f.detail += fmt::format(
+                " The transfer column is rounded harder, in binary units: {:.2f} to {:.2f} GiB, "
+                "i.e. {} over {:.1f} s, so the rate column is the figure to use.",
+                (*bytes - t.bytes_resolution) / 1073741824.0,
+                (*bytes + t.bytes_resolution) / 1073741824.0, range_text(lo, hi), t.duration_s);
         }
     }
     add(e, v, std::move(f));

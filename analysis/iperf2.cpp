@@ -352,9 +352,11 @@ Measurements measurements_from(const Iperf2Run& run, const std::string& source) 
         if (local_is_sender) {
             t.sent_bps = local.bps;
             t.sent_bytes = local.bytes;
+            t.bytes_resolution = local.bytes_res;
         } else {
             t.received_bps = local.bps;
             t.received_bytes = local.bytes;
+            t.bytes_resolution = local.bytes_res;
         }
         t.rate_resolution_bps = local.bps_res;
     }
@@ -362,6 +364,7 @@ Measurements measurements_from(const Iperf2Run& run, const std::string& source) 
     if (relayed.any) {
         t.received_bps = relayed.bps;
         t.received_bytes = relayed.bytes;
+        t.bytes_resolution = relayed.bytes_res;
         t.rate_resolution_bps = std::max(t.rate_resolution_bps, relayed.bps_res);
     }
     if (udp) {

@@ -39,6 +39,7 @@ struct ThroughputTest {
     // How coarsely the tool printed the rates above: iperf2 prints 3 significant digits, so
     // "9.42 Gbits/sec" means 9.415 … 9.425. 0 when printed exactly (iperf3 JSON).
     double rate_resolution_bps = 0;
+    double bytes_resolution = 0;  // likewise for the byte counts ("11.0 GBytes": ±0.05 GiB)
 
     // What the user asked for (-b); empty when unlimited or not recorded in the output.
     std::optional<double> offered_bps;

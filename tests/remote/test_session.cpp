@@ -339,6 +339,28 @@ TEST(RemoteConnect, AnUnreadableSshConfigIsBadInput) {
     }
 }
 
+TEST(RemoteSession, ACutSessionIsAClearErrorNotAHang) {
+    Session s(node("node1-2"));
+    auto p = s.start("cat");
+    // Each connection is served by a child of the node's sshd: cutting it is the session
+    // dropping under us.
+    const std::string children = local("pgrep -P " + sshd_pid("node1-2")).out;
+    ASSERT_FALSE(children.empty());
+    local("kill -KILL " + children.substr(0, children.find_last_not_of('\n') + 1));
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        p->write_line("x");
+        while (!p->eof() && !p->read_line(Millis(3000))) {
+        }
+        s.exec("true");
+        FAIL() << "the session still works";
+    } catch (const EnvironmentError& e) {
+        EXPECT_EQ(e.kind(), Kind::unreachable) << e.what();
+        EXPECT_NE(std::string(e.what()).find("node1-2"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, Millis(6000));
+}
+
 TEST(RemoteSession, NothingIsLeftOnTheNodeWhenSessionsClose) {
     {
         Session s(node("node1-1"));

@@ -18,7 +18,8 @@ namespace np {
 
 inline constexpr const char* kTraceSchema = "np-trace/1";
 
-// Names of the protocol and flow splits, as they appear in the JSON.
+// Names of the protocol and flow splits, as they appear in the JSON (by_flow spells the
+// iperf flow with its transport: iperf_tcp, iperf_udp; drop locations name it "iperf").
 inline constexpr const char* kTraceProtocols[] = {"tcp", "udp", "icmp", "arp", "other"};
 inline constexpr const char* kTraceFlows[] = {"other", "iperf", "icmp_echo"};
 // The drop reason kept apart as "unattributed": the kernel freed a packet without a reason.
@@ -41,7 +42,8 @@ struct FrameSizeBucket {
 struct DirectionTraffic {
     TrafficCounts total;
     std::map<std::string, TrafficCounts> by_protocol;  // keys: kTraceProtocols
-    std::map<std::string, TrafficCounts> by_flow;      // keys: kTraceFlows
+    // keys: iperf_tcp, iperf_udp (the iperf port, by transport), icmp_echo, other
+    std::map<std::string, TrafficCounts> by_flow;
     std::vector<FrameSizeBucket> frame_sizes;
 };
 

@@ -58,7 +58,9 @@ void fill_direction(DirectionTraffic& d, const MapTotals& delta, unsigned dir) {
             const TrafficCounts c = counts(t);
             d.total += c;
             d.by_protocol[kTraceProtocols[p]] += c;
-            d.by_flow[kTraceFlows[f]] += c;
+            // The measured iperf flow is TCP or UDP; its key names which.
+            d.by_flow[f == NP_FLOW_IPERF ? std::string("iperf_") + kTraceProtocols[p]
+                                         : std::string(kTraceFlows[f])] += c;
             for (int b = 0; b < NP_FRAME_BUCKETS; ++b) frames[b] += t.frames_by_size[b];
         }
     }

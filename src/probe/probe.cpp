@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -92,6 +93,17 @@ ProgramCost program_cost(const bpf_program* prog) {
         c.run_time_ns = info.run_time_ns;
     }
     return c;
+}
+
+std::array<const bpf_program*, 4> all_programs(const probe_bpf* s) {
+    return {s->progs.np_tc_ingress, s->progs.np_tc_egress, s->progs.np_tcp_retransmit,
+            s->progs.np_kfree_skb};
+}
+
+uint32_t program_id(const bpf_program* prog) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    return bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0 ? info.id : 0;
 }
 
 void validate(const ProbeOptions& o) {
@@ -234,7 +246,11 @@ int run_probe(const ProbeOptions& o) {
     trace.started_at = utc_now_iso8601();
 
     Recorder rec(skel.get(), {o.iface, ifindex, &btf}, o.iface);
+    nlohmann::json programs = nlohmann::json::array();
+    for (const bpf_program* p : all_programs(skel.get()))
+        programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});
     emit({{"type", "ready"},
+          {"programs", programs},
           {"iface", o.iface},
           {"ifindex", ifindex},
           {"netns_inode", netns},
@@ -283,9 +299,7 @@ int run_probe(const ProbeOptions& o) {
     trace.duration_ms = rec.now_ms();
     trace.phases = rec.take_phases();
     trace.samples = rec.take_samples();
-    const probe_bpf* s = skel.get();
-    for (const bpf_program* p : {s->progs.np_tc_ingress, s->progs.np_tc_egress,
-                                 s->progs.np_tcp_retransmit, s->progs.np_kfree_skb})
+    for (const bpf_program* p : all_programs(skel.get()))
         trace.probe_cost.push_back(program_cost(p));
 
     const nlohmann::json doc = to_json(trace);

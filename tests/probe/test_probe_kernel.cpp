@@ -1,0 +1,326 @@
+// np-probe in the running kernel: real veth pairs between network namespaces this test creates
+// (and removes, also on failure), real iperf3 3.12 with -J, the real static np-probe binary.
+// Needs root; skipped otherwise. Registered in CTest with RUN_SERIAL and the label "kernel".
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/model.hpp"
+#include "analysis/trace.hpp"
+#include "analysis/trace_findings.hpp"
+#include "tests/probe/testbed.hpp"
+
+namespace np::testing {
+namespace {
+
+#define REQUIRE_ROOT() \
+    if (geteuid() != 0) GTEST_SKIP() << "needs root and a BPF-capable kernel"
+
+// Unique per test process, short enough for interface names (15 characters).
+std::string tag() {
+    return std::to_string(getpid() % 100000);
+}
+
+// np-probe running in a namespace, writing its trace to a file.
+class Probe {
+  public:
+    Probe(const Netns& ns, const std::string& iface, std::vector<std::string> extra = {})
+        : out_path_("/tmp/npp-trace-" + tag() + "-" + std::to_string(++count_) + ".json"),
+          child_(argv(ns, iface, out_path_, std::move(extra))) {
+        ready_ = child_.wait_for_line("ready");
+    }
+    ~Probe() { unlink(out_path_.c_str()); }
+
+    Child& child() { return child_; }
+    const nlohmann::json& ready() const { return ready_; }
+    std::vector<uint32_t> program_ids() const {
+        std::vector<uint32_t> ids;
+        for (const auto& p : ready_.at("programs")) ids.push_back(p.at("id").get<uint32_t>());
+        return ids;
+    }
+    // Starts a phase and waits until the probe has cut the previous one.
+    void phase(const std::string& name) {
+        const size_t before = count_lines("phase");
+        child_.send("phase " + name);
+        for (int i = 0; i < 200 && count_lines("phase") == before; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    Trace stop() {
+        child_.send("stop");
+        EXPECT_EQ(child_.wait(), 0) << child_.err();
+        return parse_trace_text(read_file(out_path_));
+    }
+
+  private:
+    static std::vector<std::string> argv(const Netns& ns, const std::string& iface,
+                                         const std::string& out, std::vector<std::string> extra) {
+        std::vector<std::string> a = {"ip",      "netns", "exec",  ns.name(), NP_PROBE_BIN,
+                                      "--iface", iface,   "--out", out};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    }
+    size_t count_lines(const std::string& type) const {
+        std::istringstream lines(child_.out());
+        std::string line;
+        size_t n = 0;
+        while (std::getline(lines, line)) {
+            auto j = nlohmann::json::parse(line, nullptr, false);
+            if (!j.is_discarded() && j.value("type", "") == type) ++n;
+        }
+        return n;
+    }
+
+    static inline int count_ = 0;
+    std::string out_path_;
+    Child child_;
+    nlohmann::json ready_;
+};
+
+uint64_t iperf_flow_drops(const PhaseTrace& p, const std::string& reason) {
+    uint64_t n = 0;
+    for (const auto& d : p.drops)
+        if (d.reason == reason)
+            for (const auto& w : d.where)
+                if (w.flow == "iperf") n += w.packets;
+    return n;
+}
+
+bool has_code(const std::vector<Finding>& findings, const std::string& code) {
+    for (const auto& f : findings)
+        if (f.code == code) return true;
+    return false;
+}
+
+// Nothing of a probe is left on the iface or in the kernel: no filter on either hook, no
+// clsact qdisc (the iface had none), none of its programs.
+void expect_clean(const Netns& ns, const std::string& iface, const std::vector<uint32_t>& ids) {
+    EXPECT_EQ(sh(ns.exec() + " tc filter show dev " + iface + " ingress"), "");
+    EXPECT_EQ(sh(ns.exec() + " tc filter show dev " + iface + " egress"), "");
+    EXPECT_EQ(sh(ns.exec() + " tc qdisc show dev " + iface).find("clsact"), std::string::npos);
+    for (uint32_t id : ids) {
+        EXPECT_NE(
+            sh("bpftool prog show id " + std::to_string(id) + " 2>&1", false).find("No such file"),
+            std::string::npos)
+            << "program " << id << " is still loaded";
+    }
+}
+
+TEST(ProbeKernel, TcpWireBytesMatchIperf3BytesPlusModelHeaders) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 20);
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5301"});
+    Probe probe(a, ifa, {"--port", "5301", "--role", "client"});
+    probe.phase("tcp");
+    const auto j = iperf3_client(a, "-c 198.18.20.2 -p 5301 -t 3");
+    const Trace t = probe.stop();
+
+    const PhaseTrace* p = t.find_phase("tcp");
+    ASSERT_NE(p, nullptr);
+    const double sent_bytes = j["end"]["sum_sent"]["bytes"].get<double>();
+    const double retransmits = j["end"]["sum_sent"]["retransmits"].get<double>();
+    ASSERT_EQ(j["start"]["tcp_mss_default"].get<int>(), 1448);
+    // The model at MTU 1500 with timestamps: each 1448-byte segment costs 1538 wire bytes.
+    const Ceiling c = compute_tcp_ceiling(ModelParams{});
+    const double expected = (sent_bytes + retransmits * c.payload_bytes_per_unit) *
+                            c.wire_bytes_per_unit / c.payload_bytes_per_unit;
+    const double seen = double(p->tx.by_flow.at("iperf_tcp").wire_bytes);
+    std::printf(
+        "tcp: iperf3 sent %.0f B (%.0f retransmits) -> model %.0f wire B; probe %.0f "
+        "wire B (ratio %.5f)\n",
+        sent_bytes, retransmits, expected, seen, seen / expected);
+    EXPECT_NEAR(seen / expected, 1.0, 0.005);
+    // Every frame of the flow was counted once per segment, not once per GSO skb.
+    EXPECT_GT(p->tx.by_flow.at("iperf_tcp").wire_packets, p->tx.by_flow.at("iperf_tcp").packets);
+}
+
+TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 21);
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5302"});
+    Probe probe(b, ifb, {"--port", "5302", "--role", "server"});
+    probe.phase("udp");
+    // Unlimited offered load into a 64 KB receive buffer: the receiving socket overflows.
+    const auto j = iperf3_client(a, "-c 198.18.21.2 -p 5302 -u -b 0 -l 1448 -w 64K -t 3");
+    const Trace t = probe.stop();
+
+    const PhaseTrace* p = t.find_phase("udp");
+    ASSERT_NE(p, nullptr);
+    const int64_t lost = j["end"]["sum"]["lost_packets"].get<int64_t>();
+    const uint64_t rcvbuff = iperf_flow_drops(*p, "SOCKET_RCVBUFF");
+    std::printf("udp: iperf3 lost %lld of %lld; probe SOCKET_RCVBUFF %llu (UdpRcvbufErrors %lld)\n",
+                static_cast<long long>(lost),
+                static_cast<long long>(j["end"]["sum"]["packets"].get<int64_t>()),
+                static_cast<unsigned long long>(rcvbuff),
+                static_cast<long long>(p->nstat.at("UdpRcvbufErrors")));
+    ASSERT_GT(lost, 1000) << "the overload did not make the receiver drop";
+    EXPECT_NEAR(double(rcvbuff) / double(lost), 1.0, 0.005);
+
+    // And the explanation says where the loss was.
+    Measurements m;
+    ThroughputTest test;
+    test.label = "iperf3 UDP";
+    test.transport = Transport::udp;
+    test.datagrams_lost = lost;
+    test.received_bytes = j["end"]["sum"]["bytes"].get<double>();
+    m.throughput.push_back(test);
+    const auto findings = trace_findings({t}, m);
+    EXPECT_TRUE(has_code(findings, "LOSS_AT_RECEIVER_SOCKET")) << render_findings(findings);
+    EXPECT_FALSE(has_code(findings, "WRONG_INTERFACE")) << render_findings(findings);
+}
+
+TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
+    REQUIRE_ROOT();
+    // a -> r -> b, with a shaper on r whose queue holds only a few frames: bursts overflow it,
+    // the segments are lost in the network and TCP on a retransmits them. (A tbf on a's own
+    // iface would not do: TCP re-queues what its local qdisc refuses, without a retransmit.)
+    Netns a("npp-" + tag() + "-a"), r("npp-" + tag() + "-r"), b("npp-" + tag() + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifra = "npp" + tag() + "ra";
+    const std::string ifrb = "npp" + tag() + "rb", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, r, ifra, 22);
+    link_veth(r, ifrb, b, ifb, 27);
+    sh(r.exec() + " sysctl -qw net.ipv4.ip_forward=1");
+    sh(a.exec() + " ip route add 198.18.27.0/24 via 198.18.22.2");
+    sh(b.exec() + " ip route add 198.18.22.0/24 via 198.18.27.1");
+    sh(r.exec() + " tc qdisc add dev " + ifrb + " root tbf rate 200mbit burst 32kb limit 6kb");
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5303"});
+    Probe probe(a, ifa, {"--port", "5303", "--role", "client"});
+    probe.phase("tcp");
+    const auto j = iperf3_client(a, "-c 198.18.27.2 -p 5303 -t 3");
+    const Trace t = probe.stop();
+
+    const PhaseTrace* p = t.find_phase("tcp");
+    ASSERT_NE(p, nullptr);
+    const int64_t iperf_retrans = j["end"]["sum_sent"]["retransmits"].get<int64_t>();
+    const uint64_t probe_retrans = p->retransmits.segments_by_flow.at("iperf");
+    std::printf("retransmits: iperf3 %lld, probe %llu (TcpRetransSegs %lld)\n",
+                static_cast<long long>(iperf_retrans),
+                static_cast<unsigned long long>(probe_retrans),
+                static_cast<long long>(p->nstat.at("TcpRetransSegs")));
+    ASSERT_GT(iperf_retrans, 50) << "the tbf did not force retransmits";
+    EXPECT_NEAR(double(probe_retrans) / double(iperf_retrans), 1.0, 0.02);
+    Measurements m;
+    ThroughputTest test;
+    test.label = "iperf3 TCP";
+    test.retransmits = iperf_retrans;
+    test.sent_bytes = j["end"]["sum_sent"]["bytes"].get<double>();
+    m.throughput.push_back(test);
+    const auto findings = trace_findings({t}, m);
+    EXPECT_TRUE(has_code(findings, "RETRANSMITS_CONFIRMED")) << render_findings(findings);
+}
+
+TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b"), c("npp-" + tag() + "-c");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 23);
+    // b <-> c carries the concurrent flow; c's iface likely has the same ifindex as a's, so
+    // only the namespace tells them apart.
+    const std::string ifb2 = "npp" + tag() + "x", ifc = "npp" + tag() + "c";
+    link_veth(b, ifb2, c, ifc, 24);
+    Child server({"ip", "netns", "exec", c.name(), "iperf3", "-s", "-1", "-p", "5201"});
+    Probe probe(a, ifa, {"--port", "5201"});
+    probe.phase("isolation");
+    // The same port, an overloaded receiver (SOCKET_RCVBUFF drops in c), while a pings b.
+    Child pinger({"ip", "netns", "exec", a.name(), "ping", "-c", "5", "-i", "0.2", "198.18.23.2"});
+    const auto j = iperf3_client(b, "-c 198.18.24.2 -p 5201 -u -b 0 -l 1448 -w 64K -t 2");
+    EXPECT_EQ(pinger.wait(), 0);
+    const Trace t = probe.stop();
+
+    const PhaseTrace* p = t.find_phase("isolation");
+    ASSERT_NE(p, nullptr);
+    ASSERT_GT(j["end"]["sum"]["lost_packets"].get<int64_t>(), 0) << "no drops in namespace c";
+    for (const char* flow : {"iperf_udp", "iperf_tcp"}) {
+        EXPECT_EQ(p->tx.by_flow.at(flow).packets, 0U) << flow;
+        EXPECT_EQ(p->rx.by_flow.at(flow).packets, 0U) << flow;
+    }
+    EXPECT_EQ(p->drops_with_reason("SOCKET_RCVBUFF"), 0U);
+    for (const auto& d : p->drops) {
+        for (const auto& w : d.where) EXPECT_NE(w.flow, "iperf") << d.reason;
+    }
+    EXPECT_EQ(p->retransmits.segments, 0U);
+    // The probe did see its own namespace's ping.
+    EXPECT_EQ(p->tx.by_flow.at("icmp_echo").packets, 5U);
+    EXPECT_EQ(p->rx.by_flow.at("icmp_echo").packets, 5U);
+}
+
+TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 25);
+
+    for (const std::string how : {"stop", "SIGTERM", "SIGINT", "SIGHUP", "stdin EOF"}) {
+        SCOPED_TRACE(how);
+        Probe probe(a, ifa);
+        const auto ids = probe.program_ids();
+        ASSERT_EQ(ids.size(), 4U);
+        ASSERT_NE(sh(a.exec() + " tc filter show dev " + ifa + " ingress"), "");
+        if (how == "stop") probe.child().send("stop");
+        if (how == "SIGTERM") probe.child().signal(SIGTERM);
+        if (how == "SIGINT") probe.child().signal(SIGINT);
+        if (how == "SIGHUP") probe.child().signal(SIGHUP);
+        if (how == "stdin EOF") probe.child().close_stdin();
+        EXPECT_EQ(probe.child().wait(), 0) << probe.child().err();
+        expect_clean(a, ifa, ids);
+    }
+
+    // kill -9 cannot clean up; the next probe removes what it left and says so.
+    std::vector<uint32_t> killed_ids;
+    {
+        Probe killed(a, ifa);
+        killed_ids = killed.program_ids();
+        killed.child().signal(SIGKILL);
+        EXPECT_EQ(killed.child().wait(), -SIGKILL);
+    }
+    ASSERT_NE(sh(a.exec() + " tc filter show dev " + ifa + " ingress"), "")
+        << "kill -9 should have left the filter behind";
+    Probe next(a, ifa);
+    const auto next_ids = next.program_ids();
+    next.stop();
+    EXPECT_NE(next.child().err().find("removed a tc ingress filter"), std::string::npos)
+        << next.child().err();
+    EXPECT_NE(next.child().err().find("removed a tc egress filter"), std::string::npos);
+    std::vector<uint32_t> all = killed_ids;
+    all.insert(all.end(), next_ids.begin(), next_ids.end());
+    expect_clean(a, ifa, all);
+}
+
+TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 26);
+    const std::string out = "/tmp/npp-cli-" + tag() + ".json";
+    {
+        Child run({"ip", "netns", "exec", a.name(), NP_EXPLAIN_BIN, "probe", "--iface", ifa,
+                   "--duration", "0.5", "--out", out});
+        EXPECT_EQ(run.wait(), 0) << run.err();
+        const Trace t = parse_trace_text(read_file(out));
+        EXPECT_EQ(t.iface, ifa);
+        EXPECT_EQ(t.link.driver, "veth");
+        EXPECT_GE(t.duration_ms, 500);
+        unlink(out.c_str());
+    }
+    {
+        Child missing({"ip", "netns", "exec", a.name(), NP_EXPLAIN_BIN, "probe", "--iface",
+                       "npp-nonexistent"});
+        EXPECT_EQ(missing.wait(), 3);
+        EXPECT_NE(missing.err().find("does not exist"), std::string::npos) << missing.err();
+    }
+    {
+        Child bad({NP_EXPLAIN_BIN, "probe", "--duration", "1"});
+        EXPECT_EQ(bad.wait(), 2) << bad.err();
+    }
+    expect_clean(a, ifa, {});
+}
+
+}  // namespace
+}  // namespace np::testing

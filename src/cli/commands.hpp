@@ -11,7 +11,6 @@ using Runner = std::function<int()>;
 
 void add_model_command(CLI::App& app, Runner& run);
 void add_probe_command(CLI::App& app, Runner& run);
-void add_probe_command(CLI::App& app, Runner& run);
 void add_explain_command(CLI::App& app, Runner& run);
 void add_parity_command(CLI::App& app, Runner& run);
 

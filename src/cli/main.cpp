@@ -20,7 +20,6 @@ int main(int argc, char** argv) {
     np::cli::Runner run;
     np::cli::add_model_command(app, run);
     np::cli::add_probe_command(app, run);
-    np::cli::add_probe_command(app, run);
     np::cli::add_explain_command(app, run);
     np::cli::add_parity_command(app, run);
 

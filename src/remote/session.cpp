@@ -277,6 +277,10 @@ Session::Session(const SessionOptions& options)
 
 Session::~Session() = default;
 
+const std::string& Session::host() const {
+    return impl_->host;
+}
+
 CommandResult Session::exec(const std::string& command) {
     return exec(command, command_timeout_);
 }

@@ -111,6 +111,8 @@ class Session {
 
     // "node1-1 (root@198.19.0.1:22)": how messages name the node.
     const std::string& name() const { return name_; }
+    // The address connected to (ssh_config's HostName, else the name as given).
+    const std::string& host() const;
 
     // Runs a shell command line (quote arguments with shell_quote) with stdin at EOF, and
     // returns its exit status, stdout and stderr. On timeout it stops the command's process

@@ -1,0 +1,268 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/explain.hpp"
+#include "analysis/inputs.hpp"
+#include "tests/unit/fixture.hpp"
+
+namespace np {
+namespace {
+
+using testing::fixture;
+
+Explanation explain_files(const std::vector<std::string>& files, std::optional<double> link) {
+    ExplainInput in;
+    in.link_bps = link;
+    for (const auto& f : files) in.measurements.append(parse_measurements(fixture(f), f));
+    return explain(in);
+}
+
+const Finding* find(const Explanation& e, const std::string& code) {
+    for (const auto& f : e.findings)
+        if (f.code == code) return &f;
+    return nullptr;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+#define EXPECT_CONTAINS(text, part) EXPECT_TRUE(contains(text, part)) << (text)
+
+TEST(Explain, ExplainsTcpAt941AsLineRateBound) {
+    const auto e = explain_files({"handwritten/iperf3-3.12-tcp-1g-941.json"}, 1e9);
+    ASSERT_EQ(e.verdicts.size(), 1u);
+    EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
+    EXPECT_NEAR(*e.verdicts[0].ratio, 941.0 / 941.48, 1e-4);
+    const Finding* f = find(e, "LINE_RATE_BOUND");
+    ASSERT_NE(f, nullptr);
+    EXPECT_CONTAINS(f->title, "99.95 % of the 941.48 Mbit/s TCP ceiling");
+    EXPECT_CONTAINS(f->detail, "of every 1538 bytes on the wire, 1448 carry data");
+    EXPECT_CONTAINS(f->detail, "headers and framing");
+    EXPECT_EQ(exit_status_for(e.findings), 0);
+}
+
+TEST(Explain, ExplainsTcpAt934AsLineRateBound) {
+    const auto e = explain_files({"handwritten/iperf3-3.12-tcp-1g-934.json"}, 1e9);
+    EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
+    EXPECT_CONTAINS(find(e, "LINE_RATE_BOUND")->title, "99.21 %");
+}
+
+TEST(Explain, ExplainsUdpAt949AsLineRateBoundWithTheSenderHeldBack) {
+    const auto e = explain_files({"handwritten/iperf3-3.12-udp-1g-b1G-949.json"}, 1e9);
+    EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
+    const Finding* line = find(e, "LINE_RATE_BOUND");
+    ASSERT_NE(line, nullptr);
+    EXPECT_CONTAINS(line->title, "99.23 % of the 956.41 Mbit/s UDP ceiling");
+    EXPECT_CONTAINS(line->detail, "8 bytes against TCP's 32");
+    const Finding* offered = find(e, "OFFERED_ABOVE_CEILING");
+    ASSERT_NE(offered, nullptr);
+    EXPECT_EQ(offered->severity, Severity::info) << "no loss: nothing to warn about";
+    EXPECT_CONTAINS(offered->title, "needs 1.046 Gbit/s on the wire");
+    EXPECT_CONTAINS(offered->detail, "held back by its own NIC queue");
+    EXPECT_CONTAINS(offered->detail, "nothing was lost");
+    EXPECT_EQ(find(e, "UDP_LOSS"), nullptr);
+}
+
+TEST(Explain, ExplainsTenGigIperf2TcpAsLineRateBoundDespiteRounding) {
+    const auto e = explain_files({"handwritten/iperf2-2.0-tcp-10g-9.42.client.txt"}, 10e9);
+    EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
+    const Finding* f = find(e, "LINE_RATE_BOUND");
+    ASSERT_NE(f, nullptr);
+    EXPECT_CONTAINS(f->detail, "9.42 Gbit/s means 9.415 to 9.425 Gbit/s");
+    EXPECT_CONTAINS(f->detail, "10.95 to 11.05 GiB");
+    EXPECT_EQ(find(e, "ABOVE_CEILING"), nullptr) << "9.42 > 9.415 is print rounding";
+}
+
+TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossAtTheReceiver) {
+    const auto e = explain_files({"handwritten/iperf2-2.2-udp-10g-b9g.client.txt"}, 10e9);
+    EXPECT_EQ(e.verdicts[0].verdict, "sender-limited, loss");
+
+    const Finding* sender = find(e, "SENDER_LIMITED");
+    ASSERT_NE(sender, nullptr);
+    EXPECT_CONTAINS(sender->title, "8.39 Gbit/s of the 9.00 Gbit/s offered");
+    EXPECT_CONTAINS(sender->detail, "~713 k datagrams/s");
+    EXPECT_CONTAINS(sender->detail, "needs 9.404 Gbit/s on the wire");
+    EXPECT_CONTAINS(sender->detail, "under the 10 Gbit/s link, so the link was not the limit");
+
+    const Finding* loss = find(e, "UDP_LOSS");
+    ASSERT_NE(loss, nullptr);
+    EXPECT_EQ(loss->severity, Severity::warn);
+    EXPECT_CONTAINS(loss->title, "4.80 % of UDP datagrams were lost");
+    EXPECT_CONTAINS(loss->title, "at the receiver");
+    EXPECT_CONTAINS(loss->detail, "7.99 Gbit/s = 8.39 Gbit/s × 0.952");
+    EXPECT_CONTAINS(loss->detail, "208 KByte");
+    EXPECT_CONTAINS(loss->detail, "receive-buffer overflow is the likely cause");
+    EXPECT_CONTAINS(loss->detail, "SOCKET_RCVBUFF");
+    EXPECT_CONTAINS(loss->next_step, "-w");
+    EXPECT_CONTAINS(loss->next_step, "net.core.rmem_max");
+    EXPECT_CONTAINS(loss->next_step, "lower -b");
+
+    const Finding* printed = find(e, "PRINTED_LOSS_WRONG");
+    ASSERT_NE(printed, nullptr);
+    EXPECT_CONTAINS(printed->detail, "342498/7134255 (0%)");
+    EXPECT_CONTAINS(printed->detail, "4.80 %");
+    EXPECT_CONTAINS(printed->detail, "2.2.x");
+}
+
+TEST(Explain, ToolErrorIsAnErrorFindingWithTheTutorialsAdvice) {
+    const auto e = explain_files({"iperf3/unreachable-refused.json"}, 1e9);
+    const Finding* f = find(e, "TOOL_ERROR");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::error);
+    EXPECT_CONTAINS(f->title, "server is not running");
+    EXPECT_CONTAINS(f->next_step, "systemctl status np-iperf3");
+    EXPECT_EQ(exit_status_for(e.findings), 1);
+    EXPECT_EQ(e.verdicts.at(0).verdict, "tool error");
+}
+
+TEST(Explain, WithoutALinkNoCeilingIsClaimed) {
+    const auto e = explain_files({"iperf3/tcp-100m.json"}, std::nullopt);
+    EXPECT_NE(find(e, "LINK_RATE_UNKNOWN"), nullptr);
+    EXPECT_EQ(find(e, "LINE_RATE_BOUND"), nullptr);
+    EXPECT_FALSE(e.verdicts[0].ceiling_bps.has_value());
+    EXPECT_EQ(e.verdicts[0].verdict, "needs --link");
+}
+
+TEST(Explain, RealShapedHundredMegRunsAreLineRateBound) {
+    // tbf at 100mbit with L1 overhead counted: the fidelity profile of DESIGN.md.
+    const auto e =
+        explain_files({"iperf3/tcp-100m.json", "iperf2/udp-100m-b200M.server.txt"}, 100e6);
+    ASSERT_EQ(e.verdicts.size(), 2u);
+    EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
+    EXPECT_EQ(e.verdicts[1].verdict, "line-rate bound");
+}
+
+TEST(Explain, UdpAboveTheCeilingOnARealShapedLink) {
+    const auto e = explain_files({"iperf3/udp-100m-b200M.json"}, 100e6);
+    const Finding* f = find(e, "OFFERED_ABOVE_CEILING");
+    ASSERT_NE(f, nullptr);
+    EXPECT_CONTAINS(f->title, "200.00 Mbit/s of UDP payload needs 209.12 Mbit/s");
+}
+
+TEST(Explain, BidirIsBoundByTheOtherDirectionsAcks) {
+    const auto e = explain_files({"iperf3/tcp-100m-bidir.json"}, 100e6);
+    ASSERT_EQ(e.verdicts.size(), 2u);
+    for (const auto& v : e.verdicts) EXPECT_EQ(v.verdict, "line-rate bound (--bidir)");
+    const Finding* f = find(e, "BIDIR_LINE_RATE_BOUND");
+    ASSERT_NE(f, nullptr);
+    EXPECT_CONTAINS(f->detail, "90-byte ACK frame");
+}
+
+TEST(Explain, UdpAskedForLessThanTheCeilingIsAtTheOfferedRate) {
+    const auto e = explain_files({"iperf2/udp-100m-b90M.client.txt"}, 100e6);
+    EXPECT_EQ(e.verdicts[0].verdict, "at the offered rate");
+    EXPECT_CONTAINS(find(e, "OFFERED_RATE_REACHED")->detail, "-b 90M");
+}
+
+// Pure-logic cases the fixtures do not hold: a test below its ceiling.
+ThroughputTest slow_tcp() {
+    ThroughputTest t;
+    t.label = "iperf3 TCP";
+    t.transport = Transport::tcp;
+    t.duration_s = 10;
+    t.sent_bps = 610e6;
+    t.received_bps = 600e6;
+    return t;
+}
+
+Explanation explain_one(const ThroughputTest& t, double link) {
+    ExplainInput in;
+    in.link_bps = link;
+    in.measurements.throughput.push_back(t);
+    return explain(in);
+}
+
+TEST(Explain, BelowTheCeilingWithoutEvidenceNeedsATrace) {
+    const auto e = explain_one(slow_tcp(), 1e9);
+    const Finding* f = find(e, "BELOW_CEILING_NEEDS_TRACE");
+    ASSERT_NE(f, nullptr);
+    EXPECT_CONTAINS(f->detail, "needs a trace");
+    EXPECT_EQ(e.verdicts[0].verdict, "below the ceiling (needs a trace)");
+}
+
+TEST(Explain, BelowTheCeilingNamesRetransmitsWindowAndCpu) {
+    auto t = slow_tcp();
+    t.retransmits = 1234;
+    t.snd_cwnd_max_bytes = 64 * 1024;
+    t.rtt_mean_us = 900;  // 64 KiB per 0.9 ms = 582.5 Mbit/s
+    t.receiver_cpu_pct = 97;
+    const auto e = explain_one(t, 1e9);
+    const Finding* f = find(e, "BELOW_CEILING");
+    ASSERT_NE(f, nullptr);
+    EXPECT_CONTAINS(f->detail, "1,234 retransmits");
+    EXPECT_CONTAINS(f->detail, "window-limited");
+    EXPECT_CONTAINS(f->detail, "582.54 Mbit/s");
+    EXPECT_CONTAINS(f->detail, "receiver was CPU-bound");
+    EXPECT_EQ(find(e, "TCP_RETRANSMITS"), nullptr) << "already named as the cause";
+}
+
+TEST(Explain, LossIsRecomputedAndAPrintedFigureThatDisagreesIsFlagged) {
+    ThroughputTest t;
+    t.label = "iperf3 UDP";
+    t.transport = Transport::udp;
+    t.datagrams_lost = 50;
+    t.datagrams_total = 10000;  // 0.50 %
+    t.printed_loss_pct = 1.0;
+    t.printed_loss_text = "50/10000 (1%)";
+    auto e = explain_one(t, 1e9);
+    EXPECT_CONTAINS(find(e, "UDP_LOSS")->title, "0.50 %");
+    ASSERT_NE(find(e, "PRINTED_LOSS_WRONG"), nullptr);
+
+    t.printed_loss_pct = 0.5;  // what %.2g prints: agrees
+    e = explain_one(t, 1e9);
+    EXPECT_EQ(find(e, "PRINTED_LOSS_WRONG"), nullptr);
+}
+
+TEST(Explain, ReceiverFigureAboveTheCeilingIsAWarning) {
+    auto t = slow_tcp();
+    t.received_bps = 990e6;
+    const auto e = explain_one(t, 1e9);
+    const Finding* f = find(e, "ABOVE_CEILING");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::warn);
+    EXPECT_CONTAINS(f->next_step, "--link");
+}
+
+TEST(Explain, PingWithoutRepliesIsAnError) {
+    const auto e = explain_files({"ping/iputils-unreachable.txt"}, std::nullopt);
+    const Finding* f = find(e, "PING_NO_REPLY");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::error);
+    EXPECT_CONTAINS(f->detail, "ARP went unanswered");
+    EXPECT_EQ(e.verdicts[0].verdict, "unreachable");
+}
+
+TEST(Explain, PingDuplicatesAreFlagged) {
+    const auto e = explain_files({"ping/iputils-broadcast-duplicates.txt"}, std::nullopt);
+    ASSERT_NE(find(e, "PING_DUPLICATES"), nullptr);
+    ASSERT_NE(find(e, "PING_RTT"), nullptr);
+}
+
+void mark_every_test(const TestView& v, Explanation& e) {
+    e.findings.push_back({"EXTRA_RULE", Severity::info, v.test.label, "", {}, ""});
+}
+
+TEST(Explain, RulesAreAListThatCanGrow) {
+    Rules rules = default_rules();
+    rules.per_test.push_back(mark_every_test);
+    ExplainInput in;
+    in.measurements = parse_measurements(fixture("iperf3/tcp-100m-bidir.json"), "b");
+    const auto e = explain(in, rules);
+    int extra = 0;
+    for (const auto& f : e.findings) extra += f.code == "EXTRA_RULE";
+    EXPECT_EQ(extra, 2);
+}
+
+TEST(Explain, JsonCarriesFindingsAndVerdicts) {
+    const auto doc = to_json(explain_files({"handwritten/iperf3-3.12-tcp-1g-941.json"}, 1e9));
+    EXPECT_EQ(doc["schema"], "np-findings/1");
+    EXPECT_EQ(doc["findings"][0]["code"], "LINE_RATE_BOUND");
+    EXPECT_NEAR(doc["verdicts"][0]["pct_of_ceiling"].get<double>(), 99.95, 0.01);
+    EXPECT_NEAR(doc["verdicts"][0]["ceiling_mbps"].get<double>(), 941.48, 0.01);
+    EXPECT_EQ(doc["verdicts"][0]["verdict"], "line-rate bound");
+}
+
+}  // namespace
+}  // namespace np

@@ -1,0 +1,176 @@
+#include <gtest/gtest.h>
+
+#include "analysis/error.hpp"
+#include "analysis/iperf3.hpp"
+#include "tests/unit/fixture.hpp"
+
+namespace np {
+namespace {
+
+using testing::fixture;
+
+TEST(Iperf3, ReadsTcpSumsMssBuffersAndIntervals) {
+    const auto run = parse_iperf3(fixture("iperf3/tcp-100m.json"));
+    EXPECT_EQ(run.version, "iperf 3.12");
+    EXPECT_EQ(run.protocol, "TCP");
+    EXPECT_EQ(run.tcp_mss_default, 1448);
+    EXPECT_EQ(run.blksize, 131072);
+    ASSERT_TRUE(run.sndbuf_actual && run.rcvbuf_actual);
+    EXPECT_TRUE(run.sum_sent.present && run.sum_received.present);
+    EXPECT_NEAR(run.sum_received.bits_per_second, 94099674.14, 0.01);
+    EXPECT_EQ(run.sum_sent.retransmits, 0);
+    EXPECT_EQ(run.interval_stats.intervals, 10);
+    EXPECT_EQ(run.interval_stats.sum_bps.size(), 10u);
+    EXPECT_EQ(run.interval_stats.pmtu, 1500);
+    EXPECT_GT(run.interval_stats.rtt_samples, 0);
+    ASSERT_TRUE(run.cpu_host_total && run.cpu_remote_total);
+}
+
+TEST(Iperf3, MeasurementIsTheReceiversGoodputWithTheSendersTcpInfo) {
+    const auto m = measurements_from(parse_iperf3(fixture("iperf3/tcp-100m.json")), "f.json");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    const auto& t = m.throughput[0];
+    EXPECT_EQ(t.label, "iperf3 TCP");
+    EXPECT_EQ(t.source, "f.json");
+    EXPECT_EQ(t.transport, Transport::tcp);
+    EXPECT_NEAR(*t.received_bps, 94099674.14, 0.01);
+    EXPECT_NEAR(*t.sent_bps, 94660976.34, 0.01);
+    EXPECT_EQ(t.retransmits, 0);
+    EXPECT_EQ(t.pmtu_bytes, 1500);
+    EXPECT_EQ(t.mss_bytes, 1448);
+    EXPECT_TRUE(t.rtt_mean_us.has_value());
+    EXPECT_FALSE(t.offered_bps.has_value()) << "TCP without -b is unlimited";
+}
+
+TEST(Iperf3, ParallelStreamsAreSummed) {
+    const auto run = parse_iperf3(fixture("iperf3/tcp-100m-P4.json"));
+    EXPECT_EQ(run.num_streams, 4);
+    EXPECT_EQ(run.end_streams.size(), 4u);
+    double per_stream = 0;
+    for (const auto& s : run.end_streams) per_stream += s.receiver.bits_per_second;
+    EXPECT_NEAR(per_stream, run.sum_received.bits_per_second, 1.0);
+    const auto m = measurements_from(run, "");
+    EXPECT_EQ(m.throughput[0].label, "iperf3 TCP -P 4");
+}
+
+TEST(Iperf3, ReverseMeansTheServerSent) {
+    const auto m = measurements_from(parse_iperf3(fixture("iperf3/tcp-100m-reverse.json")), "");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    EXPECT_TRUE(m.throughput[0].reverse);
+    EXPECT_EQ(m.throughput[0].label, "iperf3 TCP -R");
+}
+
+TEST(Iperf3, BidirGivesOneTestPerDirectionEvenWithoutTheBidirKey) {
+    // 3.12 writes no test_start.bidir; the *_bidir_reverse sums say it.
+    const auto m = measurements_from(parse_iperf3(fixture("iperf3/tcp-100m-bidir.json")), "");
+    ASSERT_EQ(m.throughput.size(), 2u);
+    EXPECT_TRUE(m.throughput[0].bidir);
+    EXPECT_FALSE(m.throughput[0].reverse);
+    EXPECT_TRUE(m.throughput[1].reverse);
+    EXPECT_NE(*m.throughput[0].received_bps, *m.throughput[1].received_bps);
+}
+
+TEST(Iperf3, UdpCountsComeFromSenderAndReceiver) {
+    const auto m = measurements_from(parse_iperf3(fixture("iperf3/udp-100m-b90M.json")), "");
+    const auto& t = m.throughput.at(0);
+    EXPECT_EQ(t.transport, Transport::udp);
+    EXPECT_EQ(t.payload_bytes, 1448);
+    EXPECT_EQ(t.offered_bps, 90e6);
+    EXPECT_EQ(t.offered_from, "target_bitrate");
+    EXPECT_EQ(t.datagrams_sent, 77687);
+    EXPECT_EQ(t.datagrams_total, 77687);
+    EXPECT_EQ(t.datagrams_lost, 0);
+    EXPECT_TRUE(t.jitter_ms.has_value());
+}
+
+TEST(Iperf3, UdpBefore311FallsBackToEndSumAndPerStreamBlocks) {
+    const auto m =
+        measurements_from(parse_iperf3(fixture("handwritten/iperf3-3.9-udp-no-sum-sent.json")), "");
+    const auto& t = m.throughput.at(0);
+    EXPECT_EQ(t.tool_version, "iperf 3.9");
+    EXPECT_EQ(t.datagrams_lost, 12);
+    EXPECT_EQ(t.datagrams_total, 77687);
+    ASSERT_TRUE(t.sent_bps && t.received_bps);
+    EXPECT_GT(*t.sent_bps, 89e6);
+    EXPECT_FALSE(t.offered_bps.has_value()) << "3.9 does not record -b";
+}
+
+TEST(Iperf3, JsonStreamGivesTheSameFiguresAsTheDocument) {
+    const auto doc = parse_iperf3(fixture("iperf3/tcp-100m.json"));
+    const auto stream = parse_iperf3(fixture("handwritten/iperf3-3.17-json-stream-tcp.ndjson"));
+    EXPECT_TRUE(stream.json_stream);
+    EXPECT_EQ(stream.version, "iperf 3.17.1");
+    EXPECT_EQ(stream.interval_stats.intervals, doc.interval_stats.intervals);
+    EXPECT_DOUBLE_EQ(stream.sum_received.bits_per_second, doc.sum_received.bits_per_second);
+    EXPECT_EQ(stream.interval_stats.sum_bps, doc.interval_stats.sum_bps);
+}
+
+TEST(Iperf3, TopLevelErrorBecomesAToolFailureNotAnException) {
+    const auto m =
+        measurements_from(parse_iperf3(fixture("iperf3/unreachable-refused.json")), "x.json");
+    EXPECT_TRUE(m.throughput.empty());
+    ASSERT_EQ(m.failures.size(), 1u);
+    EXPECT_EQ(m.failures[0].message, "unable to connect to server: Connection refused");
+    EXPECT_EQ(m.failures[0].source, "x.json");
+}
+
+TEST(Iperf3, StreamedErrorEventIsAFailure) {
+    const auto run = parse_iperf3(
+        "{\"event\":\"error\",\"data\":\"unable to connect to server: Connection refused\"}\n");
+    ASSERT_TRUE(run.error);
+    EXPECT_EQ(measurements_from(run, "").failures.size(), 1u);
+}
+
+TEST(Iperf3, RetransmitsMinusOneMeansUnavailable) {
+    // What iperf3 writes where tcp_info has no retransmit count (e.g. not Linux).
+    std::string text = fixture("iperf3/tcp-100m.json");
+    const std::string from = "\"retransmits\":\t0";
+    int replaced = 0;
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+        text.replace(at, from.size(), "\"retransmits\":\t-1");
+        ++replaced;
+    }
+    ASSERT_GT(replaced, 0);
+    const auto m = measurements_from(parse_iperf3(text), "");
+    EXPECT_FALSE(m.throughput[0].retransmits.has_value());
+}
+
+struct BadJson {
+    std::string text;
+    std::string field;
+    int line;
+};
+
+class Iperf3Rejects : public ::testing::TestWithParam<BadJson> {};
+
+TEST_P(Iperf3Rejects, WithFieldAndLine) {
+    try {
+        parse_iperf3(GetParam().text);
+        FAIL() << "accepted: " << GetParam().text;
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), GetParam().field) << e.what();
+        EXPECT_EQ(e.line(), GetParam().line) << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, Iperf3Rejects,
+    ::testing::Values(BadJson{"", "json", 1}, BadJson{"  \n ", "json", 1},
+                      BadJson{"{\"start\": {\n\"version\": \"iperf 3.12\",\n", "json", 3},
+                      BadJson{std::string("{\"a\":\0}", 7), "json", 1},
+                      BadJson{"{\"start\":{},\"end\":{\"sum_sent\":{\"bytes\":\"many\"}}}",
+                              "end.sum_sent.bytes", 0},
+                      BadJson{"{\"start\":{\"test_start\":{\"num_streams\":true}},\"end\":{}}",
+                              "start.test_start.num_streams", 0},
+                      BadJson{"{\"end\":{}}", "start", 0}, BadJson{"{\"start\":{}}", "end", 0},
+                      BadJson{"[1,2,3]", "start", 0}, BadJson{"{\"start\":{}} trailing", "json", 1},
+                      BadJson{"{\"event\":\"start\",\"data\":{}}\n{\"event\":\"end\",\"data\":{",
+                              "json", 2}));
+
+TEST(Iperf3, DeepNestingIsRejectedNotRecursedInto) {
+    std::string deep = "{\"start\":" + std::string(10000, '[') + std::string(10000, ']') + "}";
+    EXPECT_THROW(parse_iperf3(deep), InputError);
+}
+
+}  // namespace
+}  // namespace np

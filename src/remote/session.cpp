@@ -438,6 +438,7 @@ void Process::write_line(std::string_view line) {
 
 std::optional<std::string> Process::read_line(Millis timeout) {
     const auto deadline = Clock::now() + timeout;
+    bool looked = false;
     for (;;) {
         const size_t nl = buffer_.find('\n');
         if (nl != std::string::npos) {
@@ -452,7 +453,9 @@ std::optional<std::string> Process::read_line(Millis timeout) {
             return rest;
         }
         const int left = remaining_ms(deadline);
-        if (left == 0) return std::nullopt;
+        // A zero timeout still looks once at what has arrived: a poll, not a no-op.
+        if (left == 0 && looked) return std::nullopt;
+        looked = true;
         pump(Millis(std::min(left, kReadSliceMs)));
     }
 }

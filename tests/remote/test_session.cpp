@@ -181,6 +181,13 @@ TEST(RemoteProcess, StreamsLinesBothWaysAndEndsOnStdinEof) {
     EXPECT_EQ(p->read_line(Millis(3000)), "got phase udp");
     EXPECT_EQ(p->read_line(Millis(200)), std::nullopt);  // nothing to say: a timeout, not EOF
     EXPECT_FALSE(p->eof());
+    p->write_line("poll");
+    std::optional<std::string> polled;
+    for (int i = 0; i < 100 && !polled; ++i) {
+        polled = p->read_line(Millis(0));  // a zero timeout polls what has arrived
+        if (!polled) std::this_thread::sleep_for(Millis(20));
+    }
+    EXPECT_EQ(polled, "got poll");
     p->close_stdin();
     EXPECT_EQ(p->wait(Millis(5000)), 7);
     EXPECT_TRUE(p->eof());

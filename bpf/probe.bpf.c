@@ -221,16 +221,18 @@ int np_tc_egress(struct __sk_buff *skb)
 	return count_skb(skb, NP_DIR_TX);
 }
 
+/* tp_btf arguments are BTF-typed pointers: plain dereferences compile to fault-safe direct
+ * loads (no helper call), relocated by CO-RE. */
 static __always_inline __u32 sock_netns(const struct sock *sk)
 {
-	return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	return sk->__sk_common.skc_net.net->ns.inum;
 }
 
 /* The flow of a socket: the iperf port on either end. */
 static __always_inline __u8 sock_flow(const struct sock *sk)
 {
-	__u16 sport = BPF_CORE_READ(sk, __sk_common.skc_num); /* host order */
-	__u16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport);
+	__u16 sport = sk->__sk_common.skc_num; /* host order */
+	__u16 dport = sk->__sk_common.skc_dport;
 	return sport == iperf_port || dport == bpf_htons(iperf_port) ? NP_FLOW_IPERF
 								     : NP_FLOW_OTHER;
 }
@@ -251,8 +253,8 @@ int BPF_PROG(np_tcp_retransmit, const struct sock *sk, const struct sk_buff *skb
 		return 0;
 	/* The device is known when the socket has a cached route: count only retransmits
 	 * that leave through the data iface. */
-	dst = BPF_CORE_READ(sk, sk_dst_cache);
-	if (dst && (__u32)BPF_CORE_READ(dst, dev, ifindex) != data_ifindex)
+	dst = sk->sk_dst_cache;
+	if (dst && (__u32)dst->dev->ifindex != data_ifindex)
 		return 0;
 	flow = sock_flow(sk);
 	r = bpf_map_lookup_elem(&retransmits, &flow);
@@ -266,16 +268,24 @@ int BPF_PROG(np_tcp_retransmit, const struct sock *sk, const struct sk_buff *skb
 }
 
 /* Protocol and flow of a dropped skb, from its headers in the kernel buffer (the skb may be
- * anywhere in the stack, so use the saved header offsets, not skb->data). */
+ * anywhere in the stack, so use the saved header offset, not skb->data). One read covers an
+ * IPv4 header without options or an IPv6 header, and the ports or ICMP type after it. */
 static __always_inline void classify_dropped(const struct sk_buff *skb, struct np_drop_key *k)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u16 proto = BPF_CORE_READ(skb, protocol);
-	__u16 nh = BPF_CORE_READ(skb, network_header);
-	__u8 ipproto = 0, ihl = 0;
-	__u16 ports[2] = {0, 0};
-	__u8 icmp_type = 0;
-	void *l4;
+	unsigned char *l3 = skb->head + skb->network_header;
+	__u16 proto = skb->protocol;
+	union {
+		struct {
+			struct iphdr ip;
+			__u16 ports[2];
+		} v4;
+		struct {
+			struct ipv6hdr ip;
+			__u16 ports[2];
+		} v6;
+	} h;
+	__u8 ipproto;
+	__u16 *ports;
 
 	k->proto = NP_PROTO_OTHER;
 	k->flow = NP_FLOW_OTHER;
@@ -284,32 +294,32 @@ static __always_inline void classify_dropped(const struct sk_buff *skb, struct n
 		return;
 	}
 	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr iph;
-		if (bpf_probe_read_kernel(&iph, sizeof(iph), head + nh))
+		if (bpf_probe_read_kernel(&h.v4, sizeof(h.v4), l3))
 			return;
-		ipproto = iph.protocol;
-		ihl = iph.ihl;
-		l4 = head + nh + ihl * 4;
-		if (iph.frag_off & bpf_htons(IP_OFFSET))
-			l4 = 0;
+		ipproto = h.v4.ip.protocol;
+		ports = h.v4.ports;
+		if (h.v4.ip.frag_off & bpf_htons(IP_OFFSET))
+			ports = 0;
+		else if (h.v4.ip.ihl != 5 && bpf_probe_read_kernel(h.v4.ports, sizeof(h.v4.ports),
+								   l3 + h.v4.ip.ihl * 4))
+			ports = 0;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr ip6;
-		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), head + nh))
+		if (bpf_probe_read_kernel(&h.v6, sizeof(h.v6), l3))
 			return;
-		ipproto = ip6.nexthdr;
-		l4 = head + nh + sizeof(ip6);
+		ipproto = h.v6.ip.nexthdr;
+		ports = h.v6.ports;
 	} else {
 		return;
 	}
 	if (ipproto == IPPROTO_TCP || ipproto == IPPROTO_UDP) {
 		k->proto = ipproto == IPPROTO_TCP ? NP_PROTO_TCP : NP_PROTO_UDP;
-		if (l4 && !bpf_probe_read_kernel(ports, sizeof(ports), l4))
+		if (ports)
 			k->flow = port_flow(ports[0], ports[1]);
 	} else if (ipproto == IPPROTO_ICMP || ipproto == IPPROTO_ICMPV6) {
+		__u8 type = ports ? *(__u8 *)ports : 0xff;
 		k->proto = NP_PROTO_ICMP;
-		if (l4 && !bpf_probe_read_kernel(&icmp_type, 1, l4) &&
-		    (icmp_type == ICMP_ECHO || icmp_type == ICMP_ECHOREPLY ||
-		     icmp_type == ICMPV6_ECHO_REQUEST || icmp_type == ICMPV6_ECHO_REPLY))
+		if (type == ICMP_ECHO || type == ICMP_ECHOREPLY || type == ICMPV6_ECHO_REQUEST ||
+		    type == ICMPV6_ECHO_REPLY)
 			k->flow = NP_FLOW_ICMP_ECHO;
 	}
 }
@@ -338,9 +348,9 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		key.ifindex = data_ifindex;
 	} else {
 		if (kfree_skb_has_rx_sk)
-			sk = (const struct sock *)ctx[3];
+			sk = (const struct sock *)ctx[3]; /* BTF-typed by the verifier */
 		if (!sk)
-			sk = BPF_CORE_READ(skb, sk);
+			sk = skb->sk;
 		if (!sk || sock_netns(sk) != netns_ino)
 			return 0;
 	}

@@ -403,8 +403,8 @@ Process::Process(Session& session, std::unique_ptr<Channel> channel, std::string
 
 Process::~Process() {
     if (!channel_ || exit_status_) return;
-    // The channel is the process's lifetime: EOF first, so it can finish cleanly; SIGTERM if
-    // it does not; closing the channel then closes its pipes either way.
+    // The channel is the process's lifetime: EOF first, so it can finish cleanly; then TERM and
+    // KILL to its process group if it does not; closing the channel closes its pipes.
     try {
         close_stdin();
         const auto deadline = Clock::now() + Millis(2000);

@@ -44,10 +44,9 @@ class Session;
 
 // A remote command that keeps running while we talk to it line by line: how the probe runs on
 // a node. Its stdin, stdout and lifetime are those of the channel: close_stdin() is its EOF,
-// and destroying a Process that is still running sends EOF, then SIGTERM, then closes the
-// channel. The Session must outlive it.
-// (The destructor stops it by process group, since OpenSSH ignores SSH signal requests for
-// root logins.)
+// and destroying a Process that is still running sends EOF, waits up to 2 s, then sends TERM
+// and KILL to its process group on the node (OpenSSH ignores SSH signal requests for root
+// logins), then closes the channel. The Session must outlive it.
 class Process {
   public:
     ~Process();

@@ -4,5 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cd build
-ctest --output-on-failure "$@"
+(cd build && ctest --output-on-failure "$@")
+# Each parser's libFuzzer target for a fixed, short time (20 s each; NP_FUZZ_SECONDS=0 skips).
+if [ "${NP_FUZZ_SECONDS:-20}" != 0 ]; then
+  bash scripts/fuzz.sh
+fi

@@ -2,6 +2,7 @@
 # its libbpf skeleton with bpftool, then exports an INTERFACE target NAME_skel whose include
 # directory holds NAME.skel.h (libbpf-bootstrap's convention). One line per *.bpf.c:
 #   bpf_object(probe probe.bpf.c)
+# Programs outside bpf/ find bpf/vmlinux.h on the include path too.
 find_program(NP_BPF_CLANG NAMES clang-14 clang REQUIRED)
 find_program(NP_BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin REQUIRED)
 
@@ -24,7 +25,7 @@ function(bpf_object name source)
     OUTPUT ${obj}
     COMMAND ${NP_BPF_CLANG} -target bpf -g -O2 -D__TARGET_ARCH_${NP_BPF_ARCH}
             -Wall -Wextra -Werror -Wno-unused-parameter
-            -I${CMAKE_CURRENT_SOURCE_DIR} -c ${src} -o ${obj}
+            -I${CMAKE_CURRENT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/bpf -c ${src} -o ${obj}
     DEPENDS ${src} ${headers}
     COMMENT "BPF ${source}"
     VERBATIM)

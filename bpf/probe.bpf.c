@@ -61,9 +61,9 @@ struct {
 } retransmits SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 1024);
-	__type(key, struct np_drop_key);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NP_DROP_SLOTS);
+	__type(key, __u32);
 	__type(value, struct np_drop);
 } drops SEC(".maps");
 
@@ -270,7 +270,7 @@ int BPF_PROG(np_tcp_retransmit, const struct sock *sk, const struct sk_buff *skb
 /* Protocol and flow of a dropped skb, from its headers in the kernel buffer (the skb may be
  * anywhere in the stack, so use the saved header offset, not skb->data). One read covers an
  * IPv4 header without options or an IPv6 header, and the ports or ICMP type after it. */
-static __always_inline void classify_dropped(const struct sk_buff *skb, struct np_drop_key *k)
+static __always_inline void classify_dropped(const struct sk_buff *skb, struct l4_class *k)
 {
 	unsigned char *l3 = skb->head + skb->network_header;
 	__u16 proto = skb->protocol;
@@ -324,14 +324,31 @@ static __always_inline void classify_dropped(const struct sk_buff *skb, struct n
 	}
 }
 
+/* Protocol and flow of a drop from its socket: direct loads, no copy of packet bytes. */
+static __always_inline void classify_sock(const struct sock *sk, struct l4_class *c)
+{
+	__u16 proto = BPF_CORE_READ_BITFIELD(sk, sk_protocol); /* a bitfield before 5.6 */
+
+	c->flow = NP_FLOW_OTHER;
+	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
+		c->proto = proto == IPPROTO_TCP ? NP_PROTO_TCP : NP_PROTO_UDP;
+		c->flow = sock_flow(sk);
+	} else if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
+		c->proto = NP_PROTO_ICMP; /* a ping socket */
+		c->flow = NP_FLOW_ICMP_ECHO;
+	} else {
+		c->proto = NP_PROTO_OTHER;
+	}
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
 {
-	struct np_drop_key key = {};
+	struct l4_class c;
 	struct np_drop *d;
 	struct net_device *dev;
 	const struct sock *sk = NULL;
-	__u32 ns = 0;
+	__u32 ns = 0, slot;
 
 	/* Not drops: a consumed skb, or one freed before any reason applied. */
 	if (reason <= SKB_CONSUMED)
@@ -345,7 +362,6 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	if (ns) {
 		if (ns != netns_ino || (__u32)dev->ifindex != data_ifindex)
 			return 0;
-		key.ifindex = data_ifindex;
 	} else {
 		if (kfree_skb_has_rx_sk)
 			sk = (const struct sock *)ctx[3]; /* BTF-typed by the verifier */
@@ -354,16 +370,15 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		if (!sk || sock_netns(sk) != netns_ino)
 			return 0;
 	}
-	key.reason = reason;
-	classify_dropped(skb, &key);
-	d = bpf_map_lookup_elem(&drops, &key);
-	if (!d) {
-		struct np_drop zero = {};
-		bpf_map_update_elem(&drops, &key, &zero, BPF_NOEXIST);
-		d = bpf_map_lookup_elem(&drops, &key);
-		if (!d)
-			return 0;
-	}
+	if (sk)
+		classify_sock(sk, &c);
+	else
+		classify_dropped(skb, &c);
+	slot = np_drop_slot(reason < NP_DROP_REASON_SLOTS ? reason : NP_DROP_REASON_SLOTS - 1,
+			    ns != 0, c.proto, c.flow);
+	d = bpf_map_lookup_elem(&drops, &slot);
+	if (!d)
+		return 0;
 	d->packets += 1;
 	d->bytes += skb->len;
 	return 0;

@@ -61,14 +61,18 @@ struct np_retrans {
 	unsigned long long segments;
 };
 
-/* drops map key: where a packet of ours was dropped and why. */
-struct np_drop_key {
-	unsigned int reason;  /* enum skb_drop_reason value of the running kernel */
-	unsigned int ifindex; /* skb->dev's ifindex; 0 when the drop had no device */
-	unsigned char proto;  /* enum np_proto */
-	unsigned char flow;   /* enum np_flow */
-	unsigned char pad[2];
-};
+/* drops map: a per-CPU array slot per (reason, on the data iface or without a device,
+ * protocol, flow) — an array, not a hash, so a counted drop costs an index computation instead
+ * of hashing a key. Reasons at or above the last slot (drop-reason subsystems such as
+ * mac80211 or openvswitch encode theirs from 0x10000) share that slot. */
+#define NP_DROP_REASON_SLOTS 512
+#define NP_DROP_SLOTS ((int)NP_DROP_REASON_SLOTS * 2 * (int)NP_PROTO_COUNT * (int)NP_FLOW_COUNT)
+
+static inline unsigned int np_drop_slot(unsigned int reason, unsigned int on_data_iface,
+					unsigned int proto, unsigned int flow)
+{
+	return ((reason * 2 + on_data_iface) * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow;
+}
 
 struct np_drop {
 	unsigned long long packets;

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <vector>
 
 #include "probe.skel.h"
@@ -83,19 +84,31 @@ MapTotals read_map_totals(const probe_bpf* skel) {
                                    a.segments += b.segments;
                                });
     }
+    // The drops array is large (NP_DROP_SLOTS) and almost all zero: read it in one batch.
     const int drops_fd = bpf_map__fd(skel->maps.drops);
-    np_drop_key key{}, next{};
-    const np_drop_key* prev = nullptr;
-    while (bpf_map_get_next_key(drops_fd, prev, &next) == 0) {
-        np_drop d{};
-        if (lookup_sum<np_drop>(drops_fd, next, d, [](np_drop& a, const np_drop& b) {
-                a.packets += b.packets;
-                a.bytes += b.bytes;
-            })) {
-            m.drops[{next.reason, next.ifindex, next.proto, next.flow}] = d;
+    const int cpus = possible_cpus();
+    static std::vector<uint32_t> keys(NP_DROP_SLOTS);
+    static std::vector<np_drop> values(size_t(NP_DROP_SLOTS) * cpus);
+    uint32_t out_batch = 0, count = NP_DROP_SLOTS;
+    if (bpf_map_lookup_batch(drops_fd, nullptr, &out_batch, keys.data(), values.data(), &count,
+                             nullptr) != 0 &&
+        errno != ENOENT) {
+        count = 0;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        np_drop sum{};
+        for (int c = 0; c < cpus; ++c) {
+            sum.packets += values[size_t(i) * cpus + c].packets;
+            sum.bytes += values[size_t(i) * cpus + c].bytes;
         }
-        key = next;
-        prev = &key;
+        if (sum.packets == 0) continue;
+        // slot = ((reason * 2 + on_data_iface) * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow
+        uint32_t k = keys[i];
+        const uint8_t flow = k % NP_FLOW_COUNT;
+        k /= NP_FLOW_COUNT;
+        const uint8_t proto = k % NP_PROTO_COUNT;
+        k /= NP_PROTO_COUNT;
+        m.drops[{k / 2, k % 2, proto, flow}] = sum;
     }
     return m;
 }
@@ -127,14 +140,17 @@ void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming)
     }
     std::map<std::string, DropReasonCount> by_reason;
     for (const auto& [where, d] : delta.drops) {
-        const auto [reason, ifindex, proto, flow] = where;
-        const std::string name = naming.btf->drop_reason_name(reason);
+        const auto [reason, on_data_iface, proto, flow] = where;
+        const std::string name = reason == NP_DROP_REASON_SLOTS - 1
+                                     ? std::string("OTHER_SUBSYSTEM")
+                                     : naming.btf->drop_reason_name(reason);
         DropReasonCount& r = by_reason[name];
         r.reason = name;
         r.unattributed = name == kUnattributedDropReason;
         r.packets += d.packets;
         r.bytes += d.bytes;
-        r.where.push_back({ifindex == naming.ifindex ? naming.iface : std::string(), ifindex,
+        const bool on_iface = on_data_iface != 0;
+        r.where.push_back({on_iface ? naming.iface : std::string(), on_iface ? naming.ifindex : 0,
                            kTraceProtocols[std::min<unsigned>(proto, NP_PROTO_OTHER)],
                            kTraceFlows[std::min<unsigned>(flow, NP_FLOW_COUNT - 1)], d.packets,
                            d.bytes});

@@ -15,7 +15,7 @@ struct probe_bpf;
 
 namespace np::probe {
 
-// (reason, ifindex, np_proto, np_flow) — np_drop_key without padding, ordered.
+// (reason, on the data iface (1) or without a device (0), np_proto, np_flow): a drops slot.
 using DropWhere = std::tuple<uint32_t, uint32_t, uint8_t, uint8_t>;
 
 struct MapTotals {

@@ -54,4 +54,45 @@ Contract parse_contract(std::string_view text, const std::string& source) {
     return c;
 }
 
+TutorialFigures tutorial_figures(const Measurements& m) {
+    TutorialFigures f;
+    if (!m.pings.empty()) f.ping_rtt_ms = m.pings.front().rtt_avg_ms;
+    for (const auto& t : m.throughput) {
+        const auto goodput = t.received_bps ? t.received_bps : t.sent_bps;
+        if (t.transport == Transport::tcp && !f.tcp_mbps && goodput) f.tcp_mbps = *goodput / 1e6;
+        if (t.transport == Transport::udp && !f.udp_mbps && goodput) {
+            f.udp_mbps = *goodput / 1e6;
+            if (t.datagrams_lost && t.datagrams_total && *t.datagrams_total > 0) {
+                f.udp_loss_pct = 100.0 * static_cast<double>(*t.datagrams_lost) /
+                                 static_cast<double>(*t.datagrams_total);
+            } else {
+                f.udp_loss_pct = t.printed_loss_pct;
+            }
+        }
+    }
+    return f;
+}
+
+nlohmann::json build_contract(const std::string& mode, const std::string& node1,
+                              const std::string& node2, const Measurements& m, const Explanation& e,
+                              const std::vector<std::string>& trace_files,
+                              std::optional<double> link_bps) {
+    const auto f = tutorial_figures(m);
+    const auto value = [](const std::optional<double>& v) {
+        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
+    nlohmann::json doc = nlohmann::json::object();
+    doc["mode"] = mode;
+    doc["ping_rtt_ms"] = value(f.ping_rtt_ms);
+    doc["tcp_mbps"] = value(f.tcp_mbps);
+    doc["udp_mbps"] = value(f.udp_mbps);
+    doc["udp_loss_pct"] = value(f.udp_loss_pct);
+    doc["node1"] = node1;
+    doc["node2"] = node2;
+    doc["explain"] = to_json(e);
+    doc["traces"] = trace_files;
+    doc["link_mbps"] = link_bps ? nlohmann::json(*link_bps / 1e6) : nlohmann::json(nullptr);
+    return doc;
+}
+
 }  // namespace np

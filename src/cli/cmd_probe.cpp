@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/cli/commands.hpp"
+#include "src/cli/files.hpp"
 
 namespace np::cli {
 namespace {
@@ -25,20 +26,6 @@ struct ProbeOptions {
     std::string port;
     std::string interval_ms;
 };
-
-// $NP_PROBE, else next to np-explain (an install), else the build tree's src/probe/.
-std::string find_np_probe() {
-    if (const char* env = std::getenv("NP_PROBE"); env && *env) return env;
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        for (const auto& candidate :
-             {self.parent_path() / "np-probe", self.parent_path() / ".." / "probe" / "np-probe"}) {
-            if (access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
-        }
-    }
-    return {};
-}
 
 int run_probe(const ProbeOptions& o) {
     const std::string probe = find_np_probe();

@@ -13,5 +13,6 @@ void add_model_command(CLI::App& app, Runner& run);
 void add_probe_command(CLI::App& app, Runner& run);
 void add_explain_command(CLI::App& app, Runner& run);
 void add_parity_command(CLI::App& app, Runner& run);
+void add_run_command(CLI::App& app, Runner& run);  // run and teardown
 
 }  // namespace np::cli

@@ -71,4 +71,17 @@ std::filesystem::path default_run_dir() {
     return std::filesystem::path("/tmp") / ("network-performance-" + user);
 }
 
+std::string find_np_probe() {
+    if (const char* env = std::getenv("NP_PROBE"); env && *env) return env;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        for (const auto& candidate :
+             {self.parent_path() / "np-probe", self.parent_path() / ".." / "probe" / "np-probe"}) {
+            if (access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
+        }
+    }
+    return {};
+}
+
 }  // namespace np::cli

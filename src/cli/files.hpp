@@ -15,4 +15,8 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 // The tutorial's run dir: $NETWORK_PERFORMANCE_RUN_DIR, else /tmp/network-performance-$USER/.
 std::filesystem::path default_run_dir();
 
+// np-probe, the static probe `run` uploads and `probe` runs: $NP_PROBE, else next to
+// np-explain (an install), else the build tree's src/probe/. Empty when none is found.
+std::string find_np_probe();
+
 }  // namespace np::cli

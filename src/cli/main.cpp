@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     np::cli::add_probe_command(app, run);
     np::cli::add_explain_command(app, run);
     np::cli::add_parity_command(app, run);
+    np::cli::add_run_command(app, run);
 
     try {
         app.parse(argc, argv);

@@ -1,0 +1,51 @@
+#pragma once
+// Preflight: what np-explain checks on both nodes before it changes anything, and then on the
+// data path before it measures. The facts are gathered over SSH by src/experiment; the
+// judgement — which findings they make — is here, so it is testable without nodes.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/finding.hpp"
+
+namespace np {
+
+struct NodeFacts {
+    std::string node;   // as the user named it: node1-1
+    std::string role;   // server (node A) or client (node B)
+    std::string iface;  // the data iface from params
+    std::string image_marker;
+    bool image_marker_present = true;
+    bool iface_exists = true;
+    std::vector<std::string> ifaces;  // all the node's interfaces except lo
+    bool iperf3_present = true;
+    bool ping_present = true;
+    // After the link is set up:
+    std::optional<bool> carrier;
+    std::vector<std::string> ports_with_carrier;  // other ports that do have carrier
+    std::optional<int> speed_mbps;                // ethtool; absent when the driver does not say
+    std::string duplex;                           // full | half | unknown
+    std::optional<int> mtu_bytes;
+    std::string driver;
+};
+
+// From the client's data port to the server's data address.
+struct PathFacts {
+    std::string client_iface;
+    std::string server_ip;
+    bool ping_answered = false;
+    std::string
+        neighbour_state;  // `ip neigh` state of the server's address: REACHABLE, FAILED, ...
+};
+
+// IMAGE_NOT_BOOTED, DATA_IFACE_MISSING, IPERF3_MISSING, PING_MISSING (errors).
+std::vector<Finding> node_findings(const NodeFacts& n);
+// NO_CARRIER (error), naming the ports that have carrier.
+std::vector<Finding> carrier_findings(const NodeFacts& n);
+// LINK_HALF_DUPLEX, LINK_SPEED_MISMATCH, MTU_MISMATCH (warn); LINK_FACTS (info).
+std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b);
+// DIFFERENT_SEGMENT (error) when ARP went unanswered; DATA_PATH_NO_ECHO (warn) when ARP
+// resolved but ping got no reply.
+std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const NodeFacts& b);
+
+}  // namespace np

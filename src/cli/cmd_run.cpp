@@ -1,0 +1,195 @@
+// `np-explain run NODE_A NODE_B`, `np-explain run --local` and `np-explain teardown`.
+#include <fmt/format.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "analysis/error.hpp"
+#include "analysis/format.hpp"
+#include "analysis/params.hpp"
+#include "analysis/rate.hpp"
+#include "src/cli/commands.hpp"
+#include "src/cli/files.hpp"
+#include "src/experiment/experiment.hpp"
+#include "src/experiment/local_testbed.hpp"
+
+namespace np::cli {
+namespace {
+
+struct RunArgs {
+    std::vector<std::string> nodes;
+    bool local = false;
+    std::string profile = "100M";
+    std::string params_file;
+    std::string ssh_config;
+    bool accept_new_host_keys = false;
+    std::string mode = "np-explain";
+    std::string run_dir;
+    bool keep_iface = false;
+    std::string link;
+    bool json = false;
+    // Overrides of params keys (flags win over the file).
+    std::map<std::string, std::string> overrides;
+};
+
+// The tutorial keeps its params next to its scripts; `run` finds them the same way.
+std::string default_params_file() {
+    for (const char* candidate :
+         {"network-performance_params.yml", "network-performance/network-performance_params.yml"}) {
+        if (std::filesystem::exists(candidate)) return candidate;
+    }
+    return {};
+}
+
+// Flags override the params file through the same reader, so they are validated the same way
+// and errors name the key.
+ParamsReading read_params(const std::string& file,
+                          const std::map<std::string, std::string>& overrides) {
+    std::string text = file.empty() ? std::string("{}") : read_text_file(file);
+    const std::string source = file.empty() ? "built-in defaults" : file;
+    if (!overrides.empty()) {
+        YAML::Node doc;
+        try {
+            doc = YAML::Load(text);
+        } catch (const YAML::Exception& e) {
+            throw InputError(source, fmt::format("not YAML: {}", e.what()));
+        }
+        if (!doc.IsMap()) doc = YAML::Node(YAML::NodeType::Map);
+        for (const auto& [key, value] : overrides) doc[key] = value;
+        YAML::Emitter emitter;
+        emitter << doc;
+        text = emitter.c_str();
+    }
+    return parse_params(text, source);
+}
+
+void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptions& o, bool json) {
+    if (json) {
+        fmt::print("{}\n", read_text_file(out.contract_path));
+        return;
+    }
+    fmt::print("np-explain run: {} (iperf3 server) <- {} (client) over {}, link {}\n\n", o.node_a,
+               o.node_b, o.params.data_iface,
+               out.link_bps ? format_link_rate(*out.link_bps) : "unknown");
+    fmt::print("{}", render_explanation(out.explanation, out.link_bps));
+    fmt::print("\nResults in {}: {}", o.run_dir.string(), out.contract_path.filename().string());
+    fmt::print(" (+ {} more: raw outputs, traces, findings)\n", out.files.size() - 1);
+}
+
+int run_run(RunArgs args) {
+    std::unique_ptr<experiment::LocalTestbed> testbed;
+    experiment::RunOptions o;
+    if (args.local) {
+        if (!args.nodes.empty())
+            throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
+        testbed = std::make_unique<experiment::LocalTestbed>(args.profile);
+        args.nodes = {"node1-1", "node1-2"};
+        if (args.ssh_config.empty()) args.ssh_config = testbed->ssh_config();
+        if (args.params_file.empty()) args.params_file = testbed->params_file();
+    } else if (args.nodes.size() != 2) {
+        throw InputError("NODE_A NODE_B",
+                         "name the server node and the client node, or use --local");
+    } else if (args.params_file.empty()) {
+        args.params_file = default_params_file();
+    }
+    const auto reading = read_params(args.params_file, args.overrides);
+    for (const auto& w : reading.warnings) fmt::print(stderr, "np-explain: warning: {}\n", w);
+    o.node_a = args.nodes[0];
+    o.node_b = args.nodes[1];
+    o.params = reading.params;
+    o.ssh_config = args.ssh_config;
+    o.accept_new_host_keys = args.accept_new_host_keys;
+    o.mode = args.mode;
+    o.run_dir = args.run_dir.empty() ? default_run_dir() : std::filesystem::path(args.run_dir);
+    o.keep_iface = args.keep_iface;
+    if (!args.link.empty()) o.link_bps = parse_link_rate_bps(args.link, "--link");
+    o.probe_binary = find_np_probe();
+    if (o.probe_binary.empty()) {
+        fmt::print(stderr,
+                   "np-explain: np-probe not found next to np-explain or in the build tree; set "
+                   "NP_PROBE\n");
+        return 3;
+    }
+    o.progress = !args.json && isatty(STDOUT_FILENO);
+    const auto out = experiment::run_experiment(o);
+    print_outcome(out, o, args.json);
+    if (!out.stopped.empty()) {
+        fmt::print(stderr, "np-explain: the run stopped early: {}; partial results saved in {}\n",
+                   out.stopped, o.run_dir.string());
+    }
+    return out.exit_status;
+}
+
+int run_teardown(const std::vector<std::string>& nodes, const std::string& ssh_config) {
+    bool all_reached = true;
+    fmt::print("{}", experiment::teardown_nodes(nodes.at(0), nodes.at(1), ssh_config, all_reached));
+    return all_reached ? 0 : 3;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Runner& run) {
+    auto a = std::make_shared<RunArgs>();
+    CLI::App* sub = app.add_subcommand(
+        "run",
+        "The whole experiment between two nodes over SSH: preflight, probes on both data NICs, "
+        "ping, TCP, UDP, teardown; writes the contract, traces and explanation");
+    sub->add_option("NODE_A NODE_B", a->nodes,
+                    "The iperf3 server node, then the client node (ssh_config names)")
+        ->expected(0, 2);
+    sub->add_flag("--local", a->local,
+                  "Build the local two-node testbed (network namespaces), run on it, remove it");
+    sub->add_option("--profile", a->profile,
+                    "With --local: link profile 100M (default), 1G or unshaped");
+    sub->add_option(
+        "--params", a->params_file,
+        "network-performance_params.yml (default: ./network-performance_params.yml or "
+        "./network-performance/network-performance_params.yml, else built-in defaults)");
+    sub->add_option("--ssh-config", a->ssh_config,
+                    "ssh_config to read (default: the user's, as OpenSSH does)");
+    sub->add_flag("--accept-new-host-keys", a->accept_new_host_keys,
+                  "Add unknown host keys to known_hosts (a changed key is still refused)");
+    sub->add_option("--mode", a->mode,
+                    "Mode name of the contract np_contract_<mode>.json (default np-explain)");
+    sub->add_option("--run-dir", a->run_dir,
+                    "Where results go (default $NETWORK_PERFORMANCE_RUN_DIR, else "
+                    "/tmp/network-performance-$USER/)");
+    sub->add_flag("--keep-iface", a->keep_iface, "Leave the data iface configured after the run");
+    sub->add_option("--link", a->link,
+                    "Nominal link rate to model against (default: np_link_rate, else ethtool)");
+    sub->add_flag("--json", a->json,
+                  "Print the result contract as JSON instead of the explanation");
+    const std::pair<const char*, const char*> overrides[] = {
+        {"--iface", "np_data_iface"},
+        {"--port", "np_port"},
+        {"--ping-count", "np_ping_count"},
+        {"--tcp-duration", "np_tcp_duration_s"},
+        {"--udp-duration", "np_udp_duration_s"},
+        {"--udp-bandwidth", "np_udp_bandwidth"},
+        {"--server-ip", "np_server_ip"},
+        {"--client-ip", "np_client_ip"}};
+    for (const auto& [flag, key] : overrides) {
+        sub->add_option_function<std::string>(
+               flag, [a, key = std::string(key)](const std::string& v) { a->overrides[key] = v; },
+               fmt::format("Overrides {} from the params file", key))
+            ->type_name("VALUE");
+    }
+    sub->callback([&run, a] { run = [a] { return run_run(*a); }; });
+
+    auto nodes = std::make_shared<std::vector<std::string>>();
+    auto ssh_config = std::make_shared<std::string>();
+    CLI::App* td = app.add_subcommand(
+        "teardown",
+        "Undo on both nodes what a run left (probe, iperf3 server, uploaded files, iface changes)");
+    td->add_option("NODE_A NODE_B", *nodes, "The server node, then the client node")
+        ->expected(2)
+        ->required();
+    td->add_option("--ssh-config", *ssh_config, "ssh_config to read (default: the user's)");
+    td->callback([&run, nodes, ssh_config] {
+        run = [nodes, ssh_config] { return run_teardown(*nodes, *ssh_config); };
+    });
+}
+
+}  // namespace np::cli

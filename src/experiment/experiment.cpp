@@ -1,0 +1,505 @@
+#include "src/experiment/experiment.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "analysis/contract.hpp"
+#include "analysis/error.hpp"
+#include "analysis/inputs.hpp"
+#include "analysis/preflight.hpp"
+#include "analysis/trace.hpp"
+#include "analysis/trace_findings.hpp"
+#include "src/common/errors.hpp"
+#include "src/experiment/interrupt.hpp"
+#include "src/experiment/node.hpp"
+#include "src/experiment/progress.hpp"
+#include "src/remote/session.hpp"
+#include "src/remote/shell.hpp"
+
+namespace np::experiment {
+namespace {
+
+using remote::Millis;
+using remote::Session;
+using remote::shell_quote;
+using Clock = std::chrono::steady_clock;
+
+// What the run collected, whatever point it reached.
+struct Record {
+    std::vector<Finding> findings;  // preflight and run findings, before the engine's
+    std::string ping, tcp, udp;     // raw tool outputs
+    std::vector<std::pair<std::string, std::string>> traces;  // node -> trace JSON text
+    std::string stopped;                                      // why the run ended early
+    int signal = 0;
+    bool environment_failed = false;
+    std::optional<int> speed_mbps;  // node A's data link as ethtool reports it
+};
+
+std::unique_ptr<Session> connect(const RunOptions& o, const std::string& node) {
+    remote::SessionOptions so;
+    so.host = node;
+    so.ssh_config = o.ssh_config;
+    so.host_keys =
+        o.accept_new_host_keys ? remote::HostKeyPolicy::accept_new : remote::HostKeyPolicy::strict;
+    return std::make_unique<Session>(so);
+}
+
+std::map<std::string, std::string> key_values(const std::string& text) {
+    std::map<std::string, std::string> kv;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        if (const auto eq = line.find('='); eq != std::string::npos)
+            kv[line.substr(0, eq)] = line.substr(eq + 1);
+        start = end + 1;
+    }
+    return kv;
+}
+
+std::vector<std::string> words(const std::string& text) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && text[i] == ' ') ++i;
+        size_t j = i;
+        while (j < text.size() && text[j] != ' ') ++j;
+        if (j > i) out.push_back(text.substr(i, j - i));
+        i = j;
+    }
+    return out;
+}
+
+NodeFacts gather_node_facts(Session& s, const std::string& node, const std::string& role,
+                            const Params& p) {
+    const std::string iface = shell_quote(p.data_iface);
+    const auto kv = key_values(
+        s.exec(fmt::format(
+                   "if [ -e {0} ]; then echo marker=1; else echo marker=0; fi; "
+                   "if [ -d /sys/class/net/{1} ]; then echo iface=1; else echo iface=0; fi; "
+                   "echo ifaces=$(ls /sys/class/net | grep -vx lo | tr '\\n' ' '); "
+                   "if command -v iperf3 >/dev/null; then echo iperf3=1; else echo iperf3=0; fi; "
+                   "if command -v ping >/dev/null; then echo ping=1; else echo ping=0; fi",
+                   shell_quote(p.image_marker), iface))
+            .out);
+    NodeFacts n;
+    n.node = node;
+    n.role = role;
+    n.iface = p.data_iface;
+    n.image_marker = p.image_marker;
+    n.image_marker_present = kv.count("marker") && kv.at("marker") == "1";
+    n.iface_exists = kv.count("iface") && kv.at("iface") == "1";
+    n.ifaces = words(kv.count("ifaces") ? kv.at("ifaces") : "");
+    n.iperf3_present = kv.count("iperf3") && kv.at("iperf3") == "1";
+    n.ping_present = kv.count("ping") && kv.at("ping") == "1";
+    return n;
+}
+
+// After the link is up: carrier (a NIC takes a few seconds to negotiate), speed, duplex, MTU.
+void gather_link_facts(Session& s, NodeFacts& n) {
+    const std::string iface = shell_quote(n.iface);
+    const auto kv = key_values(
+        s.exec(fmt::format(
+                   "i=0; while [ $i -lt 50 ]; do c=$(cat /sys/class/net/{0}/carrier 2>/dev/null); "
+                   "[ \"$c\" = 1 ] && break; sleep 0.1; i=$((i+1)); done; echo carrier=$c; "
+                   "echo mtu=$(cat /sys/class/net/{0}/mtu); "
+                   "if command -v ethtool >/dev/null; then "
+                   "ethtool {0} 2>/dev/null | sed -n 's/^[[:space:]]*Speed: "
+                   "\\([0-9]*\\)Mb\\/s.*/speed=\\1/p; "
+                   "s/^[[:space:]]*Duplex: \\(.*\\)/duplex=\\1/p'; "
+                   "ethtool -i {0} 2>/dev/null | sed -n 's/^driver: /driver=/p'; fi; "
+                   "printf 'others='; for d in /sys/class/net/*; do b=${{d##*/}}; "
+                   "[ \"$b\" = lo ] || [ \"$b\" = {0} ] && continue; "
+                   "[ \"$(cat $d/carrier 2>/dev/null)\" = 1 ] && printf '%s ' \"$b\"; done; echo",
+                   iface),
+               Millis(20000))
+            .out);
+    const auto get = [&](const char* k) { return kv.count(k) ? kv.at(k) : std::string(); };
+    n.carrier = get("carrier") == "1";
+    if (!get("mtu").empty()) n.mtu_bytes = std::atoi(get("mtu").c_str());
+    if (!get("speed").empty()) n.speed_mbps = std::atoi(get("speed").c_str());
+    std::string duplex = get("duplex");
+    for (auto& c : duplex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    n.duplex = duplex == "full" || duplex == "half" ? duplex : "unknown";
+    n.driver = get("driver");
+    n.ports_with_carrier = words(get("others"));
+}
+
+PathFacts check_path(Session& b, const Params& p) {
+    const auto kv = key_values(
+        b.exec(fmt::format("if ping -c 2 -W 1 -I {0} {1} >/dev/null 2>&1; then echo ping=1; else "
+                           "echo ping=0; fi; "
+                           "echo neigh=$(ip neigh show {1} dev {0} | awk '{{print $NF}}')",
+                           shell_quote(p.data_iface), shell_quote(p.server_ip)),
+               Millis(15000))
+            .out);
+    PathFacts path;
+    path.client_iface = p.data_iface;
+    path.server_ip = p.server_ip;
+    path.ping_answered = kv.count("ping") && kv.at("ping") == "1";
+    path.neighbour_state = kv.count("neigh") ? kv.at("neigh") : "";
+    return path;
+}
+
+bool has_error(const std::vector<Finding>& findings) {
+    return exit_status_for(findings) != 0;
+}
+
+void append(std::vector<Finding>& to, std::vector<Finding> from) {
+    for (auto& f : from) to.push_back(std::move(f));
+}
+
+// Runs a client command on node B while draining both probes and showing progress; returns
+// its stdout. Throws Interrupted, or EnvironmentError on a dead session or a hung tool.
+std::string run_client(Session& b, const std::string& command, double expected_s,
+                       const std::string& phase, RemoteProbe& pa, RemoteProbe& pb,
+                       Progress& progress) {
+    auto process = b.start(command);
+    std::string out;
+    const auto t0 = Clock::now();
+    const auto deadline =
+        t0 + std::chrono::milliseconds(static_cast<int64_t>((expected_s + 30) * 1000));
+    for (;;) {
+        throw_if_interrupted("the " + phase + " phase");
+        if (const auto line = process->read_line(Millis(100))) {
+            out += *line;
+            out += '\n';
+        } else if (process->eof()) {
+            break;
+        }
+        pa.poll_rate_bps();
+        const auto rate = pb.poll_rate_bps();
+        progress.update(phase, std::chrono::duration<double>(Clock::now() - t0).count(), expected_s,
+                        rate);
+        if (Clock::now() > deadline) {
+            throw EnvironmentError(EnvironmentError::Kind::timeout,
+                                   fmt::format("{}: the {} phase did not finish within {:.0f} s",
+                                               b.name(), phase, expected_s + 30));
+        }
+    }
+    process->wait(Millis(5000));
+    progress.clear();
+    if (out.empty() && !process->err().empty()) out = process->err();
+    return out;
+}
+
+// Phases with the probes and the server running. Any fault here is recorded, not thrown, so
+// the probes can still hand over their traces before teardown.
+void measure(Session& a, Session& b, const RunOptions& o, Record& rec, Progress& progress) {
+    const Params& p = o.params;
+    progress.step(fmt::format("starting the probes on {} and {}", o.node_a, o.node_b));
+    RemoteProbe pa(a, o.node_a, o.probe_binary, p.data_iface, "server", p.port);
+    RemoteProbe pb(b, o.node_b, o.probe_binary, p.data_iface, "client", p.port);
+    std::unique_ptr<IperfServer> server;
+    std::string phase = "server start";
+    try {
+        progress.step(fmt::format("starting the iperf3 server on {}", o.node_a));
+        server = std::make_unique<IperfServer>(a, o.node_a, p.port);
+        const auto announce = [&](const std::string& name) {
+            phase = name;
+            pa.phase(name);
+            pb.phase(name);
+        };
+        const auto server_gone = [&] {
+            if (server->alive()) return false;
+            rec.stopped =
+                fmt::format("the iperf3 server on {} ({}) is gone", o.node_a, server->supervisor());
+            return true;
+        };
+        announce("ping");
+        rec.ping = run_client(b,
+                              fmt::format("ping -c {} -I {} {}", p.ping_count,
+                                          shell_quote(p.data_iface), shell_quote(p.server_ip)),
+                              p.ping_count, "ping", pa, pb, progress);
+        announce("tcp");
+        rec.tcp = run_client(b,
+                             fmt::format("iperf3 -c {} -p {} -t {} -J", shell_quote(p.server_ip),
+                                         p.port, p.tcp_duration_s),
+                             p.tcp_duration_s, "tcp", pa, pb, progress);
+        if (!server_gone()) {
+            announce("udp");
+            rec.udp = run_client(
+                b,
+                fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J", shell_quote(p.server_ip),
+                            p.port, shell_quote(p.udp_bandwidth), p.udp_duration_s),
+                p.udp_duration_s, "udp", pa, pb, progress);
+            server_gone();
+        }
+    } catch (const Interrupted& e) {
+        rec.stopped = e.what();
+        rec.signal = interrupt_signal();
+    } catch (const EnvironmentError& e) {
+        rec.stopped = fmt::format("{} (during the {} phase)", e.what(), phase);
+        rec.environment_failed = true;
+    }
+    progress.clear();
+    if (server) server->stop();
+    for (RemoteProbe* probe : {&pa, &pb}) {
+        std::string why;
+        std::string trace = probe->stop(Millis(10000), why);
+        if (!trace.empty()) {
+            rec.traces.emplace_back(probe->node(), std::move(trace));
+        } else {
+            rec.findings.push_back(
+                {"TRACE_MISSING",
+                 Severity::warn,
+                 fmt::format("No trace from the probe on {}", probe->node()),
+                 fmt::format("The probe on {} handed over no trace: {}.", probe->node(), why),
+                 {{"node", probe->node()}},
+                 ""});
+        }
+    }
+}
+
+void preflight_and_measure(Session& a, Session& b, const RunOptions& o, Record& rec,
+                           Progress& progress) {
+    const Params& p = o.params;
+    progress.step("preflight: checking both nodes");
+    NodeFacts fa = gather_node_facts(a, o.node_a, "server", p);
+    NodeFacts fb = gather_node_facts(b, o.node_b, "client", p);
+    append(rec.findings, node_findings(fa));
+    append(rec.findings, node_findings(fb));
+    if (has_error(rec.findings)) {
+        rec.stopped = "preflight failed";
+        return;
+    }
+    throw_if_interrupted("preflight");
+    progress.step(fmt::format("configuring {} on both nodes", p.data_iface));
+    IfaceConfig ia(a, o.node_a, p.data_iface, fmt::format("{}/{}", p.server_ip, p.prefix_len),
+                   o.keep_iface);
+    IfaceConfig ib(b, o.node_b, p.data_iface, fmt::format("{}/{}", p.client_ip, p.prefix_len),
+                   o.keep_iface);
+    gather_link_facts(a, fa);
+    gather_link_facts(b, fb);
+    rec.speed_mbps = fa.speed_mbps;
+    append(rec.findings, carrier_findings(fa));
+    append(rec.findings, carrier_findings(fb));
+    if (has_error(rec.findings)) {
+        rec.stopped = "preflight failed: no carrier on the data port";
+        return;
+    }
+    append(rec.findings, link_findings(fa, fb));
+    throw_if_interrupted("preflight");
+    progress.step(fmt::format("checking the data path {} -> {}", o.node_b, p.server_ip));
+    append(rec.findings, path_findings(check_path(b, p), fa, fb));
+    if (has_error(rec.findings)) {
+        rec.stopped = "preflight failed: the data path does not connect the nodes";
+        return;
+    }
+    throw_if_interrupted("preflight");
+    measure(a, b, o, rec, progress);
+}
+
+// Whatever the scope-based teardown could not undo (a session that dropped), from a fresh
+// session; what cannot be reached is said.
+void sweep(const RunOptions& o, std::unique_ptr<Session>& s, const std::string& node, Record& rec) {
+    try {
+        if (s) {
+            undo_all(*s, node);
+            return;
+        }
+    } catch (const std::exception&) {
+    }
+    try {
+        auto fresh = connect(o, node);
+        undo_all(*fresh, node);
+    } catch (const std::exception& e) {
+        if (s) {  // only a node we had reached can hold anything of ours
+            rec.findings.push_back(
+                {"TEARDOWN_INCOMPLETE",
+                 Severity::error,
+                 fmt::format("Could not clean up {}", node),
+                 fmt::format("{} could not be reached to undo what the run started there: {}", node,
+                             e.what()),
+                 {{"node", node}},
+                 fmt::format("np-explain teardown {} {} once the node is reachable", o.node_a,
+                             o.node_b)});
+        }
+    }
+}
+
+std::filesystem::path write_text(const std::filesystem::path& dir, const std::string& name,
+                                 const std::string& text,
+                                 std::vector<std::filesystem::path>& files) {
+    const auto path = dir / name;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out)
+        throw EnvironmentError(EnvironmentError::Kind::remote,
+                               fmt::format("cannot write {}", path.string()));
+    files.push_back(path);
+    return path;
+}
+
+}  // namespace
+
+bool is_valid_mode(const std::string& mode) {
+    static const std::regex ok("[A-Za-z0-9_-]{1,32}");
+    return std::regex_match(mode, ok);
+}
+
+RunOutcome run_experiment(const RunOptions& o) {
+    if (!is_valid_mode(o.mode)) {
+        throw InputError("--mode",
+                         fmt::format("'{}' is not a mode name: 1-32 of A-Z a-z 0-9 _ -", o.mode));
+    }
+    if (o.node_a == o.node_b) throw InputError("NODE_B", "the two nodes must differ");
+    InterruptGuard guard;
+    Progress progress(o.progress);
+    Record rec;
+    std::unique_ptr<Session> a, b;
+    try {
+        progress.step(fmt::format("connecting to {} and {}", o.node_a, o.node_b));
+        const std::pair<const std::string*, std::unique_ptr<Session>*> nodes[] = {{&o.node_a, &a},
+                                                                                  {&o.node_b, &b}};
+        for (const auto& [node, session] : nodes) {
+            try {
+                *session = connect(o, *node);
+            } catch (const EnvironmentError& e) {
+                rec.findings.push_back(
+                    {"NODE_UNREACHABLE",
+                     Severity::error,
+                     fmt::format("Cannot use {}", *node),
+                     e.what(),
+                     {{"node", *node}},
+                     "Check the node is powered on (omf tell on), the name in your "
+                     "ssh_config and its host key."});
+                rec.environment_failed = true;
+            }
+        }
+        if (a && b) preflight_and_measure(*a, *b, o, rec, progress);
+        if (!a || !b) rec.stopped = "a node could not be reached";
+    } catch (const Interrupted& e) {
+        rec.stopped = e.what();
+        rec.signal = interrupt_signal();
+    } catch (const EnvironmentError& e) {
+        rec.stopped = e.what();
+        rec.environment_failed = true;
+    }
+    progress.clear();
+    if (a || b) {
+        sweep(o, a, o.node_a, rec);
+        sweep(o, b, o.node_b, rec);
+    }
+    a.reset();
+    b.reset();
+
+    // Analysis: the tools' outputs against the model, then the traces.
+    RunOutcome out;
+    Measurements measured;
+    const std::string prefix = o.mode + "_";
+    const std::pair<const std::string*, std::string> raw[] = {{&rec.ping, prefix + "ping.txt"},
+                                                              {&rec.tcp, prefix + "tcp.json"},
+                                                              {&rec.udp, prefix + "udp.json"}};
+    for (const auto& [text, name] : raw) {
+        if (text->empty()) continue;
+        try {
+            measured.append(parse_measurements(*text, name));
+        } catch (const InputError& e) {
+            rec.findings.push_back({"TOOL_OUTPUT_UNREADABLE",
+                                    Severity::warn,
+                                    fmt::format("Could not read {}", name),
+                                    fmt::format("{}: {}", e.field(), e.what()),
+                                    {{"file", name}},
+                                    ""});
+        }
+    }
+    std::vector<Trace> traces;
+    for (const auto& [node, text] : rec.traces) {
+        try {
+            traces.push_back(parse_trace_text(text));
+        } catch (const InputError& e) {
+            rec.findings.push_back({"TRACE_UNREADABLE",
+                                    Severity::warn,
+                                    fmt::format("Could not read the trace from {}", node),
+                                    fmt::format("{}: {}", e.field(), e.what()),
+                                    {{"node", node}},
+                                    ""});
+        }
+    }
+    out.link_bps = o.link_bps ? o.link_bps : o.params.link_rate_bps;
+    if (!out.link_bps && rec.speed_mbps && *rec.speed_mbps > 0)
+        out.link_bps = *rec.speed_mbps * 1e6;
+    out.explanation = explain(ExplainInput{measured, out.link_bps});
+    append(out.explanation.findings, trace_findings(traces, measured));
+    if (!rec.stopped.empty()) {
+        rec.findings.push_back(
+            {"RUN_INCOMPLETE",
+             Severity::error,
+             "The run did not complete",
+             fmt::format("The run stopped early: {}. What was measured before that is "
+                         "saved and explained below.",
+                         rec.stopped),
+             {{"stopped", rec.stopped}},
+             rec.environment_failed
+                 ? fmt::format("Check the nodes, then run 'np-explain teardown {} {}' if "
+                               "anything was left behind.",
+                               o.node_a, o.node_b)
+                 : ""});
+    }
+    out.explanation.findings.insert(out.explanation.findings.begin(), rec.findings.begin(),
+                                    rec.findings.end());
+    out.stopped = rec.stopped;
+
+    // The run dir.
+    std::filesystem::create_directories(o.run_dir);
+    for (const auto& [text, name] : raw)
+        if (!text->empty()) write_text(o.run_dir, name, *text, out.files);
+    std::vector<std::string> trace_files;
+    for (const auto& [node, text] : rec.traces) {
+        trace_files.push_back(prefix + "trace_" + node + ".json");
+        write_text(o.run_dir, trace_files.back(), text, out.files);
+    }
+    write_text(o.run_dir, prefix + "findings.json", to_json(out.explanation).dump(2) + "\n",
+               out.files);
+    const auto contract = build_contract(o.mode, o.node_a, o.node_b, measured, out.explanation,
+                                         trace_files, out.link_bps);
+    out.contract_path = write_text(o.run_dir, "np_contract_" + o.mode + ".json",
+                                   contract.dump(2) + "\n", out.files);
+
+    if (rec.signal) {
+        out.exit_status = 128 + rec.signal;
+    } else if (rec.environment_failed) {
+        out.exit_status = 3;
+    } else {
+        out.exit_status = exit_status_for(out.explanation.findings);
+    }
+    return out;
+}
+
+std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
+                           const std::string& ssh_config, bool& all_reached) {
+    all_reached = true;
+    std::string report;
+    RunOptions o;
+    o.ssh_config = ssh_config;
+    for (const std::string& node : {node_a, node_b}) {
+        try {
+            auto s = connect(o, node);
+            std::string done = undo_all(*s, node);
+            report += fmt::format("{}:\n", node);
+            size_t start = 0;
+            while (start < done.size()) {
+                size_t end = done.find('\n', start);
+                if (end == std::string::npos) end = done.size();
+                if (end > start) report += "  " + done.substr(start, end - start) + "\n";
+                start = end + 1;
+            }
+        } catch (const EnvironmentError& e) {
+            all_reached = false;
+            report += fmt::format("{}: not reached: {}\n", node, e.what());
+        }
+    }
+    return report;
+}
+
+}  // namespace np::experiment

@@ -1,0 +1,53 @@
+#pragma once
+// `np-explain run`: the tutorial's experiment between node A (iperf3 server) and node B
+// (client), with the BPF probe on the data iface of both, ending in an explanation.
+//
+// Order: connect -> preflight (image, iface, tools) -> configure the data ifaces -> carrier and
+// link facts -> data path (ARP/ping) -> upload and start the probes -> supervised iperf3
+// server -> phases ping, tcp, udp (each announced to both probes) -> stop server -> collect
+// traces -> teardown (always, by scope) -> analysis -> run dir.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/explain.hpp"
+#include "analysis/params.hpp"
+
+namespace np::experiment {
+
+struct RunOptions {
+    std::string node_a;  // server
+    std::string node_b;  // client
+    Params params;
+    std::string ssh_config;  // empty: the user's, as OpenSSH does
+    bool accept_new_host_keys = false;
+    std::string mode = "np-explain";  // np_contract_<mode>.json
+    std::filesystem::path run_dir;
+    bool keep_iface = false;
+    std::optional<double> link_bps;  // --link; else np_link_rate; else the NIC's ethtool speed
+    std::string probe_binary;        // local np-probe to upload
+    bool progress = false;
+};
+
+struct RunOutcome {
+    int exit_status = 0;  // 0, 1 (an error finding), 3 (environment), 128+signal (interrupted)
+    Explanation explanation;
+    std::optional<double> link_bps;
+    std::filesystem::path contract_path;
+    std::vector<std::filesystem::path> files;  // everything written to the run dir
+    std::string stopped;                       // why the run ended early; empty when it completed
+};
+
+// Throws InputError for bad options (before anything is sent to a node).
+RunOutcome run_experiment(const RunOptions& o);
+
+// Undoes on both nodes whatever a run left (probe, server, uploaded files, iface changes).
+// Returns a report per node; sets `all_reached` false when a node could not be reached.
+std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
+                           const std::string& ssh_config, bool& all_reached);
+
+// Mode names become file names: [A-Za-z0-9_-], 1..32 characters.
+bool is_valid_mode(const std::string& mode);
+
+}  // namespace np::experiment

@@ -1,0 +1,103 @@
+#pragma once
+// What a run changes on a node, each change an object that undoes itself. Every change also
+// leaves its undo script in the node's state dir, so that `np-explain teardown` can undo what
+// a run killed with SIGKILL, or cut off from the node, could not.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "src/remote/session.hpp"
+
+namespace np::experiment {
+
+// /run/np-explain/<node>: 0700, one per node name (two testbed "nodes" share one /run).
+std::string node_state_dir(const std::string& node);
+
+// An undo script NAME.undo in the node's state dir, run (then removed) by the destructor.
+// Names sort in teardown order: 10-probe, 20-server, 30-upload, 40-iface.
+class UndoStep {
+  public:
+    UndoStep(remote::Session& ssh, const std::string& node, std::string name,
+             const std::string& script);
+    ~UndoStep();
+    UndoStep(const UndoStep&) = delete;
+    UndoStep& operator=(const UndoStep&) = delete;
+    // Runs the undo now (once); returns what it printed on failure, empty on success.
+    std::string run();
+
+  private:
+    remote::Session& ssh_;
+    std::string path_;
+    bool done_ = false;
+};
+
+// Runs every undo script a run left on the node, in order. Returns one line per script
+// that ran, and "nothing to undo" when there were none.
+std::string undo_all(remote::Session& ssh, const std::string& node);
+
+// A shell fragment that stops the process whose PID is in `pidfile` if its command line still
+// starts with `program` (a recycled PID is left alone): TERM, up to 2 s, then KILL.
+std::string stop_pidfile_script(const std::string& pidfile, const std::string& program);
+
+// The data iface configured for the run: link up, address replaced; undone as found.
+class IfaceConfig {
+  public:
+    IfaceConfig(remote::Session& ssh, const std::string& node, const std::string& iface,
+                const std::string& cidr, bool keep);
+    bool was_up() const { return was_up_; }
+
+  private:
+    bool was_up_ = false;
+    std::unique_ptr<UndoStep> undo_;
+};
+
+// The iperf3 server on node A, supervised: a transient systemd unit where PID 1 is systemd,
+// else setsid with a pidfile; stopped by unit or PID, never by name.
+class IperfServer {
+  public:
+    IperfServer(remote::Session& ssh, const std::string& node, int port);
+    // Stops it now; the destructor then has nothing left to do.
+    void stop();
+    // Whether it is still listening (it may have been killed mid-run).
+    bool alive();
+    const std::string& supervisor() const {
+        return supervisor_;
+    }  // "systemd unit np-iperf3" or "pid N"
+
+  private:
+    remote::Session& ssh_;
+    int port_;
+    std::string supervisor_;
+    std::string is_alive_cmd_;
+    std::unique_ptr<UndoStep> undo_;
+};
+
+// np-probe uploaded to a private temp dir, checksum verified, and running on the data iface
+// inside the SSH channel (stdin EOF = detach and exit).
+class RemoteProbe {
+  public:
+    RemoteProbe(remote::Session& ssh, const std::string& node, const std::string& local_binary,
+                const std::string& iface, const std::string& role, int port);
+    ~RemoteProbe();
+    void phase(const std::string& name);
+    // Reads what the probe printed so far (without blocking) and returns the newest sample's
+    // tx+rx wire rate in bit/s, if a sample came.
+    std::optional<double> poll_rate_bps();
+    // Sends `stop` and returns the trace document (JSON text), or empty with `why` set when
+    // the probe ended without one within the timeout.
+    std::string stop(remote::Millis timeout, std::string& why);
+    const std::string& node() const { return node_; }
+
+  private:
+    void handle(const std::string& line);
+    remote::Session& ssh_;
+    std::string node_;
+    std::unique_ptr<remote::RemoteTempDir> dir_;
+    std::unique_ptr<UndoStep> upload_undo_;
+    std::unique_ptr<UndoStep> probe_undo_;
+    std::unique_ptr<remote::Process> process_;
+    std::string trace_;
+    std::optional<double> last_rate_bps_;
+};
+
+}  // namespace np::experiment

@@ -8,6 +8,8 @@
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/rate.hpp"
+#include "analysis/trace.hpp"
+#include "analysis/trace_findings.hpp"
 #include "src/cli/commands.hpp"
 
 namespace np::cli {
@@ -17,8 +19,9 @@ struct ExplainOptions {
     std::vector<std::string> iperf3;
     std::vector<std::string> iperf2;
     std::vector<std::string> ping;
-    std::vector<std::string> files;  // positional: format detected
-    std::string link;                // empty: unknown
+    std::vector<std::string> files;   // positional: format detected
+    std::vector<std::string> traces;  // np-trace/1 documents from np-probe
+    std::string link;                 // empty: unknown
     bool json = false;
 };
 
@@ -53,13 +56,27 @@ void load(Measurements& all, const std::string& path, InputFormat format) {
 int run_explain(const ExplainOptions& o) {
     ExplainInput in;
     if (!o.link.empty()) in.link_bps = parse_link_rate_bps(o.link, "--link");
-    if (o.iperf3.empty() && o.iperf2.empty() && o.ping.empty() && o.files.empty())
+    if (o.iperf3.empty() && o.iperf2.empty() && o.ping.empty() && o.files.empty() &&
+        o.traces.empty())
         throw InputError("explain", "no input: give iperf3 JSON, iperf2 or ping output files");
     for (const auto& f : o.iperf3) load(in.measurements, f, InputFormat::iperf3_json);
     for (const auto& f : o.iperf2) load(in.measurements, f, InputFormat::iperf2_text);
     for (const auto& f : o.ping) load(in.measurements, f, InputFormat::ping_text);
     for (const auto& f : o.files) load(in.measurements, f, InputFormat::auto_detect);
-    const Explanation e = explain(in);
+    Explanation e = explain(in);
+    if (!o.traces.empty()) {
+        std::vector<Trace> traces;
+        for (const auto& f : o.traces) {
+            try {
+                traces.push_back(parse_trace_text(read_file(f)));
+            } catch (const InputError& err) {
+                if (err.field() == f) throw;
+                throw InputError(fmt::format("{} ({})", f, err.field()), err.what());
+            }
+        }
+        auto found = trace_findings(traces, in.measurements);
+        e.findings.insert(e.findings.end(), found.begin(), found.end());
+    }
     if (o.json) {
         fmt::print("{}\n", to_json(e).dump(2));
     } else {
@@ -83,6 +100,9 @@ void add_explain_command(CLI::App& app, Runner& run) {
                     "Nominal link rate, 10M..400G (e.g. 1G, 10G); without it no ceiling is "
                     "claimed");
     sub->add_flag("--json", opts->json, "Print the findings document with the per-test verdicts");
+    sub->add_option("--trace", opts->traces,
+                    "np-probe trace (np-trace/1) of a node's data iface, role client or server; "
+                    "locates loss and confirms retransmits (repeatable)");
     sub->add_option("files", opts->files, "More output files; the format is detected");
     sub->callback([&run, opts] { run = [opts] { return run_explain(*opts); }; });
 }

@@ -4,9 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
-
 #include "analysis/error.hpp"
+#include "analysis/json_scan.hpp"
 
 namespace np {
 namespace {
@@ -42,14 +41,12 @@ constexpr size_t kMaxDepth = 64;
 
 class Handler {
   public:
-    using json = nlohmann::json;
-
     Handler(Iperf3Run& run, bool stream_line)
         : run_(run), top_(stream_line ? Ctx::stream_event : Ctx::root) {}
 
     // --- container events ---
-    bool start_object(size_t) { return open(false); }
-    bool start_array(size_t) { return open(true); }
+    bool start_object() { return open(false); }
+    bool start_array() { return open(true); }
     bool end_object() { return close(); }
     bool end_array() { return close(); }
     bool key(std::string& k) {
@@ -60,28 +57,8 @@ class Handler {
     // --- values ---
     bool null() { return value(Value{Kind::null, 0, false, nullptr}); }
     bool boolean(bool b) { return value(Value{Kind::boolean, b ? 1.0 : 0.0, b, nullptr}); }
-    bool number_integer(json::number_integer_t v) {
-        return value(Value{Kind::number, static_cast<double>(v), false, nullptr});
-    }
-    bool number_unsigned(json::number_unsigned_t v) {
-        return value(Value{Kind::number, static_cast<double>(v), false, nullptr});
-    }
-    bool number_float(json::number_float_t v, const std::string&) {
-        return value(Value{Kind::number, v, false, nullptr});
-    }
+    bool number(double v) { return value(Value{Kind::number, v, false, nullptr}); }
     bool string(std::string& s) { return value(Value{Kind::string, 0, false, &s}); }
-    bool binary(json::binary_t&) { return true; }
-    bool parse_error(size_t pos, const std::string& token, const nlohmann::detail::exception& e) {
-        error_pos_ = pos;
-        error_token_ = token;
-        error_what_ = e.what();
-        return false;
-    }
-
-    size_t error_pos() const { return error_pos_; }
-    const std::string& error_what() const { return error_what_; }
-    const std::string& error_token() const { return error_token_; }
-    bool saw_event() const { return !event_.empty(); }
 
   private:
     enum class Kind { null, boolean, number, string };
@@ -319,34 +296,20 @@ class Handler {
     std::string event_;
     std::optional<double> interval_sum_;
     std::optional<double> interval_reverse_sum_;
-    size_t error_pos_ = 0;
-    std::string error_token_;
-    std::string error_what_;
 };
 
 // Parses one JSON text (a document, or one --json-stream line) into `run`.
 void parse_json_text(Iperf3Run& run, std::string_view whole, size_t offset, size_t length,
                      bool stream_line) {
     Handler h(run, stream_line);
-    const char* begin = whole.data() + offset;
-    bool ok = false;
     try {
-        ok = nlohmann::json::sax_parse(begin, begin + length, &h);
+        json_scan::scan(whole.substr(offset, length), h);
+    } catch (const json_scan::JsonSyntaxError& e) {
+        throw InputError("json", fmt::format("not valid iperf3 JSON: {}", e.what()),
+                         line_of(whole, offset + e.offset));
     } catch (const InputError& e) {
         // The handler names the field; add the line for multi-line inputs.
         throw InputError(e.field(), e.what(), stream_line ? line_of(whole, offset) : 0);
-    }
-    if (!ok) {
-        const size_t pos = offset + (h.error_pos() > 0 ? h.error_pos() - 1 : 0);
-        std::string what = h.error_what();
-        // nlohmann's message repeats "[json.exception.parse_error.101] parse error at line …";
-        // keep the part after the last ": " which says what was wrong.
-        if (const auto cut = what.rfind(": "); cut != std::string::npos)
-            what = what.substr(cut + 2);
-        if (pos + 1 >= whole.size() || h.error_token().empty())
-            what = "the JSON ends early (truncated output?): " + what;
-        throw InputError("json", fmt::format("not valid iperf3 JSON: {}", what),
-                         line_of(whole, pos));
     }
 }
 

@@ -3,7 +3,9 @@
 # per-packet hook), alternating runs without a probe, with np-probe attached and with
 # `tcpdump -i IF -w /dev/null`; prints the median throughput ratios. Then the probe's own
 # cost per program from run_time_ns/run_cnt (BPF_STATS_RUN_TIME): tc per invocation from the
-# TCP runs, tp_btf/kfree_skb per hit from a UDP overload whose drops the probe counts.
+# TCP runs, tp_btf/kfree_skb per hit from a UDP overload whose drops the probe counts, each
+# also net of the floor: the same figure for an empty program at the same hook (np-probe-floor),
+# which on a virtual machine is mostly the cost of reading its clock twice.
 #
 #   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 to change)
 #
@@ -11,9 +13,10 @@
 set -euo pipefail
 build=$(realpath "${1:-build}")
 probe=$build/src/probe/np-probe
+floor=$build/bench/np-probe-floor
 rounds=${ROUNDS:-7}
 secs=${SECS:-5}
-[ -x "$probe" ] || { echo "bench: $probe not built" >&2; exit 3; }
+for bin in "$probe" "$floor"; do [ -x "$bin" ] || { echo "bench: $bin not built" >&2; exit 3; }; done
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (namespaces, BPF)" >&2; exit 3; }
 command -v tcpdump >/dev/null || { echo "bench: tcpdump missing (scripts/setup.sh installs it)" >&2; exit 3; }
 
@@ -49,6 +52,17 @@ start_probe() {
 }
 stop_probe() { echo stop >&"$probe_fd"; exec {probe_fd}>&-; wait "$probe_pid"; }
 
+# The empty programs on $1/$2 while "$3" runs; their costs go to $4.
+with_floor() {
+  local fifo=$work/fifo; mkfifo "$fifo"
+  ip netns exec "$1" "$floor" "$2" <"$fifo" >"$4" 2>"$work/floor.err" &
+  local pid=$!
+  exec {ffd}>"$fifo"; rm "$fifo"
+  for _ in $(seq 100); do grep -q attached "$work/floor.err" && break; sleep 0.05; done
+  eval "$3" >/dev/null
+  echo stop >&"$ffd"; exec {ffd}>&-; wait "$pid"
+}
+
 base=() with=() dump=()
 for r in $(seq "$rounds"); do
   # Alternate the order so drift (thermal, other load) does not favour one mode.
@@ -76,6 +90,13 @@ start_probe $b $ifb "$work/trace-udp.json"
 ip netns exec $a iperf3 -c 198.18.26.2 -p 5202 -u -b 0 -l 1448 -w 64K -t 3 -J >"$work/udp.json"
 stop_probe
 
+# The floor: one TCP run with empty tc programs, one UDP overload with an empty kfree_skb.
+with_floor $a $ifa "run_iperf $work/floor-tcp-iperf.json" "$work/floor-tcp.json"
+ip netns exec $b iperf3 -s -p 5202 -1 >/dev/null 2>&1 & pids="$pids $!"
+sleep 0.3
+with_floor $b $ifb "ip netns exec $a iperf3 -c 198.18.26.2 -p 5202 -u -b 0 -l 1448 -w 64K -t 3" \
+  "$work/floor-udp.json"
+
 python3 - "$work" "${base[*]}" "${with[*]}" "${dump[*]}" <<'PY'
 import json, statistics, sys, glob
 work = sys.argv[1]
@@ -93,16 +114,23 @@ udp = {c["program"]: c for c in json.load(open(f"{work}/trace-udp.json"))["probe
 per = lambda ns, n: ns / n if n else float("nan")
 tc_ns = sum(cost[p][0] for p in ("np_tc_ingress", "np_tc_egress"))
 tc_n = sum(cost[p][1] for p in ("np_tc_ingress", "np_tc_egress"))
-print("\nprobe cost (run_time_ns / run_cnt):")
-for p in ("np_tc_ingress", "np_tc_egress"):
-    print(f"  {p:18s} {per(*cost[p]):6.1f} ns/run  ({cost[p][1]} runs, TCP runs)")
-print(f"  tc, both hooks     {per(tc_ns, tc_n):6.1f} ns/run  (goal <= 60)")
+floor_tc = json.load(open(f"{work}/floor-tcp.json"))
+floor_udp = json.load(open(f"{work}/floor-udp.json"))
+f_in, f_out = floor_tc["floor_tc_ingress"], floor_tc["floor_tc_egress"]
+f_tc = (f_in["run_time_ns"] + f_out["run_time_ns"]) / max(1, f_in["run_cnt"] + f_out["run_cnt"])
+f_kfree = floor_udp["floor_kfree_skb"]["ns_per_run"]
+print("\nprobe cost (run_time_ns / run_cnt; floor = an empty program at the same hook):")
+print(f"  {'program':18s} {'measured':>9s} {'floor':>7s} {'net':>7s}")
+for p, f in (("np_tc_ingress", f_in["ns_per_run"]), ("np_tc_egress", f_out["ns_per_run"])):
+    v = per(*cost[p])
+    print(f"  {p:18s} {v:7.1f}ns {f:5.1f}ns {v - f:5.1f}ns  ({cost[p][1]} runs, TCP)")
+v = per(tc_ns, tc_n)
+print(f"  {'tc, both hooks':18s} {v:7.1f}ns {f_tc:5.1f}ns {v - f_tc:5.1f}ns  (goal <= 60)")
 k = udp["np_kfree_skb"]
-print(f"  np_kfree_skb       {per(k['run_time_ns'], k['run_cnt']):6.1f} ns/hit ({k['run_cnt']} hits, UDP overload, drops counted)  (goal <= 40)")
+v = per(k["run_time_ns"], k["run_cnt"])
+print(f"  {'np_kfree_skb':18s} {v:7.1f}ns {f_kfree:5.1f}ns {v - f_kfree:5.1f}ns  (goal <= 40; {k['run_cnt']} hits, UDP overload, drops counted)")
 r = cost["np_tcp_retransmit"]
-print(f"  np_tcp_retransmit  {per(*r):6.1f} ns/hit ({r[1]} hits, TCP runs)")
-udp_drops = json.load(open(f"{work}/trace-udp.json"))["phases"][-1]["drops"]["total_packets"]
-print(f"  (UDP overload: {udp_drops} drops counted)")
+print(f"  {'np_tcp_retransmit':18s} {per(*r):7.1f}ns  ({r[1]} hits, TCP runs)")
 PY
 echo
 echo "rerun: sudo ROUNDS=${rounds} SECS=${secs} bash bench/probe_overhead.sh ${1:-build}"

@@ -112,6 +112,14 @@ TEST(Iperf2, TenGigUdpRunHasTheDesignFigures) {
     EXPECT_DOUBLE_EQ(*t.offered_bps, 9e9);
 }
 
+TEST(Iperf2, AnAbsurdBufferSizeIsLeftOutNotOverflowed) {
+    // Found by fuzz_iperf2: a 85-digit "UDP buffer size" overflowed the int64 conversion.
+    const auto run = parse_iperf2("Client connecting to h, UDP port 5001\nUDP buffer size:  2" +
+                                  std::string(84, '0') +
+                                  " KByte (default)\n[  1] 0.0-10.0 sec  1 MBytes  1 Mbits/sec\n");
+    EXPECT_FALSE(run.buffer_bytes.has_value());
+}
+
 struct BadText {
     std::string text;
     int line;

@@ -101,17 +101,21 @@ void expect_clean(const Netns& ns, const std::string& iface, const std::vector<u
     EXPECT_EQ(sh(ns.exec() + " tc filter show dev " + iface + " ingress"), "");
     EXPECT_EQ(sh(ns.exec() + " tc filter show dev " + iface + " egress"), "");
     EXPECT_EQ(sh(ns.exec() + " tc qdisc show dev " + iface).find("clsact"), std::string::npos);
+    // The kernel frees a detached program after an RCU grace period: allow it a moment.
     for (uint32_t id : ids) {
-        EXPECT_NE(
-            sh("bpftool prog show id " + std::to_string(id) + " 2>&1", false).find("No such file"),
-            std::string::npos)
-            << "program " << id << " is still loaded";
+        const std::string show = "bpftool prog show id " + std::to_string(id) + " 2>&1";
+        bool gone = false;
+        for (int i = 0; i < 150 && !gone; ++i) {
+            gone = sh(show, false).find("No such file") != std::string::npos;
+            if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        EXPECT_TRUE(gone) << "program " << id << " is still loaded";
     }
 }
 
 TEST(ProbeKernel, TcpWireBytesMatchIperf3BytesPlusModelHeaders) {
     REQUIRE_ROOT();
-    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b");
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
     const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
     link_veth(a, ifa, b, ifb, 20);
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5301"});
@@ -141,7 +145,7 @@ TEST(ProbeKernel, TcpWireBytesMatchIperf3BytesPlusModelHeaders) {
 
 TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
     REQUIRE_ROOT();
-    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b");
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
     const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
     link_veth(a, ifa, b, ifb, 21);
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5302"});
@@ -181,7 +185,8 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
     // a -> r -> b, with a shaper on r whose queue holds only a few frames: bursts overflow it,
     // the segments are lost in the network and TCP on a retransmits them. (A tbf on a's own
     // iface would not do: TCP re-queues what its local qdisc refuses, without a retransmit.)
-    Netns a("npp-" + tag() + "-a"), r("npp-" + tag() + "-r"), b("npp-" + tag() + "-b");
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), r("npp-" + std::to_string(getpid()) + "-r"),
+        b("npp-" + std::to_string(getpid()) + "-b");
     const std::string ifa = "npp" + tag() + "a", ifra = "npp" + tag() + "ra";
     const std::string ifrb = "npp" + tag() + "rb", ifb = "npp" + tag() + "b";
     link_veth(a, ifa, r, ifra, 22);
@@ -218,7 +223,8 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
 
 TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {
     REQUIRE_ROOT();
-    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b"), c("npp-" + tag() + "-c");
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b"),
+        c("npp-" + std::to_string(getpid()) + "-c");
     const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
     link_veth(a, ifa, b, ifb, 23);
     // b <-> c carries the concurrent flow; c's iface likely has the same ifindex as a's, so
@@ -253,7 +259,7 @@ TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {
 
 TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
     REQUIRE_ROOT();
-    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b");
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
     const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
     link_veth(a, ifa, b, ifb, 25);
 
@@ -295,7 +301,7 @@ TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
 
 TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {
     REQUIRE_ROOT();
-    Netns a("npp-" + tag() + "-a"), b("npp-" + tag() + "-b");
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
     const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
     link_veth(a, ifa, b, ifb, 26);
     const std::string out = "/tmp/npp-cli-" + tag() + ".json";

@@ -44,9 +44,28 @@ inline std::string sh(const std::string& cmd, bool check = true) {
     return out;
 }
 
+// Removes namespaces "npp-PID-…" of test processes that no longer run (killed by a CTest
+// timeout before their destructors ran), stopping what still runs inside them first.
+inline void remove_stale_namespaces() {
+    std::istringstream list(sh("ip netns list", false));
+    std::string line;
+    while (std::getline(list, line)) {
+        const std::string name = line.substr(0, line.find(' '));
+        if (name.rfind("npp-", 0) != 0) continue;
+        const std::string pid = name.substr(4, name.find('-', 4) - 4);
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (access(("/proc/" + pid).c_str(), F_OK) == 0) continue;
+        std::istringstream pids(sh("ip netns pids " + name, false));
+        for (std::string p; pids >> p;) kill(std::stoi(p), SIGKILL);
+        sh("ip netns del " + name, false);
+    }
+}
+
 class Netns {
   public:
     explicit Netns(std::string name) : name_(std::move(name)) {
+        static const bool swept = (remove_stale_namespaces(), true);
+        (void)swept;
         sh("ip netns del " + name_, false);  // a leftover of an interrupted run
         sh("ip netns add " + name_);
         sh(exec() + " ip link set lo up");
@@ -54,7 +73,12 @@ class Netns {
         sh(exec() +
            " sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1");
     }
-    ~Netns() { sh("ip netns del " + name_, false); }
+    ~Netns() {
+        // Whatever a failed test left running inside goes with the namespace.
+        std::istringstream pids(sh("ip netns pids " + name_, false));
+        for (std::string p; pids >> p;) kill(std::stoi(p), SIGKILL);
+        sh("ip netns del " + name_, false);
+    }
     Netns(const Netns&) = delete;
     Netns& operator=(const Netns&) = delete;
 

@@ -120,6 +120,10 @@ TEST(Iperf2, AnAbsurdBufferSizeIsLeftOutNotOverflowed) {
     EXPECT_FALSE(run.buffer_bytes.has_value());
 }
 
+TEST(Iperf2, HugeInputIsRefusedWithItsSize) {
+    EXPECT_THROW(parse_iperf2(std::string(kMaxIperf2TextBytes + 1, ' ') + "x"), InputError);
+}
+
 struct BadText {
     std::string text;
     int line;

@@ -50,6 +50,17 @@ TEST(Ping, SeveralRunsInOneFileAreSeveralTests) {
     EXPECT_EQ(parse_ping(text).size(), 2u);
 }
 
+TEST(Ping, HugeInputIsRefusedWithItsSize) {
+    const std::string huge(kMaxPingTextBytes + 1, 'x');
+    try {
+        parse_ping(huge);
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("far more than any ping output"), std::string::npos)
+            << e.what();
+    }
+}
+
 struct BadPing {
     std::string text;
     int line;

@@ -67,6 +67,14 @@ struct {
 	__type(value, struct np_drop);
 } drops SEC(".maps");
 
+/* All drops counted, for the time series: one slot, so a sample need not read the array. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} drop_count SEC(".maps");
+
 struct l4_class {
 	__u8 proto;    /* enum np_proto */
 	__u8 flow;     /* enum np_flow */
@@ -349,6 +357,7 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	struct net_device *dev;
 	const struct sock *sk = NULL;
 	__u32 ns = 0, slot;
+	__u64 *total;
 
 	/* Not drops: a consumed skb, or one freed before any reason applied. */
 	if (reason <= SKB_CONSUMED)
@@ -381,5 +390,9 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		return 0;
 	d->packets += 1;
 	d->bytes += skb->len;
+	slot = 0;
+	total = bpf_map_lookup_elem(&drop_count, &slot);
+	if (total)
+		*total += 1;
 	return 0;
 }

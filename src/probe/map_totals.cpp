@@ -72,7 +72,7 @@ void fill_direction(DirectionTraffic& d, const MapTotals& delta, unsigned dir) {
 
 }  // namespace
 
-MapTotals read_map_totals(const probe_bpf* skel) {
+MapTotals read_map_totals(const probe_bpf* skel, bool with_drop_detail) {
     MapTotals m;
     const int traffic_fd = bpf_map__fd(skel->maps.traffic);
     for (uint32_t k = 0; k < NP_TRAFFIC_SLOTS; ++k) lookup_sum(traffic_fd, k, m.traffic[k], add);
@@ -84,6 +84,10 @@ MapTotals read_map_totals(const probe_bpf* skel) {
                                    a.segments += b.segments;
                                });
     }
+    const uint32_t zero = 0;
+    lookup_sum<uint64_t>(bpf_map__fd(skel->maps.drop_count), zero, m.drops_total,
+                         [](uint64_t& a, const uint64_t& b) { a += b; });
+    if (!with_drop_detail) return m;
     // The drops array is large (NP_DROP_SLOTS) and almost all zero: read it in one batch.
     const int drops_fd = bpf_map__fd(skel->maps.drops);
     const int cpus = possible_cpus();
@@ -120,6 +124,7 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
         d.retransmits[i].skbs -= earlier.retransmits[i].skbs;
         d.retransmits[i].segments -= earlier.retransmits[i].segments;
     }
+    d.drops_total -= earlier.drops_total;
     for (auto it = d.drops.begin(); it != d.drops.end();) {
         if (auto e = earlier.drops.find(it->first); e != earlier.drops.end()) {
             it->second.packets -= e->second.packets;
@@ -179,7 +184,7 @@ void fill_sample(TraceSample& s, const MapTotals& delta) {
         }
     }
     for (const auto& r : delta.retransmits) s.retransmits += r.segments;
-    for (const auto& [where, d] : delta.drops) s.drops += d.packets;
+    s.drops = delta.drops_total;
 }
 
 }  // namespace np::probe

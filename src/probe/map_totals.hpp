@@ -21,10 +21,13 @@ using DropWhere = std::tuple<uint32_t, uint32_t, uint8_t, uint8_t>;
 struct MapTotals {
     std::array<np_traffic, NP_TRAFFIC_SLOTS> traffic{};
     std::array<np_retrans, NP_FLOW_COUNT> retransmits{};
-    std::map<DropWhere, np_drop> drops;
+    std::map<DropWhere, np_drop> drops;  // empty in a snapshot taken without detail
+    uint64_t drops_total = 0;
 };
 
-MapTotals read_map_totals(const probe_bpf* skel);
+// `with_drop_detail` reads the drops array (large; what a phase needs); samples need only the
+// traffic, retransmits and the total number of drops.
+MapTotals read_map_totals(const probe_bpf* skel, bool with_drop_detail);
 MapTotals operator-(const MapTotals& later, const MapTotals& earlier);
 
 // What the trace needs to name things: the data iface and the kernel's drop reason names.

@@ -119,7 +119,8 @@ class Recorder {
   public:
     Recorder(const probe_bpf* skel, Naming naming, const std::string& iface)
         : skel_(skel), naming_(std::move(naming)), iface_(iface) {
-        phase_maps_ = last_sample_maps_ = read_map_totals(skel_);
+        phase_maps_ = read_map_totals(skel_, true);
+        last_sample_maps_ = read_map_totals(skel_, false);
         phase_counters_ = read_kernel_counters(iface_);
     }
 
@@ -130,7 +131,7 @@ class Recorder {
     }
 
     void sample() {
-        const MapTotals now = read_map_totals(skel_);
+        const MapTotals now = read_map_totals(skel_, false);
         TraceSample s;
         s.t_ms = now_ms();
         s.interval_ms = s.t_ms - last_sample_ms_;
@@ -146,7 +147,7 @@ class Recorder {
 
     // Closes the current phase and starts `next` (none when stopping).
     void cut_phase(const std::optional<std::string>& next) {
-        const MapTotals maps = read_map_totals(skel_);
+        const MapTotals maps = read_map_totals(skel_, true);
         const KernelCounters counters = read_kernel_counters(iface_);
         PhaseTrace p;
         p.name = phase_name_;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,12 +21,14 @@
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
 #include "src/experiment/progress.hpp"
+#include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
 #include "src/remote/shell.hpp"
 
 namespace np::experiment {
 namespace {
 
+using remote::CommandShell;
 using remote::Millis;
 using remote::Session;
 using remote::shell_quote;
@@ -49,6 +52,41 @@ std::unique_ptr<Session> connect(const RunOptions& o, const std::string& node) {
     so.host_keys =
         o.accept_new_host_keys ? remote::HostKeyPolicy::accept_new : remote::HostKeyPolicy::strict;
     return std::make_unique<Session>(so);
+}
+
+// A node as the run uses it: the SSH session and one shell on it for the short commands.
+struct Node {
+    std::string name;
+    std::unique_ptr<Session> ssh;
+    std::unique_ptr<CommandShell> sh;  // rides on ssh: released first
+
+    void close() {
+        sh.reset();
+        ssh.reset();
+    }
+};
+
+Node open_node(const RunOptions& o, const std::string& name) {
+    Node n{name, connect(o, name), nullptr};
+    n.sh = std::make_unique<CommandShell>(*n.ssh);
+    return n;
+}
+
+// Runs the two nodes' parts of a step at once (their sessions are independent). Both finish
+// before either's exception is rethrown, so what one built is still torn down by its owner.
+template <class FA, class FB>
+auto on_both(FA for_a, FB for_b) {
+    auto b = std::async(std::launch::async, for_b);
+    std::exception_ptr failed;
+    decltype(for_a()) ra{};
+    try {
+        ra = for_a();
+    } catch (...) {
+        failed = std::current_exception();
+    }
+    auto rb = b.get();
+    if (failed) std::rethrow_exception(failed);
+    return std::pair{std::move(ra), std::move(rb)};
 }
 
 std::map<std::string, std::string> key_values(const std::string& text) {
@@ -78,17 +116,17 @@ std::vector<std::string> words(const std::string& text) {
     return out;
 }
 
-NodeFacts gather_node_facts(Session& s, const std::string& node, const std::string& role,
+NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std::string& role,
                             const Params& p) {
     const std::string iface = shell_quote(p.data_iface);
     const auto kv = key_values(
-        s.exec(fmt::format(
-                   "if [ -e {0} ]; then echo marker=1; else echo marker=0; fi; "
-                   "if [ -d /sys/class/net/{1} ]; then echo iface=1; else echo iface=0; fi; "
-                   "echo ifaces=$(ls /sys/class/net | grep -vx lo | tr '\\n' ' '); "
-                   "if command -v iperf3 >/dev/null; then echo iperf3=1; else echo iperf3=0; fi; "
-                   "if command -v ping >/dev/null; then echo ping=1; else echo ping=0; fi",
-                   shell_quote(p.image_marker), iface))
+        s.run(fmt::format(
+                  "if [ -e {0} ]; then echo marker=1; else echo marker=0; fi; "
+                  "if [ -d /sys/class/net/{1} ]; then echo iface=1; else echo iface=0; fi; "
+                  "echo ifaces=$(ls /sys/class/net | grep -vx lo | tr '\\n' ' '); "
+                  "if command -v iperf3 >/dev/null; then echo iperf3=1; else echo iperf3=0; fi; "
+                  "if command -v ping >/dev/null; then echo ping=1; else echo ping=0; fi",
+                  shell_quote(p.image_marker), iface))
             .out);
     NodeFacts n;
     n.node = node;
@@ -104,23 +142,23 @@ NodeFacts gather_node_facts(Session& s, const std::string& node, const std::stri
 }
 
 // After the link is up: carrier (a NIC takes a few seconds to negotiate), speed, duplex, MTU.
-void gather_link_facts(Session& s, NodeFacts& n) {
+void gather_link_facts(CommandShell& s, NodeFacts& n) {
     const std::string iface = shell_quote(n.iface);
     const auto kv = key_values(
-        s.exec(fmt::format(
-                   "i=0; while [ $i -lt 50 ]; do c=$(cat /sys/class/net/{0}/carrier 2>/dev/null); "
-                   "[ \"$c\" = 1 ] && break; sleep 0.1; i=$((i+1)); done; echo carrier=$c; "
-                   "echo mtu=$(cat /sys/class/net/{0}/mtu); "
-                   "if command -v ethtool >/dev/null; then "
-                   "ethtool {0} 2>/dev/null | sed -n 's/^[[:space:]]*Speed: "
-                   "\\([0-9]*\\)Mb\\/s.*/speed=\\1/p; "
-                   "s/^[[:space:]]*Duplex: \\(.*\\)/duplex=\\1/p'; "
-                   "ethtool -i {0} 2>/dev/null | sed -n 's/^driver: /driver=/p'; fi; "
-                   "printf 'others='; for d in /sys/class/net/*; do b=${{d##*/}}; "
-                   "[ \"$b\" = lo ] || [ \"$b\" = {0} ] && continue; "
-                   "[ \"$(cat $d/carrier 2>/dev/null)\" = 1 ] && printf '%s ' \"$b\"; done; echo",
-                   iface),
-               Millis(20000))
+        s.run(fmt::format(
+                  "i=0; while [ $i -lt 50 ]; do c=$(cat /sys/class/net/{0}/carrier 2>/dev/null); "
+                  "[ \"$c\" = 1 ] && break; sleep 0.1; i=$((i+1)); done; echo carrier=$c; "
+                  "echo mtu=$(cat /sys/class/net/{0}/mtu); "
+                  "if command -v ethtool >/dev/null; then "
+                  "ethtool {0} 2>/dev/null | sed -n 's/^[[:space:]]*Speed: "
+                  "\\([0-9]*\\)Mb\\/s.*/speed=\\1/p; "
+                  "s/^[[:space:]]*Duplex: \\(.*\\)/duplex=\\1/p'; "
+                  "ethtool -i {0} 2>/dev/null | sed -n 's/^driver: /driver=/p'; fi; "
+                  "printf 'others='; for d in /sys/class/net/*; do b=${{d##*/}}; "
+                  "[ \"$b\" = lo ] || [ \"$b\" = {0} ] && continue; "
+                  "[ \"$(cat $d/carrier 2>/dev/null)\" = 1 ] && printf '%s ' \"$b\"; done; echo",
+                  iface),
+              Millis(20000))
             .out);
     const auto get = [&](const char* k) { return kv.count(k) ? kv.at(k) : std::string(); };
     n.carrier = get("carrier") == "1";
@@ -133,13 +171,13 @@ void gather_link_facts(Session& s, NodeFacts& n) {
     n.ports_with_carrier = words(get("others"));
 }
 
-PathFacts check_path(Session& b, const Params& p) {
+PathFacts check_path(CommandShell& b, const Params& p) {
     const auto kv = key_values(
-        b.exec(fmt::format("if ping -c 2 -W 1 -I {0} {1} >/dev/null 2>&1; then echo ping=1; else "
-                           "echo ping=0; fi; "
-                           "echo neigh=$(ip neigh show {1} dev {0} | awk '{{print $NF}}')",
-                           shell_quote(p.data_iface), shell_quote(p.server_ip)),
-               Millis(15000))
+        b.run(fmt::format("if ping -c 1 -W 2 -I {0} {1} >/dev/null 2>&1; then echo ping=1; else "
+                          "echo ping=0; fi; "
+                          "echo neigh=$(ip neigh show {1} dev {0} | awk '{{print $NF}}')",
+                          shell_quote(p.data_iface), shell_quote(p.server_ip)),
+              Millis(15000))
             .out);
     PathFacts path;
     path.client_iface = p.data_iface;
@@ -157,56 +195,67 @@ void append(std::vector<Finding>& to, std::vector<Finding> from) {
     for (auto& f : from) to.push_back(std::move(f));
 }
 
-// Runs a client command on node B while draining both probes and showing progress; returns
-// its stdout. Throws Interrupted, or EnvironmentError on a dead session or a hung tool.
-std::string run_client(Session& b, const std::string& command, double expected_s,
+// Runs a client command in node B's shell while draining both probes and showing progress;
+// returns its stdout (its stderr when it printed nothing else). Throws Interrupted, or
+// EnvironmentError on a dead session or a hung tool — stopping the command first.
+std::string run_client(Node& b, const std::string& command, double expected_s,
                        const std::string& phase, RemoteProbe& pa, RemoteProbe& pb,
                        Progress& progress) {
-    auto process = b.start(command);
     std::string out;
     const auto t0 = Clock::now();
     const auto deadline =
         t0 + std::chrono::milliseconds(static_cast<int64_t>((expected_s + 30) * 1000));
-    for (;;) {
-        throw_if_interrupted("the " + phase + " phase");
-        if (const auto line = process->read_line(Millis(100))) {
-            out += *line;
-            out += '\n';
-        } else if (process->eof()) {
-            break;
+    try {
+        b.sh->begin(command);
+        while (!b.sh->finished()) {
+            throw_if_interrupted("the " + phase + " phase");
+            if (const auto line = b.sh->read_line(Millis(100))) {
+                out += *line;
+                out += '\n';
+            }
+            pa.poll_rate_bps();
+            const auto rate = pb.poll_rate_bps();
+            progress.update(phase, std::chrono::duration<double>(Clock::now() - t0).count(),
+                            expected_s, rate);
+            if (Clock::now() > deadline) {
+                throw EnvironmentError(
+                    EnvironmentError::Kind::timeout,
+                    fmt::format("{}: the {} phase did not finish within {:.0f} s", b.ssh->name(),
+                                phase, expected_s + 30));
+            }
         }
-        pa.poll_rate_bps();
-        const auto rate = pb.poll_rate_bps();
-        progress.update(phase, std::chrono::duration<double>(Clock::now() - t0).count(), expected_s,
-                        rate);
-        if (Clock::now() > deadline) {
-            throw EnvironmentError(EnvironmentError::Kind::timeout,
-                                   fmt::format("{}: the {} phase did not finish within {:.0f} s",
-                                               b.name(), phase, expected_s + 30));
-        }
+    } catch (...) {
+        b.sh->abort();  // stops the tool too: it runs in the shell's process group
+        throw;
     }
-    process->wait(Millis(5000));
     progress.clear();
-    if (out.empty() && !process->err().empty()) out = process->err();
+    if (out.empty() && !b.sh->err().empty()) out = b.sh->err();
     return out;
 }
 
 // Phases with the probes and the server running. Any fault here is recorded, not thrown, so
 // the probes can still hand over their traces before teardown.
-void measure(Session& a, Session& b, const RunOptions& o, Record& rec, Progress& progress) {
+void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress) {
     const Params& p = o.params;
     progress.step(fmt::format("starting the probes on {} and {}", o.node_a, o.node_b));
-    RemoteProbe pa(a, o.node_a, o.probe_binary, p.data_iface, "server", p.port);
-    RemoteProbe pb(b, o.node_b, o.probe_binary, p.data_iface, "client", p.port);
+    auto [pa, pb] = on_both(
+        [&] {
+            return std::make_unique<RemoteProbe>(*a.sh, o.node_a, o.probe_binary, p.data_iface,
+                                                 "server", p.port);
+        },
+        [&] {
+            return std::make_unique<RemoteProbe>(*b.sh, o.node_b, o.probe_binary, p.data_iface,
+                                                 "client", p.port);
+        });
     std::unique_ptr<IperfServer> server;
     std::string phase = "server start";
     try {
         progress.step(fmt::format("starting the iperf3 server on {}", o.node_a));
-        server = std::make_unique<IperfServer>(a, o.node_a, p.port);
+        server = std::make_unique<IperfServer>(*a.sh, o.node_a, p.port);
         const auto announce = [&](const std::string& name) {
             phase = name;
-            pa.phase(name);
-            pb.phase(name);
+            pa->phase(name);
+            pb->phase(name);
         };
         const auto server_gone = [&] {
             if (server->alive()) return false;
@@ -218,19 +267,19 @@ void measure(Session& a, Session& b, const RunOptions& o, Record& rec, Progress&
         rec.ping = run_client(b,
                               fmt::format("ping -c {} -I {} {}", p.ping_count,
                                           shell_quote(p.data_iface), shell_quote(p.server_ip)),
-                              p.ping_count, "ping", pa, pb, progress);
+                              p.ping_count, "ping", *pa, *pb, progress);
         announce("tcp");
         rec.tcp = run_client(b,
                              fmt::format("iperf3 -c {} -p {} -t {} -J", shell_quote(p.server_ip),
                                          p.port, p.tcp_duration_s),
-                             p.tcp_duration_s, "tcp", pa, pb, progress);
+                             p.tcp_duration_s, "tcp", *pa, *pb, progress);
         if (!server_gone()) {
             announce("udp");
             rec.udp = run_client(
                 b,
                 fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J", shell_quote(p.server_ip),
                             p.port, shell_quote(p.udp_bandwidth), p.udp_duration_s),
-                p.udp_duration_s, "udp", pa, pb, progress);
+                p.udp_duration_s, "udp", *pa, *pb, progress);
             server_gone();
         }
     } catch (const Interrupted& e) {
@@ -242,7 +291,7 @@ void measure(Session& a, Session& b, const RunOptions& o, Record& rec, Progress&
     }
     progress.clear();
     if (server) server->stop();
-    for (RemoteProbe* probe : {&pa, &pb}) {
+    for (RemoteProbe* probe : {pa.get(), pb.get()}) {
         std::string why;
         std::string trace = probe->stop(Millis(10000), why);
         if (!trace.empty()) {
@@ -259,12 +308,11 @@ void measure(Session& a, Session& b, const RunOptions& o, Record& rec, Progress&
     }
 }
 
-void preflight_and_measure(Session& a, Session& b, const RunOptions& o, Record& rec,
-                           Progress& progress) {
+void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress) {
     const Params& p = o.params;
     progress.step("preflight: checking both nodes");
-    NodeFacts fa = gather_node_facts(a, o.node_a, "server", p);
-    NodeFacts fb = gather_node_facts(b, o.node_b, "client", p);
+    auto [fa, fb] = on_both([&] { return gather_node_facts(*a.sh, o.node_a, "server", p); },
+                            [&] { return gather_node_facts(*b.sh, o.node_b, "client", p); });
     append(rec.findings, node_findings(fa));
     append(rec.findings, node_findings(fb));
     if (has_error(rec.findings)) {
@@ -273,12 +321,21 @@ void preflight_and_measure(Session& a, Session& b, const RunOptions& o, Record& 
     }
     throw_if_interrupted("preflight");
     progress.step(fmt::format("configuring {} on both nodes", p.data_iface));
-    IfaceConfig ia(a, o.node_a, p.data_iface, fmt::format("{}/{}", p.server_ip, p.prefix_len),
-                   o.keep_iface);
-    IfaceConfig ib(b, o.node_b, p.data_iface, fmt::format("{}/{}", p.client_ip, p.prefix_len),
-                   o.keep_iface);
-    gather_link_facts(a, fa);
-    gather_link_facts(b, fb);
+    auto [ia, ib] = on_both(
+        [&] {
+            auto c = std::make_unique<IfaceConfig>(*a.sh, o.node_a, p.data_iface,
+                                                   fmt::format("{}/{}", p.server_ip, p.prefix_len),
+                                                   o.keep_iface);
+            gather_link_facts(*a.sh, fa);
+            return c;
+        },
+        [&] {
+            auto c = std::make_unique<IfaceConfig>(*b.sh, o.node_b, p.data_iface,
+                                                   fmt::format("{}/{}", p.client_ip, p.prefix_len),
+                                                   o.keep_iface);
+            gather_link_facts(*b.sh, fb);
+            return c;
+        });
     rec.speed_mbps = fa.speed_mbps;
     append(rec.findings, carrier_findings(fa));
     append(rec.findings, carrier_findings(fb));
@@ -289,7 +346,7 @@ void preflight_and_measure(Session& a, Session& b, const RunOptions& o, Record& 
     append(rec.findings, link_findings(fa, fb));
     throw_if_interrupted("preflight");
     progress.step(fmt::format("checking the data path {} -> {}", o.node_b, p.server_ip));
-    append(rec.findings, path_findings(check_path(b, p), fa, fb));
+    append(rec.findings, path_findings(check_path(*b.sh, p), fa, fb));
     if (has_error(rec.findings)) {
         rec.stopped = "preflight failed: the data path does not connect the nodes";
         return;
@@ -300,29 +357,27 @@ void preflight_and_measure(Session& a, Session& b, const RunOptions& o, Record& 
 
 // Whatever the scope-based teardown could not undo (a session that dropped), from a fresh
 // session; what cannot be reached is said.
-void sweep(const RunOptions& o, std::unique_ptr<Session>& s, const std::string& node, Record& rec) {
+void sweep(const RunOptions& o, Node& n, Record& rec) {
     try {
-        if (s) {
-            undo_all(*s, node);
+        if (n.sh) {
+            undo_all(*n.sh, n.name);
             return;
         }
     } catch (const std::exception&) {
     }
     try {
-        auto fresh = connect(o, node);
-        undo_all(*fresh, node);
+        Node fresh = open_node(o, n.name);
+        undo_all(*fresh.sh, n.name);
     } catch (const std::exception& e) {
-        if (s) {  // only a node we had reached can hold anything of ours
-            rec.findings.push_back(
-                {"TEARDOWN_INCOMPLETE",
-                 Severity::error,
-                 fmt::format("Could not clean up {}", node),
-                 fmt::format("{} could not be reached to undo what the run started there: {}", node,
-                             e.what()),
-                 {{"node", node}},
-                 fmt::format("np-explain teardown {} {} once the node is reachable", o.node_a,
-                             o.node_b)});
-        }
+        rec.findings.push_back(
+            {"TEARDOWN_INCOMPLETE",
+             Severity::error,
+             fmt::format("Could not clean up {}", n.name),
+             fmt::format("{} could not be reached to undo what the run started there: {}", n.name,
+                         e.what()),
+             {{"node", n.name}},
+             fmt::format("np-explain teardown {} {} once the node is reachable", o.node_a,
+                         o.node_b)});
     }
 }
 
@@ -356,28 +411,35 @@ RunOutcome run_experiment(const RunOptions& o) {
     InterruptGuard guard;
     Progress progress(o.progress);
     Record rec;
-    std::unique_ptr<Session> a, b;
+    Node a{o.node_a, nullptr, nullptr}, b{o.node_b, nullptr, nullptr};
     try {
         progress.step(fmt::format("connecting to {} and {}", o.node_a, o.node_b));
-        const std::pair<const std::string*, std::unique_ptr<Session>*> nodes[] = {{&o.node_a, &a},
-                                                                                  {&o.node_b, &b}};
-        for (const auto& [node, session] : nodes) {
+        const auto reach = [&](Node& n) -> std::string {
             try {
-                *session = connect(o, *node);
+                n = open_node(o, n.name);
+                return {};
             } catch (const EnvironmentError& e) {
-                rec.findings.push_back(
-                    {"NODE_UNREACHABLE",
-                     Severity::error,
-                     fmt::format("Cannot use {}", *node),
-                     e.what(),
-                     {{"node", *node}},
-                     "Check the node is powered on (omf tell on), the name in your "
-                     "ssh_config and its host key."});
-                rec.environment_failed = true;
+                return e.what();
             }
+        };
+        auto [why_a, why_b] = on_both([&] { return reach(a); }, [&] { return reach(b); });
+        for (const auto& [node, why] : {std::pair{o.node_a, why_a}, std::pair{o.node_b, why_b}}) {
+            if (why.empty()) continue;
+            rec.findings.push_back(
+                {"NODE_UNREACHABLE",
+                 Severity::error,
+                 fmt::format("Cannot use {}", node),
+                 why,
+                 {{"node", node}},
+                 "Check the node is powered on (omf tell on), the name in your ssh_config and "
+                 "its host key."});
+            rec.environment_failed = true;
         }
-        if (a && b) preflight_and_measure(*a, *b, o, rec, progress);
-        if (!a || !b) rec.stopped = "a node could not be reached";
+        if (a.sh && b.sh) {
+            preflight_and_measure(a, b, o, rec, progress);
+        } else {
+            rec.stopped = "a node could not be reached";
+        }
     } catch (const Interrupted& e) {
         rec.stopped = e.what();
         rec.signal = interrupt_signal();
@@ -386,12 +448,11 @@ RunOutcome run_experiment(const RunOptions& o) {
         rec.environment_failed = true;
     }
     progress.clear();
-    if (a || b) {
-        sweep(o, a, o.node_a, rec);
-        sweep(o, b, o.node_b, rec);
-    }
-    a.reset();
-    b.reset();
+    // Only a node we reached can hold anything of ours.
+    on_both([&] { return a.ssh ? (sweep(o, a, rec), 0) : 0; },
+            [&] { return b.ssh ? (sweep(o, b, rec), 0) : 0; });
+    a.close();
+    b.close();
 
     // Analysis: the tools' outputs against the model, then the traces.
     RunOutcome out;
@@ -484,8 +545,8 @@ std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
     o.ssh_config = ssh_config;
     for (const std::string& node : {node_a, node_b}) {
         try {
-            auto s = connect(o, node);
-            std::string done = undo_all(*s, node);
+            Node n = open_node(o, node);
+            std::string done = undo_all(*n.sh, node);
             report += fmt::format("{}:\n", node);
             size_t start = 0;
             while (start < done.size()) {

@@ -18,12 +18,12 @@ std::string node_state_dir(const std::string& node) {
     return "/run/np-explain/" + node;
 }
 
-UndoStep::UndoStep(remote::Session& ssh, const std::string& node, std::string name,
+UndoStep::UndoStep(remote::CommandShell& sh, const std::string& node, std::string name,
                    const std::string& script)
-    : ssh_(ssh), path_(node_state_dir(node) + "/" + name + ".undo") {
+    : sh_(sh), path_(node_state_dir(node) + "/" + name + ".undo") {
     const std::string dir = node_state_dir(node);
-    ssh_.check(fmt::format("mkdir -p -m 0700 /run/np-explain {0} && printf '%s\\n' {1} > {2}",
-                           shell_quote(dir), shell_quote(script), shell_quote(path_)));
+    sh_.check(fmt::format("mkdir -p -m 0700 /run/np-explain {0} && printf '%s\\n' {1} > {2}",
+                          shell_quote(dir), shell_quote(script), shell_quote(path_)));
 }
 
 UndoStep::~UndoStep() {
@@ -35,24 +35,24 @@ std::string UndoStep::run() {
     if (done_) return {};
     done_ = true;
     try {
-        const auto r = ssh_.exec(
-            fmt::format("sh {0}; status=$?; rm -f {0}; exit $status", shell_quote(path_)));
+        const auto r =
+            sh_.run(fmt::format("sh {0}; status=$?; rm -f {0}; exit $status", shell_quote(path_)));
         if (r.exit_status != 0) {
-            return fmt::format("{}: undo {} failed (status {}): {}", ssh_.name(), path_,
+            return fmt::format("{}: undo {} failed (status {}): {}", sh_.session().name(), path_,
                                r.exit_status, r.err);
         }
     } catch (const std::exception& e) {
         return fmt::format(
             "{}: could not undo {} ({}); run 'np-explain teardown' when the node is "
             "reachable",
-            ssh_.name(), path_, e.what());
+            sh_.session().name(), path_, e.what());
     }
     return {};
 }
 
-std::string undo_all(remote::Session& ssh, const std::string& node) {
+std::string undo_all(remote::CommandShell& sh, const std::string& node) {
     const std::string dir = node_state_dir(node);
-    const auto r = ssh.exec(
+    const auto r = sh.run(
         fmt::format("cd {} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; "
                     "for f in *.undo; do [ -e \"$f\" ] || continue; found=1; "
                     "if sh \"$f\"; then echo \"undone: ${{f%.undo}}\"; rm -f \"$f\"; "
@@ -77,16 +77,16 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
 
 // ---------------------------------------------------------------------------------------------
 
-IfaceConfig::IfaceConfig(remote::Session& ssh, const std::string& node, const std::string& iface,
-                         const std::string& cidr, bool keep) {
+IfaceConfig::IfaceConfig(remote::CommandShell& sh, const std::string& node,
+                         const std::string& iface, const std::string& cidr, bool keep) {
     const auto link = nlohmann::json::parse(
-        ssh.check("ip -j link show dev " + shell_quote(iface)).out, nullptr, false);
+        sh.check("ip -j link show dev " + shell_quote(iface)).out, nullptr, false);
     if (link.is_array() && !link.empty()) {
         for (const auto& flag : link[0].value("flags", nlohmann::json::array()))
             if (flag == "UP") was_up_ = true;
     }
-    const auto addr_line = ssh.exec(fmt::format("ip -o addr show dev {} to {}", shell_quote(iface),
-                                                shell_quote(cidr.substr(0, cidr.find('/')))));
+    const auto addr_line = sh.run(fmt::format("ip -o addr show dev {} to {}", shell_quote(iface),
+                                              shell_quote(cidr.substr(0, cidr.find('/')))));
     const bool had_addr = addr_line.exit_status == 0 && !addr_line.out.empty();
     if (!keep) {
         std::string undo;
@@ -95,49 +95,49 @@ IfaceConfig::IfaceConfig(remote::Session& ssh, const std::string& node, const st
                                 shell_quote(iface));
         if (!was_up_) undo += fmt::format("ip link set dev {} down; ", shell_quote(iface));
         undo += "true";
-        undo_ = std::make_unique<UndoStep>(ssh, node, "40-iface", undo);
+        undo_ = std::make_unique<UndoStep>(sh, node, "40-iface", undo);
     }
-    ssh.check(fmt::format("ip link set dev {0} up && ip addr replace {1} dev {0}",
-                          shell_quote(iface), shell_quote(cidr)));
+    sh.check(fmt::format("ip link set dev {0} up && ip addr replace {1} dev {0}",
+                         shell_quote(iface), shell_quote(cidr)));
 }
 
 // ---------------------------------------------------------------------------------------------
 
-IperfServer::IperfServer(remote::Session& ssh, const std::string& node, int port)
-    : ssh_(ssh), port_(port) {
+IperfServer::IperfServer(remote::CommandShell& sh, const std::string& node, int port)
+    : sh_(sh), port_(port) {
     const std::string listening = fmt::format("ss -Htln 'sport = :{}' | grep -q .", port);
-    if (ssh_.exec(listening).exit_status == 0) {
+    if (sh_.run(listening).exit_status == 0) {
         throw EnvironmentError(
             EnvironmentError::Kind::remote,
             fmt::format("{}: TCP port {} is already in use (an iperf3 server from an earlier run? "
                         "'np-explain teardown' stops what np-explain started; otherwise choose "
                         "another np_port)",
-                        ssh_.name(), port));
+                        sh_.session().name(), port));
     }
     const bool systemd =
-        ssh_.exec("[ \"$(cat /proc/1/comm 2>/dev/null)\" = systemd ]").exit_status == 0;
-    const std::string iperf3 = ssh_.check("command -v iperf3").out;
+        sh_.run("[ \"$(cat /proc/1/comm 2>/dev/null)\" = systemd ]").exit_status == 0;
+    const std::string iperf3 = sh_.check("command -v iperf3").out;
     const std::string bin = iperf3.substr(0, iperf3.find('\n'));
     if (systemd) {
         supervisor_ = "systemd unit np-iperf3";
-        undo_ = std::make_unique<UndoStep>(ssh_, node, "20-server",
+        undo_ = std::make_unique<UndoStep>(sh_, node, "20-server",
                                            "systemctl stop np-iperf3 2>/dev/null; systemctl "
                                            "reset-failed np-iperf3 2>/dev/null; true");
-        ssh_.check(fmt::format("systemd-run --quiet --unit=np-iperf3 --collect {} -s -p {}",
-                               shell_quote(bin), port));
+        sh_.check(fmt::format("systemd-run --quiet --unit=np-iperf3 --collect {} -s -p {}",
+                              shell_quote(bin), port));
         is_alive_cmd_ = "systemctl is-active --quiet np-iperf3 && " + listening;
     } else {
         const std::string dir = node_state_dir(node);
         const std::string pidfile = dir + "/iperf3.pid";
-        undo_ = std::make_unique<UndoStep>(ssh_, node, "20-server",
+        undo_ = std::make_unique<UndoStep>(sh_, node, "20-server",
                                            stop_pidfile_script(pidfile, "iperf3"));
         // setsid -f forks: the server holds none of the SSH channel's fds, so exec returns, and
         // it is in its own session, out of reach of the channel's process group.
         const std::string inner = fmt::format("cd / && echo $$ > {} && exec {} -s -p {}",
                                               shell_quote(pidfile), shell_quote(bin), port);
-        ssh_.check(fmt::format("setsid -f sh -c {} </dev/null >{} 2>&1", shell_quote(inner),
-                               shell_quote(dir + "/iperf3.log")));
-        const auto pid = ssh_.exec("sleep 0.1; cat " + shell_quote(pidfile));
+        sh_.check(fmt::format("setsid -f sh -c {} </dev/null >{} 2>&1", shell_quote(inner),
+                              shell_quote(dir + "/iperf3.log")));
+        const auto pid = sh_.run("sleep 0.1; cat " + shell_quote(pidfile));
         supervisor_ = "pid " + pid.out.substr(0, pid.out.find('\n'));
         is_alive_cmd_ =
             fmt::format("kill -0 \"$(cat {})\" 2>/dev/null && {}", shell_quote(pidfile), listening);
@@ -148,8 +148,8 @@ IperfServer::IperfServer(remote::Session& ssh, const std::string& node, int port
     }
     throw EnvironmentError(
         EnvironmentError::Kind::remote,
-        fmt::format("{}: the iperf3 server ({}) did not start listening on port {}", ssh_.name(),
-                    supervisor_, port));
+        fmt::format("{}: the iperf3 server ({}) did not start listening on port {}",
+                    sh_.session().name(), supervisor_, port));
 }
 
 void IperfServer::stop() {
@@ -159,23 +159,23 @@ void IperfServer::stop() {
 }
 
 bool IperfServer::alive() {
-    return ssh_.exec(is_alive_cmd_).exit_status == 0;
+    return sh_.run(is_alive_cmd_).exit_status == 0;
 }
 
 // ---------------------------------------------------------------------------------------------
 
-RemoteProbe::RemoteProbe(remote::Session& ssh, const std::string& node,
+RemoteProbe::RemoteProbe(remote::CommandShell& sh, const std::string& node,
                          const std::string& local_binary, const std::string& iface,
                          const std::string& role, int port)
-    : ssh_(ssh), node_(node) {
-    dir_ = ssh_.make_temp_dir();
+    : sh_(sh), node_(node) {
+    dir_ = sh_.session().make_temp_dir();
     upload_undo_ =
-        std::make_unique<UndoStep>(ssh_, node, "30-upload", "rm -rf " + shell_quote(dir_->path()));
-    const std::string remote_bin = ssh_.upload(local_binary, *dir_, "np-probe", 0700);
+        std::make_unique<UndoStep>(sh_, node, "30-upload", "rm -rf " + shell_quote(dir_->path()));
+    const std::string remote_bin = sh_.session().upload(local_binary, *dir_, "np-probe", 0700);
     const std::string pidfile = node_state_dir(node) + "/probe.pid";
-    probe_undo_ = std::make_unique<UndoStep>(ssh_, node, "10-probe",
-                                             stop_pidfile_script(pidfile, "np-probe"));
-    process_ = ssh_.start(fmt::format(
+    probe_undo_ =
+        std::make_unique<UndoStep>(sh_, node, "10-probe", stop_pidfile_script(pidfile, "np-probe"));
+    process_ = sh_.session().start(fmt::format(
         "echo $$ > {}; exec {} --iface {} --role {} --node {} --port {}", shell_quote(pidfile),
         shell_quote(remote_bin), shell_quote(iface), shell_quote(role), shell_quote(node), port));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -190,9 +190,10 @@ RemoteProbe::RemoteProbe(remote::Session& ssh, const std::string& node,
     }
     std::string err = process_->err();
     while (!err.empty() && err.back() == '\n') err.pop_back();
-    throw EnvironmentError(EnvironmentError::Kind::remote,
-                           fmt::format("{}: the BPF probe did not start on {}: {}", ssh_.name(),
-                                       iface, err.empty() ? "no output within 20 s" : err));
+    throw EnvironmentError(
+        EnvironmentError::Kind::remote,
+        fmt::format("{}: the BPF probe did not start on {}: {}", sh_.session().name(), iface,
+                    err.empty() ? "no output within 20 s" : err));
 }
 
 RemoteProbe::~RemoteProbe() = default;

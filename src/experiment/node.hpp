@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
 
 namespace np::experiment {
@@ -17,7 +18,7 @@ std::string node_state_dir(const std::string& node);
 // Names sort in teardown order: 10-probe, 20-server, 30-upload, 40-iface.
 class UndoStep {
   public:
-    UndoStep(remote::Session& ssh, const std::string& node, std::string name,
+    UndoStep(remote::CommandShell& sh, const std::string& node, std::string name,
              const std::string& script);
     ~UndoStep();
     UndoStep(const UndoStep&) = delete;
@@ -26,14 +27,14 @@ class UndoStep {
     std::string run();
 
   private:
-    remote::Session& ssh_;
+    remote::CommandShell& sh_;
     std::string path_;
     bool done_ = false;
 };
 
 // Runs every undo script a run left on the node, in order. Returns one line per script
 // that ran, and "nothing to undo" when there were none.
-std::string undo_all(remote::Session& ssh, const std::string& node);
+std::string undo_all(remote::CommandShell& sh, const std::string& node);
 
 // A shell fragment that stops the process whose PID is in `pidfile` if its command line still
 // starts with `program` (a recycled PID is left alone): TERM, up to 2 s, then KILL.
@@ -42,7 +43,7 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
 // The data iface configured for the run: link up, address replaced; undone as found.
 class IfaceConfig {
   public:
-    IfaceConfig(remote::Session& ssh, const std::string& node, const std::string& iface,
+    IfaceConfig(remote::CommandShell& sh, const std::string& node, const std::string& iface,
                 const std::string& cidr, bool keep);
     bool was_up() const { return was_up_; }
 
@@ -55,7 +56,7 @@ class IfaceConfig {
 // else setsid with a pidfile; stopped by unit or PID, never by name.
 class IperfServer {
   public:
-    IperfServer(remote::Session& ssh, const std::string& node, int port);
+    IperfServer(remote::CommandShell& sh, const std::string& node, int port);
     // Stops it now; the destructor then has nothing left to do.
     void stop();
     // Whether it is still listening (it may have been killed mid-run).
@@ -65,7 +66,7 @@ class IperfServer {
     }  // "systemd unit np-iperf3" or "pid N"
 
   private:
-    remote::Session& ssh_;
+    remote::CommandShell& sh_;
     int port_;
     std::string supervisor_;
     std::string is_alive_cmd_;
@@ -76,7 +77,7 @@ class IperfServer {
 // inside the SSH channel (stdin EOF = detach and exit).
 class RemoteProbe {
   public:
-    RemoteProbe(remote::Session& ssh, const std::string& node, const std::string& local_binary,
+    RemoteProbe(remote::CommandShell& sh, const std::string& node, const std::string& local_binary,
                 const std::string& iface, const std::string& role, int port);
     ~RemoteProbe();
     void phase(const std::string& name);
@@ -90,7 +91,7 @@ class RemoteProbe {
 
   private:
     void handle(const std::string& line);
-    remote::Session& ssh_;
+    remote::CommandShell& sh_;
     std::string node_;
     std::unique_ptr<remote::RemoteTempDir> dir_;
     std::unique_ptr<UndoStep> upload_undo_;

@@ -1,0 +1,58 @@
+#pragma once
+// A shell kept open on a node, so that short commands do not each pay for a login shell: sshd
+// runs every exec request through the user's shell, and a heavy root ~/.bashrc (pyenv init on
+// this project's machines) makes that 100-200 ms a command. Commands run one after another in a
+// subshell with stdin at EOF; their exit status, stdout and stderr come back as from exec.
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "src/remote/session.hpp"
+
+namespace np::remote {
+
+class CommandShell {
+  public:
+    // Starts `exec sh` on its own channel of `session`, which must outlive this object.
+    explicit CommandShell(Session& session);
+    ~CommandShell();
+    CommandShell(const CommandShell&) = delete;
+    CommandShell& operator=(const CommandShell&) = delete;
+
+    // Runs a command line to completion. On timeout the shell and what it runs are stopped
+    // (a new shell starts on the next call) and EnvironmentError is thrown.
+    CommandResult run(const std::string& command, Millis timeout = Millis(30000));
+    // run() that throws EnvironmentError naming the command, its status and stderr unless it
+    // exits 0.
+    CommandResult check(const std::string& command, Millis timeout = Millis(30000));
+
+    // Streaming: starts a command and hands its stdout over line by line.
+    void begin(const std::string& command);
+    // The next line of the running command; nullopt when none came within `timeout` or when it
+    // ended (then finished() is true and exit_status()/err() tell how).
+    std::optional<std::string> read_line(Millis timeout);
+    bool finished() const { return !running_ && ready_.empty(); }
+    int exit_status() const { return status_; }
+    const std::string& err() const { return err_; }
+    // Stops the running command and the shell (a new shell starts on the next call).
+    void abort();
+
+    Session& session() { return session_; }
+
+  private:
+    void ensure_started();
+    void collect_err(Millis timeout);
+
+    Session& session_;
+    std::unique_ptr<Process> shell_;
+    std::string token_;  // end-of-command marker, random per shell
+    bool running_ = false;
+    int status_ = -1;
+    bool held_empty_ = false;        // an empty line that may be our own separator
+    std::deque<std::string> ready_;  // stdout lines of the command not yet handed over
+    std::string err_;
+    size_t err_seen_ = 0;  // how much of the shell's stderr belongs to earlier commands
+};
+
+}  // namespace np::remote

@@ -322,6 +322,13 @@ TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {
         EXPECT_NE(missing.err().find("does not exist"), std::string::npos) << missing.err();
     }
     {
+        // Root without CAP_NET_ADMIN (dropped from the bounding set) cannot attach tc filters.
+        Child no_cap({"setpriv", "--inh-caps=-all", "--bounding-set=-net_admin", NP_PROBE_BIN,
+                      "--iface", "lo"});
+        EXPECT_EQ(no_cap.wait(), 3);
+        EXPECT_NE(no_cap.err().find("missing: CAP_NET_ADMIN"), std::string::npos) << no_cap.err();
+    }
+    {
         Child bad({NP_EXPLAIN_BIN, "probe", "--duration", "1"});
         EXPECT_EQ(bad.wait(), 2) << bad.err();
     }

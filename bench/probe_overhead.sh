@@ -5,7 +5,8 @@
 # cost per program from run_time_ns/run_cnt (BPF_STATS_RUN_TIME): tc per invocation from the
 # TCP runs, tp_btf/kfree_skb per hit from a UDP overload whose drops the probe counts, each
 # also net of the floor: the same figure for an empty program at the same hook (np-probe-floor),
-# which on a virtual machine is mostly the cost of reading its clock twice.
+# which on a virtual machine is mostly the cost of reading its clock twice. Last, the tc
+# program's cost without any clock reads, from BPF_PROG_TEST_RUN (np-probe-testrun).
 #
 #   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 to change)
 #
@@ -14,9 +15,10 @@ set -euo pipefail
 build=$(realpath "${1:-build}")
 probe=$build/src/probe/np-probe
 floor=$build/bench/np-probe-floor
+testrun=$build/bench/np-probe-testrun
 rounds=${ROUNDS:-7}
 secs=${SECS:-5}
-for bin in "$probe" "$floor"; do [ -x "$bin" ] || { echo "bench: $bin not built" >&2; exit 3; }; done
+for bin in "$probe" "$floor" "$testrun"; do [ -x "$bin" ] || { echo "bench: $bin not built" >&2; exit 3; }; done
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (namespaces, BPF)" >&2; exit 3; }
 command -v tcpdump >/dev/null || { echo "bench: tcpdump missing (scripts/setup.sh installs it)" >&2; exit 3; }
 
@@ -132,5 +134,8 @@ print(f"  {'np_kfree_skb':18s} {v:7.1f}ns {f_kfree:5.1f}ns {v - f_kfree:5.1f}ns 
 r = cost["np_tcp_retransmit"]
 print(f"  {'np_tcp_retransmit':18s} {per(*r):7.1f}ns  ({r[1]} hits, TCP runs)")
 PY
+echo
+# Without the clock reads: the tc program run back to back by BPF_PROG_TEST_RUN.
+"$testrun"
 echo
 echo "rerun: sudo ROUNDS=${rounds} SECS=${secs} bash bench/probe_overhead.sh ${1:-build}"

@@ -500,6 +500,21 @@ void rule_below_ceiling(const TestView& v, Explanation& e) {
             evidence.push_back({std::string(side) + "_cpu_pct", fmt::format("{:.1f}", *cpu)});
         }
     }
+    if (t.interval_bps.size() >= 5) {
+        // Stalls: intervals far below the typical one (a loss recovery, a scheduling pause).
+        std::vector<double> sorted = t.interval_bps;
+        std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+        const double median = sorted[sorted.size() / 2];
+        const auto stalls = std::count_if(t.interval_bps.begin(), t.interval_bps.end(),
+                                          [&](double bps) { return bps < median / 2; });
+        if (median > 0 && stalls > 0) {
+            causes.push_back(fmt::format(
+                "{} of {} intervals ran below half the median interval rate ({}): the rate "
+                "stalled rather than running slow throughout",
+                stalls, t.interval_bps.size(), format_rate(median)));
+            evidence.push_back({"stalled_intervals", std::to_string(stalls)});
+        }
+    }
     if (t.rcvbuf_bytes && t.rtt_mean_us && *t.rtt_mean_us > 0) {
         const double bdp = ceiling / 8.0 * (*t.rtt_mean_us * 1e-6);
         if (static_cast<double>(*t.rcvbuf_bytes) < bdp / 4)

@@ -198,6 +198,15 @@ TEST(Explain, BelowTheCeilingNamesRetransmitsWindowAndCpu) {
     EXPECT_EQ(find(e, "TCP_RETRANSMITS"), nullptr) << "already named as the cause";
 }
 
+TEST(Explain, BelowTheCeilingNamesStalledIntervals) {
+    auto t = slow_tcp();
+    t.interval_bps = {900e6, 910e6, 905e6, 40e6, 0, 915e6, 900e6, 908e6, 912e6, 10e6};
+    const auto e = explain_one(t, 1e9);
+    const Finding* f = find(e, "BELOW_CEILING");
+    ASSERT_NE(f, nullptr);
+    EXPECT_CONTAINS(f->detail, "3 of 10 intervals ran below half the median");
+}
+
 TEST(Explain, LossIsRecomputedAndAPrintedFigureThatDisagreesIsFlagged) {
     ThroughputTest t;
     t.label = "iperf3 UDP";

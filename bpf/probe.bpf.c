@@ -362,6 +362,10 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	/* Not drops: a consumed skb, or one freed before any reason applied. */
 	if (reason <= SKB_CONSUMED)
 		return 0;
+	if (kfree_skb_has_rx_sk)
+		sk = (const struct sock *)ctx[3]; /* BTF-typed by the verifier */
+	if (!sk)
+		sk = skb->sk;
 	/* The device's namespace first: socket-less drops (qdisc, backlog, no socket) of other
 	 * namespaces would pass a socket-only filter. UDP reuses skb->dev as dev_scratch once
 	 * queued, so an unreadable device (ns 0) falls back to the socket. */
@@ -371,15 +375,14 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	if (ns) {
 		if (ns != netns_ino || (__u32)dev->ifindex != data_ifindex)
 			return 0;
-	} else {
-		if (kfree_skb_has_rx_sk)
-			sk = (const struct sock *)ctx[3]; /* BTF-typed by the verifier */
-		if (!sk)
-			sk = skb->sk;
-		if (!sk || sock_netns(sk) != netns_ino)
-			return 0;
+	} else if (!sk || sock_netns(sk) != netns_ino) {
+		return 0;
 	}
-	if (sk)
+	/* A full socket names protocol and ports with direct loads; copying the headers out of
+	 * the packet (bpf_probe_read_kernel) costs several times more. Request and timewait
+	 * sockets share only sock_common, so they go the packet way. */
+	if (sk &&
+	    !((1 << sk->__sk_common.skc_state) & ((1 << TCP_TIME_WAIT) | (1 << TCP_NEW_SYN_RECV))))
 		classify_sock(sk, &c);
 	else
 		classify_dropped(skb, &c);

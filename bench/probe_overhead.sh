@@ -104,10 +104,12 @@ import json, statistics, sys, glob
 work = sys.argv[1]
 base, probe, dump = ([float(x) for x in s.split()] for s in sys.argv[2:5])
 ratio = lambda xs: statistics.median(x / b for x, b in zip(xs, base))
+spread = lambda xs: "per-round {:.2f} .. {:.2f}".format(min(x / b for x, b in zip(xs, base)),
+                                                       max(x / b for x, b in zip(xs, base)))
 print(f"\nthroughput (median of {len(base)} alternating runs, iperf3 TCP, unshaped veth):")
 print(f"  no probe       {statistics.median(base):7.2f} Gbit/s")
-print(f"  np-probe       {statistics.median(probe):7.2f} Gbit/s   ratio {ratio(probe):.3f}  (goal >= 0.97)")
-print(f"  tcpdump -w     {statistics.median(dump):7.2f} Gbit/s   ratio {ratio(dump):.3f}")
+print(f"  np-probe       {statistics.median(probe):7.2f} Gbit/s   ratio {ratio(probe):.3f}  ({spread(probe)}; goal >= 0.97)")
+print(f"  tcpdump -w     {statistics.median(dump):7.2f} Gbit/s   ratio {ratio(dump):.3f}  ({spread(dump)})")
 cost = {}
 for path in glob.glob(f"{work}/trace-[0-9]*.json"):
     for c in json.load(open(path))["probe_cost"]:

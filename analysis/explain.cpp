@@ -1,5 +1,7 @@
 #include "analysis/explain.hpp"
 
+#include "analysis/trace_findings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/format.hpp"
+#include "analysis/trace_findings.hpp"
 
 namespace np {
 namespace {
@@ -650,6 +653,7 @@ void set_verdict(Verdict& v, bool link_known) {
         {"OFFERED_ABOVE_CEILING", "offered load above the ceiling"},
         {"OFFERED_RATE_REACHED", "at the offered rate"},
         {"BELOW_CEILING", "below the ceiling"},
+        {"BELOW_CEILING_NO_WIRE_CAUSE", "below the ceiling (no cause on the path)"},
         {"BELOW_CEILING_NEEDS_TRACE", "below the ceiling (needs a trace)"},
     };
     for (const auto& [code, word] : order) {
@@ -660,6 +664,55 @@ void set_verdict(Verdict& v, bool link_known) {
     }
     if (v.verdict.empty()) v.verdict = link_known ? "-" : "needs --link";
     if (has(v, "UDP_LOSS")) v.verdict += ", loss";
+}
+
+// With traces: the probe's findings join the engine's, and a test the tool's output could not
+// explain below its ceiling is explained with what the traces of the data NICs show.
+void rule_traces(const ExplainInput& in, Explanation& e) {
+    if (in.traces.empty()) return;
+    std::vector<Finding> found = trace_findings(in.traces, in.measurements);
+    const auto test_of = [](const Finding& f) -> std::string {
+        for (const auto& [k, v] : f.evidence)
+            if (k == "test") return v;
+        return {};
+    };
+    for (auto& f : e.findings) {
+        if (f.code != "BELOW_CEILING_NEEDS_TRACE") continue;
+        const std::string test = test_of(f);
+        std::vector<std::string> causes;
+        for (const auto& t : found)
+            if (t.severity != Severity::info && test_of(t) == test)
+                causes.push_back(t.title + " (" + t.code + ")");
+        if (!causes.empty()) {
+            f.code = "BELOW_CEILING";
+            f.detail = "The tool's output holds no cause, the traces of the data NICs do: ";
+            for (size_t i = 0; i < causes.size(); ++i) f.detail += (i ? "; " : "") + causes[i];
+            f.detail += ".";
+            f.next_step = "See those findings for where and why.";
+        } else {
+            f.code = "BELOW_CEILING_NO_WIRE_CAUSE";
+            f.detail =
+                "Neither the tool's output nor the traces of the data NICs show a cause on the "
+                "path: "
+                "no drops of the measured flow, no loss between the nodes. The limit is in the "
+                "hosts or "
+                "the test itself: a short test spends a larger share of its time in TCP slow "
+                "start, and "
+                "a busy CPU or small socket buffers hold the application back.";
+            f.next_step =
+                "Run longer (-t) and compare; look at iperf3's CPU figures (--json) on both ends.";
+        }
+        for (auto& v : e.verdicts)
+            if (v.test == test)
+                for (auto& code : v.codes)
+                    if (code == "BELOW_CEILING_NEEDS_TRACE") code = f.code;
+    }
+    for (auto& v : e.verdicts) {
+        if (!v.ceiling_bps) continue;
+        v.verdict.clear();
+        set_verdict(v, true);
+    }
+    for (auto& f : found) e.findings.push_back(std::move(f));
 }
 
 }  // namespace
@@ -687,7 +740,7 @@ const Rules& default_rules() {
         {rule_offered_above_ceiling, rule_sender_limited, rule_udp_loss, rule_printed_loss,
          rule_line_rate, rule_offered_rate_reached, rule_bidir_acks, rule_below_ceiling,
          rule_retransmits},
-        {rule_ping},
+        {rule_ping, rule_traces},
     };
     return rules;
 }

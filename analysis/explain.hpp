@@ -3,8 +3,8 @@
 // the link and concludes why the numbers are what they are, as findings (finding.hpp) plus a
 // one-line verdict per test.
 //
-// The engine is a list of rules. Each rule reads the input and adds findings; a later change adds
-// rules that read BPF traces (ExplainInput grows a traces member) without touching these.
+// The engine is a list of rules. Each rule reads the input and adds findings; the last one
+// reads the BPF probe's traces of the data NICs, when there are any (trace_findings.hpp).
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -13,6 +13,7 @@
 #include "analysis/finding.hpp"
 #include "analysis/measurement.hpp"
 #include "analysis/model.hpp"
+#include "analysis/trace.hpp"
 
 namespace np {
 
@@ -20,6 +21,8 @@ struct ExplainInput {
     Measurements measurements;
     // Nominal link rate (--link). Empty: unknown, and then no ceiling is claimed.
     std::optional<double> link_bps;
+    // np-trace/1 documents of the nodes' data NICs (np-probe), for the same run.
+    std::vector<Trace> traces;
 };
 
 // One row of the verdict table.

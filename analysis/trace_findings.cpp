@@ -339,6 +339,9 @@ std::vector<Finding> trace_findings(const std::vector<Trace>& traces,
     }
     for (const auto& c : cases) {
         auto f = findings_for(c);
+        // Name the test as the engine's own findings do, so it can tie the two together.
+        if (c.test)
+            for (auto& one : f) one.evidence.insert(one.evidence.begin(), {"test", c.label});
         out.insert(out.end(), std::make_move_iterator(f.begin()), std::make_move_iterator(f.end()));
     }
     return out;

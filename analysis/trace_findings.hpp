@@ -20,6 +20,7 @@ namespace np {
 // the direction of the measured flow decides). For each throughput test the phase named after
 // its transport ("tcp", "udp") is used, else all phases together. Without measurements the
 // rules run for the "tcp" and "udp" phases the traces have (or all phases as one).
+// A finding about a test carries its label as evidence "test", first.
 std::vector<Finding> trace_findings(const std::vector<Trace>& traces, const Measurements& measured);
 
 // All phases of a trace summed into one (name "all"), for traces not cut into phases.

@@ -1,16 +1,14 @@
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/rate.hpp"
 #include "analysis/trace.hpp"
-#include "analysis/trace_findings.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/files.hpp"
 
 namespace np::cli {
 namespace {
@@ -25,26 +23,8 @@ struct ExplainOptions {
     bool json = false;
 };
 
-// Files larger than this are not tool output (a 1-hour -P 8 iperf3 run at 0.1 s intervals is
-// ~0.5 GB).
-constexpr std::streamoff kMaxInputBytes = std::streamoff(2) << 30;
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) throw InputError(path, "cannot read the file (missing or not readable)");
-    const std::streamoff size = in.tellg();
-    if (size < 0) throw InputError(path, "cannot read the file (not a regular file?)");
-    if (size > kMaxInputBytes)
-        throw InputError(path, fmt::format("{} bytes is larger than any tool output", size));
-    std::string data(static_cast<size_t>(size), '\0');
-    in.seekg(0);
-    in.read(data.data(), size);
-    if (!in) throw InputError(path, "read failed");
-    return data;
-}
-
 void load(Measurements& all, const std::string& path, InputFormat format) {
-    const std::string text = read_file(path);
+    const std::string text = read_text_file(path);
     try {
         all.append(parse_measurements(text, path, format));
     } catch (const InputError& e) {
@@ -63,20 +43,15 @@ int run_explain(const ExplainOptions& o) {
     for (const auto& f : o.iperf2) load(in.measurements, f, InputFormat::iperf2_text);
     for (const auto& f : o.ping) load(in.measurements, f, InputFormat::ping_text);
     for (const auto& f : o.files) load(in.measurements, f, InputFormat::auto_detect);
-    Explanation e = explain(in);
-    if (!o.traces.empty()) {
-        std::vector<Trace> traces;
-        for (const auto& f : o.traces) {
-            try {
-                traces.push_back(parse_trace_text(read_file(f)));
-            } catch (const InputError& err) {
-                if (err.field() == f) throw;
-                throw InputError(fmt::format("{} ({})", f, err.field()), err.what());
-            }
+    for (const auto& f : o.traces) {
+        try {
+            in.traces.push_back(parse_trace_text(read_text_file(f)));
+        } catch (const InputError& err) {
+            if (err.field() == f) throw;
+            throw InputError(fmt::format("{} ({})", f, err.field()), err.what());
         }
-        auto found = trace_findings(traces, in.measurements);
-        e.findings.insert(e.findings.end(), found.begin(), found.end());
     }
+    const Explanation e = explain(in);
     if (o.json) {
         fmt::print("{}\n", to_json(e).dump(2));
     } else {

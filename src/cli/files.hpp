@@ -5,7 +5,8 @@
 
 namespace np::cli {
 
-// The whole file; InputError naming the path when it is missing or unreadable.
+// The whole file; InputError naming the path when it is missing, unreadable or larger than
+// any tool output (2 GiB).
 std::string read_text_file(const std::filesystem::path& path);
 
 // Writes through a temporary file in the same directory and renames it over `path`, so an

@@ -16,7 +16,6 @@
 #include "analysis/inputs.hpp"
 #include "analysis/preflight.hpp"
 #include "analysis/trace.hpp"
-#include "analysis/trace_findings.hpp"
 #include "src/common/errors.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
@@ -43,6 +42,7 @@ struct Record {
     int signal = 0;
     bool environment_failed = false;
     std::optional<int> speed_mbps;  // node A's data link as ethtool reports it
+    std::string command_log;        // every command run on the nodes, with status and stderr
 };
 
 std::unique_ptr<Session> connect(const RunOptions& o, const std::string& node) {
@@ -65,6 +65,19 @@ struct Node {
         ssh.reset();
     }
 };
+
+void log_commands(const Node& n, std::string& out) {
+    if (!n.sh) return;
+    out += fmt::format("# {}\n", n.name);
+    for (const auto& e : n.sh->log()) {
+        out += fmt::format("[{:.3f} s] exit {}: {}\n", e.seconds, e.exit_status, e.command);
+        if (!e.err.empty()) {
+            std::string err = e.err;
+            while (!err.empty() && err.back() == '\n') err.pop_back();
+            out += "    stderr: " + err + "\n";
+        }
+    }
+}
 
 Node open_node(const RunOptions& o, const std::string& name) {
     Node n{name, connect(o, name), nullptr};
@@ -451,6 +464,8 @@ RunOutcome run_experiment(const RunOptions& o) {
     // Only a node we reached can hold anything of ours.
     on_both([&] { return a.ssh ? (sweep(o, a, rec), 0) : 0; },
             [&] { return b.ssh ? (sweep(o, b, rec), 0) : 0; });
+    log_commands(a, rec.command_log);
+    log_commands(b, rec.command_log);
     a.close();
     b.close();
 
@@ -490,8 +505,7 @@ RunOutcome run_experiment(const RunOptions& o) {
     out.link_bps = o.link_bps ? o.link_bps : o.params.link_rate_bps;
     if (!out.link_bps && rec.speed_mbps && *rec.speed_mbps > 0)
         out.link_bps = *rec.speed_mbps * 1e6;
-    out.explanation = explain(ExplainInput{measured, out.link_bps});
-    append(out.explanation.findings, trace_findings(traces, measured));
+    out.explanation = explain(ExplainInput{measured, out.link_bps, std::move(traces)});
     if (!rec.stopped.empty()) {
         rec.findings.push_back(
             {"RUN_INCOMPLETE",
@@ -520,6 +534,8 @@ RunOutcome run_experiment(const RunOptions& o) {
         trace_files.push_back(prefix + "trace_" + node + ".json");
         write_text(o.run_dir, trace_files.back(), text, out.files);
     }
+    if (!rec.command_log.empty())
+        write_text(o.run_dir, prefix + "commands.log", rec.command_log, out.files);
     write_text(o.run_dir, prefix + "findings.json", to_json(out.explanation).dump(2) + "\n",
                out.files);
     const auto contract = build_contract(o.mode, o.node_a, o.node_b, measured, out.explanation,

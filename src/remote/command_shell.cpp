@@ -49,6 +49,8 @@ void CommandShell::begin(const std::string& command) {
     ensure_started();
     running_ = true;
     status_ = -1;
+    started_ = Clock::now();
+    log_.push_back({command, -1, 0, {}});
     err_.clear();
     held_empty_ = false;
     ready_.clear();
@@ -79,6 +81,9 @@ std::optional<std::string> CommandShell::read_line(Millis timeout) {
             held_empty_ = false;  // the separator printed before the marker
             collect_err(Millis(2000));
             running_ = false;
+            log_.back().exit_status = status_;
+            log_.back().seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+            log_.back().err = err_;
             break;
         }
         // An empty line is held back until we know it is not our separator.

@@ -3,10 +3,12 @@
 // runs every exec request through the user's shell, and a heavy root ~/.bashrc (pyenv init on
 // this project's machines) makes that 100-200 ms a command. Commands run one after another in a
 // subshell with stdin at EOF; their exit status, stdout and stderr come back as from exec.
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "src/remote/session.hpp"
 
@@ -40,6 +42,16 @@ class CommandShell {
 
     Session& session() { return session_; }
 
+    // Every command this shell ran, as run, with its exit status, duration and stderr (kept so
+    // a run can show what it did on the node).
+    struct LogEntry {
+        std::string command;
+        int exit_status = -1;  // -1: did not finish (timeout, abort, lost session)
+        double seconds = 0;
+        std::string err;
+    };
+    const std::vector<LogEntry>& log() const { return log_; }
+
   private:
     void ensure_started();
     void collect_err(Millis timeout);
@@ -53,6 +65,8 @@ class CommandShell {
     std::deque<std::string> ready_;  // stdout lines of the command not yet handed over
     std::string err_;
     size_t err_seen_ = 0;  // how much of the shell's stderr belongs to earlier commands
+    std::vector<LogEntry> log_;
+    std::chrono::steady_clock::time_point started_{};
 };
 
 }  // namespace np::remote

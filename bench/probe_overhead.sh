@@ -99,7 +99,7 @@ sleep 0.3
 with_floor $b $ifb "ip netns exec $a iperf3 -c 198.18.26.2 -p 5202 -u -b 0 -l 1448 -w 64K -t 3" \
   "$work/floor-udp.json"
 
-python3 - "$work" "${base[*]}" "${with[*]}" "${dump[*]}" <<'PY'
+python3 - "$work" "${base[*]}" "${with[*]}" "${dump[*]}" "$secs" <<'PY'
 import json, statistics, sys, glob
 work = sys.argv[1]
 base, probe, dump = ([float(x) for x in s.split()] for s in sys.argv[2:5])
@@ -133,6 +133,11 @@ print(f"  {'tc, both hooks':18s} {v:7.1f}ns {f_tc:5.1f}ns {v - f_tc:5.1f}ns  (go
 k = udp["np_kfree_skb"]
 v = per(k["run_time_ns"], k["run_cnt"])
 print(f"  {'np_kfree_skb':18s} {v:7.1f}ns {f_kfree:5.1f}ns {v - f_kfree:5.1f}ns  (goal <= 40; {k['run_cnt']} hits, UDP overload, drops counted)")
+busy_ns = sum(t[0] for t in cost.values())
+seconds = len(probe) * float(sys.argv[5])
+print(f"  all programs: {busy_ns / 1e6 / seconds:.2f} ms of CPU per second of the TCP runs "
+      f"= {busy_ns / 1e7 / seconds:.2f} % of one core, an upper bound for the probe's effect "
+      f"on a CPU-bound flow that the throughput medians above cannot resolve on a noisy host")
 r = cost["np_tcp_retransmit"]
 print(f"  {'np_tcp_retransmit':18s} {per(*r):7.1f}ns  ({r[1]} hits, TCP runs)")
 PY

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "analysis/error.hpp"
 #include "analysis/format.hpp"
 #include "analysis/trace_findings.hpp"
 
@@ -795,6 +796,53 @@ nlohmann::json to_json(const Explanation& e) {
     }
     doc["verdicts"] = std::move(rows);
     return doc;
+}
+
+Explanation parse_explanation(const nlohmann::json& doc, const std::string& where) {
+    if (!doc.is_object()) throw InputError(where, "expected an object with findings and verdicts");
+    const auto list = [&](const char* key) {
+        const auto it = doc.find(key);
+        if (it == doc.end() || it->is_null()) return nlohmann::json::array();
+        if (!it->is_array()) throw InputError(fmt::format("{}.{}", where, key), "expected a list");
+        return *it;
+    };
+    Explanation e;
+    const auto findings = list("findings");
+    for (size_t i = 0; i < findings.size(); ++i)
+        e.findings.push_back(parse_finding(findings[i], fmt::format("{}.findings[{}]", where, i)));
+    const auto verdicts = list("verdicts");
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+        const auto& r = verdicts[i];
+        const std::string at = fmt::format("{}.verdicts[{}]", where, i);
+        if (!r.is_object()) throw InputError(at, "expected a verdict object");
+        const auto text = [&](const char* key) {
+            const auto it = r.find(key);
+            if (it == r.end() || it->is_null()) return std::string();
+            if (!it->is_string()) throw InputError(at + "." + key, "expected a string");
+            return it->get<std::string>();
+        };
+        const auto number = [&](const char* key) -> std::optional<double> {
+            const auto it = r.find(key);
+            if (it == r.end() || it->is_null()) return std::nullopt;
+            if (!it->is_number()) throw InputError(at + "." + key, "expected a number");
+            return it->get<double>();
+        };
+        Verdict v;
+        v.test = text("test");
+        v.source = text("source");
+        v.measured = text("measured");
+        v.verdict = text("verdict");
+        if (const auto m = number("measured_mbps")) v.measured_bps = *m * 1e6;
+        if (const auto c = number("ceiling_mbps")) v.ceiling_bps = *c * 1e6;
+        if (const auto p = number("pct_of_ceiling")) v.ratio = *p / 100;
+        const auto codes = r.find("codes");
+        if (codes != r.end() && codes->is_array()) {
+            for (const auto& c : *codes)
+                if (c.is_string()) v.codes.push_back(c.get<std::string>());
+        }
+        e.verdicts.push_back(std::move(v));
+    }
+    return e;
 }
 
 std::string render_explanation(const Explanation& e, std::optional<double> link_bps) {

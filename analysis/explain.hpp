@@ -71,6 +71,9 @@ Explanation explain(const ExplainInput& in, const Rules& rules = default_rules()
 // {"schema": "np-findings/1", "findings": [...], "verdicts": [...]}; verdict keys:
 // test, source, measured, measured_mbps, ceiling_mbps, pct_of_ceiling, verdict, codes.
 nlohmann::json to_json(const Explanation& e);
+// The reverse of to_json: an explanation read back from a contract's "explain" or a
+// <mode>_findings.json. Throws InputError whose field is `where` plus the key that is wrong.
+Explanation parse_explanation(const nlohmann::json& doc, const std::string& where);
 
 // The verdict table (np::Table) followed by render_findings.
 std::string render_explanation(const Explanation& e, std::optional<double> link_bps);

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/error.hpp"
+
 namespace np {
 
 const char* to_string(Severity s) {
@@ -30,6 +32,47 @@ nlohmann::json to_json(const Finding& f) {
     return {{"code", f.code},       {"severity", to_string(f.severity)},
             {"title", f.title},     {"detail", f.detail},
             {"evidence", evidence}, {"next_step", f.next_step}};
+}
+
+Finding parse_finding(const nlohmann::json& doc, const std::string& where) {
+    if (!doc.is_object()) throw InputError(where, "expected a finding object");
+    const auto text = [&](const char* key, bool required) {
+        const auto it = doc.find(key);
+        if (it == doc.end() || it->is_null()) {
+            if (required) throw InputError(fmt::format("{}.{}", where, key), "missing");
+            return std::string();
+        }
+        if (!it->is_string()) {
+            throw InputError(fmt::format("{}.{}", where, key),
+                             fmt::format("expected a string, found {}", it->type_name()));
+        }
+        return it->get<std::string>();
+    };
+    Finding f;
+    f.code = text("code", true);
+    const std::string severity = text("severity", true);
+    if (severity == "info") {
+        f.severity = Severity::info;
+    } else if (severity == "warn") {
+        f.severity = Severity::warn;
+    } else if (severity == "error") {
+        f.severity = Severity::error;
+    } else {
+        throw InputError(where + ".severity",
+                         fmt::format("'{}' is not info, warn or error", severity));
+    }
+    f.title = text("title", true);
+    f.detail = text("detail", false);
+    f.next_step = text("next_step", false);
+    const auto evidence = doc.find("evidence");
+    if (evidence != doc.end() && !evidence->is_null()) {
+        if (!evidence->is_object())
+            throw InputError(where + ".evidence", "expected an object of key -> value");
+        // to_json's object sorts its keys, so the engine's order is already gone here.
+        for (const auto& [k, v] : evidence->items())
+            f.evidence.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    return f;
 }
 
 nlohmann::json findings_document(const std::vector<Finding>& findings) {

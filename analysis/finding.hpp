@@ -26,6 +26,9 @@ struct Finding {
 int exit_status_for(const std::vector<Finding>& findings);
 
 nlohmann::json to_json(const Finding& f);
+// The reverse of to_json, for findings read back from a contract or a findings document.
+// Throws InputError whose field is `where` plus the key that is missing or of the wrong type.
+Finding parse_finding(const nlohmann::json& doc, const std::string& where);
 // The findings document: {"schema": "np-findings/1", "findings": [...]}.
 nlohmann::json findings_document(const std::vector<Finding>& findings);
 

@@ -79,6 +79,13 @@ struct ThroughputTest {
     std::vector<double> interval_bps;
 };
 
+// One echo reply as ping printed it ("64 bytes from …: icmp_seq=3 ttl=64 time=0.054 ms").
+struct PingReply {
+    int64_t seq = 0;  // icmp_seq (iputils, from 1) or seq (busybox, from 0)
+    double rtt_ms = 0;
+    bool duplicate = false;  // "(DUP!)": a second reply to the same request
+};
+
 struct PingTest {
     std::string source;
     std::string label;  // "ping 198.18.10.2"
@@ -90,6 +97,9 @@ struct PingTest {
     int64_t errors = 0;
     std::optional<double> printed_loss_pct;
     std::optional<double> rtt_min_ms, rtt_avg_ms, rtt_max_ms, rtt_mdev_ms;
+    // Every reply line before the summary, in order; empty with ping -q. The summary stays the
+    // authority for the counts: a line that does not read as a reply is skipped, not an error.
+    std::vector<PingReply> replies;
 };
 
 // The tool ran but reported failure instead of a result (iperf3's top-level "error").

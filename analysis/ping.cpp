@@ -77,6 +77,25 @@ void parse_rtt(PingTest& p, const text::Line& l) {
     if (with_mdev) p.rtt_mdev_ms = v[3];
 }
 
+// "64 bytes from 198.18.10.2: icmp_seq=3 ttl=64 time=0.054 ms" (iputils; "time=105 ms" from
+// 100 ms up; " (DUP!)" after a duplicate) or "…: seq=0 ttl=64 time=0.095 ms" (busybox).
+std::optional<PingReply> parse_reply(std::string_view s) {
+    if (s.find(" bytes from ") == std::string_view::npos) return std::nullopt;
+    const auto value_after = [&](std::string_view key) -> std::optional<double> {
+        size_t at = s.find(key);
+        // "seq=" must not match inside "icmp_seq=": it is a whole word.
+        while (at != std::string_view::npos && at > 0 && s[at - 1] != ' ') at = s.find(key, at + 1);
+        if (at == std::string_view::npos) return std::nullopt;
+        std::string_view rest = s.substr(at + key.size());
+        return take_number(rest);
+    };
+    auto seq = value_after("icmp_seq=");
+    if (!seq) seq = value_after("seq=");
+    const auto rtt = value_after("time=");
+    if (!seq || !rtt || *seq < 0 || *seq > 9e15 || *rtt < 0) return std::nullopt;
+    return PingReply{static_cast<int64_t>(*seq), *rtt, s.find("(DUP!)") != std::string_view::npos};
+}
+
 }  // namespace
 
 std::vector<PingTest> parse_ping(std::string_view input, const std::string& source) {
@@ -84,8 +103,14 @@ std::vector<PingTest> parse_ping(std::string_view input, const std::string& sour
     const auto lines = text::split_lines(input);
     std::vector<PingTest> tests;
     std::string flavour = "iputils";
+    std::vector<PingReply> replies;  // of the run whose summary comes next
     for (size_t i = 0; i < lines.size(); ++i) {
         const auto& l = lines[i];
+        if (l.text.starts_with("PING ")) replies.clear();
+        if (auto reply = parse_reply(l.text)) {
+            replies.push_back(*reply);
+            continue;
+        }
         // busybox's header is "PING host (addr): 56 data bytes"; iputils' says "bytes of data".
         if (l.text.starts_with("PING ") && l.text.ends_with("data bytes")) flavour = "busybox";
         if (l.text.starts_with("PING ") && l.text.find("bytes of data") != std::string_view::npos)
@@ -96,6 +121,8 @@ std::vector<PingTest> parse_ping(std::string_view input, const std::string& sour
         p.flavour = flavour;
         p.target = std::string(l.text.substr(4, l.text.size() - 4 - 20));
         p.label = "ping " + p.target;
+        p.replies = std::move(replies);
+        replies.clear();
         if (i + 1 >= lines.size())
             bad(l.number, "the ping statistics end after their header (truncated output?)");
         parse_counts(p, lines[++i]);

@@ -22,6 +22,40 @@ TEST(Ping, IputilsSummaryAndRtt) {
     EXPECT_DOUBLE_EQ(*p.rtt_mdev_ms, 0.028);
 }
 
+TEST(Ping, KeepsEveryReplysRttInOrder) {
+    const auto p = parse_ping(fixture("ping/iputils-ok.txt")).at(0);
+    ASSERT_EQ(p.replies.size(), 10u);
+    EXPECT_EQ(p.replies.front().seq, 1);
+    EXPECT_DOUBLE_EQ(p.replies.front().rtt_ms, 0.149);
+    EXPECT_EQ(p.replies.back().seq, 10);
+    EXPECT_DOUBLE_EQ(p.replies.back().rtt_ms, 0.051);
+}
+
+TEST(Ping, BusyboxRepliesCountFromSeqZero) {
+    const auto p = parse_ping(fixture("handwritten/busybox-ping.txt")).at(0);
+    ASSERT_EQ(p.replies.size(), 4u);
+    EXPECT_EQ(p.replies.front().seq, 0);
+    EXPECT_DOUBLE_EQ(p.replies.front().rtt_ms, 0.121);
+}
+
+TEST(Ping, DuplicateRepliesAreMarkedAndEachRunKeepsItsOwn) {
+    const std::string text =
+        "PING h (h) 56(84) bytes of data.\n"
+        "64 bytes from h: icmp_seq=1 ttl=64 time=105 ms\n"
+        "64 bytes from h: icmp_seq=1 ttl=64 time=106 ms (DUP!)\n"
+        "\n--- h ping statistics ---\n"
+        "1 packets transmitted, 1 received, +1 duplicates, 0% packet loss, time 0ms\n"
+        "rtt min/avg/max/mdev = 105/105.5/106/0.5 ms\n" +
+        fixture("ping/iputils-unreachable.txt");
+    const auto tests = parse_ping(text);
+    ASSERT_EQ(tests.size(), 2u);
+    ASSERT_EQ(tests[0].replies.size(), 2u);
+    EXPECT_DOUBLE_EQ(tests[0].replies[0].rtt_ms, 105);
+    EXPECT_FALSE(tests[0].replies[0].duplicate);
+    EXPECT_TRUE(tests[0].replies[1].duplicate);
+    EXPECT_TRUE(tests[1].replies.empty());  // "From …: Destination Host Unreachable" is no reply
+}
+
 TEST(Ping, HundredPercentLossHasErrorsAndNoRttLine) {
     const auto p = parse_ping(fixture("ping/iputils-unreachable.txt")).at(0);
     EXPECT_EQ(p.transmitted, 5);

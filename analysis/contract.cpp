@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/error.hpp"
+#include "analysis/model.hpp"
 
 namespace np {
 namespace {
@@ -73,6 +74,24 @@ TutorialFigures tutorial_figures(const Measurements& m) {
     return f;
 }
 
+void attach_explanation(nlohmann::json& contract, const Explanation& e,
+                        const std::vector<std::string>& trace_files,
+                        std::optional<double> link_bps) {
+    contract["explain"] = to_json(e);
+    contract["traces"] = trace_files;
+    contract["link_mbps"] = link_bps ? nlohmann::json(*link_bps / 1e6) : nlohmann::json(nullptr);
+    contract["model"] = nullptr;
+    if (link_bps) {
+        try {
+            ModelParams p;
+            p.link_bps = *link_bps;
+            contract["model"] = to_json(compute_model(p));
+        } catch (const InputError&) {
+            // a link rate the model does not accept: no ceilings to attach
+        }
+    }
+}
+
 nlohmann::json build_contract(const std::string& mode, const std::string& node1,
                               const std::string& node2, const Measurements& m, const Explanation& e,
                               const std::vector<std::string>& trace_files,
@@ -89,10 +108,40 @@ nlohmann::json build_contract(const std::string& mode, const std::string& node1,
     doc["udp_loss_pct"] = value(f.udp_loss_pct);
     doc["node1"] = node1;
     doc["node2"] = node2;
-    doc["explain"] = to_json(e);
-    doc["traces"] = trace_files;
-    doc["link_mbps"] = link_bps ? nlohmann::json(*link_bps / 1e6) : nlohmann::json(nullptr);
+    attach_explanation(doc, e, trace_files, link_bps);
     return doc;
+}
+
+Measurements measurements_from_contract(const Contract& c) {
+    Measurements m;
+    const std::string source = "np_contract_" + c.mode + ".json";
+    if (c.tcp_mbps) {
+        ThroughputTest t;
+        t.source = source;
+        t.label = c.mode + " TCP";
+        t.transport = Transport::tcp;
+        t.received_bps = *c.tcp_mbps * 1e6;
+        m.throughput.push_back(std::move(t));
+    }
+    if (c.udp_mbps) {
+        ThroughputTest t;
+        t.source = source;
+        t.label = c.mode + " UDP";
+        t.transport = Transport::udp;
+        t.received_bps = *c.udp_mbps * 1e6;
+        t.printed_loss_pct = c.udp_loss_pct;
+        m.throughput.push_back(std::move(t));
+    }
+    return m;
+}
+
+std::vector<std::string> contract_trace_files(const Contract& c) {
+    std::vector<std::string> files;
+    const auto it = c.document.find("traces");
+    if (it == c.document.end() || !it->is_array()) return files;
+    for (const auto& f : *it)
+        if (f.is_string()) files.push_back(f.get<std::string>());
+    return files;
 }
 
 }  // namespace np

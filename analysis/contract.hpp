@@ -39,11 +39,31 @@ struct TutorialFigures {
 };
 TutorialFigures tutorial_figures(const Measurements& m);
 
-// A new contract for a run np-explain made: the tutorial's fields, then np-explain's own under
-// "explain" (findings and verdicts), "traces" (file names in the run dir) and "link_mbps".
+// The keys np-explain owns in a contract; everything else belongs to the tutorial and is
+// never changed.
+inline constexpr const char* kContractExplainKeys[] = {"explain", "traces", "link_mbps", "model"};
+
+// Adds (or replaces: attaching twice never duplicates) np-explain's keys in a contract
+// document: "explain" (findings and verdicts), "traces" (trace files, relative to the
+// contract's directory where possible), "link_mbps" and "model" (the ceilings for that link;
+// both null when the link rate is unknown).
+void attach_explanation(nlohmann::json& contract, const Explanation& e,
+                        const std::vector<std::string>& trace_files,
+                        std::optional<double> link_bps);
+
+// A new contract for a run np-explain made: the tutorial's fields, then attach_explanation's.
 nlohmann::json build_contract(const std::string& mode, const std::string& node1,
                               const std::string& node2, const Measurements& m, const Explanation& e,
                               const std::vector<std::string>& trace_files,
                               std::optional<double> link_bps);
+
+// What a contract says about the tests, as measurements, for when its tool outputs are not at
+// hand: a TCP and a UDP test with the received rate, and the UDP loss percentage (which a
+// contract holds without counts). Tests are labelled "<mode> TCP" / "<mode> UDP". Its RTT is
+// left out: without ping's counts there is nothing to reconcile it with.
+Measurements measurements_from_contract(const Contract& c);
+
+// The trace files a contract already references under "traces" (empty when none).
+std::vector<std::string> contract_trace_files(const Contract& c);
 
 }  // namespace np

@@ -14,5 +14,6 @@ void add_probe_command(CLI::App& app, Runner& run);
 void add_explain_command(CLI::App& app, Runner& run);
 void add_parity_command(CLI::App& app, Runner& run);
 void add_run_command(CLI::App& app, Runner& run);  // run and teardown
+void add_attach_command(CLI::App& app, Runner& run);
 
 }  // namespace np::cli

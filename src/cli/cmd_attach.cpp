@@ -1,0 +1,126 @@
+// `np-explain attach CONTRACT.json`: np-explain's explanation, trace references and the model's
+// ceilings added to a tutorial result contract, leaving the tutorial's own fields as they are.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "analysis/contract.hpp"
+#include "analysis/error.hpp"
+#include "analysis/explain.hpp"
+#include "analysis/inputs.hpp"
+#include "analysis/rate.hpp"
+#include "analysis/trace.hpp"
+#include "src/cli/commands.hpp"
+#include "src/cli/files.hpp"
+
+namespace np::cli {
+namespace {
+
+struct AttachOptions {
+    std::string contract;
+    std::vector<std::string> traces;
+    std::vector<std::string> iperf3;
+    std::vector<std::string> ping;
+    std::string link;
+};
+
+namespace fs = std::filesystem;
+
+// How a trace is referenced from the contract: relative to the contract's directory when it is
+// inside it, so a run dir can be moved as a whole; absolute otherwise.
+std::string reference(const fs::path& file, const fs::path& contract_dir) {
+    const fs::path abs = fs::absolute(file).lexically_normal();
+    const fs::path rel = abs.lexically_relative(contract_dir);
+    if (!rel.empty() && *rel.begin() != "..") return rel.string();
+    return abs.string();
+}
+
+Measurements read_measurements(const std::string& path, InputFormat format) {
+    try {
+        return parse_measurements(read_text_file(path), path, format);
+    } catch (const InputError& e) {
+        if (e.field() == path) throw;
+        throw InputError(fmt::format("{} ({})", path, e.field()), e.what(), e.line());
+    }
+}
+
+int run_attach(const AttachOptions& o) {
+    const fs::path contract_path = o.contract;
+    const fs::path dir = fs::absolute(contract_path).parent_path().lexically_normal();
+    Contract c = parse_contract(read_text_file(contract_path), contract_path.string());
+
+    ExplainInput in;
+    if (!o.link.empty()) {
+        in.link_bps = parse_link_rate_bps(o.link, "--link");
+    } else if (const auto it = c.document.find("link_mbps");
+               it != c.document.end() && it->is_number()) {
+        in.link_bps = it->get<double>() * 1e6;
+    }
+    for (const auto& f : o.iperf3)
+        in.measurements.append(read_measurements(f, InputFormat::iperf3_json));
+    for (const auto& f : o.ping)
+        in.measurements.append(read_measurements(f, InputFormat::ping_text));
+    if (in.measurements.throughput.empty() && in.measurements.failures.empty()) {
+        // Only the contract at hand: explain its own figures.
+        in.measurements.append(measurements_from_contract(c));
+    }
+
+    // Traces already attached stay attached; new ones join them once.
+    std::vector<std::string> refs = contract_trace_files(c);
+    for (const auto& t : o.traces) {
+        const std::string ref = reference(t, dir);
+        if (std::find(refs.begin(), refs.end(), ref) == refs.end()) refs.push_back(ref);
+    }
+    for (const auto& ref : refs) {
+        const fs::path path = fs::path(ref).is_absolute() ? fs::path(ref) : dir / ref;
+        try {
+            in.traces.push_back(parse_trace_text(read_text_file(path)));
+        } catch (const InputError& e) {
+            if (e.field() == path.string()) throw;
+            throw InputError(fmt::format("{} ({})", path.string(), e.field()), e.what());
+        }
+    }
+
+    const Explanation e = explain(in);
+    attach_explanation(c.document, e, refs, in.link_bps);
+    write_file_atomically(contract_path, c.document.dump(2) + "\n");
+
+    int errors = 0, warnings = 0;
+    for (const auto& f : e.findings) {
+        errors += f.severity == Severity::error;
+        warnings += f.severity == Severity::warn;
+    }
+    fmt::print("attached to {}: {} findings ({} error, {} warn), {} trace{}, link {}\n\n",
+               contract_path.string(), e.findings.size(), errors, warnings, refs.size(),
+               refs.size() == 1 ? "" : "s",
+               in.link_bps ? fmt::format("{:g} Mbit/s", *in.link_bps / 1e6) : "unknown");
+    fmt::print("{}", render_explanation(e, in.link_bps));
+    return 0;
+}
+
+}  // namespace
+
+void add_attach_command(CLI::App& app, Runner& run) {
+    auto o = std::make_shared<AttachOptions>();
+    CLI::App* sub =
+        app.add_subcommand("attach",
+                           "Add np-explain's explanation, traces and the model's ceilings to a "
+                           "tutorial result contract "
+                           "(np_contract_<mode>.json), leaving the tutorial's fields untouched");
+    sub->add_option("CONTRACT", o->contract,
+                    "The result contract to attach to (rewritten atomically)")
+        ->required();
+    sub->add_option("--trace", o->traces,
+                    "np-probe trace (np-trace/1) of a node's data NIC (repeatable)");
+    sub->add_option(
+        "--iperf3", o->iperf3,
+        "The iperf3 -J output behind the contract (repeatable); without it the contract's "
+        "own figures are explained");
+    sub->add_option("--ping", o->ping, "The ping output behind the contract");
+    sub->add_option("--link", o->link,
+                    "Nominal link rate (default: the contract's link_mbps, if any)");
+    sub->callback([&run, o] { run = [o] { return run_attach(*o); }; });
+}
+
+}  // namespace np::cli

@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/cli/run_command.hpp"
+
+namespace np::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A contract as the tutorial's library writes it, for the tutorial's sample run.
+const char* kManualContract =
+    R"({"mode": "manual", "ping_rtt_ms": 0.273, "tcp_mbps": 934.0, "udp_mbps": 949.0,
+        "udp_loss_pct": 0.0, "node1": "node1-1", "node2": "node1-2", "tutorial_version": "2026.08"})";
+
+class CliAttach : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/np-attach-test-XXXXXX";
+        dir_ = mkdtemp(tmpl);
+        contract_ = dir_ / "np_contract_manual.json";
+        std::ofstream(contract_) << kManualContract;
+        for (const char* f : {"np-explain_trace_node1-1.json", "np-explain_trace_node1-2.json",
+                              "np-explain_tcp.json", "np-explain_udp.json"}) {
+            fs::copy_file(fs::path(NP_FIXTURES_DIR) / "run-100m" / f, dir_ / f);
+        }
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string text() const {
+        std::ifstream in(contract_);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+    nlohmann::json doc() const { return nlohmann::json::parse(text()); }
+    std::string path(const char* f) const { return (dir_ / f).string(); }
+
+    fs::path dir_, contract_;
+};
+
+TEST_F(CliAttach, ExplainsTheContractsOwnFiguresAndKeepsTheTutorialsFields) {
+    const auto r = np_explain({"attach", contract_.string(), "--link", "1G"});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const auto d = doc();
+    const auto original = nlohmann::json::parse(kManualContract);
+    for (const auto& [key, value] : original.items()) EXPECT_EQ(d[key], value) << key;
+    EXPECT_EQ(d["explain"]["findings"][0]["code"], "LINE_RATE_BOUND");
+    EXPECT_NEAR(d["explain"]["verdicts"][0]["pct_of_ceiling"].get<double>(), 99.21, 0.01);
+    EXPECT_NEAR(d["model"]["tcp"]["goodput_ceiling_mbps"].get<double>(), 941.48, 0.01);
+    EXPECT_EQ(d["link_mbps"], 1000.0);
+    EXPECT_NE(r.out.find("line-rate bound"), std::string::npos) << r.out;
+}
+
+TEST_F(CliAttach, AttachingTwiceDoesNotDuplicate) {
+    ASSERT_EQ(
+        np_explain({"attach", contract_.string(), "--link", "100M", "--iperf3",
+                    path("np-explain_tcp.json"), "--trace", path("np-explain_trace_node1-1.json")})
+            .exit_status,
+        0);
+    const auto first = doc();
+    ASSERT_EQ(
+        np_explain({"attach", contract_.string(), "--link", "100M", "--iperf3",
+                    path("np-explain_tcp.json"), "--trace", path("np-explain_trace_node1-1.json")})
+            .exit_status,
+        0);
+    EXPECT_EQ(doc(), first);
+    EXPECT_EQ(first["traces"], nlohmann::json::array({"np-explain_trace_node1-1.json"}));
+}
+
+TEST_F(CliAttach, ANewTraceJoinsTheOnesAlreadyAttached) {
+    ASSERT_EQ(np_explain({"attach", contract_.string(), "--link", "100M", "--trace",
+                          path("np-explain_trace_node1-1.json")})
+                  .exit_status,
+              0);
+    const auto r =
+        np_explain({"attach", contract_.string(), "--link", "100M", "--iperf3",
+                    path("np-explain_udp.json"), "--trace", path("np-explain_trace_node1-2.json")});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const auto d = doc();
+    EXPECT_EQ(d["traces"].size(), 2u);
+    // With both nodes' traces the UDP loss is located at node1-1's socket.
+    bool located = false;
+    for (const auto& f : d["explain"]["findings"])
+        located = located || f["code"] == "LOSS_AT_RECEIVER_SOCKET";
+    EXPECT_TRUE(located) << d["explain"].dump(2);
+}
+
+TEST_F(CliAttach, MalformedContractIsBadInputAndTheFileIsUntouched) {
+    std::ofstream(contract_, std::ios::trunc) << R"({"mode": "manual", "tcp_mbps": )";
+    const std::string before = text();
+    const auto r = np_explain({"attach", contract_.string()});
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_NE(r.err.find("np_contract_manual.json"), std::string::npos) << r.err;
+    EXPECT_EQ(text(), before);
+}
+
+TEST_F(CliAttach, AMissingTraceIsBadInputAndTheFileIsUntouched) {
+    const std::string before = text();
+    const auto r = np_explain({"attach", contract_.string(), "--trace", path("nope.json")});
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_NE(r.err.find("nope.json"), std::string::npos) << r.err;
+    EXPECT_EQ(text(), before);
+}
+
+TEST_F(CliAttach, AContractOfTheWrongShapeNamesTheField) {
+    std::ofstream(contract_, std::ios::trunc) << R"({"mode": "manual", "tcp_mbps": "fast"})";
+    const auto r = np_explain({"attach", contract_.string()});
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_NE(r.err.find("tcp_mbps"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace np::testing

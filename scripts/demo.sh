@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
-# The main job. For now: the header-overhead model for 1 GbE and 10 GbE, which is what every
-# explanation np-explain gives rests on. (When `np-explain run --local` lands, this runs the
-# full experiment on the local two-node testbed.)
+# The main job: the tutorial's full experiment on the local two-node testbed. It builds the
+# testbed (network namespaces node1-1 and node1-2, each with its own sshd, a 100 Mbit/s data
+# link shaped like a real wire), runs ping, TCP and UDP over SSH with the BPF probe on both
+# data NICs, explains the numbers, and removes the testbed again.
+# Extra arguments go to `np-explain run --local`, e.g. --profile 1G.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
-np=build/src/cli/np-explain
-
-echo "== 1 GbE, iperf3 defaults (1448-byte payloads, TCP timestamps on)"
-"$np" model --link 1G
-echo
-echo "== 10 GbE, iperf2's 1470-byte UDP datagrams"
-"$np" model --link 10G --udp-payload 1470
+exec build/src/cli/np-explain run --local "$@"

@@ -58,4 +58,23 @@ std::string Table::render() const {
     return out;
 }
 
+std::string Table::render_markdown() const {
+    const auto line = [&](const std::vector<std::string>& row) {
+        std::string s = "|";
+        for (size_t i = 0; i < header_.size(); ++i) {
+            std::string cell = i < row.size() ? row[i] : "";
+            for (size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2))
+                cell.replace(at, 1, "\\|");
+            std::replace(cell.begin(), cell.end(), '\n', ' ');
+            s += " " + cell + " |";
+        }
+        return s + "\n";
+    };
+    std::string out = line(header_) + "|";
+    for (size_t i = 0; i < header_.size(); ++i) out += i == 0 ? " :-- |" : " --: |";
+    out += "\n";
+    for (const auto& r : rows_) out += line(r);
+    return out;
+}
+
 }  // namespace np

@@ -23,6 +23,9 @@ class Table {
     explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
     void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
     std::string render() const;
+    // The same table in Markdown (GitHub's pipe tables): first column left-aligned, others
+    // right-aligned; a '|' inside a cell is escaped and a line break becomes a blank.
+    std::string render_markdown() const;
 
   private:
     std::vector<std::string> header_;

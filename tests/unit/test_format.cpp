@@ -35,5 +35,16 @@ TEST(Format, TableAlignsColumns) {
               "manual     1000.0\n");
 }
 
+TEST(Format, TableInMarkdownEscapesPipesAndLineBreaks) {
+    Table t({"test", "verdict"});
+    t.add_row({"iperf3 TCP", "line-rate bound"});
+    t.add_row({"a|b", "two\nlines"});
+    EXPECT_EQ(t.render_markdown(),
+              "| test | verdict |\n"
+              "| :-- | --: |\n"
+              "| iperf3 TCP | line-rate bound |\n"
+              "| a\\|b | two lines |\n");
+}
+
 }  // namespace
 }  // namespace np

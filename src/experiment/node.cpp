@@ -199,7 +199,14 @@ RemoteProbe::RemoteProbe(remote::CommandShell& sh, const std::string& node,
 RemoteProbe::~RemoteProbe() = default;
 
 void RemoteProbe::phase(const std::string& name) {
-    if (process_ && !process_->eof()) process_->write_line("phase " + name);
+    if (!process_ || process_->eof()) return;
+    process_->write_line("phase " + name);
+    ++phases_sent_;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (phases_cut_ < phases_sent_ && !process_->eof() &&
+           std::chrono::steady_clock::now() < deadline) {
+        if (const auto line = process_->read_line(remote::Millis(100))) handle(*line);
+    }
 }
 
 void RemoteProbe::handle(const std::string& line) {
@@ -212,6 +219,8 @@ void RemoteProbe::handle(const std::string& line) {
             const double tx = j.value("tx_wire_bytes", 0.0), rx = j.value("rx_wire_bytes", 0.0);
             last_rate_bps_ = std::max(tx, rx) * 8.0 / (ms / 1000.0);
         }
+    } else if (type == "phase") {
+        ++phases_cut_;
     } else if (type == "trace") {
         j.erase("type");
         trace_ = j.dump(2) + "\n";

@@ -80,6 +80,10 @@ class RemoteProbe {
     RemoteProbe(remote::CommandShell& sh, const std::string& node, const std::string& local_binary,
                 const std::string& iface, const std::string& role, int port);
     ~RemoteProbe();
+    // Sends 'phase NAME' and waits (up to 2 s) for the probe's "phase" line saying it cut its
+    // counters: traffic started after this returns is counted in the new phase on this node.
+    // Without the wait, a probe that read the command a few ms late put the first frames of a
+    // test in the phase before, and the other node's probe did not (a false LOSS_ON_WIRE).
     void phase(const std::string& name);
     // Reads what the probe printed so far (without blocking) and returns the newest sample's
     // tx+rx wire rate in bit/s, if a sample came.
@@ -99,6 +103,8 @@ class RemoteProbe {
     std::unique_ptr<remote::Process> process_;
     std::string trace_;
     std::optional<double> last_rate_bps_;
+    int phases_sent_ = 0;
+    int phases_cut_ = 0;
 };
 
 }  // namespace np::experiment

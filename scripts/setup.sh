@@ -17,7 +17,14 @@ packages=(
   iperf3 iperf iputils-ping openssh-server openssh-client ethtool iproute2 python3
   # the probe overhead benchmark compares np-probe with tcpdump (bench/probe_overhead.sh)
   tcpdump
+  # the HTML report's browser test renders it in headless Chromium (tests/browser)
+  chromium
 )
+# The build installs the report's Vega JavaScript with npm ci (report/). Debian's npm brings
+# nodejs; a machine that already has npm (e.g. from NodeSource) keeps its own.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(npm nodejs)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@
 // Runners return the process exit status (DESIGN.md: 0 ok, 1 error finding, 2 bad input,
 // 3 environment); they throw np::InputError for bad input, which main() prints and maps to 2.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
 
 namespace np::cli {
@@ -15,5 +16,10 @@ void add_explain_command(CLI::App& app, Runner& run);
 void add_parity_command(CLI::App& app, Runner& run);
 void add_run_command(CLI::App& app, Runner& run);  // run and teardown
 void add_attach_command(CLI::App& app, Runner& run);
+void add_report_command(CLI::App& app, Runner& run);
+
+// RUN_DIR/report.html from every contract in the run dir, as `report` writes it; `run` calls it
+// once the run dir is written. Returns the file. Throws InputError when it cannot.
+std::filesystem::path write_run_report(const std::filesystem::path& run_dir);
 
 }  // namespace np::cli

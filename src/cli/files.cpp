@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +71,38 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
         ::unlink(tmpl.c_str());
         throw InputError(path.string(), fmt::format("cannot replace: {}", std::strerror(err)));
     }
+}
+
+namespace {
+// The tutorial lists its modes in this order; others follow by name.
+int mode_rank(const std::string& mode) {
+    static const char* order[] = {"ansible", "manual", "jupyter"};
+    for (int i = 0; i < 3; ++i)
+        if (mode == order[i]) return i;
+    return 3;
+}
+}  // namespace
+
+std::vector<Contract> read_run_dir_contracts(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+        throw InputError(dir.string(),
+                         "no such run directory (set NETWORK_PERFORMANCE_RUN_DIR or "
+                         "name the directory)");
+    }
+    std::vector<Contract> contracts;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const auto name = entry.path().filename().string();
+        if (name.rfind("np_contract_", 0) != 0 || entry.path().extension() != ".json") continue;
+        contracts.push_back(parse_contract(read_text_file(entry.path()), entry.path().string()));
+    }
+    if (contracts.empty()) {
+        throw InputError(dir.string(), "holds no np_contract_<mode>.json result contracts");
+    }
+    std::sort(contracts.begin(), contracts.end(), [](const Contract& a, const Contract& b) {
+        return std::pair(mode_rank(a.mode), a.mode) < std::pair(mode_rank(b.mode), b.mode);
+    });
+    return contracts;
 }
 
 std::filesystem::path default_run_dir() {

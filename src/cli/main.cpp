@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     np::cli::add_parity_command(app, run);
     np::cli::add_run_command(app, run);
     np::cli::add_attach_command(app, run);
+    np::cli::add_report_command(app, run);
 
     try {
         app.parse(argc, argv);

@@ -30,8 +30,9 @@ struct RunArgs {
     bool keep_iface = false;
     std::string link;
     bool json = false;
-    // Overrides of params keys (flags win over the file).
+    // Overrides of params keys (flags win over the file), and the flag that set each key.
     std::map<std::string, std::string> overrides;
+    std::map<std::string, std::string> override_flags;
 };
 
 // The tutorial keeps its params next to its scripts; `run` finds them the same way.
@@ -43,26 +44,35 @@ std::string default_params_file() {
     return {};
 }
 
-// Flags override the params file through the same reader, so they are validated the same way
-// and errors name the key.
+// Flags override the params file through the same reader, so they are validated the same way.
+// The file is first read as written, so that its errors name the file, the key and the line
+// there (not a line of the merged text); a bad flag value is named by its flag.
 ParamsReading read_params(const std::string& file,
-                          const std::map<std::string, std::string>& overrides) {
-    std::string text = file.empty() ? std::string("{}") : read_text_file(file);
+                          const std::map<std::string, std::string>& overrides,
+                          const std::map<std::string, std::string>& override_flags) {
+    const std::string text = file.empty() ? std::string("{}") : read_text_file(file);
     const std::string source = file.empty() ? "built-in defaults" : file;
-    if (!overrides.empty()) {
-        YAML::Node doc;
-        try {
-            doc = YAML::Load(text);
-        } catch (const YAML::Exception& e) {
-            throw InputError(source, fmt::format("not YAML: {}", e.what()));
-        }
-        if (!doc.IsMap()) doc = YAML::Node(YAML::NodeType::Map);
-        for (const auto& [key, value] : overrides) doc[key] = value;
-        YAML::Emitter emitter;
-        emitter << doc;
-        text = emitter.c_str();
+    ParamsReading reading;
+    try {
+        reading = parse_params(text, source);
+    } catch (const InputError& e) {
+        if (e.field() == source) throw;
+        throw InputError(source + ": " + e.field(), e.what(), e.line());
     }
-    return parse_params(text, source);
+    if (overrides.empty()) return reading;
+    YAML::Node doc = YAML::Load(text);  // parsed above: a mapping
+    for (const auto& [key, value] : overrides) doc[key] = value;
+    YAML::Emitter emitter;
+    emitter << doc;
+    try {
+        ParamsReading merged = parse_params(emitter.c_str(), source);
+        merged.warnings = reading.warnings;  // with the file's own line numbers
+        return merged;
+    } catch (const InputError& e) {
+        const auto flag = override_flags.find(e.field());
+        if (flag == override_flags.end()) throw;
+        throw InputError(flag->second, e.what());
+    }
 }
 
 void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptions& o, bool json) {
@@ -94,7 +104,7 @@ int run_run(RunArgs args) {
     } else if (args.params_file.empty()) {
         args.params_file = default_params_file();
     }
-    const auto reading = read_params(args.params_file, args.overrides);
+    const auto reading = read_params(args.params_file, args.overrides, args.override_flags);
     for (const auto& w : reading.warnings) fmt::print(stderr, "np-explain: warning: {}\n", w);
     o.node_a = args.nodes[0];
     o.node_b = args.nodes[1];
@@ -182,7 +192,11 @@ void add_run_command(CLI::App& app, Runner& run) {
         {"--client-ip", "np_client_ip"}};
     for (const auto& [flag, key] : overrides) {
         sub->add_option_function<std::string>(
-               flag, [a, key = std::string(key)](const std::string& v) { a->overrides[key] = v; },
+               flag,
+               [a, key = std::string(key), flag = std::string(flag)](const std::string& v) {
+                   a->overrides[key] = v;
+                   a->override_flags[key] = flag;
+               },
                fmt::format("Overrides {} from the params file", key))
             ->type_name("VALUE");
     }

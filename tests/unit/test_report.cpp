@@ -1,0 +1,274 @@
+// The report's charts are data: these tests read the Vega-Lite specs, the HTML and the Markdown
+// built from a real `run --local` (tests/fixtures/run-100m: iperf3 outputs and both nodes'
+// traces; its ping is the 100M testbed's tests/fixtures/ping/iputils-ok.txt) rather than a
+// browser's rendering (that is tests/browser).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/contract.hpp"
+#include "analysis/error.hpp"
+#include "analysis/explain.hpp"
+#include "analysis/inputs.hpp"
+#include "analysis/report.hpp"
+#include "analysis/trace.hpp"
+#include "tests/unit/fixture.hpp"
+
+namespace np {
+namespace {
+
+using nlohmann::json;
+using testing::fixture;
+
+// What `run` leaves in a run dir, rebuilt from the fixture's raw files the way `run` builds it.
+ReportMode run_100m_mode() {
+    ReportMode m;
+    m.measurements.append(
+        parse_measurements(fixture("ping/iputils-ok.txt"), "np-explain_ping.txt"));
+    for (const std::string f : {"np-explain_tcp.json", "np-explain_udp.json"})
+        m.measurements.append(parse_measurements(fixture("run-100m/" + f), f));
+    for (const std::string node : {"node1-1", "node1-2"})
+        m.traces.push_back(
+            parse_trace_text(fixture("run-100m/np-explain_trace_" + node + ".json")));
+    const Explanation e = explain(ExplainInput{m.measurements, 100e6, m.traces});
+    const json doc = build_contract("np-explain", "node1-1", "node1-2", m.measurements, e,
+                                    {"np-explain_trace_node1-1.json"}, 100e6);
+    m.contract = parse_contract(doc.dump(), "np_contract_np-explain.json");
+    m.link_bps = 100e6;
+    m.explanation = parse_explanation(doc.at("explain"), "explain");
+    return m;
+}
+
+// A tutorial mode's own contract: its figures and nothing of np-explain's.
+ReportMode tutorial_mode(const std::string& mode, double tcp, double udp) {
+    ReportMode m;
+    const json doc = {{"mode", mode},      {"ping_rtt_ms", 0.07}, {"tcp_mbps", tcp},
+                      {"udp_mbps", udp},   {"udp_loss_pct", 0.5}, {"node1", "node1-1"},
+                      {"node2", "node1-2"}};
+    m.contract = parse_contract(doc.dump(), "np_contract_" + mode + ".json");
+    return m;
+}
+
+ReportInput one_mode() {
+    ReportInput in;
+    in.title = "run-100m";
+    in.generated_at = "2026-11-30 13:05 UTC";
+    in.modes.push_back(run_100m_mode());
+    return in;
+}
+
+const ChartScripts kScripts{"/*vega*/", "/*vega-lite*/", "/*vega-embed*/"};
+
+// Every "values" array in a spec (top level and layers).
+size_t count_rows(const json& spec) {
+    size_t n = 0;
+    if (spec.is_object()) {
+        for (const auto& [k, v] : spec.items()) {
+            if (k == "values" && v.is_array()) {
+                n += v.size();
+            } else {
+                n += count_rows(v);
+            }
+        }
+    } else if (spec.is_array()) {
+        for (const auto& v : spec) n += count_rows(v);
+    }
+    return n;
+}
+
+Chart chart(const std::vector<Chart>& charts, const std::string& id) {
+    for (const auto& c : charts)
+        if (c.id == id) return c;
+    throw std::runtime_error("no chart " + id);
+}
+
+// Rows of a chart's main data (spec.data.values, else the first layer's).
+const json& rows(const Chart& c) {
+    if (c.spec.contains("data")) return c.spec.at("data").at("values");
+    return c.spec.at("layer").at(0).at("data").at("values");
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+TEST(Report, EveryChartOfARealRunHasDataRows) {
+    const auto charts = report_charts(one_mode());
+    std::vector<std::string> ids;
+    for (const auto& c : charts) {
+        ids.push_back(c.id);
+        EXPECT_GT(c.data_rows, 0u) << c.id;
+        EXPECT_EQ(count_rows(c.spec), c.data_rows) << c.id;
+        EXPECT_FALSE(c.caption.empty()) << c.id;
+    }
+    EXPECT_EQ(ids, (std::vector<std::string>{"ceiling", "frame", "throughput", "events", "drops",
+                                             "latency"}));
+}
+
+TEST(Report, CeilingChartPutsEachTestBesideTheModelsCeilingAndTheLinkRate) {
+    const Chart c = chart(report_charts(one_mode()), "ceiling");
+    const json& r = rows(c);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0]["test"], "TCP");
+    EXPECT_NEAR(r[0]["measured_mbps"].get<double>(), 91.86, 0.01);
+    EXPECT_NEAR(r[0]["ceiling_mbps"].get<double>(), 94.15, 0.01);
+    EXPECT_EQ(r[1]["test"], "UDP");
+    EXPECT_NEAR(r[1]["ceiling_mbps"].get<double>(), 95.64, 0.01);
+    EXPECT_EQ(c.spec.at("layer").back().at("data").at("values").at(0).at("link_mbps"), 100.0);
+}
+
+TEST(Report, FrameBreakdownAddsUpToTheWireBytesOfOneFrame) {
+    const Chart c = chart(report_charts(one_mode()), "frame");
+    int tcp = 0, udp = 0;
+    for (const auto& r : rows(c)) {
+        const std::string unit = r["unit"];
+        (unit.starts_with("TCP") ? tcp : udp) += r["bytes"].get<int>();
+    }
+    EXPECT_EQ(tcp, 1538);
+    EXPECT_EQ(udp, 1514);
+    EXPECT_NE(c.caption.find("of every 1538 bytes on the wire, 1448 carry data"),
+              std::string::npos);
+}
+
+TEST(Report, ThroughputOverTimeIsWireBytesTimesEightOverTheInterval) {
+    const auto in = one_mode();
+    const Chart c = chart(report_charts(in), "throughput");
+    // node1-2 (client), sample at t_ms 5100 of the tcp phase (started at 2652 ms): 1255008 B
+    // in 100 ms = 100.40 Mbit/s on the wire.
+    bool found = false;
+    for (const auto& r : rows(c)) {
+        if (r["series"] == "node1-2 (client) tx" && r["phase"] == "tcp" &&
+            std::abs(r["t_s"].get<double>() - 2.448) < 1e-9) {
+            EXPECT_NEAR(r["mbps"].get<double>(), 100.40, 0.01);
+            found = true;
+        }
+    }
+    EXPECT_TRUE(found);
+    // The ceiling drawn in is the link rate: wire bytes include every frame's overhead.
+    EXPECT_EQ(c.spec.at("spec").at("layer").at(1).at("encoding").at("y").at("datum"), 100.0);
+    // The setup time before the first phase is not plotted.
+    for (const auto& r : rows(c)) EXPECT_NE(r["phase"], "default");
+}
+
+TEST(Report, DropsByReasonShowTheReceiversFullSocketBuffer) {
+    const Chart c = chart(report_charts(one_mode()), "drops");
+    uint64_t rcvbuf = 0;
+    for (const auto& r : rows(c))
+        if (r["where"] == "node1-1 · SOCKET_RCVBUFF") rcvbuf += r["packets"].get<uint64_t>();
+    EXPECT_EQ(rcvbuf, 102u);
+}
+
+TEST(Report, LatencyChartHasEveryReplyAndTheAverage) {
+    const Chart c = chart(report_charts(one_mode()), "latency");
+    const auto& layers = c.spec.at("layer");
+    const auto& replies = layers.at(0).at("data").at("values");
+    ASSERT_EQ(replies.size(), 10u);
+    EXPECT_EQ(replies[0]["seq"], 1);
+    EXPECT_EQ(replies[0]["rtt_ms"], 0.149);
+    EXPECT_EQ(layers.at(1).at("data").at("values").at(0).at("avg_ms"), 0.063);
+}
+
+TEST(Report, HtmlIsOnePageThatFetchesNothing) {
+    const std::string page = render_report_html(one_mode(), kScripts);
+    EXPECT_EQ(occurrences(page, "<div class=\"vega\""), 6u);
+    EXPECT_EQ(occurrences(page, "<script type=\"application/json\""), 6u);
+    for (const char* script : {"/*vega*/", "/*vega-lite*/", "/*vega-embed*/"})
+        EXPECT_EQ(occurrences(page, script), 1u) << script;
+    // No external resource: no src=, no href=, no stylesheet link, no URL.
+    EXPECT_EQ(occurrences(page, " src="), 0u);
+    EXPECT_EQ(occurrences(page, "href="), 0u);
+    EXPECT_EQ(occurrences(page, "http://"), 0u);
+    EXPECT_EQ(occurrences(page, "https://"), 0u);
+    EXPECT_NE(page.find("data-charts-rendered"), std::string::npos);
+}
+
+TEST(Report, HtmlPutsTheVerdictsFirstAndEveryFindingWithItsEvidence) {
+    const auto in = one_mode();
+    const std::string page = render_report_html(in, kScripts);
+    const size_t verdicts = page.find("id=\"verdicts\"");
+    const size_t charts = page.find("id=\"charts\"");
+    const size_t findings = page.find("id=\"findings\"");
+    ASSERT_NE(verdicts, std::string::npos);
+    EXPECT_LT(verdicts, charts);
+    EXPECT_LT(charts, findings);
+    EXPECT_NE(page.find("below the ceiling (no cause on the path)"), std::string::npos);
+    for (const auto& f : in.modes[0].explanation->findings) {
+        EXPECT_NE(page.find("<code>" + f.code + "</code>"), std::string::npos) << f.code;
+        for (const auto& [k, v] : f.evidence)
+            EXPECT_NE(page.find("<td>" + k + "</td>"), std::string::npos) << f.code << " " << k;
+    }
+    EXPECT_EQ(page.find("id=\"parity\""), std::string::npos);  // one mode: nothing to compare
+}
+
+TEST(Report, ParitySectionOnlyWithSeveralModes) {
+    auto in = one_mode();
+    EXPECT_EQ(render_report_markdown(in).find("## Parity"), std::string::npos);
+    const Contract& run = in.modes[0].contract;  // the manual mode measured the same
+    in.modes.insert(in.modes.begin(),
+                    tutorial_mode("manual", *run.tcp_mbps * 1.002, *run.udp_mbps * 0.999));
+    const std::string page = render_report_html(in, kScripts);
+    EXPECT_NE(page.find("id=\"parity\""), std::string::npos);
+    EXPECT_NE(page.find("=== network-performance parity ==="), std::string::npos);
+    EXPECT_NE(page.find("PARITY: PASS"), std::string::npos);
+    const std::string md = render_report_markdown(in);
+    EXPECT_NE(md.find("## Parity\n\n```text\n=== network-performance parity ==="),
+              std::string::npos);
+    // Both modes' bars, the tutorial's against the ceiling np-explain's run measured.
+    const Chart c = chart(report_charts(in), "ceiling");
+    ASSERT_EQ(rows(c).size(), 4u);
+    EXPECT_EQ(rows(c)[0]["mode"], "manual");
+    EXPECT_NEAR(rows(c)[0]["ceiling_mbps"].get<double>(), 94.15, 0.01);
+}
+
+TEST(Report, ATutorialContractAloneGetsTheChartsItHasDataFor) {
+    ReportInput in;
+    in.title = "tutorial";
+    in.modes.push_back(tutorial_mode("ansible", 934.0, 949.0));
+    std::vector<std::string> ids;
+    for (const auto& c : report_charts(in)) ids.push_back(c.id);
+    EXPECT_EQ(ids, (std::vector<std::string>{"ceiling", "latency"}));
+    const auto gaps = report_gaps(in);
+    const auto mentions = [&](const std::string& what) {
+        for (const auto& g : gaps)
+            if (g.find(what) != std::string::npos) return true;
+        return false;
+    };
+    EXPECT_TRUE(mentions("No link rate"));
+    EXPECT_TRUE(mentions("No probe traces"));
+    const std::string page = render_report_html(in, kScripts);
+    EXPECT_NE(page.find("No np-explain explanation in this contract"), std::string::npos);
+}
+
+TEST(Report, MarkdownHasTheVerdictTableAndFindingsWithEvidence) {
+    const std::string md = render_report_markdown(one_mode());
+    EXPECT_NE(md.find("| test | measured | ceiling | % of ceiling | verdict |"), std::string::npos);
+    EXPECT_NE(md.find("| iperf3 TCP | 91.86 Mbit/s | 94.15 Mbit/s | 97.57 % |"), std::string::npos);
+    EXPECT_NE(md.find("(`BELOW_CEILING_NO_WIRE_CAUSE`)"), std::string::npos);
+    EXPECT_NE(md.find("  - evidence: `ceiling_mbps = 94.15`"), std::string::npos);
+    EXPECT_NE(md.find("| np-explain | 10 of 10 | 0.00 % | 0.051 / 0.063 / 0.149 ms |"),
+              std::string::npos);
+}
+
+TEST(Report, TextFromTheRunDirIsEscaped) {
+    auto in = one_mode();
+    in.modes[0].explanation->findings[0].title = "</script><script>alert(1)</script>";
+    in.modes[0].explanation->findings[0].code = "X&Y";
+    const std::string page = render_report_html(in, kScripts);
+    EXPECT_EQ(page.find("<script>alert(1)"), std::string::npos);
+    EXPECT_NE(page.find("&lt;/script&gt;&lt;script&gt;alert(1)"), std::string::npos);
+    EXPECT_NE(page.find("<code>X&amp;Y</code>"), std::string::npos);
+    // Inside a spec's JSON, '<' is written as \u003c and cannot end the element.
+    in.modes[0].contract.mode = "</script>";
+    const std::string again = render_report_html(in, kScripts);
+    EXPECT_NE(again.find("\\u003c/script>"), std::string::npos);
+}
+
+TEST(Report, AScriptThatWouldEndItsElementIsRefused) {
+    const ChartScripts bad{"var s = '</script>';", "", ""};
+    EXPECT_THROW(render_report_html(one_mode(), bad), InputError);
+}
+
+}  // namespace
+}  // namespace np

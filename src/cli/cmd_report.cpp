@@ -80,6 +80,19 @@ ReportMode read_mode(const fs::path& dir, Contract c) {
     return m;
 }
 
+// Written atomically like every file np-explain writes; a new one is readable by all (the
+// temporary file starts private), as a page to open in a browser, often as another user than
+// the root that ran the experiment.
+void write_report_file(const fs::path& path, const std::string& text) {
+    std::error_code ec;
+    const bool existed = fs::exists(path, ec);
+    write_file_atomically(path, text);
+    if (!existed) {
+        fs::permissions(path, fs::perms::group_read | fs::perms::others_read, fs::perm_options::add,
+                        ec);
+    }
+}
+
 std::string utc_now() {
     const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm tm{};
@@ -109,7 +122,7 @@ int run_report(const ReportArgs& a) {
         std::fwrite(text.data(), 1, text.size(), stdout);
         return 0;
     }
-    write_file_atomically(out, text);
+    write_report_file(out, text);
     fmt::print("{}: {} ({} modes, {:.0f} KB)\n", a.format == "html" ? "report" : "summary", out,
                in.modes.size(), static_cast<double>(text.size()) / 1024.0);
     return 0;
@@ -119,8 +132,8 @@ int run_report(const ReportArgs& a) {
 
 fs::path write_run_report(const fs::path& run_dir) {
     const fs::path out = run_dir / "report.html";
-    write_file_atomically(out,
-                          render_report_html(read_report_input(run_dir), embedded_chart_scripts()));
+    write_report_file(out,
+                      render_report_html(read_report_input(run_dir), embedded_chart_scripts()));
     return out;
 }
 

@@ -1,7 +1,6 @@
 // The report's charts are data: these tests read the Vega-Lite specs, the HTML and the Markdown
-// built from a real `run --local` (tests/fixtures/run-100m: iperf3 outputs and both nodes'
-// traces; its ping is the 100M testbed's tests/fixtures/ping/iputils-ok.txt) rather than a
-// browser's rendering (that is tests/browser).
+// built from the raw files of a complete run dir (tests/fixtures/run-report: a real `run --local`
+// on the 100M profile, see its README) rather than a browser's rendering (tests/browser).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -24,12 +23,12 @@ using testing::fixture;
 ReportMode run_100m_mode() {
     ReportMode m;
     m.measurements.append(
-        parse_measurements(fixture("ping/iputils-ok.txt"), "np-explain_ping.txt"));
+        parse_measurements(fixture("run-report/np-explain_ping.txt"), "np-explain_ping.txt"));
     for (const std::string f : {"np-explain_tcp.json", "np-explain_udp.json"})
-        m.measurements.append(parse_measurements(fixture("run-100m/" + f), f));
+        m.measurements.append(parse_measurements(fixture("run-report/" + f), f));
     for (const std::string node : {"node1-1", "node1-2"})
         m.traces.push_back(
-            parse_trace_text(fixture("run-100m/np-explain_trace_" + node + ".json")));
+            parse_trace_text(fixture("run-report/np-explain_trace_" + node + ".json")));
     const Explanation e = explain(ExplainInput{m.measurements, 100e6, m.traces});
     const json doc = build_contract("np-explain", "node1-1", "node1-2", m.measurements, e,
                                     {"np-explain_trace_node1-1.json"}, 100e6);
@@ -51,7 +50,7 @@ ReportMode tutorial_mode(const std::string& mode, double tcp, double udp) {
 
 ReportInput one_mode() {
     ReportInput in;
-    in.title = "run-100m";
+    in.title = "run-report";
     in.generated_at = "2026-11-30 13:05 UTC";
     in.modes.push_back(run_100m_mode());
     return in;

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
         const RunTimeStats stats;
         FloorSkeleton f;
         if (!f.skel) throw EnvironmentError("cannot load the floor programs");
-        const ClsactQdisc qdisc(ifindex, own_netns_inode());
+        const ClsactQdisc qdisc(ifindex, argv[1]);
         const TcFilter in(ifindex, BPF_TC_INGRESS, f.skel->progs.floor_tc_ingress);
         const TcFilter out(ifindex, BPF_TC_EGRESS, f.skel->progs.floor_tc_egress);
         const TracingLink kfree(f.skel->progs.floor_kfree_skb, "tp_btf/kfree_skb");

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <fmt/format.h>
 #include <linux/capability.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,6 +50,17 @@ class QuietLibbpf {
     libbpf_print_fn_t previous_;
 };
 
+// SO_NETNS_COOKIE (Linux >= 5.14): a 64-bit id of the caller's network namespace that is
+// never reused; 0 when the kernel does not have it.
+uint64_t netns_cookie() {
+    const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    uint64_t cookie = 0;
+    socklen_t len = sizeof(cookie);
+    if (s >= 0 && getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) != 0) cookie = 0;
+    if (s >= 0) close(s);
+    return cookie;
+}
+
 const char* point_name(bpf_tc_attach_point p) {
     return p == BPF_TC_INGRESS ? "ingress" : "egress";
 }
@@ -78,8 +90,9 @@ ProbeSkeleton::~ProbeSkeleton() {
     probe_bpf__destroy(skel_);
 }
 
-ClsactQdisc::ClsactQdisc(uint32_t ifindex, uint64_t netns_inode)
-    : ifindex_(ifindex), marker_(fmt::format("{}/clsact-{}-{}", marker_dir, netns_inode, ifindex)) {
+ClsactQdisc::ClsactQdisc(uint32_t ifindex, const std::string& iface)
+    : ifindex_(ifindex),
+      marker_(fmt::format("{}/clsact-{}-{}-{}", marker_dir, netns_cookie(), ifindex, iface)) {
     bpf_tc_hook hook{};
     hook.sz = sizeof(hook);
     hook.ifindex = static_cast<int>(ifindex);

@@ -42,9 +42,11 @@ class ProbeSkeleton {
 
 // The clsact qdisc that carries the tc hooks. Created if absent; destroyed on exit only when
 // this probe (or a killed predecessor, per its marker file under /run/np-probe) created it.
+// The marker names the namespace by its cookie, which the kernel never reuses (an inode
+// number is reused once a namespace is gone), and the iface by index and name.
 class ClsactQdisc {
   public:
-    ClsactQdisc(uint32_t ifindex, uint64_t netns_inode);
+    ClsactQdisc(uint32_t ifindex, const std::string& iface);
     ~ClsactQdisc();
     ClsactQdisc(const ClsactQdisc&) = delete;
     ClsactQdisc& operator=(const ClsactQdisc&) = delete;

@@ -227,7 +227,7 @@ int run_probe(const ProbeOptions& o) {
                      "np-probe: BPF run-time statistics unavailable; probe_cost will be 0\n");
     ProbeSkeleton skel(
         {netns, ifindex, o.iperf_port, btf.kfree_skb_has_rx_sk, btf.retransmit_has_err});
-    const ClsactQdisc qdisc(ifindex, netns);
+    const ClsactQdisc qdisc(ifindex, o.iface);
     remove_stale_filters(ifindex);
     const TcFilter ingress(ifindex, BPF_TC_INGRESS, skel.get()->progs.np_tc_ingress);
     const TcFilter egress(ifindex, BPF_TC_EGRESS, skel.get()->progs.np_tc_egress);

@@ -686,8 +686,9 @@ table { border-collapse: collapse; margin: 8px 0 16px; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f6f6f6; }
+table.verdicts td:last-child, table.verdicts th:last-child { text-align: left; }
 .row { display: flex; flex-wrap: wrap; gap: 28px; align-items: flex-start; }
-figure { margin: 8px 0 16px; } figcaption { color: #555; max-width: 560px; font-size: 13px; }
+figure { margin: 8px 0 16px; } figcaption { color: #555; max-width: 480px; font-size: 13px; }
 figure.wide figcaption { max-width: 1000px; }
 .finding { border-left: 4px solid #8ab; padding: 4px 12px; margin: 12px 0; background: #fafcfd; }
 .finding.warn { border-color: #e0a030; background: #fffaf0; }

@@ -23,7 +23,8 @@ class UndoStep {
     ~UndoStep();
     UndoStep(const UndoStep&) = delete;
     UndoStep& operator=(const UndoStep&) = delete;
-    // Runs the undo now (once); returns what it printed on failure, empty on success.
+    // Runs the undo now (once); returns what it printed on failure, empty on success or when
+    // the session is gone (the run's final sweep retries from a fresh session).
     std::string run();
 
   private:

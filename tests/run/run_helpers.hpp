@@ -1,0 +1,241 @@
+#pragma once
+// Helpers of the `np-explain run` integration tests: run the real binary (in the foreground,
+// or in the background to interrupt it), and look at the testbed's nodes from the root
+// namespace the way an operator would (processes, tc, addresses, files) — read-only, except
+// where a test makes a fault on purpose.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cli/run_command.hpp"
+
+extern char** environ;
+
+namespace np::testing {
+
+struct Shell {
+    int status = -1;
+    std::string out;  // stdout and stderr
+};
+
+// A command line on this machine (root namespace), stdout and stderr together.
+inline Shell sh(const std::string& command) {
+    Shell r;
+    FILE* p = popen((command + " 2>&1").c_str(), "r");
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+inline std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+inline nlohmann::json read_json(const std::filesystem::path& path) {
+    return nlohmann::json::parse(read_file(path), nullptr, false);
+}
+
+// Polls `done` every 50 ms until it holds or `timeout` passes; returns whether it held.
+inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+}
+
+// np-explain running in the background (stdin /dev/null, stdout and stderr to files), so a
+// test can signal it or break something under it. Killed (SIGKILL) if still running when
+// destroyed.
+class BackgroundRun {
+  public:
+    explicit BackgroundRun(std::vector<std::string> args) {
+        char dir[] = "/tmp/np-run-test-XXXXXX";
+        dir_ = mkdtemp(dir);
+        args.insert(args.begin(), NP_EXPLAIN_BIN);
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, (dir_ + "/out").c_str(),
+                                         O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        posix_spawn_file_actions_addopen(&fa, 2, (dir_ + "/err").c_str(),
+                                         O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
+        posix_spawn_file_actions_destroy(&fa);
+        start_ = std::chrono::steady_clock::now();
+    }
+    ~BackgroundRun() {
+        if (pid_ > 0 && !result_) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+        std::filesystem::remove_all(dir_);
+    }
+    BackgroundRun(const BackgroundRun&) = delete;
+    BackgroundRun& operator=(const BackgroundRun&) = delete;
+
+    pid_t pid() const { return pid_; }
+    bool running() {
+        if (pid_ <= 0 || result_) return false;
+        int st = 0;
+        if (waitpid(pid_, &st, WNOHANG) == pid_) {
+            finish(st);
+            return false;
+        }
+        return true;
+    }
+    void signal(int sig) const {
+        if (pid_ > 0) kill(pid_, sig);
+    }
+    // Waits for it to exit; on timeout kills it and returns exit_status -2.
+    CommandResult wait(std::chrono::seconds timeout) {
+        if (!wait_until([this] { return !running(); }, timeout)) {
+            kill(pid_, SIGKILL);
+            int st = 0;
+            waitpid(pid_, &st, 0);
+            finish(st);
+            result_->exit_status = -2;
+        }
+        return *result_;
+    }
+    double seconds() const { return seconds_; }
+
+  private:
+    void finish(int st) {
+        seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        CommandResult r;
+        r.exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        r.out = read_file(dir_ + "/out");
+        r.err = read_file(dir_ + "/err");
+        result_ = r;
+    }
+    std::string dir_;
+    pid_t pid_ = -1;
+    std::chrono::steady_clock::time_point start_;
+    double seconds_ = 0;
+    std::optional<CommandResult> result_;
+};
+
+// ------------------------------------------------------------------ what is on a node
+
+struct NodeProcess {
+    pid_t pid;
+    std::vector<std::string> argv;
+};
+
+inline std::vector<std::string> cmdline(pid_t pid) {
+    std::vector<std::string> argv;
+    const std::string raw = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+    size_t start = 0;
+    while (start < raw.size()) {
+        size_t end = raw.find('\0', start);
+        if (end == std::string::npos) end = raw.size();
+        argv.push_back(raw.substr(start, end - start));
+        start = end + 1;
+    }
+    return argv;
+}
+
+// Processes inside a node's network namespace (`ip netns pids`), zombies left out.
+inline std::vector<NodeProcess> node_processes(const std::string& node) {
+    std::vector<NodeProcess> out;
+    std::istringstream pids(sh("ip netns pids " + shell_quote(node)).out);
+    for (pid_t pid; pids >> pid;) {
+        const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+        const auto close = stat.rfind(") ");
+        if (close == std::string::npos || stat.compare(close + 2, 1, "Z") == 0) continue;
+        auto argv = cmdline(pid);
+        if (!argv.empty()) out.push_back({pid, std::move(argv)});
+    }
+    return out;
+}
+
+inline std::string basename_of(const std::string& path) {
+    return std::filesystem::path(path).filename().string();
+}
+
+inline bool has_arg(const NodeProcess& p, const std::string& arg) {
+    for (const auto& a : p.argv)
+        if (a == arg) return true;
+    return false;
+}
+
+// Processes of `program` (argv[0]'s base name) on the node, as "pid argv..." lines.
+inline std::vector<std::string> programs(
+    const std::string& node, const std::string& program,
+    const std::function<bool(const NodeProcess&)>& also = nullptr) {
+    std::vector<std::string> out;
+    for (const auto& p : node_processes(node)) {
+        if (basename_of(p.argv[0]) != program) continue;
+        if (also && !also(p)) continue;
+        std::string line = std::to_string(p.pid);
+        for (const auto& a : p.argv) line += " " + a;
+        out.push_back(line);
+    }
+    return out;
+}
+
+inline bool is_iperf3_server(const NodeProcess& p) {
+    return has_arg(p, "-s");
+}
+inline bool is_iperf3_client(const NodeProcess& p) {
+    return has_arg(p, "-c");
+}
+inline bool is_udp(const NodeProcess& p) {
+    return has_arg(p, "-u");
+}
+
+inline std::string ns_exec(const std::string& node, const std::string& command) {
+    return sh("ip netns exec " + shell_quote(node) + " " + command).out;
+}
+
+// Files in a node's np-explain state dir (/run is shared by the testbed's namespaces).
+inline std::vector<std::string> undo_files(const std::string& node) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/run/np-explain/" + node, ec))
+        if (e.path().extension() == ".undo") out.push_back(e.path().string());
+    return out;
+}
+
+// The private upload dirs np-explain makes on a node (/tmp is shared by the namespaces).
+inline std::set<std::string> upload_dirs() {
+    std::set<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator("/tmp"))
+        if (e.path().filename().string().starts_with("np-explain.")) out.insert(e.path().string());
+    return out;
+}
+
+inline std::string join(const std::vector<std::string>& lines) {
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+}
+
+}  // namespace np::testing

@@ -1,0 +1,61 @@
+// `np-explain run --local --profile 1G`: the run builds its own testbed (1 Gbit/s tbf), offers
+// UDP at twice the link, and must say that the offered load is above the ceiling and where the
+// excess was lost. Needs root and no other testbed up (ctest orders it after testbed.down).
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "tests/run/run_helpers.hpp"
+
+namespace {
+
+using namespace np::testing;
+using nlohmann::json;
+
+const json* finding(const json& contract, const std::string& code) {
+    for (const auto& f : contract["explain"]["findings"])
+        if (f.value("code", "") == code) return &f;
+    return nullptr;
+}
+
+std::string codes(const json& contract) {
+    std::string out;
+    for (const auto& f : contract["explain"]["findings"])
+        out += f.value("code", "?") + "(" + f.value("severity", "?") + ") ";
+    return out;
+}
+
+TEST(RunLocal, Profile1GUdpAtTwiceTheLinkIsOfferedAboveCeilingWithTheLossLocated) {
+    char dir[] = "/tmp/np-run-dir-XXXXXX";
+    const std::string run_dir = mkdtemp(dir);
+    BackgroundRun run({"run", "--local", "--profile", "1G", "--tcp-duration", "2", "--udp-duration",
+                       "4", "--ping-count", "2", "--udp-bandwidth", "2G", "--run-dir", run_dir});
+    const CommandResult r = run.wait(std::chrono::seconds(90));
+    std::cout << "run --local wall time " << run.seconds() << " s\n";
+    ASSERT_NE(r.exit_status, -2) << "did not end in time";
+    const json c = read_json(run_dir + "/np_contract_np-explain.json");
+    ASSERT_TRUE(c.is_object()) << r.out << r.err;
+    EXPECT_EQ(finding(c, "RUN_INCOMPLETE"), nullptr) << codes(c) << r.err;
+    std::cout << "UDP " << c["udp_mbps"] << " Mbit/s, loss " << c["udp_loss_pct"] << " %\n"
+              << codes(c) << "\n";
+
+    const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
+    ASSERT_NE(offered, nullptr) << codes(c);
+    EXPECT_EQ(offered->at("evidence").value("offered_mbps", ""), "2000.00") << offered->dump(2);
+    ASSERT_TRUE(c["udp_loss_pct"].is_number());
+    ASSERT_GT(c["udp_loss_pct"].get<double>(), 0) << "expected loss at 2G on this profile";
+    // Loss located: the receiving host (node1-1, the iperf3 server), and the kernel's reason.
+    const json* located = finding(c, "LOSS_AT_RECEIVER_SOCKET");
+    ASSERT_NE(located, nullptr) << codes(c);
+    const std::string text = located->dump();
+    std::cout << located->value("title", "") << "\n";
+    EXPECT_NE(text.find("node1-1"), std::string::npos) << located->dump(2);
+    EXPECT_NE(text.find("SOCKET_RCVBUFF"), std::string::npos) << located->dump(2);
+
+    // The testbed is gone again.
+    EXPECT_EQ(sh("ip netns list").out.find("node1-"), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists("/run/np-explain-testbed"));
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(run_dir);
+}
+
+}  // namespace

@@ -133,9 +133,10 @@ double seconds_into_phase(const Trace& t, const TraceSample& s) {
 
 // ---- the charts --------------------------------------------------------------------------
 
-const json kConfig = {{"view", {{"stroke", "#ddd"}}},
-                      {"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}}},
-                      {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}}}};
+const json kConfig = {
+    {"view", {{"stroke", "#ddd"}}},
+    {"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}}},
+    {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 320}}}};
 
 json base_spec() {
     return {{"config", kConfig}};
@@ -199,7 +200,7 @@ std::optional<Chart> ceiling_chart(const ReportInput& in) {
                        {{"x", x},
                         {"xOffset", x_offset},
                         {"y", {{"field", "ceiling_mbps"}, {"type", "quantitative"}}}}}});
-    layers.push_back({{"mark", {{"type", "text"}, {"dy", -12}, {"fontSize", 11}}},
+    layers.push_back({{"mark", {{"type", "text"}, {"dy", -12}, {"fontSize", 10}}},
                       {"encoding",
                        {{"x", x},
                         {"xOffset", x_offset},
@@ -232,7 +233,7 @@ std::optional<Chart> ceiling_chart(const ReportInput& in) {
         "goodput reaches because every frame also carries headers and framing.";
     c.spec = base_spec();
     c.spec["data"] = {{"values", rows}};
-    c.spec["width"] = std::max<size_t>(220, 110 * in.modes.size());
+    c.spec["width"] = std::max<size_t>(220, 150 * in.modes.size());
     c.spec["height"] = 260;
     c.spec["layer"] = std::move(layers);
     c.data_rows = rows.size() + extra_rows;
@@ -698,7 +699,7 @@ figure.wide figcaption { max-width: 1000px; }
 .finding table { font-size: 13px; margin: 4px 0; }
 .finding td { text-align: left; } .finding td:first-child { color: #555; font-family: monospace; }
 .next { font-style: italic; }
-pre { background: #f6f6f6; padding: 10px; overflow-x: auto; }
+pre { background: #f6f6f6; padding: 10px; white-space: pre-wrap; }
 .pass { color: #2a7a2a; } .fail { color: #c22; }
 .gaps { color: #666; }
 )css";

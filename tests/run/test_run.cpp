@@ -445,6 +445,8 @@ TEST_F(RunTest, CtrlCDuringTcpStopsSavesWhatWasMeasuredAndCleansBothNodes) {
     const CommandResult r = run.wait(seconds(40));
     EXPECT_EQ(r.exit_status, 128 + SIGINT) << r.out << r.err;
     expect_partial_results(r, "interrupted by SIGINT during the tcp phase");
+    // Both probes handed over their traces, with the tcp phase cut where it stopped.
+    EXPECT_EQ(contract()["traces"].size(), 2u) << contract().dump(2);
     expect_nodes_clean();
 }
 
@@ -461,6 +463,7 @@ TEST_F(RunTest, IperfServerKilledMidRunIsReportedAndBothNodesCleaned) {
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     const CommandResult r = run.wait(seconds(60));
     expect_partial_results(r, "iperf3 server on " + kServer);
+    EXPECT_EQ(contract()["traces"].size(), 2u) << contract().dump(2);
     expect_nodes_clean();
 }
 
@@ -498,6 +501,13 @@ TEST_F(RunTest, SshSessionToTheClientCutMidRunIsReportedAndBothNodesCleaned) {
     for (const pid_t pid : sshds) kill(pid, SIGKILL);
     const CommandResult r = run.wait(seconds(60));
     expect_partial_results(r, kClient);
+    // The other node's probe still handed over its trace; the cut one is said to be missing.
+    const json c = contract();
+    ASSERT_EQ(c["traces"].size(), 1u) << c.dump(2);
+    EXPECT_NE(c["traces"][0].get<std::string>().find(kServer), std::string::npos);
+    const json* missing = finding(c, "TRACE_MISSING");
+    ASSERT_NE(missing, nullptr) << codes(c);
+    EXPECT_NE(missing->value("title", "").find(kClient), std::string::npos);
     // The run's own sweep cleaned the node from a fresh session: no advice to run teardown.
     EXPECT_EQ(r.err.find("teardown"), std::string::npos) << r.err;
     // The iperf3 client lost its session; it ends with its test (8 s at most).
@@ -513,6 +523,13 @@ TEST_F(RunTest, SshSessionToTheServerCutMidRunIsReportedAndBothNodesCleaned) {
     for (const pid_t pid : sshds) kill(pid, SIGKILL);
     const CommandResult r = run.wait(seconds(60));
     expect_partial_results(r, kServer);
+    // The other node's probe still handed over its trace; the cut one is said to be missing.
+    const json c = contract();
+    ASSERT_EQ(c["traces"].size(), 1u) << c.dump(2);
+    EXPECT_NE(c["traces"][0].get<std::string>().find(kClient), std::string::npos);
+    const json* missing = finding(c, "TRACE_MISSING");
+    ASSERT_NE(missing, nullptr) << codes(c);
+    EXPECT_NE(missing->value("title", "").find(kServer), std::string::npos);
     // The run's own sweep cleaned the node from a fresh session: no advice to run teardown.
     EXPECT_EQ(r.err.find("teardown"), std::string::npos) << r.err;
     expect_nodes_clean(seconds(8));

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <set>
 
 #include "analysis/error.hpp"
 #include "analysis/format.hpp"
@@ -65,10 +63,6 @@ std::string json_in_script(const json& j) {
 double round_to(double v, int decimals) {
     const double f = std::pow(10.0, decimals);
     return std::round(v * f) / f;
-}
-
-std::string mbit(double bps) {
-    return format_rate(bps);
 }
 
 // ---- what the report models against ------------------------------------------------------
@@ -445,8 +439,8 @@ std::optional<Chart> events_chart(const ReportInput& in) {
     c.title = "TCP retransmits and packet drops over time";
     c.caption =
         "Per sample interval: segments TCP retransmitted on the data NIC, and packets the "
-        "kernel dropped in the node's network namespace (any reason; the chart beside it splits "
-        "them by reason).";
+        "kernel dropped in the node's network namespace, whatever the reason (\"Drops by kernel "
+        "reason\" splits them).";
     c.spec = phase_facet(in, rows, std::move(layers), 140);
     c.data_rows = rows.size();
     return c;
@@ -602,7 +596,7 @@ struct Cells {
 Cells verdict_cells(const Explanation& e) {
     Cells c{{"test", "measured", "ceiling", "% of ceiling", "verdict"}, {}};
     for (const auto& v : e.verdicts) {
-        c.rows.push_back({v.test, v.measured, v.ceiling_bps ? mbit(*v.ceiling_bps) : "-",
+        c.rows.push_back({v.test, v.measured, v.ceiling_bps ? format_rate(*v.ceiling_bps) : "-",
                           v.ratio ? format_pct(*v.ratio) : "-", v.verdict});
     }
     return c;

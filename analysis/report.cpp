@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/error.hpp"
 #include "analysis/format.hpp"
@@ -123,6 +124,38 @@ double seconds_into_phase(const Trace& t, const TraceSample& s) {
     const PhaseTrace* p = t.find_phase(s.phase);
     const int64_t start = p ? p->start_ms : 0;
     return round_to(static_cast<double>(s.t_ms - start) / 1000.0, 3);
+}
+
+// A browser draws a few hundred points per line quickly, not the 36,000 a one-hour test at
+// 100 ms leaves: longer phases are plotted with consecutive samples merged (their bytes and
+// intervals added, so a rate stays bytes over time).
+constexpr size_t kMaxPointsPerPhase = 600;
+
+std::vector<TraceSample> plotted_samples(const Trace& t, const std::vector<std::string>& phases) {
+    std::map<std::string, size_t> per_phase;
+    for (const auto& s : t.samples) ++per_phase[s.phase];
+    std::vector<TraceSample> out;
+    size_t merged = 0;  // samples in out.back() so far
+    for (const auto& s : t.samples) {
+        if (std::find(phases.begin(), phases.end(), s.phase) == phases.end()) continue;
+        const size_t factor = (per_phase[s.phase] + kMaxPointsPerPhase - 1) / kMaxPointsPerPhase;
+        if (out.empty() || out.back().phase != s.phase || merged >= factor) {
+            out.push_back(s);
+            merged = 1;
+            continue;
+        }
+        TraceSample& b = out.back();
+        b.t_ms = s.t_ms;
+        b.interval_ms += s.interval_ms;
+        b.tx_wire_packets += s.tx_wire_packets;
+        b.rx_wire_packets += s.rx_wire_packets;
+        b.tx_wire_bytes += s.tx_wire_bytes;
+        b.rx_wire_bytes += s.rx_wire_bytes;
+        b.retransmits += s.retransmits;
+        b.drops += s.drops;
+        ++merged;
+    }
+    return out;
 }
 
 // ---- the charts --------------------------------------------------------------------------
@@ -354,9 +387,8 @@ std::optional<Chart> throughput_chart(const ReportInput& in) {
     json rows = json::array();
     for (const auto& m : in.modes) {
         for (const auto& t : m.traces) {
-            for (const auto& s : t.samples) {
+            for (const auto& s : plotted_samples(t, phases)) {
                 if (s.interval_ms <= 0) continue;
-                if (std::find(phases.begin(), phases.end(), s.phase) == phases.end()) continue;
                 const double t_s = seconds_into_phase(t, s);
                 const std::pair<const char*, uint64_t> dirs[] = {{"tx", s.tx_wire_bytes},
                                                                  {"rx", s.rx_wire_bytes}};
@@ -409,8 +441,7 @@ std::optional<Chart> events_chart(const ReportInput& in) {
     json rows = json::array();
     for (const auto& m : in.modes) {
         for (const auto& t : m.traces) {
-            for (const auto& s : t.samples) {
-                if (std::find(phases.begin(), phases.end(), s.phase) == phases.end()) continue;
+            for (const auto& s : plotted_samples(t, phases)) {
                 const double t_s = seconds_into_phase(t, s);
                 const std::pair<const char*, uint64_t> counts[] = {{"retransmits", s.retransmits},
                                                                    {"drops", s.drops}};

@@ -151,6 +151,34 @@ TEST(Report, ThroughputOverTimeIsWireBytesTimesEightOverTheInterval) {
     for (const auto& r : rows(c)) EXPECT_NE(r["phase"], "default");
 }
 
+TEST(Report, ALongPhaseIsPlottedWithSamplesMergedAndItsBytesKept) {
+    auto in = one_mode();
+    Trace& t = in.modes[0].traces[0];
+    PhaseTrace* tcp = nullptr;
+    for (auto& p : t.phases)
+        if (p.name == "tcp") tcp = &p;
+    ASSERT_NE(tcp, nullptr);
+    // An hour of 100 ms samples at a steady 100 Mbit/s on the wire.
+    std::vector<TraceSample> hour;
+    for (int i = 1; i <= 36000; ++i)
+        hour.push_back({tcp->start_ms + i * 100, 100, "tcp", 0, 0, 1250000, 0, 0,
+                        static_cast<uint64_t>(i % 2)});
+    t.samples = hour;
+    const Chart c = chart(report_charts(in), "throughput");
+    size_t points = 0;
+    for (const auto& r : rows(c)) {
+        if (r["series"] != "node1-1 (server) tx") continue;
+        ++points;
+        EXPECT_NEAR(r["mbps"].get<double>(), 100.0, 1e-9);
+    }
+    EXPECT_EQ(points, 600u);
+    uint64_t drops = 0;
+    const Chart events = chart(report_charts(in), "events");
+    for (const auto& r : rows(events))
+        if (r["series"] == "node1-1 (server) drops") drops += r["count"].get<uint64_t>();
+    EXPECT_EQ(drops, 18000u);
+}
+
 TEST(Report, DropsByReasonShowTheReceiversFullSocketBuffer) {
     const Chart c = chart(report_charts(one_mode()), "drops");
     uint64_t rcvbuf = 0;

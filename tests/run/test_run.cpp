@@ -617,44 +617,120 @@ TEST_F(RunTest, IfaceWithShellMetacharactersIsRejectedBeforeAnythingIsSent) {
     EXPECT_FALSE(std::filesystem::exists(run_dir_ + "/np_contract_np-explain.json"));
 }
 
-TEST_F(RunTest, HostKeyMismatchIsRefusedWithTheFingerprint) {
-    // A known_hosts that pins node1-1 to another key (node1-2's), and an ssh_config using it.
-    const std::string known = run_dir_ + "/known_hosts";
-    const std::string config = run_dir_ + "/ssh_config";
-    const std::string client_key =
-        read_file(state_dir + "/" + kClient + "/ssh_host_ed25519_key.pub");
+// A copy of the testbed's ssh_config whose known_hosts pins node1-1 to `server_line` (none
+// when empty) and keeps node1-2's; returns the ssh_config's path.
+std::string ssh_config_with_known_server(const std::string& dir, const std::string& server_line) {
+    const std::string known = dir + "/known_hosts";
+    const std::string config = dir + "/ssh_config";
     {
         std::ofstream k(known);
-        std::istringstream fields(client_key);
-        std::string type, key;
-        fields >> type >> key;
-        k << kServer << ",198.19.0.1 " << type << " " << key << "\n";
+        if (!server_line.empty()) k << server_line << "\n";
         std::istringstream orig(read_file(state_dir + "/known_hosts"));
         for (std::string line; std::getline(orig, line);)
             if (!line.starts_with(kServer + ",")) k << line << "\n";
     }
-    {
-        std::ofstream cfg(config);
-        std::istringstream orig(read_file(ssh_config()));
-        for (std::string line; std::getline(orig, line);) {
-            if (line.find("UserKnownHostsFile") != std::string::npos)
-                line = "    UserKnownHostsFile " + known;
-            cfg << line << "\n";
-        }
+    std::ofstream cfg(config);
+    std::istringstream orig(read_file(state_dir + "/ssh_config"));
+    for (std::string line; std::getline(orig, line);) {
+        if (line.find("UserKnownHostsFile") != std::string::npos)
+            line = "    UserKnownHostsFile " + known;
+        cfg << line << "\n";
     }
-    const std::string server_fp =
-        sh("ssh-keygen -lf " + shell_quote(state_dir + "/" + kServer + "/ssh_host_ed25519_key.pub"))
+    return config;
+}
+
+// SHA256:... of the node's real host key, as ssh-keygen -l prints it.
+std::string host_key_fingerprint(const std::string& node) {
+    const std::string out =
+        sh("ssh-keygen -lf " + shell_quote(state_dir + "/" + node + "/ssh_host_ed25519_key.pub"))
             .out;
-    const std::string fingerprint = server_fp.substr(server_fp.find("SHA256:"), 50);
-    const CommandResult r = np_explain({"run", kServer, kClient, "--ssh-config", config, "--params",
-                                        params(), "--run-dir", run_dir_});
+    const auto at = out.find("SHA256:");
+    return at == std::string::npos ? "SHA256:?" : out.substr(at, out.find(' ', at) - at);
+}
+
+TEST_F(RunTest, HostKeyMismatchIsRefusedWithTheFingerprint) {
+    // node1-1 pinned to another key (node1-2's).
+    std::istringstream other(read_file(state_dir + "/" + kClient + "/ssh_host_ed25519_key.pub"));
+    std::string type, key;
+    other >> type >> key;
+    const std::string config =
+        ssh_config_with_known_server(run_dir_, kServer + ",198.19.0.1 " + type + " " + key);
+    const std::string fingerprint = host_key_fingerprint(kServer);
+    const std::vector<std::string> args = {"run",          kServer,     kClient,
+                                           "--ssh-config", config,      "--params",
+                                           params(),       "--run-dir", run_dir_};
+    const CommandResult r = np_explain(args);
+    EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("HOST KEY MISMATCH"), std::string::npos) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find(fingerprint), std::string::npos)
+        << "the node's fingerprint " << fingerprint << " in:\n"
+        << r.out << r.err;
+    // A changed key is refused even when new keys may be accepted.
+    std::vector<std::string> accept = args;
+    accept.push_back("--accept-new-host-keys");
+    const CommandResult again = np_explain(accept);
+    EXPECT_EQ(again.exit_status, 3) << again.out << again.err;
+    EXPECT_NE((again.out + again.err).find("HOST KEY MISMATCH"), std::string::npos);
+    EXPECT_EQ(read_file(run_dir_ + "/known_hosts").find(fingerprint), std::string::npos);
+    expect_nodes_clean();
+}
+
+TEST_F(RunTest, UnknownHostKeyIsRefusedWithTheFingerprintUnlessNewKeysAreAccepted) {
+    const std::string config = ssh_config_with_known_server(run_dir_, "");
+    const std::string fingerprint = host_key_fingerprint(kServer);
+    const std::vector<std::string> args = {"run",    kServer,          kClient,  "--ssh-config",
+                                           config,   "--params",       params(), "--run-dir",
+                                           run_dir_, "--tcp-duration", "1",      "--udp-duration",
+                                           "1",      "--ping-count",   "1"};
+    const CommandResult r = np_explain(args);
     EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
     const std::string all = r.out + r.err;
-    EXPECT_NE(all.find("HOST KEY MISMATCH"), std::string::npos) << all;
-    EXPECT_NE(all.find(fingerprint.substr(0, fingerprint.find(' '))), std::string::npos)
-        << "the node's fingerprint " << fingerprint << " in:\n"
-        << all;
+    EXPECT_NE(all.find("host key unknown"), std::string::npos) << all;
+    EXPECT_NE(all.find(fingerprint), std::string::npos) << fingerprint << " in:\n" << all;
+    EXPECT_NE(all.find("--accept-new-host-keys"), std::string::npos) << all;
+    const std::string known_before = read_file(run_dir_ + "/known_hosts");
     expect_nodes_clean();
+
+    std::vector<std::string> accept = args;
+    accept.push_back("--accept-new-host-keys");
+    const CommandResult ok = np_explain(accept);
+    EXPECT_EQ(ok.exit_status, 0) << ok.out << ok.err;
+    const std::string known_after = read_file(run_dir_ + "/known_hosts");
+    EXPECT_GT(known_after.size(), known_before.size());
+    EXPECT_NE(sh("ssh-keygen -F 198.19.0.1 -f " + shell_quote(run_dir_ + "/known_hosts")).out, "")
+        << known_after;
+    expect_nodes_clean();
+}
+
+// Something else listens on the iperf3 port on node A: the run says so and leaves it alone
+// (np-explain stops only what it started, by PID).
+TEST_F(RunTest, ForeignServerOnThePortIsReportedAndLeftRunning) {
+    const std::string pidfile = run_dir_ + "/foreign-iperf3.pid";
+    ASSERT_EQ(sh("ip netns exec " + kServer + " iperf3 -s -p 5201 -D -I " + pidfile).status, 0);
+    ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(pidfile); }, seconds(5)));
+    const pid_t foreign = std::atoi(read_file(pidfile).c_str());
+    ASSERT_GT(foreign, 1);
+    struct StopAtEnd {  // whatever the test's outcome
+        pid_t pid;
+        ~StopAtEnd() { kill(pid, SIGTERM); }
+    } stop_at_end{foreign};
+    const CommandResult r = np_explain(run_args({"--ping-count", "1"}));
+    EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("port 5201 is already in use"), std::string::npos)
+        << r.out << r.err;
+    EXPECT_EQ(kill(foreign, 0), 0) << "the foreign iperf3 was stopped";
+    EXPECT_EQ(basename_of(cmdline(foreign).at(0)), "iperf3");
+    kill(foreign, SIGTERM);
+    EXPECT_TRUE(wait_until([&] { return programs(kServer, "iperf3").empty(); }, seconds(3)));
+    expect_nodes_clean();
+}
+
+TEST_F(RunTest, TeardownOfAnUnreachableNodeSaysSoAndExits3) {
+    const CommandResult r =
+        np_explain({"teardown", kServer, "node9-9", "--ssh-config", ssh_config()});
+    EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
+    EXPECT_NE(r.out.find("node9-9: not reached"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(kServer + ":"), std::string::npos) << r.out;
 }
 
 }  // namespace

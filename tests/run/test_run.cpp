@@ -429,6 +429,25 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     expect_nodes_clean();
 }
 
+// The data iface is left as the run found it: down stays down (and unaddressed).
+TEST_F(RunTest, ADataIfaceThatWasDownIsLeftDown) {
+    struct UpAtEnd {  // the testbed's state, whatever the test's outcome
+        ~UpAtEnd() { ns_exec(kClient, "ip link set dev " + kDataIface + " up"); }
+    } up_at_end;
+    ns_exec(kClient, "ip link set dev " + kDataIface + " down");
+    const CommandResult r =
+        np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1"}));
+    EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json link = json::parse(ns_exec(kClient, "ip -j link show dev " + kDataIface));
+    ASSERT_TRUE(link.is_array() && !link.empty());
+    for (const auto& flag : link[0]["flags"]) EXPECT_NE(flag, "UP") << link.dump();
+    const json server = json::parse(ns_exec(kServer, "ip -j link show dev " + kDataIface));
+    bool server_up = false;
+    for (const auto& flag : server[0]["flags"]) server_up = server_up || flag == "UP";
+    EXPECT_TRUE(server_up) << "node A's port was up before the run";
+    expect_nodes_clean();
+}
+
 // ------------------------------------------------------------------ 5. faults
 
 // Runs with a TCP phase long enough to break something in it.

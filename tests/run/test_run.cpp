@@ -210,6 +210,9 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
     std::cout << "run wall time " << run.seconds() << " s (tests 4 + 4 s, ping 3 x 1 s); " << busy
               << "\n";
     ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+    // stdout is not a terminal: the explanation, no progress lines.
+    EXPECT_NE(r.out.find("line-rate bound"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("elapsed"), std::string::npos) << r.out;
     const json c = contract();
     ASSERT_TRUE(c.is_object());
     EXPECT_EQ(c["mode"], "np-explain");
@@ -410,11 +413,14 @@ TEST_F(RunTest, TrafficRoutedOverTheControlNetworkIsAWrongInterfaceError) {
 // blocks the sender, so twice the ceiling is held back at the sender, not lost.
 // (Loss located at the receiver: test_run_local.cpp, profile 1G.)
 TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender) {
-    const CommandResult r = np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "4",
-                                                 "--ping-count", "1", "--udp-bandwidth", "200M"}));
+    const CommandResult r =
+        np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "4", "--ping-count", "1",
+                             "--udp-bandwidth", "200M", "--json"}));
     EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
     const json c = contract();
     ASSERT_TRUE(c.is_object());
+    // --json prints the contract and nothing else.
+    EXPECT_EQ(json::parse(r.out, nullptr, false), c) << r.out;
     const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr) << codes(c);
     EXPECT_EQ(offered->at("evidence").value("offered_mbps", ""), "200.00") << offered->dump(2);
@@ -445,6 +451,22 @@ TEST_F(RunTest, ADataIfaceThatWasDownIsLeftDown) {
     bool server_up = false;
     for (const auto& flag : server[0]["flags"]) server_up = server_up || flag == "UP";
     EXPECT_TRUE(server_up) << "node A's port was up before the run";
+    expect_nodes_clean();
+}
+
+// On a terminal the run shows its phase, the time left and the live wire rate from the probe.
+TEST_F(RunTest, ProgressOnATerminalShowsThePhaseAndTheLiveRate) {
+    std::string command = NP_EXPLAIN_BIN;
+    for (const auto& a :
+         run_args({"--tcp-duration", "2", "--udp-duration", "1", "--ping-count", "1"}))
+        command += " " + shell_quote(a);
+    // script(1) gives the run a pseudo-terminal as stdout.
+    const Shell r = sh("script -qec " + shell_quote(command) + " /dev/null");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("[tcp] "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" s left, "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Mbit/s on the wire"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[udp] "), std::string::npos) << r.out;
     expect_nodes_clean();
 }
 

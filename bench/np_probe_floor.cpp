@@ -12,7 +12,7 @@
 #include <string>
 
 #include "floor.skel.h"
-#include "src/probe/environment_error.hpp"
+#include "src/common/errors.hpp"
 #include "src/probe/host_facts.hpp"
 #include "src/probe/kernel_objects.hpp"
 
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
         const uint32_t ifindex = iface_index(argv[1]);
         const RunTimeStats stats;
         FloorSkeleton f;
-        if (!f.skel) throw EnvironmentError("cannot load the floor programs");
+        if (!f.skel) throw np::EnvironmentError("cannot load the floor programs");
         const ClsactQdisc qdisc(ifindex, argv[1]);
         const TcFilter in(ifindex, BPF_TC_INGRESS, f.skel->progs.floor_tc_ingress);
         const TcFilter out(ifindex, BPF_TC_EGRESS, f.skel->progs.floor_tc_egress);

@@ -17,7 +17,7 @@
 #include <sstream>
 #include <vector>
 
-#include "src/probe/environment_error.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::probe {
 namespace {

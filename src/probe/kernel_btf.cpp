@@ -7,7 +7,7 @@
 #include <memory>
 #include <string_view>
 
-#include "src/probe/environment_error.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::probe {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "probe.skel.h"
-#include "src/probe/environment_error.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::probe {
 namespace {

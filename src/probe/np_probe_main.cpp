@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "analysis/error.hpp"
-#include "src/probe/environment_error.hpp"
+#include "src/common/errors.hpp"
 #include "src/probe/probe.hpp"
 
 int main(int argc, char** argv) {
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     } catch (const np::InputError& e) {
         std::fprintf(stderr, "np-probe: %s: %s\n", e.field().c_str(), e.what());
         return 2;
-    } catch (const np::probe::EnvironmentError& e) {
+    } catch (const np::EnvironmentError& e) {
         std::fprintf(stderr, "np-probe: %s\n", e.what());
         return 3;
     } catch (const std::exception& e) {

@@ -21,7 +21,7 @@
 #include "analysis/error.hpp"
 #include "analysis/trace.hpp"
 #include "probe.skel.h"
-#include "src/probe/environment_error.hpp"
+#include "src/common/errors.hpp"
 #include "src/probe/host_facts.hpp"
 #include "src/probe/kernel_btf.hpp"
 #include "src/probe/kernel_objects.hpp"

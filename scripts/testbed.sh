@@ -106,9 +106,11 @@ down() {
             ip netns delete "$node"
         fi
     done
+    # Deleting a namespace deletes its veths, and with them these peers, asynchronously: one
+    # that `ip link show` still saw may be gone when it is deleted (down then failed halfway).
     for i in 0 1; do
-        ip link show "${CTL_VETHS[$i]}" &>/dev/null && ip link delete "${CTL_VETHS[$i]}"
-        ip link show "${WRONG_VETHS[$i]}" &>/dev/null && ip link delete "${WRONG_VETHS[$i]}"
+        ip link delete "${CTL_VETHS[$i]}" 2>/dev/null || true
+        ip link delete "${WRONG_VETHS[$i]}" 2>/dev/null || true
     done
     ip link show "$CTL_BRIDGE" &>/dev/null && ip link delete "$CTL_BRIDGE"
     # sshd needs its privilege-separation dir; remove it only if we created it.

@@ -172,8 +172,17 @@ RemoteProbe::RemoteProbe(remote::CommandShell& sh, const std::string& node,
         std::make_unique<UndoStep>(sh_, node, "30-upload", "rm -rf " + shell_quote(dir_->path()));
     const std::string remote_bin = sh_.session().upload(local_binary, *dir_, "np-probe", 0700);
     const std::string pidfile = node_state_dir(node) + "/probe.pid";
-    probe_undo_ =
-        std::make_unique<UndoStep>(sh_, node, "10-probe", stop_pidfile_script(pidfile, "np-probe"));
+    // tc filters stay attached when the probe that attached them is killed (they belong to the
+    // qdisc, not to the process): if its np_tc_* filters are still there once it is stopped,
+    // one more probe run with stdin at EOF takes them over, and its clsact if a probe made
+    // it, and removes them as it exits (10-probe runs before 30-upload removes the binary).
+    const std::string q_iface = shell_quote(iface);
+    probe_undo_ = std::make_unique<UndoStep>(
+        sh_, node, "10-probe",
+        fmt::format("( {0} ); if tc filter show dev {1} ingress 2>/dev/null | grep -q np_tc_ || "
+                    "tc filter show dev {1} egress 2>/dev/null | grep -q np_tc_; then "
+                    "{2} --iface {1} </dev/null >/dev/null 2>&1; fi; true",
+                    stop_pidfile_script(pidfile, "np-probe"), q_iface, shell_quote(remote_bin)));
     process_ = sh_.session().start(fmt::format(
         "echo $$ > {}; exec {} --iface {} --role {} --node {} --port {}", shell_quote(pidfile),
         shell_quote(remote_bin), shell_quote(iface), shell_quote(role), shell_quote(node), port));

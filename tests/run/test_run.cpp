@@ -508,6 +508,27 @@ TEST_F(RunTest, IperfServerKilledMidRunIsReportedAndBothNodesCleaned) {
     expect_nodes_clean();
 }
 
+// The probe on node A killed mid-run (OOM, a user): its tc filters outlive it, attached to the
+// qdisc; the run still ends with none left, and says the server's trace is missing.
+TEST_F(RunTest, ProbeKilledMidRunLeavesNoHookBehind) {
+    BackgroundRun run(
+        run_args({"--tcp-duration", "3", "--udp-duration", "1", "--ping-count", "1"}));
+    ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
+    std::this_thread::sleep_for(milliseconds(1000));
+    const pid_t pid = std::atoi(read_file("/run/np-explain/" + kServer + "/probe.pid").c_str());
+    ASSERT_GT(pid, 1);
+    ASSERT_EQ(basename_of(cmdline(pid).at(0)), "np-probe");
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    const CommandResult r = run.wait(seconds(60));
+    EXPECT_NE(r.exit_status, -2) << "np-explain did not end within the timeout";
+    const json c = contract();
+    ASSERT_TRUE(c.is_object());
+    const json* missing = finding(c, "TRACE_MISSING");
+    ASSERT_NE(missing, nullptr) << codes(c);
+    EXPECT_NE(missing->value("title", "").find(kServer), std::string::npos) << missing->dump(2);
+    expect_nodes_clean();
+}
+
 // The per-connection sshd processes serving np-explain on `node`: the testbed sshd's
 // descendants that are sshd themselves (the shells and tools they started are left to notice
 // the lost connection, as on a real node).

@@ -436,14 +436,21 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
 }
 
 // The data iface is left as the run found it: down stays down (and unaddressed).
+// (With --mode: the run dir's files are named after it, as the tutorial's contracts are.)
 TEST_F(RunTest, ADataIfaceThatWasDownIsLeftDown) {
     struct UpAtEnd {  // the testbed's state, whatever the test's outcome
         ~UpAtEnd() { ns_exec(kClient, "ip link set dev " + kDataIface + " up"); }
     } up_at_end;
     ns_exec(kClient, "ip link set dev " + kDataIface + " down");
-    const CommandResult r =
-        np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1"}));
+    const CommandResult r = np_explain(run_args(
+        {"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1", "--mode", "row-1"}));
     EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json c = read_json(run_dir_ + "/np_contract_row-1.json");
+    ASSERT_TRUE(c.is_object());
+    EXPECT_EQ(c["mode"], "row-1");
+    for (const char* f : {"row-1_tcp.json", "row-1_udp.json", "row-1_ping.txt",
+                          "row-1_trace_node1-1.json", "row-1_trace_node1-2.json"})
+        EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/" + f)) << f;
     const json link = json::parse(ns_exec(kClient, "ip -j link show dev " + kDataIface));
     ASSERT_TRUE(link.is_array() && !link.empty());
     for (const auto& flag : link[0]["flags"]) EXPECT_NE(flag, "UP") << link.dump();
@@ -642,6 +649,15 @@ TEST_F(RunTest, UnknownNodeIsAClearError) {
     ASSERT_NE(unreachable, nullptr) << codes(c);
     EXPECT_NE(unreachable->dump().find("node9-9"), std::string::npos);
     expect_nodes_clean();
+}
+
+TEST_F(RunTest, AModeThatIsNotAFileNameIsExit2BeforeConnecting) {
+    const size_t before[2] = {logins(kServer), logins(kClient)};
+    const CommandResult r = np_explain(run_args({"--mode", "../../etc/x"}));
+    EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("--mode"), std::string::npos) << r.err;
+    EXPECT_EQ(logins(kServer), before[0]);
+    EXPECT_EQ(logins(kClient), before[1]);
 }
 
 TEST_F(RunTest, UnreadableParamsFileIsExit2NamingTheFile) {

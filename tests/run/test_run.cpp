@@ -345,6 +345,47 @@ TEST_F(RunTest, WrongPortIsNamedInPreflightAndNothingIsLeftConfigured) {
     expect_nodes_clean();
 }
 
+// A node that booted the PXE stage image (no image marker): said, with the omf fix, and
+// nothing is touched on either node.
+TEST_F(RunTest, ImageNotBootedIsNamedWithTheFixAndNothingIsConfigured) {
+    const std::string missing_marker = run_dir_ + "/no-such-marker";
+    const std::string file = run_dir_ + "/params.yml";
+    std::ofstream(file) << read_file(params()) << "np_image_marker: " << missing_marker << "\n";
+    const std::vector<std::string> args = {"run",          kServer,      kClient,
+                                           "--ssh-config", ssh_config(), "--params",
+                                           file,           "--run-dir",  run_dir_};
+    const CommandResult r = np_explain(args);
+    EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+    const json c = contract();
+    ASSERT_TRUE(c.is_object());
+    size_t not_booted = 0;
+    for (const auto& f : c["explain"]["findings"]) {
+        if (f.value("code", "") != "IMAGE_NOT_BOOTED") continue;
+        ++not_booted;
+        EXPECT_EQ(f.value("severity", ""), "error");
+        EXPECT_NE(f.value("detail", "").find(missing_marker), std::string::npos) << f.dump(2);
+        EXPECT_NE(f.value("next_step", "").find("omf tell offh"), std::string::npos) << f.dump(2);
+    }
+    EXPECT_EQ(not_booted, 2u) << "one per node: " << codes(c);
+    EXPECT_TRUE(c["traces"].empty());
+    expect_nodes_clean();
+}
+
+// A data iface the nodes do not have: said, with the ports they do have.
+TEST_F(RunTest, MissingDataIfaceIsNamedWithThePortsTheNodeHas) {
+    const CommandResult r = np_explain(run_args({"--iface", "eth9"}));
+    EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+    const json c = contract();
+    ASSERT_TRUE(c.is_object());
+    const json* missing = finding(c, "DATA_IFACE_MISSING");
+    ASSERT_NE(missing, nullptr) << codes(c);
+    EXPECT_EQ(missing->value("severity", ""), "error");
+    const std::string ifaces = missing->at("evidence").value("ifaces", "");
+    EXPECT_NE(ifaces.find(kDataIface), std::string::npos) << missing->dump(2);
+    EXPECT_NE(ifaces.find(kWrongIface), std::string::npos) << missing->dump(2);
+    expect_nodes_clean();
+}
+
 // ------------------------------------------------------------------ 3. wrong interface
 
 // The data ifaces configured (as an operator might have left them), but each node reaches the

@@ -13,6 +13,7 @@
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/experiment/experiment.hpp"
+#include "src/experiment/interrupt.hpp"
 #include "src/experiment/local_testbed.hpp"
 
 namespace np::cli {
@@ -88,13 +89,28 @@ void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptio
     fmt::print(" (+ {} more: raw outputs, traces, findings)\n", out.files.size() - 1);
 }
 
+int run_guarded(RunArgs args);
+
 int run_run(RunArgs args) {
+    // From the first step, so a Ctrl-C while the local testbed comes up is not lost either.
+    experiment::InterruptGuard guard;
+    try {
+        return run_guarded(std::move(args));
+    } catch (const experiment::Interrupted& e) {
+        fmt::print(stderr, "np-explain: {}; nothing was measured and nothing is left behind\n",
+                   e.what());
+        return 128 + e.signal();
+    }
+}
+
+int run_guarded(RunArgs args) {
     std::unique_ptr<experiment::LocalTestbed> testbed;
     experiment::RunOptions o;
     if (args.local) {
         if (!args.nodes.empty())
             throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
         testbed = std::make_unique<experiment::LocalTestbed>(args.profile);
+        experiment::throw_if_interrupted("bringing up the local testbed");
         args.nodes = {"node1-1", "node1-2"};
         if (args.ssh_config.empty()) args.ssh_config = testbed->ssh_config();
         if (args.params_file.empty()) args.params_file = testbed->params_file();

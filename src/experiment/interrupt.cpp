@@ -10,6 +10,7 @@ namespace np::experiment {
 namespace {
 
 std::atomic<int> g_signal{0};
+int g_depth = 0;  // guards nest: only the outermost installs and restores
 struct sigaction g_previous[3];
 constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
 
@@ -20,6 +21,7 @@ void on_signal(int sig) {
 }  // namespace
 
 InterruptGuard::InterruptGuard() {
+    if (g_depth++ > 0) return;
     g_signal.store(0);
     struct sigaction sa {};
     sa.sa_handler = on_signal;
@@ -31,6 +33,7 @@ InterruptGuard::InterruptGuard() {
 }
 
 InterruptGuard::~InterruptGuard() {
+    if (--g_depth > 0) return;
     for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_previous[i], nullptr);
 }
 
@@ -38,12 +41,15 @@ int interrupt_signal() {
     return g_signal.load();
 }
 
+std::string signal_name(int sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    return abbrev ? fmt::format("SIG{}", abbrev) : std::to_string(sig);
+}
+
 void throw_if_interrupted(const std::string& during) {
     if (const int sig = g_signal.load()) {
-        throw Interrupted(fmt::format(
-            "interrupted by {} during {}",
-            sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig),
-            during));
+        throw Interrupted(fmt::format("interrupted by {} during {}", signal_name(sig), during),
+                          sig);
     }
 }
 

@@ -1,13 +1,17 @@
 #include "src/experiment/local_testbed.hpp"
 
 #include <fmt/format.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <vector>
 
 #include "analysis/error.hpp"
 #include "src/common/errors.hpp"
-#include "src/remote/shell.hpp"
+#include "src/experiment/interrupt.hpp"
 
 namespace np::experiment {
 namespace {
@@ -18,10 +22,27 @@ std::string testbed_script() {
     return NP_SOURCE_DIR "/scripts/testbed.sh";
 }
 
-int run_script(const std::string& script, const std::string& args) {
-    // The script's own messages go to stderr, so stdout stays the explanation (or --json).
-    const int status =
-        std::system(fmt::format("bash {} {} >&2", remote::shell_quote(script), args).c_str());
+// Runs `bash script args...` with its stdout on our stderr (so stdout stays the explanation or
+// --json) and waits for it. Unlike system(), our SIGINT/SIGTERM handlers stay in place: a
+// signal meant for us while the script runs is recorded, not ignored.
+int run_script(const std::string& script, const std::vector<std::string>& args) {
+    std::vector<std::string> words{"bash", script};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+    pid_t pid = 0;
+    const int err = posix_spawnp(&pid, "bash", &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) return 127;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return 127;
+    }
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
@@ -34,11 +55,17 @@ LocalTestbed::LocalTestbed(const std::string& profile)
             "--profile",
             fmt::format("'{}' is not a testbed profile: 100M, 1G or unshaped", profile));
     }
-    const std::string state = "--state " + remote::shell_quote(state_);
-    run_script(script_, "down " + state);  // what a killed earlier run may have left
-    if (const int rc = run_script(script_, fmt::format("up --profile {} {}", profile, state));
-        rc != 0) {
-        run_script(script_, "down " + state);
+    run_script(script_, {"down", "--state", state_});  // what a killed earlier run may have left
+    const int rc = run_script(script_, {"up", "--profile", profile, "--state", state_});
+    // A Ctrl-C on a terminal reaches the script too, which then fails: the signal is the cause.
+    if (const int sig = interrupt_signal()) {
+        run_script(script_, {"down", "--state", state_});
+        throw Interrupted(
+            fmt::format("interrupted by {} while the local testbed came up", signal_name(sig)),
+            sig);
+    }
+    if (rc != 0) {
+        run_script(script_, {"down", "--state", state_});
         throw EnvironmentError(
             EnvironmentError::Kind::remote,
             fmt::format("the local testbed did not come up ({} up exited {})", script_, rc));
@@ -46,7 +73,7 @@ LocalTestbed::LocalTestbed(const std::string& profile)
 }
 
 LocalTestbed::~LocalTestbed() {
-    if (run_script(script_, "down --state " + remote::shell_quote(state_)) != 0) {
+    if (run_script(script_, {"down", "--state", state_}) != 0) {
         std::fprintf(
             stderr,
             "np-explain: the local testbed was not fully removed; run: bash %s down --state %s\n",

@@ -8,7 +8,8 @@ namespace np::experiment {
 class LocalTestbed {
   public:
     // Brings the testbed up with `profile` (100M, 1G, unshaped); throws EnvironmentError
-    // when it cannot (not root, sshd missing), InputError for an unknown profile.
+    // when it cannot (not root, sshd missing), InputError for an unknown profile, Interrupted
+    // on Ctrl-C meanwhile (having removed what came up).
     explicit LocalTestbed(const std::string& profile);
     ~LocalTestbed();
     LocalTestbed(const LocalTestbed&) = delete;

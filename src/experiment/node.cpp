@@ -128,14 +128,16 @@ IperfServer::IperfServer(remote::CommandShell& sh, const std::string& node, int 
     } else {
         const std::string dir = node_state_dir(node);
         const std::string pidfile = dir + "/iperf3.pid";
-        undo_ = std::make_unique<UndoStep>(sh_, node, "20-server",
-                                           stop_pidfile_script(pidfile, "iperf3"));
+        const std::string log = dir + "/iperf3.log";
+        undo_ = std::make_unique<UndoStep>(
+            sh_, node, "20-server",
+            "rm -f " + shell_quote(log) + "; " + stop_pidfile_script(pidfile, "iperf3"));
         // setsid -f forks: the server holds none of the SSH channel's fds, so exec returns, and
         // it is in its own session, out of reach of the channel's process group.
         const std::string inner = fmt::format("cd / && echo $$ > {} && exec {} -s -p {}",
                                               shell_quote(pidfile), shell_quote(bin), port);
         sh_.check(fmt::format("setsid -f sh -c {} </dev/null >{} 2>&1", shell_quote(inner),
-                              shell_quote(dir + "/iperf3.log")));
+                              shell_quote(log)));
         const auto pid = sh_.run("sleep 0.1; cat " + shell_quote(pidfile));
         supervisor_ = "pid " + pid.out.substr(0, pid.out.find('\n'));
         is_alive_cmd_ =

@@ -9,7 +9,9 @@
 // busy), located as SOCKET_RCVBUFF drops on node1-1.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <iostream>
+#include <thread>
 
 #include "tests/run/run_helpers.hpp"
 
@@ -67,6 +69,23 @@ TEST(RunLocal, Profile1GUdpAtTwiceTheLinkIsOfferedAboveCeilingWithTheLossLocated
     EXPECT_EQ(sh("ip netns list").out.find("node1-"), std::string::npos);
     EXPECT_FALSE(std::filesystem::exists("/run/np-explain-testbed"));
     if (!::testing::Test::HasFailure()) std::filesystem::remove_all(run_dir);
+}
+
+TEST(RunLocal, CtrlCWhileTheTestbedComesUpEndsAtOnceAndLeavesNothing) {
+    char dir[] = "/tmp/np-run-dir-XXXXXX";
+    const std::string run_dir = mkdtemp(dir);
+    BackgroundRun run({"run", "--local", "--run-dir", run_dir});
+    // `up` takes ~0.3 s here; the signal goes to np-explain alone, as `kill -INT PID` does.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    kill(run.pid(), SIGINT);
+    const CommandResult r = run.wait(std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_status, 130) << r.err;
+    EXPECT_NE(r.err.find("interrupted by SIGINT while the local testbed came up"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(sh("ip netns list").out.find("node1-"), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists("/run/np-explain-testbed"));
+    std::filesystem::remove_all(run_dir);
 }
 
 }  // namespace

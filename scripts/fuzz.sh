@@ -17,7 +17,7 @@ mkdir -p "$out/artifacts"
 # Only the pure parsing/explaining sources; analysis/ holds other parts too.
 sources=(analysis/model.cpp analysis/format.cpp analysis/finding.cpp analysis/rate.cpp
          analysis/measurement.cpp analysis/text.cpp analysis/iperf3.cpp analysis/iperf2.cpp
-         analysis/ping.cpp analysis/explain.cpp)
+         analysis/ping.cpp analysis/explain.cpp analysis/trace.cpp analysis/trace_findings.cpp)
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I.)
 
@@ -27,12 +27,24 @@ declare -A seeds=(
   [ping]="tests/fixtures/ping tests/fixtures/handwritten/busybox-ping.txt"
 )
 
+# The analysis sources are compiled once, instrumented, and shared by every target.
+objects=()
+for src in "${sources[@]}"; do
+  obj="$out/obj/$(basename "${src%.cpp}").o"
+  objects+=("$obj")
+  if [ ! -f "$obj" ] || [ -n "$(find "$src" analysis/*.hpp -newer "$obj" 2>/dev/null)" ]; then
+    mkdir -p "$out/obj"
+    echo "fuzz: compiling $src"
+    clang++ "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$src" -o "$obj"
+  fi
+done
+
 status=0
 for t in "${targets[@]}"; do
   bin="$out/fuzz_$t"
-  if [ ! -x "$bin" ] || [ -n "$(find fuzz/fuzz_$t.cpp "${sources[@]}" analysis/*.hpp -newer "$bin" 2>/dev/null)" ]; then
+  if [ ! -x "$bin" ] || [ -n "$(find "fuzz/fuzz_$t.cpp" "${objects[@]}" -newer "$bin" 2>/dev/null)" ]; then
     echo "fuzz: building $bin"
-    clang++ "${flags[@]}" "fuzz/fuzz_$t.cpp" "${sources[@]}" -lfmt -o "$bin"
+    clang++ "${flags[@]}" "fuzz/fuzz_$t.cpp" "${objects[@]}" -lfmt -o "$bin"
   fi
   corpus="$out/corpus_$t"
   mkdir -p "$corpus"

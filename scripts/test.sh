@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: set up and build, then every test registered in CTest (unit tests,
-# the real np-explain binary, and the integration tests that need root and the kernel).
+# The whole test suite: set up and build, run each parser's libFuzzer target for a fixed,
+# short time (20 s each; NP_FUZZ_SECONDS=0 skips), then every test registered in CTest — unit
+# tests, the real np-explain binary, the BPF probe in the running kernel, `run` over SSH on the
+# local testbed, and the report in headless Chromium (root needed). Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-(cd build && ctest --output-on-failure "$@")
-# Each parser's libFuzzer target for a fixed, short time (20 s each; NP_FUZZ_SECONDS=0 skips).
 if [ "${NP_FUZZ_SECONDS:-20}" != 0 ]; then
   bash scripts/fuzz.sh
 fi
+cd build
+ctest --output-on-failure "$@"

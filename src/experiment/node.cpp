@@ -56,7 +56,7 @@ std::string undo_all(remote::CommandShell& sh, const std::string& node) {
                     "for f in *.undo; do [ -e \"$f\" ] || continue; found=1; "
                     "if sh \"$f\"; then echo \"undone: ${{f%.undo}}\"; rm -f \"$f\"; "
                     "else echo \"failed: ${{f%.undo}}\"; fi; done; "
-                    "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {} 2>/dev/null; true",
+                    "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {} /run/np-explain 2>/dev/null; true",
                     shell_quote(dir), shell_quote(dir)));
     return r.out;
 }

@@ -129,6 +129,7 @@ ClsactQdisc::~ClsactQdisc() {
     hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
     bpf_tc_hook_destroy(&hook);
     unlink(marker_.c_str());
+    rmdir(marker_dir);  // only when no other probe's marker is left in it
 }
 
 TcFilter::TcFilter(uint32_t ifindex, bpf_tc_attach_point point, const bpf_program* prog) {

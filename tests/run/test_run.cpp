@@ -313,6 +313,14 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
                                    : udp_sent;
         EXPECT_LE(payload, written * 1.001);
     }
+
+    // The run wrote its report; it renders in a real browser, every chart with data.
+    EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/report.html"));
+    const CommandResult browser = run_command(
+        {"python3", NP_SOURCE_DIR "/tests/browser/report_renders.py", NP_EXPLAIN_BIN, run_dir_});
+    if (browser.exit_status != 77) {  // 77: no chromium on this machine
+        EXPECT_EQ(browser.exit_status, 0) << browser.out << browser.err;
+    }
     expect_nodes_clean();
 }
 

@@ -46,9 +46,11 @@ inline CommandResult run_command(const std::vector<std::string>& argv) {
     return r;
 }
 
+#ifdef NP_EXPLAIN_BIN
 inline CommandResult np_explain(std::vector<std::string> args) {
     args.insert(args.begin(), NP_EXPLAIN_BIN);
     return run_command(args);
 }
+#endif
 
 }  // namespace np::testing

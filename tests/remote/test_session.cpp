@@ -18,6 +18,7 @@
 #include "src/common/errors.hpp"
 #include "src/remote/session.hpp"
 #include "src/remote/shell.hpp"
+#include "tests/testbed/testbed_environment.hpp"
 
 namespace {
 
@@ -46,29 +47,9 @@ Local local(const std::string& command) {
     return r;
 }
 
-std::string state_dir;  // the testbed's
-
-class Testbed : public ::testing::Environment {
-  public:
-    void SetUp() override {
-        if (const char* s = std::getenv("NP_TESTBED_STATE")) {
-            state_dir = s;
-            return;
-        }
-        state_dir = "/run/np-testbed-remote-tests";
-        const Local up = local("bash " NP_SOURCE_DIR "/scripts/testbed.sh up --state " + state_dir);
-        ASSERT_EQ(up.status, 0) << up.out;
-        owned_ = true;
-    }
-    void TearDown() override {
-        if (owned_) local("bash " NP_SOURCE_DIR "/scripts/testbed.sh down --state " + state_dir);
-    }
-
-  private:
-    bool owned_ = false;
-};
-
-const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(new Testbed);
+const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
+    new np::testing::TestbedEnvironment("/run/np-testbed-remote-tests"));
+const std::string& state_dir = np::testing::testbed_state_dir();
 
 SessionOptions node(const std::string& host) {
     SessionOptions o;

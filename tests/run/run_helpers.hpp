@@ -238,4 +238,19 @@ inline std::string join(const std::vector<std::string>& lines) {
     return out;
 }
 
+// A finding of the contract's explanation by code, or nullptr.
+inline const nlohmann::json* finding(const nlohmann::json& contract, const std::string& code) {
+    for (const auto& f : contract["explain"]["findings"])
+        if (f.value("code", "") == code) return &f;
+    return nullptr;
+}
+
+// All the contract's finding codes with their severity, for failure messages.
+inline std::string codes(const nlohmann::json& contract) {
+    std::string out;
+    for (const auto& f : contract["explain"]["findings"])
+        out += f.value("code", "?") + "(" + f.value("severity", "?") + ") ";
+    return out;
+}
+
 }  // namespace np::testing

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "tests/run/run_helpers.hpp"
+#include "tests/testbed/testbed_environment.hpp"
 
 namespace {
 
@@ -30,29 +31,9 @@ constexpr double kUdpCeilingMbps = 95.641;
 constexpr double kTcpWirePerSegment = 1538, kTcpPayloadPerSegment = 1448;
 constexpr double kUdpWirePerDatagram = 1514, kUdpPayloadPerDatagram = 1448;
 
-std::string state_dir;  // the testbed's
-
-class Testbed : public ::testing::Environment {
-  public:
-    void SetUp() override {
-        if (const char* s = std::getenv("NP_TESTBED_STATE")) {
-            state_dir = s;
-            return;
-        }
-        state_dir = "/run/np-testbed-run-tests";
-        const Shell up = sh("bash " NP_SOURCE_DIR "/scripts/testbed.sh up --state " + state_dir);
-        ASSERT_EQ(up.status, 0) << up.out;
-        owned_ = true;
-    }
-    void TearDown() override {
-        if (owned_) sh("bash " NP_SOURCE_DIR "/scripts/testbed.sh down --state " + state_dir);
-    }
-
-  private:
-    bool owned_ = false;
-};
-
-const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(new Testbed);
+const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
+    new np::testing::TestbedEnvironment("/run/np-testbed-run-tests"));
+const std::string& state_dir = np::testing::testbed_state_dir();
 
 // How busy the machine's CPUs were between two points, in % (from /proc/stat): the 100M
 // figures need the testbed's iperf3 to get the CPU when they ask for it, so a failure says
@@ -81,19 +62,6 @@ class CpuBusy {
 };
 
 // ------------------------------------------------------------------ reading a run dir
-
-const json* finding(const json& contract, const std::string& code) {
-    for (const auto& f : contract["explain"]["findings"])
-        if (f.value("code", "") == code) return &f;
-    return nullptr;
-}
-
-std::string codes(const json& contract) {
-    std::string out;
-    for (const auto& f : contract["explain"]["findings"])
-        out += f.value("code", "?") + "(" + f.value("severity", "?") + ") ";
-    return out;
-}
 
 const json* phase(const json& trace, const std::string& name) {
     for (const auto& p : trace["phases"])

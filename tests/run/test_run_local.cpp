@@ -20,19 +20,6 @@ namespace {
 using namespace np::testing;
 using nlohmann::json;
 
-const json* finding(const json& contract, const std::string& code) {
-    for (const auto& f : contract["explain"]["findings"])
-        if (f.value("code", "") == code) return &f;
-    return nullptr;
-}
-
-std::string codes(const json& contract) {
-    std::string out;
-    for (const auto& f : contract["explain"]["findings"])
-        out += f.value("code", "?") + "(" + f.value("severity", "?") + ") ";
-    return out;
-}
-
 TEST(RunLocal, Profile1GUdpAtTwiceTheLinkIsOfferedAboveCeilingWithTheLossLocated) {
     char dir[] = "/tmp/np-run-dir-XXXXXX";
     const std::string run_dir = mkdtemp(dir);

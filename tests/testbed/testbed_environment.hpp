@@ -1,0 +1,45 @@
+#pragma once
+// The testbed (scripts/testbed.sh) for a test binary that needs one: the ctest fixture's when
+// NP_TESTBED_STATE names it (tests/remote/CMakeLists.txt: testbed.up / testbed.down), else one
+// this binary brings up in `own_state` and removes when it ends, also when tests fail.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "tests/cli/run_command.hpp"
+
+namespace np::testing {
+
+// The state dir of the testbed in use: ssh_config, params.yml, keys, sshd pidfiles.
+inline std::string& testbed_state_dir() {
+    static std::string dir;
+    return dir;
+}
+
+class TestbedEnvironment : public ::testing::Environment {
+  public:
+    explicit TestbedEnvironment(std::string own_state) : own_state_(std::move(own_state)) {}
+    void SetUp() override {
+        if (const char* s = std::getenv("NP_TESTBED_STATE")) {
+            testbed_state_dir() = s;
+            return;
+        }
+        testbed_state_dir() = own_state_;
+        const auto up =
+            run_command({"bash", NP_SOURCE_DIR "/scripts/testbed.sh", "up", "--state", own_state_});
+        ASSERT_EQ(up.exit_status, 0) << up.out << up.err;
+        owned_ = true;
+    }
+    void TearDown() override {
+        if (owned_)
+            run_command(
+                {"bash", NP_SOURCE_DIR "/scripts/testbed.sh", "down", "--state", own_state_});
+    }
+
+  private:
+    std::string own_state_;
+    bool owned_ = false;
+};
+
+}  // namespace np::testing

@@ -150,7 +150,7 @@ std::optional<int64_t> buffer_size(std::string_view s) {
     const auto v = take_number(p);
     if (!v) return std::nullopt;
     const auto unit = bytes_unit(take_word(p));
-    if (!unit || *v * *unit > 9e15) return std::nullopt;
+    if (!unit || *v < 0 || *v * *unit > 9e15) return std::nullopt;  // no such buffer
     return static_cast<int64_t>(*v * *unit);
 }
 

@@ -120,6 +120,14 @@ TEST(Iperf2, AnAbsurdBufferSizeIsLeftOutNotOverflowed) {
     EXPECT_FALSE(run.buffer_bytes.has_value());
 }
 
+TEST(Iperf2, ANegativeBufferSizeIsLeftOutNotConverted) {
+    // Found by fuzz_iperf2 (UBSan): a huge negative size was converted to int64.
+    const auto run = parse_iperf2("Client connecting to h, UDP port 5001\nUDP buffer size: -2" +
+                                  std::string(38, '0') +
+                                  " KByte (default)\n[  1] 0.0-10.0 sec  1 MBytes  1 Mbits/sec\n");
+    EXPECT_FALSE(run.buffer_bytes.has_value());
+}
+
 TEST(Iperf2, HugeInputIsRefusedWithItsSize) {
     EXPECT_THROW(parse_iperf2(std::string(kMaxIperf2TextBytes + 1, ' ') + "x"), InputError);
 }

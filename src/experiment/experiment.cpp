@@ -408,6 +408,17 @@ std::filesystem::path write_text(const std::filesystem::path& dir, const std::st
     return path;
 }
 
+// Something the run produced that the analyzer could not read: said, not fatal.
+Finding unreadable(const char* code, std::string title, const InputError& e,
+                   std::pair<std::string, std::string> what) {
+    return {code,
+            Severity::warn,
+            std::move(title),
+            fmt::format("{}: {}", e.field(), e.what()),
+            {std::move(what)},
+            ""};
+}
+
 }  // namespace
 
 bool is_valid_mode(const std::string& mode) {
@@ -481,12 +492,9 @@ RunOutcome run_experiment(const RunOptions& o) {
         try {
             measured.append(parse_measurements(*text, name));
         } catch (const InputError& e) {
-            rec.findings.push_back({"TOOL_OUTPUT_UNREADABLE",
-                                    Severity::warn,
-                                    fmt::format("Could not read {}", name),
-                                    fmt::format("{}: {}", e.field(), e.what()),
-                                    {{"file", name}},
-                                    ""});
+            rec.findings.push_back(unreadable("TOOL_OUTPUT_UNREADABLE",
+                                              fmt::format("Could not read {}", name), e,
+                                              {"file", name}));
         }
     }
     std::vector<Trace> traces;
@@ -494,12 +502,9 @@ RunOutcome run_experiment(const RunOptions& o) {
         try {
             traces.push_back(parse_trace_text(text));
         } catch (const InputError& e) {
-            rec.findings.push_back({"TRACE_UNREADABLE",
-                                    Severity::warn,
-                                    fmt::format("Could not read the trace from {}", node),
-                                    fmt::format("{}: {}", e.field(), e.what()),
-                                    {{"node", node}},
-                                    ""});
+            rec.findings.push_back(unreadable("TRACE_UNREADABLE",
+                                              fmt::format("Could not read the trace from {}", node),
+                                              e, {"node", node}));
         }
     }
     out.link_bps = o.link_bps ? o.link_bps : o.params.link_rate_bps;

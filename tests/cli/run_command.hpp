@@ -24,6 +24,23 @@ inline std::string shell_quote(const std::string& s) {
     return q + "'";
 }
 
+struct Shell {
+    int status = -1;
+    std::string out;  // stdout and stderr
+};
+
+// A command line on this machine (root namespace), stdout and stderr together.
+inline Shell sh(const std::string& command) {
+    Shell r;
+    FILE* p = popen((command + " 2>&1").c_str(), "r");
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
 inline CommandResult run_command(const std::vector<std::string>& argv) {
     char err_path[] = "/tmp/np-cli-test-XXXXXX";
     const int fd = mkstemp(err_path);

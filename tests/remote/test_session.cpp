@@ -29,23 +29,7 @@ using np::remote::Session;
 using np::remote::SessionOptions;
 using np::remote::shell_quote;
 using Kind = EnvironmentError::Kind;
-
-struct Local {
-    int status = -1;
-    std::string out;
-};
-
-// A command on this machine (the root namespace), for setup and for checking what is left.
-Local local(const std::string& command) {
-    Local r;
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    std::array<char, 4096> buf{};
-    size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
+using np::testing::sh;
 
 const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
     new np::testing::TestbedEnvironment("/run/np-testbed-remote-tests"));
@@ -237,13 +221,12 @@ TEST(RemoteHostKey, UnknownKeyIsRefusedWithItsFingerprintAndHowToAccept) {
     const std::string m = e.what();
     // The fingerprint OpenSSH shows for the node's key.
     const std::string fp =
-        local("ssh-keygen -lf " + state_dir + "/node1-1/ssh_host_ed25519_key.pub | cut -d' ' -f2")
-            .out;
+        sh("ssh-keygen -lf " + state_dir + "/node1-1/ssh_host_ed25519_key.pub | cut -d' ' -f2").out;
     ASSERT_EQ(fp.rfind("SHA256:", 0), 0u) << fp;
     EXPECT_NE(m.find(fp.substr(0, fp.size() - 1)), std::string::npos) << m;
     EXPECT_NE(m.find("host key unknown"), std::string::npos) << m;
     EXPECT_NE(m.find("--accept-new-host-keys"), std::string::npos) << m;
-    EXPECT_EQ(local("cat " + o.known_hosts).out, "") << "strict mode wrote known_hosts";
+    EXPECT_EQ(sh("cat " + o.known_hosts).out, "") << "strict mode wrote known_hosts";
 }
 
 TEST(RemoteHostKey, AcceptNewAddsTheKeyAndStrictModeThenConnects) {
@@ -251,7 +234,7 @@ TEST(RemoteHostKey, AcceptNewAddsTheKeyAndStrictModeThenConnects) {
     o.known_hosts = scratch("known_hosts.accept", "");
     o.host_keys = HostKeyPolicy::accept_new;
     { Session s(o); }
-    EXPECT_NE(local("cat " + o.known_hosts).out.find("ssh-ed25519"), std::string::npos);
+    EXPECT_NE(sh("cat " + o.known_hosts).out.find("ssh-ed25519"), std::string::npos);
     o.host_keys = HostKeyPolicy::strict;
     Session s(o);
     EXPECT_EQ(s.exec("true").exit_status, 0);
@@ -260,7 +243,7 @@ TEST(RemoteHostKey, AcceptNewAddsTheKeyAndStrictModeThenConnects) {
 TEST(RemoteHostKey, ChangedKeyIsRefusedEvenWhenAcceptingNewKeys) {
     // node1-2's key filed under node1-1's address: what a man in the middle looks like.
     const std::string other =
-        local("cut -d' ' -f1,2 " + state_dir + "/node1-2/ssh_host_ed25519_key.pub").out;
+        sh("cut -d' ' -f1,2 " + state_dir + "/node1-2/ssh_host_ed25519_key.pub").out;
     auto o = node("node1-1");
     o.known_hosts = scratch("known_hosts.changed", "198.19.0.1 " + other);
     o.host_keys = HostKeyPolicy::accept_new;
@@ -299,8 +282,8 @@ TEST(RemoteConnect, RefusedPortIsAClearError) {
 }
 
 TEST(RemoteConnect, AKeyTheNodeDoesNotKnowIsAnAuthenticationError) {
-    local("rm -f " + state_dir + "/stranger_key*; ssh-keygen -q -t ed25519 -N '' -f " + state_dir +
-          "/stranger_key");
+    sh("rm -f " + state_dir + "/stranger_key*; ssh-keygen -q -t ed25519 -N '' -f " + state_dir +
+       "/stranger_key");
     const std::string config = scratch("ssh_config.stranger",
                                        "Host stranger\n  HostName 198.19.0.1\n  User root\n"
                                        "  IdentityFile " +
@@ -332,9 +315,9 @@ TEST(RemoteSession, ACutSessionIsAClearErrorNotAHang) {
     auto p = s.start("cat");
     // Each connection is served by a child of the node's sshd: cutting it is the session
     // dropping under us.
-    const std::string children = local("pgrep -P " + sshd_pid("node1-2")).out;
+    const std::string children = sh("pgrep -P " + sshd_pid("node1-2")).out;
     ASSERT_FALSE(children.empty());
-    local("kill -KILL " + children.substr(0, children.find_last_not_of('\n') + 1));
+    sh("kill -KILL " + children.substr(0, children.find_last_not_of('\n') + 1));
     const auto t0 = std::chrono::steady_clock::now();
     try {
         p->write_line("x");
@@ -360,8 +343,8 @@ TEST(RemoteSession, NothingIsLeftOnTheNodeWhenSessionsClose) {
     // Every connection is a child of the node's sshd; none may outlive its Session.
     const std::string pid = sshd_pid("node1-1");
     ASSERT_FALSE(pid.empty());
-    EXPECT_TRUE(eventually([&] { return local("pgrep -P " + pid).out.empty(); }))
-        << local("ps -o pid,args --ppid " + pid).out;
+    EXPECT_TRUE(eventually([&] { return sh("pgrep -P " + pid).out.empty(); }))
+        << sh("ps -o pid,args --ppid " + pid).out;
 }
 
 }  // namespace

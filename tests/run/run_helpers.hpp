@@ -29,23 +29,6 @@ extern char** environ;
 
 namespace np::testing {
 
-struct Shell {
-    int status = -1;
-    std::string out;  // stdout and stderr
-};
-
-// A command line on this machine (root namespace), stdout and stderr together.
-inline Shell sh(const std::string& command) {
-    Shell r;
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    std::array<char, 4096> buf{};
-    size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
 inline std::string read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;

@@ -5,6 +5,10 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <array>
@@ -22,6 +26,8 @@
 #include "analysis/trace.hpp"
 #include "probe.skel.h"
 #include "src/common/errors.hpp"
+#include "src/common/probe_protocol.hpp"
+#include "src/probe/control.hpp"
 #include "src/probe/host_facts.hpp"
 #include "src/probe/kernel_btf.hpp"
 #include "src/probe/kernel_objects.hpp"
@@ -29,6 +35,8 @@
 
 namespace np::probe {
 namespace {
+
+namespace proto = probe_protocol;
 
 volatile sig_atomic_t g_signal = 0;
 
@@ -43,19 +51,23 @@ int libbpf_print(libbpf_print_level level, const char* format, va_list args) {
     return std::vfprintf(stderr, format, args);
 }
 
-// SIGINT/SIGTERM/SIGHUP stay blocked except inside ppoll(), so a signal either arrives
-// while waiting or is pending until the next wait: none is lost between check and wait.
+// The stop signals stay blocked except inside ppoll(), so a signal either arrives while
+// waiting or is pending until the next wait: none is lost between check and wait. SIGHUP is
+// left alone when it was ignored at start: under nohup a hangup must not end the probe.
 sigset_t install_signal_handlers() {
+    std::vector<int> stops{SIGINT, SIGTERM};
+    struct sigaction old {};
+    if (sigaction(SIGHUP, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) stops.push_back(SIGHUP);
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    for (int sig : stops) sigaction(sig, &sa, nullptr);
     std::signal(SIGPIPE, SIG_IGN);  // a closed stdout must not kill us before we detach
     sigset_t block, previous;
     sigemptyset(&block);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+    for (int sig : stops) sigaddset(&block, sig);
     sigprocmask(SIG_BLOCK, &block, &previous);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigdelset(&previous, sig);
+    for (int sig : stops) sigdelset(&previous, sig);
     return previous;
 }
 
@@ -63,6 +75,11 @@ void emit(const nlohmann::json& line) {
     const std::string s = line.dump() + "\n";
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);
+}
+
+nlohmann::json message(std::string_view type, nlohmann::json body = nlohmann::json::object()) {
+    body[std::string(proto::kTypeKey)] = type;
+    return body;
 }
 
 std::string utc_now_iso8601() {
@@ -74,7 +91,7 @@ std::string utc_now_iso8601() {
     return buf;
 }
 
-// Written to a temporary name and renamed, so a reader never sees half a trace.
+// Written to a temporary name and renamed, so a reader never sees half a file.
 void write_file(const std::string& path, const std::string& text) {
     const std::string tmp = path + ".tmp";
     FILE* f = std::fopen(tmp.c_str(), "w");
@@ -112,6 +129,81 @@ void validate(const ProbeOptions& o) {
         throw InputError("--interval-ms", "must be 10 .. 60000");
     if (o.duration_s < 0) throw InputError("--duration", "must not be negative");
     if (o.iperf_port == 0) throw InputError("--port", "must be 1 .. 65535");
+    if (o.exit_with_pid < 0) throw InputError("--exit-with", "must be a process ID");
+    if (o.background && o.out_path.empty())
+        throw InputError("--background",
+                         "needs --out: a probe in the background writes its trace only there");
+}
+
+// A process that may exit at any time, watched with a pidfd (Linux >= 5.3): poll says when.
+class WatchedProcess {
+  public:
+    explicit WatchedProcess(long pid) {
+        if (pid <= 0) return;
+        fd_ = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+        if (fd_ < 0) {
+            throw InputError("--exit-with",
+                             fmt::format("no process {} to watch: {}", pid, std::strerror(errno)));
+        }
+    }
+    ~WatchedProcess() {
+        if (fd_ >= 0) close(fd_);
+    }
+    WatchedProcess(const WatchedProcess&) = delete;
+    WatchedProcess& operator=(const WatchedProcess&) = delete;
+    int fd() const { return fd_; }
+
+  private:
+    int fd_ = -1;
+};
+
+// The counting process's PID in a file, removed on exit if it is still ours.
+class PidFile {
+  public:
+    explicit PidFile(std::string path) : path_(std::move(path)) {
+        if (!path_.empty()) write_file(path_, fmt::format("{}\n", getpid()));
+    }
+    ~PidFile() {
+        if (path_.empty()) return;
+        char buf[32] = {};
+        FILE* f = std::fopen(path_.c_str(), "r");
+        if (!f) return;
+        const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+        std::fclose(f);
+        if (std::string(buf, n) == fmt::format("{}\n", getpid())) std::remove(path_.c_str());
+    }
+    PidFile(const PidFile&) = delete;
+    PidFile& operator=(const PidFile&) = delete;
+
+  private:
+    std::string path_;
+};
+
+// What stdin is to the probe (see probe.hpp).
+enum class StdinUse {
+    ignored,      // /dev/null, a file, --background
+    commands,     // a pipe or socket alongside another way to stop: EOF just ends the reading
+    controlling,  // a pipe or socket and nothing else to stop the probe: EOF stops it
+    terminal,     // commands typed while in the foreground; Ctrl-D stops
+};
+
+StdinUse stdin_use(const ProbeOptions& o) {
+    if (o.background) return StdinUse::ignored;
+    struct stat st {};
+    if (fstat(STDIN_FILENO, &st) != 0) return StdinUse::ignored;
+    if (isatty(STDIN_FILENO)) return StdinUse::terminal;
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+        const bool other_stop = o.duration_s > 0 || !o.control_path.empty() || o.exit_with_pid > 0;
+        return other_stop ? StdinUse::commands : StdinUse::controlling;
+    }
+    return StdinUse::ignored;
+}
+
+// A background job reading its terminal would be stopped by SIGTTIN: read only in front.
+bool may_read_stdin(StdinUse use) {
+    if (use == StdinUse::ignored) return false;
+    if (use != StdinUse::terminal) return true;
+    return tcgetpgrp(STDIN_FILENO) == getpgrp();
 }
 
 // The running state: the phase being counted and everything the trace accumulates.
@@ -139,14 +231,13 @@ class Recorder {
         fill_sample(s, now - last_sample_maps_);
         last_sample_maps_ = now;
         last_sample_ms_ = s.t_ms;
-        nlohmann::json j = to_json(s);
-        j["type"] = "sample";
-        emit(j);
+        emit(message(proto::kMessageSample, to_json(s)));
         samples_.push_back(std::move(s));
     }
 
-    // Closes the current phase and starts `next` (none when stopping).
-    void cut_phase(const std::optional<std::string>& next) {
+    // Closes the current phase and starts `next` (none when stopping); returns the closed
+    // phase as its message.
+    nlohmann::json cut_phase(const std::optional<std::string>& next) {
         const MapTotals maps = read_map_totals(skel_, true);
         const KernelCounters counters = read_kernel_counters(iface_);
         PhaseTrace p;
@@ -158,9 +249,8 @@ class Recorder {
         p.nstat = d.nstat;
         p.ethtool_stats = d.ethtool_stats;
         p.softnet_dropped = d.softnet_dropped;
-        nlohmann::json j = to_json(p);
-        j["type"] = "phase";
-        emit(j);
+        nlohmann::json m = message(proto::kMessagePhase, to_json(p));
+        emit(m);
         phases_.push_back(std::move(p));
         if (next) {
             phase_name_ = *next;
@@ -168,6 +258,14 @@ class Recorder {
             phase_maps_ = maps;
             phase_counters_ = counters;
         }
+        return m;
+    }
+
+    nlohmann::json status() const {
+        nlohmann::json last = nullptr;
+        if (!samples_.empty()) last = to_json(samples_.back());
+        return message(proto::kMessageStatus,
+                       {{"phase", phase_name_}, {"t_ms", now_ms()}, {"last_sample", last}});
     }
 
     std::vector<PhaseTrace> take_phases() { return std::move(phases_); }
@@ -178,7 +276,7 @@ class Recorder {
     Naming naming_;
     std::string iface_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-    std::string phase_name_ = "default";
+    std::string phase_name_{proto::kFirstPhase};
     int64_t phase_start_ms_ = 0;
     int64_t last_sample_ms_ = 0;
     MapTotals phase_maps_, last_sample_maps_;
@@ -187,34 +285,130 @@ class Recorder {
     std::vector<TraceSample> samples_;
 };
 
-enum class Stop { none, command, stdin_eof, signal, duration };
+enum class Stop { none, command, stdin_eof, signal, duration, watched_exit };
 
-// Handles the complete lines in `buffer`; returns Stop::command on `stop`.
-Stop handle_commands(std::string& buffer, Recorder& rec) {
-    size_t nl;
-    while ((nl = buffer.find('\n')) != std::string::npos) {
-        std::string line = buffer.substr(0, nl);
-        buffer.erase(0, nl + 1);
-        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-        if (line.empty()) continue;
-        if (line == "stop") return Stop::command;
-        if (line.starts_with("phase ") && line.find(' ', 6) == std::string::npos &&
-            line.size() > 6) {
-            rec.cut_phase(line.substr(6));
-            continue;
-        }
-        std::fprintf(stderr,
-                     "np-probe: ignoring '%s': commands are 'phase NAME' (one word) and 'stop'\n",
-                     line.c_str());
+const char* describe(Stop s) {
+    switch (s) {
+        case Stop::command:
+            return "stop command";
+        case Stop::stdin_eof:
+            return "stdin closed";
+        case Stop::duration:
+            return "duration reached";
+        case Stop::watched_exit:
+            return "the --exit-with process ended";
+        case Stop::signal:
+            return strsignal(g_signal);
+        case Stop::none:
+            break;
     }
-    return Stop::none;
+    return "";
 }
+
+// One command line (stdin or control socket): cuts a phase, reports status or asks to stop.
+// Returns the answer for the control socket.
+nlohmann::json handle_command(std::string line, Recorder& rec, Stop& stop) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line == proto::kCommandStop) {
+        stop = Stop::command;
+        return nullptr;  // answered with the trace once it is written
+    }
+    if (line == proto::kCommandStatus) return rec.status();
+    const std::string phase_prefix = std::string(proto::kCommandPhase) + " ";
+    if (line.starts_with(phase_prefix) && line.size() > phase_prefix.size() &&
+        line.find(' ', phase_prefix.size()) == std::string::npos) {
+        return rec.cut_phase(line.substr(phase_prefix.size()));
+    }
+    const std::string why = fmt::format(
+        "ignoring '{}': commands are 'phase NAME' (one word), 'status' and 'stop'", line);
+    std::fprintf(stderr, "np-probe: %s\n", why.c_str());
+    return message(proto::kMessageError, {{"message", why}});
+}
+
+// --background: the parent returns once the child counts (printing its "ready" line) or has
+// failed (with its exit status; the child printed why on stderr before detaching). The child
+// goes on in its own session. Returns in the child only; the parent exits.
+class Detacher {
+  public:
+    explicit Detacher(bool background) {
+        if (!background) return;
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0)
+            throw EnvironmentError(fmt::format("--background: pipe: {}", std::strerror(errno)));
+        std::fflush(nullptr);
+        const pid_t pid = fork();
+        if (pid < 0)
+            throw EnvironmentError(fmt::format("--background: fork: {}", std::strerror(errno)));
+        if (pid > 0) {
+            close(fds[1]);
+            std::string ready;
+            char buf[4096];
+            ssize_t n;
+            while ((n = read(fds[0], buf, sizeof(buf))) != 0) {
+                if (n < 0 && errno == EINTR) continue;
+                if (n < 0) break;
+                ready.append(buf, static_cast<size_t>(n));
+            }
+            if (!ready.empty()) {
+                std::fwrite(ready.data(), 1, ready.size(), stdout);
+                std::fflush(stdout);
+                _exit(0);
+            }
+            int status = 0;
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 3);
+        }
+        close(fds[0]);
+        ready_fd_ = fds[1];
+        setsid();  // out of the caller's session: its Ctrl-C and hangup are not ours
+    }
+    ~Detacher() {
+        if (ready_fd_ >= 0) close(ready_fd_);
+    }
+    Detacher(const Detacher&) = delete;
+    Detacher& operator=(const Detacher&) = delete;
+
+    // Counting has started: hand the ready line to the parent and let go of its terminal.
+    void ready(const nlohmann::json& line) {
+        if (ready_fd_ < 0) {
+            emit(line);
+            return;
+        }
+        const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) dup2(null, fd);
+            close(null);
+        }
+        const std::string s = line.dump() + "\n";
+        if (write(ready_fd_, s.data(), s.size()) < 0) {
+            // The parent is gone; nothing to tell.
+        }
+        close(ready_fd_);
+        ready_fd_ = -1;
+    }
+
+  private:
+    int ready_fd_ = -1;
+};
 
 }  // namespace
 
 int run_probe(const ProbeOptions& o) {
     validate(o);
     check_privileges();
+    if (o.cleanup) {
+        const uint32_t ifindex = iface_index(o.iface);
+        // Takes over (and so removes on return) a clsact that a killed probe created.
+        const ClsactQdisc qdisc(ifindex, o.iface);
+        const int removed = remove_stale_filters(ifindex);
+        std::fprintf(stderr, "np-probe: %s: %d stale tc filter(s) removed%s\n", o.iface.c_str(),
+                     removed, qdisc.owned() ? ", the clsact qdisc a probe created removed" : "");
+        return 0;
+    }
+    Detacher detacher(o.background);
+    const PidFile pidfile(o.pidfile);
+    const WatchedProcess watched(o.exit_with_pid);
     const uint32_t ifindex = iface_index(o.iface);
     const KernelBtf btf = read_kernel_btf();
     const uint64_t netns = own_netns_inode();
@@ -233,6 +427,8 @@ int run_probe(const ProbeOptions& o) {
     const TcFilter egress(ifindex, BPF_TC_EGRESS, skel.get()->progs.np_tc_egress);
     const TracingLink retransmit(skel.get()->progs.np_tcp_retransmit, "tp_btf/tcp_retransmit_skb");
     const TracingLink kfree(skel.get()->progs.np_kfree_skb, "tp_btf/kfree_skb");
+    std::optional<ControlSocket> control;
+    if (!o.control_path.empty()) control.emplace(o.control_path);
 
     Trace trace;
     trace.node = o.node.empty() ? node_name() : o.node;
@@ -250,42 +446,74 @@ int run_probe(const ProbeOptions& o) {
     nlohmann::json programs = nlohmann::json::array();
     for (const bpf_program* p : all_programs(skel.get()))
         programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});
-    emit({{"type", "ready"},
-          {"programs", programs},
-          {"iface", o.iface},
-          {"ifindex", ifindex},
-          {"netns_inode", netns},
-          {"clsact_created", qdisc.owned()}});
+    const StdinUse input_use = stdin_use(o);
     std::fprintf(stderr,
-                 "np-probe: counting on %s (ifindex %u); stdin commands: 'phase NAME', 'stop'\n",
-                 o.iface.c_str(), ifindex);
+                 "np-probe: counting on %s (ifindex %u); commands: 'phase NAME', 'status', 'stop'"
+                 " on %s\n",
+                 o.iface.c_str(), ifindex,
+                 control                          ? o.control_path.c_str()
+                 : input_use == StdinUse::ignored ? "none (stdin is not read)"
+                                                  : "stdin");
+    detacher.ready(message(proto::kMessageReady, {{"programs", programs},
+                                                  {"iface", o.iface},
+                                                  {"ifindex", ifindex},
+                                                  {"netns_inode", netns},
+                                                  {"clsact_created", qdisc.owned()},
+                                                  {"pid", getpid()}}));
 
     const int64_t end_ms = o.duration_s > 0 ? static_cast<int64_t>(o.duration_s * 1000) : -1;
     int64_t next_sample_ms = o.sample_interval_ms;
     std::string input;
-    bool stdin_open = fcntl(STDIN_FILENO, F_GETFD) != -1;
+    bool reading_stdin = input_use != StdinUse::ignored;
     Stop stop = Stop::none;
     while (stop == Stop::none) {
         int64_t wait_ms = next_sample_ms - rec.now_ms();
         if (end_ms >= 0) wait_ms = std::min(wait_ms, end_ms - rec.now_ms());
         wait_ms = std::max<int64_t>(wait_ms, 0);
         const timespec timeout{wait_ms / 1000, (wait_ms % 1000) * 1000000};
-        pollfd pfd{stdin_open ? STDIN_FILENO : -1, POLLIN, 0};
-        const int ready = ppoll(&pfd, 1, &timeout, &wait_mask);
+        std::array<pollfd, 3> fds{};
+        nfds_t n = 0;
+        const auto watch = [&](int fd) -> int {
+            if (fd < 0) return -1;
+            fds[n] = {fd, POLLIN, 0};
+            return static_cast<int>(n++);
+        };
+        const int in_at = watch(reading_stdin && may_read_stdin(input_use) ? STDIN_FILENO : -1);
+        const int control_at = watch(control ? control->fd() : -1);
+        const int watched_at = watch(watched.fd());
+        const int ready = ppoll(fds.data(), n, &timeout, &wait_mask);
         if (g_signal) {
             stop = Stop::signal;
             break;
         }
-        if (ready > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR))) {
+        const auto fired = [&](int at) {
+            return ready > 0 && at >= 0 && (fds[at].revents & (POLLIN | POLLHUP | POLLERR));
+        };
+        if (fired(in_at)) {
             char buf[4096];
-            const ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
-            if (n > 0) {
-                input.append(buf, static_cast<size_t>(n));
-                stop = handle_commands(input, rec);
-            } else if (n == 0 || errno != EINTR) {
-                stop = Stop::stdin_eof;  // the SSH channel or the parent went away
+            const ssize_t got = read(STDIN_FILENO, buf, sizeof(buf));
+            if (got > 0) {
+                input.append(buf, static_cast<size_t>(got));
+                for (size_t nl;
+                     stop == Stop::none && (nl = input.find('\n')) != std::string::npos;) {
+                    const std::string line = input.substr(0, nl);
+                    input.erase(0, nl + 1);
+                    if (!line.empty()) handle_command(line, rec, stop);
+                }
+            } else if (got == 0 || errno != EINTR) {
+                reading_stdin = false;
+                if (input_use == StdinUse::controlling || input_use == StdinUse::terminal)
+                    stop = Stop::stdin_eof;  // the SSH channel, the pipe or the user's Ctrl-D
             }
         }
+        if (stop == Stop::none && fired(control_at)) {
+            control->serve_one([&](const std::string& line) -> std::optional<std::string> {
+                const nlohmann::json answer = handle_command(line, rec, stop);
+                if (stop == Stop::command) return std::nullopt;  // the trace answers it below
+                return answer.dump();
+            });
+        }
+        if (stop == Stop::none && fired(watched_at)) stop = Stop::watched_exit;
         if (rec.now_ms() >= next_sample_ms) {
             rec.sample();
             next_sample_ms += o.sample_interval_ms;
@@ -305,15 +533,32 @@ int run_probe(const ProbeOptions& o) {
 
     const nlohmann::json doc = to_json(trace);
     if (!o.out_path.empty()) write_file(o.out_path, doc.dump(2) + "\n");
-    nlohmann::json line = doc;
-    line["type"] = "trace";
-    emit(line);
-    const char* why = stop == Stop::command     ? "stop command"
-                      : stop == Stop::stdin_eof ? "stdin closed"
-                      : stop == Stop::duration  ? "duration reached"
-                                                : strsignal(g_signal);
-    std::fprintf(stderr, "np-probe: stopped (%s); detaching from %s\n", why, o.iface.c_str());
+    const nlohmann::json last = message(proto::kMessageTrace, doc);
+    emit(last);
+    if (control) control->answer_later(last.dump());
+    std::fprintf(stderr, "np-probe: stopped (%s) after %.3f s; detaching from %s\n", describe(stop),
+                 trace.duration_ms / 1000.0, o.iface.c_str());
+    if (trace.duration_ms < 1000) {
+        std::fprintf(stderr,
+                     "np-probe: warning: the trace covers only %lld ms (%s) and says almost "
+                     "nothing%s\n",
+                     static_cast<long long>(trace.duration_ms), describe(stop),
+                     stop == Stop::stdin_eof
+                         ? "; to run without holding stdin open give --duration S, --control "
+                           "PATH or --background"
+                         : "");
+    }
     return 0;
+}
+
+int send_to_probe(const std::string& control_path, const std::string& command) {
+    // `stop` answers once the final phase is cut and the trace written: give it time.
+    const std::string answer = send_control_command(control_path, command, 60000);
+    std::fwrite(answer.data(), 1, answer.size(), stdout);
+    std::fputc('\n', stdout);
+    const auto j = nlohmann::json::parse(answer, nullptr, false);
+    return j.is_object() && j.value(std::string(proto::kTypeKey), "") == proto::kMessageError ? 2
+                                                                                              : 0;
 }
 
 }  // namespace np::probe

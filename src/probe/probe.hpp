@@ -1,6 +1,14 @@
 #pragma once
 // The probe's lifecycle, top to bottom: check privileges and kernel -> load -> attach on the
-// data iface -> sample and cut phases on stdin commands -> write the trace -> detach.
+// data iface -> sample and cut phases on commands -> write the trace -> detach.
+//
+// Commands (src/common/probe_protocol.hpp) come from stdin when stdin is a pipe, a socket or a
+// terminal in the foreground, and from the control socket (--control). stdin EOF stops the
+// probe only where stdin is its controlling channel: a pipe or socket (as in an SSH channel)
+// with no other way to stop it (--duration, --control, --exit-with). A probe started from a
+// script, nohup, cron, systemd, Ansible or a notebook (stdin /dev/null or a file) ignores
+// stdin and runs until --duration, `stop` on --control, the --exit-with process ending, or
+// SIGINT/SIGTERM (and SIGHUP, unless it was ignored when the probe started, as under nohup).
 #include <cstdint>
 #include <string>
 
@@ -10,14 +18,27 @@ struct ProbeOptions {
     std::string iface;
     std::string role;       // free text copied into the trace (client | server)
     std::string node;       // defaults to the host name
-    double duration_s = 0;  // 0: until `stop`, stdin EOF or a signal
-    std::string out_path;   // also write the trace document here
+    double duration_s = 0;  // 0: until stopped
+    std::string out_path;   // also write the trace document here (required with background)
     uint16_t iperf_port = 5201;
     int sample_interval_ms = 100;
+    std::string control_path;  // Unix socket taking phase/status/stop; empty: none
+    // Return once counting (after printing the "ready" line) and keep counting detached, in
+    // its own session, with stdin/stdout/stderr on /dev/null.
+    bool background = false;
+    std::string pidfile;     // the counting process's PID, removed on exit
+    long exit_with_pid = 0;  // stop when this process exits (0: not watched)
+    // Only remove what a probe killed with SIGKILL left on the iface (its tc filters, and the
+    // clsact qdisc if that probe created it), then exit.
+    bool cleanup = false;
 };
 
 // Runs until stopped; returns the exit status (0). Throws np::InputError for bad options
 // (exit 2) and EnvironmentError for what the host lacks (exit 3).
 int run_probe(const ProbeOptions& options);
+
+// `--control PATH --send COMMAND`: sends one command to a running probe and prints its answer
+// (one JSON line) on stdout. Throws EnvironmentError when no probe listens there.
+int send_to_probe(const std::string& control_path, const std::string& command);
 
 }  // namespace np::probe

@@ -1,10 +1,12 @@
 // np-probe in the running kernel: real veth pairs between network namespaces this test creates
 // (and removes, also on failure), real iperf3 3.12 with -J, the real static np-probe binary.
 // Needs root; skipped otherwise. Registered in CTest with RUN_SERIAL and the label "kernel".
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -93,6 +95,25 @@ bool has_code(const std::vector<Finding>& findings, const std::string& code) {
     for (const auto& f : findings)
         if (f.code == code) return true;
     return false;
+}
+
+bool wait_gone(int pid) {
+    for (int i = 0; i < 250; ++i) {
+        if (kill(pid, 0) != 0) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+// stdout only (sh() merges stderr, where np-probe says what it does).
+std::string stdout_of(const std::string& cmd) {
+    return sh("{ { " + cmd + "; } 2>/dev/null; }");
+}
+
+std::string shell_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
 }
 
 // Nothing of a probe is left on the iface or in the kernel: no filter on either hook, no
@@ -297,6 +318,121 @@ TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
     std::vector<uint32_t> all = killed_ids;
     all.insert(all.end(), next_ids.begin(), next_ids.end());
     expect_clean(a, ifa, all);
+}
+
+// The probe the way scripts, nohup, Ansible and notebooks start it: stdin is /dev/null (a
+// background job of a script), so it must run for its --duration and count everything, not stop
+// at once on "EOF"; under nohup a hangup must not end it either.
+TEST(ProbeCli, StartedFromAScriptWithStdinAtDevNullItTracesTheWholeDuration) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 27);
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5302"});
+    const std::string out = "/tmp/npp-script-" + tag() + ".json";
+    const std::string iperf = "/tmp/npp-script-" + tag() + "-iperf3.json";
+    // A script: the probe in the background, the test in the foreground, then wait; the
+    // probe's hangup is sent on purpose, as a closing terminal would under nohup.
+    const std::string script = fmt::format(
+        "ip netns exec {ns} nohup {np} probe --iface {ifa} --port 5302 --duration 4 --out {out} "
+        ">/dev/null 2>&1 & probe=$!; sleep 0.5; kill -HUP $probe; "
+        "for i in $(seq 50); do ip netns exec {ns} iperf3 -c 198.18.27.2 -p 5302 -t 2 -J > {iperf} "
+        "&& break; sleep 0.1; done; wait $probe",
+        fmt::arg("ns", a.name()), fmt::arg("np", NP_EXPLAIN_BIN), fmt::arg("ifa", ifa),
+        fmt::arg("out", out), fmt::arg("iperf", iperf));
+    sh("bash -c " + shell_quote(script) + " </dev/null");
+    const Trace t = parse_trace_text(read_file(out));
+    const auto j = nlohmann::json::parse(read_file(iperf));
+    unlink(out.c_str());
+    unlink(iperf.c_str());
+    EXPECT_GE(t.duration_ms, 4000) << "stopped early";
+    EXPECT_LT(t.duration_ms, 6000);
+    const PhaseTrace all = merged_phases(t);
+    const double sent = j["end"]["sum_sent"]["bytes"].get<double>();
+    const double seen = double(all.tx.by_flow.at("iperf_tcp").bytes);
+    std::printf("script: iperf3 sent %.0f B, the probe saw %.0f B of the flow leave (%.4f)\n", sent,
+                seen, seen / sent);
+    EXPECT_GT(seen, sent);  // payload plus headers
+    EXPECT_LT(seen, sent * 1.06);
+    expect_clean(a, ifa, {});
+}
+
+// In the background with a control socket: the call returns once counting, phases are cut and
+// the trace handed over through the socket, and the probe stops with the process it watches.
+TEST(ProbeCli, InTheBackgroundItIsDrivenThroughItsControlSocket) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 28);
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-p", "5303"});
+    const std::string base = "/tmp/npp-bg-" + tag();
+    const std::string in_ns = a.exec() + " " + NP_EXPLAIN_BIN + " probe ";
+    {
+        const std::string ready = stdout_of(in_ns + "--iface " + ifa +
+                                            " --port 5303 --background "
+                                            "--control " +
+                                            base + ".sock --out " + base +
+                                            ".json "
+                                            "--pidfile " +
+                                            base + ".pid </dev/null");
+        const auto r = nlohmann::json::parse(ready);
+        EXPECT_EQ(r.value("type", ""), "ready");
+        const std::string pid = std::to_string(r.value("pid", 0));
+        EXPECT_EQ(read_file(base + ".pid"), pid + "\n");
+        const auto phase = nlohmann::json::parse(stdout_of(in_ns + "--control " + base +
+                                                           ".sock --send "
+                                                           "'phase tcp'"));
+        EXPECT_EQ(phase.value("type", ""), "phase");
+        EXPECT_EQ(phase.value("name", ""), "default");  // the phase it closed
+        const auto j = iperf3_client(a, "-c 198.18.28.2 -p 5303 -t 1");
+        const auto status =
+            nlohmann::json::parse(stdout_of(in_ns + "--control " + base + ".sock --send status"));
+        EXPECT_EQ(status.value("phase", ""), "tcp");
+        auto trace =
+            nlohmann::json::parse(stdout_of(in_ns + "--control " + base + ".sock --send stop"));
+        EXPECT_EQ(trace.value("type", ""), "trace");
+        trace.erase("type");
+        const Trace t = parse_trace(trace);
+        const PhaseTrace* tcp = t.find_phase("tcp");
+        ASSERT_NE(tcp, nullptr);
+        // At this veth's ~16 Gbit/s what was still queued when the test ended is dropped with
+        // the connection: the probe saw at least what arrived, at most what was sent.
+        const double received = j["end"]["sum_received"]["bytes"].get<double>();
+        const double sent = j["end"]["sum_sent"]["bytes"].get<double>();
+        EXPECT_GT(double(tcp->tx.by_flow.at("iperf_tcp").bytes), received);
+        EXPECT_LT(double(tcp->tx.by_flow.at("iperf_tcp").bytes), sent * 1.06);
+        // The same trace is in --out, and the probe is gone with its socket and pidfile.
+        EXPECT_EQ(parse_trace_text(read_file(base + ".json")).duration_ms, t.duration_ms);
+        EXPECT_TRUE(wait_gone(std::stoi(pid)));
+        EXPECT_FALSE(std::filesystem::exists(base + ".sock"));
+        EXPECT_FALSE(std::filesystem::exists(base + ".pid"));
+        unlink((base + ".json").c_str());
+        expect_clean(a, ifa, {});
+    }
+    {
+        // --exit-with: the probe ends (writing its trace) when the watched process does, as it
+        // does on a node when the SSH connection of the run that started it drops.
+        Child watched({"sleep", "300"});
+        const auto r = nlohmann::json::parse(
+            stdout_of(in_ns + "--iface " + ifa + " --background --out " + base +
+                      ".json --exit-with " + std::to_string(watched.pid()) + " </dev/null"));
+        watched.signal(SIGKILL);
+        watched.wait();
+        EXPECT_TRUE(wait_gone(r.value("pid", 0)));
+        EXPECT_GT(parse_trace_text(read_file(base + ".json")).duration_ms, 0);
+        unlink((base + ".json").c_str());
+        expect_clean(a, ifa, {});
+    }
+    {
+        // Bad use is said, exit 2 (bad input) or 3 (no probe there).
+        Child no_out({NP_EXPLAIN_BIN, "probe", "--iface", "lo", "--background"});
+        EXPECT_EQ(no_out.wait(), 2);
+        EXPECT_NE(no_out.err().find("--background: needs --out"), std::string::npos)
+            << no_out.err();
+        Child nobody({NP_EXPLAIN_BIN, "probe", "--control", base + ".none", "--send", "status"});
+        EXPECT_EQ(nobody.wait(), 3);
+        EXPECT_NE(nobody.err().find("no probe listens on"), std::string::npos) << nobody.err();
+    }
 }
 
 TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {

@@ -1,0 +1,38 @@
+#pragma once
+// np-probe's protocol, in one place for the probe that speaks it (src/probe) and the code that
+// drives it on a node (src/experiment): the commands it takes, one per line, on stdin or its
+// control socket, and the types of the NDJSON messages it prints on stdout and answers on the
+// control socket. Each message is one JSON object with "type" set to one of kMessage*.
+//
+//   commands                     answer on the control socket (one line)
+//   phase NAME  (NAME one word)  {"type":"phase", …}   the phase just closed (np-trace/1 phase)
+//   status                       {"type":"status", "phase", "t_ms", "last_sample": {…}|null}
+//   stop                         {"type":"trace", …}   the whole np-trace/1 document
+//   anything else                {"type":"error", "message"}
+//
+// stdout (foreground only): "ready" once attached, "sample" every interval, "phase" when a
+// phase closes, "trace" last. `--background` prints only "ready", then detaches.
+#include <string_view>
+
+namespace np::probe_protocol {
+
+inline constexpr std::string_view kTypeKey = "type";
+
+inline constexpr std::string_view kMessageReady = "ready";
+inline constexpr std::string_view kMessageSample = "sample";
+inline constexpr std::string_view kMessagePhase = "phase";
+inline constexpr std::string_view kMessageStatus = "status";
+inline constexpr std::string_view kMessageTrace = "trace";
+inline constexpr std::string_view kMessageError = "error";
+
+inline constexpr std::string_view kCommandPhase = "phase";  // followed by a space and the name
+inline constexpr std::string_view kCommandStatus = "status";
+inline constexpr std::string_view kCommandStop = "stop";
+
+// The name of the phase counted before the first `phase` command.
+inline constexpr std::string_view kFirstPhase = "default";
+
+// A command line is short; anything longer on the control socket is refused.
+inline constexpr size_t kMaxCommandBytes = 256;
+
+}  // namespace np::probe_protocol

@@ -208,16 +208,18 @@ void append(std::vector<Finding>& to, std::vector<Finding> from) {
     for (auto& f : from) to.push_back(std::move(f));
 }
 
-// Runs a client command in node B's shell while draining both probes and showing progress;
-// returns its stdout (its stderr when it printed nothing else). Throws Interrupted, or
-// EnvironmentError on a dead session or a hung tool — stopping the command first.
+// Runs a client command in node B's shell while showing progress (with the live wire rate from
+// `rate_probe`, on the other node, whose shell is free meanwhile); returns its stdout (its
+// stderr when it printed nothing else). Throws Interrupted, or EnvironmentError on a dead
+// session or a hung tool — stopping the command first.
 std::string run_client(Node& b, const std::string& command, double expected_s,
-                       const std::string& phase, RemoteProbe& pa, RemoteProbe& pb,
-                       Progress& progress) {
+                       const std::string& phase, RemoteProbe& rate_probe, Progress& progress) {
     std::string out;
     const auto t0 = Clock::now();
     const auto deadline =
         t0 + std::chrono::milliseconds(static_cast<int64_t>((expected_s + 30) * 1000));
+    auto next_rate = t0;
+    std::optional<double> rate;
     try {
         b.sh->begin(command);
         while (!b.sh->finished()) {
@@ -226,8 +228,10 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
                 out += *line;
                 out += '\n';
             }
-            pa.poll_rate_bps();
-            const auto rate = pb.poll_rate_bps();
+            if (progress.enabled() && Clock::now() >= next_rate) {
+                rate = rate_probe.rate_bps();
+                next_rate = Clock::now() + Millis(500);
+            }
             progress.update(phase, std::chrono::duration<double>(Clock::now() - t0).count(),
                             expected_s, rate);
             if (Clock::now() > deadline) {
@@ -267,8 +271,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         server = std::make_unique<IperfServer>(*a.sh, o.node_a, p.port);
         const auto announce = [&](const std::string& name) {
             phase = name;
-            pa->phase(name);
-            pb->phase(name);
+            on_both([&] { return pa->phase(name); }, [&] { return pb->phase(name); });
         };
         const auto server_gone = [&] {
             if (server->alive()) return false;
@@ -280,19 +283,19 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         rec.ping = run_client(b,
                               fmt::format("ping -c {} -I {} {}", p.ping_count,
                                           shell_quote(p.data_iface), shell_quote(p.server_ip)),
-                              p.ping_count, "ping", *pa, *pb, progress);
+                              p.ping_count, "ping", *pa, progress);
         announce("tcp");
         rec.tcp = run_client(b,
                              fmt::format("iperf3 -c {} -p {} -t {} -J", shell_quote(p.server_ip),
                                          p.port, p.tcp_duration_s),
-                             p.tcp_duration_s, "tcp", *pa, *pb, progress);
+                             p.tcp_duration_s, "tcp", *pa, progress);
         if (!server_gone()) {
             announce("udp");
             rec.udp = run_client(
                 b,
                 fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J", shell_quote(p.server_ip),
                             p.port, shell_quote(p.udp_bandwidth), p.udp_duration_s),
-                p.udp_duration_s, "udp", *pa, *pb, progress);
+                p.udp_duration_s, "udp", *pa, progress);
             server_gone();
         }
     } catch (const Interrupted& e) {

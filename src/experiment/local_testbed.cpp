@@ -48,8 +48,28 @@ int run_script(const std::string& script, const std::vector<std::string>& args) 
 
 }  // namespace
 
+// Where `run --local` keeps its testbed's state (scripts/testbed.sh --state).
+constexpr const char* kLocalState = "/run/np-explain-testbed";
+
+bool LocalTestbed::is_up() {
+    return access(kLocalState, F_OK) == 0;
+}
+
+std::string LocalTestbed::up_ssh_config() {
+    return std::string(kLocalState) + "/ssh_config";
+}
+
+void LocalTestbed::take_down() {
+    if (run_script(testbed_script(), {"down", "--state", kLocalState}) != 0) {
+        throw EnvironmentError(EnvironmentError::Kind::remote,
+                               fmt::format("the local testbed was not fully removed; run: bash {} "
+                                           "down --state {}",
+                                           testbed_script(), kLocalState));
+    }
+}
+
 LocalTestbed::LocalTestbed(const std::string& profile)
-    : script_(testbed_script()), state_("/run/np-explain-testbed") {
+    : script_(testbed_script()), state_(kLocalState) {
     if (profile != "100M" && profile != "1G" && profile != "unshaped") {
         throw InputError(
             "--profile",

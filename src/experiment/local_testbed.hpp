@@ -15,6 +15,12 @@ class LocalTestbed {
     LocalTestbed(const LocalTestbed&) = delete;
     LocalTestbed& operator=(const LocalTestbed&) = delete;
 
+    // Whether a testbed of `run --local` is up (a run killed with SIGKILL leaves it), its
+    // ssh_config, and taking it down: what `teardown --local` does.
+    static bool is_up();
+    static std::string up_ssh_config();
+    static void take_down();
+
     const std::string& state_dir() const { return state_; }
     std::string ssh_config() const { return state_ + "/ssh_config"; }
     std::string params_file() const { return state_ + "/params.yml"; }

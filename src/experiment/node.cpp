@@ -8,10 +8,13 @@
 #include <thread>
 
 #include "src/common/errors.hpp"
+#include "src/common/probe_protocol.hpp"
 #include "src/remote/shell.hpp"
 
 namespace np::experiment {
 
+namespace proto = probe_protocol;
+using remote::shell_join;
 using remote::shell_quote;
 
 std::string node_state_dir(const std::string& node) {
@@ -51,13 +54,14 @@ std::string UndoStep::run() {
 
 std::string undo_all(remote::CommandShell& sh, const std::string& node) {
     const std::string dir = node_state_dir(node);
-    const auto r = sh.run(
-        fmt::format("cd {} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; "
-                    "for f in *.undo; do [ -e \"$f\" ] || continue; found=1; "
-                    "if sh \"$f\"; then echo \"undone: ${{f%.undo}}\"; rm -f \"$f\"; "
-                    "else echo \"failed: ${{f%.undo}}\"; fi; done; "
-                    "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {} /run/np-explain 2>/dev/null; true",
-                    shell_quote(dir), shell_quote(dir)));
+    const auto r =
+        sh.run(fmt::format("cd {} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; "
+                           "for f in *.undo; do [ -e \"$f\" ] || continue; found=1; "
+                           "if sh \"$f\"; then echo \"undone: ${{f%.undo}}\"; rm -f \"$f\"; "
+                           "else echo \"failed: ${{f%.undo}}\"; fi; done; "
+                           "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {} "
+                           "/run/np-explain 2>/dev/null; true",
+                           shell_quote(dir), shell_quote(dir)));
     return r.out;
 }
 
@@ -138,7 +142,11 @@ IperfServer::IperfServer(remote::CommandShell& sh, const std::string& node, int 
                                               shell_quote(pidfile), shell_quote(bin), port);
         sh_.check(fmt::format("setsid -f sh -c {} </dev/null >{} 2>&1", shell_quote(inner),
                               shell_quote(log)));
-        const auto pid = sh_.run("sleep 0.1; cat " + shell_quote(pidfile));
+        // The shell writes the pidfile just before exec: wait for the PID, not the file.
+        const auto pid = sh_.run(fmt::format(
+            "i=0; until grep -q '^[0-9][0-9]*$' {0} 2>/dev/null || [ $i -ge 50 ]; do sleep 0.1; "
+            "i=$((i+1)); done; cat {0}",
+            shell_quote(pidfile)));
         supervisor_ = "pid " + pid.out.substr(0, pid.out.find('\n'));
         is_alive_cmd_ =
             fmt::format("kill -0 \"$(cat {})\" 2>/dev/null && {}", shell_quote(pidfile), listening);
@@ -169,99 +177,92 @@ RemoteProbe::RemoteProbe(remote::CommandShell& sh, const std::string& node,
                          const std::string& local_binary, const std::string& iface,
                          const std::string& role, int port)
     : sh_(sh), node_(node) {
-    dir_ = sh_.session().make_temp_dir();
+    dir_ = sh_.make_private_dir();
     upload_undo_ =
-        std::make_unique<UndoStep>(sh_, node, "30-upload", "rm -rf " + shell_quote(dir_->path()));
-    const std::string remote_bin = sh_.session().upload(local_binary, *dir_, "np-probe", 0700);
-    const std::string pidfile = node_state_dir(node) + "/probe.pid";
+        std::make_unique<UndoStep>(sh_, node, "30-upload", "rm -rf " + shell_quote(dir_));
+    binary_ = sh_.upload(local_binary, dir_, "np-probe", 0700);
+    control_ = dir_ + "/control.sock";
+    trace_file_ = dir_ + "/trace.json";
+    pidfile_ = node_state_dir(node) + "/probe.pid";
     // tc filters stay attached when the probe that attached them is killed (they belong to the
     // qdisc, not to the process): if its np_tc_* filters are still there once it is stopped,
-    // one more probe run with stdin at EOF takes them over, and its clsact if a probe made
-    // it, and removes them as it exits (10-probe runs before 30-upload removes the binary).
+    // `np-probe --cleanup` removes them, and the clsact if a probe made it (10-probe runs before
+    // 30-upload removes the binary).
     const std::string q_iface = shell_quote(iface);
     probe_undo_ = std::make_unique<UndoStep>(
         sh_, node, "10-probe",
         fmt::format("( {0} ); if tc filter show dev {1} ingress 2>/dev/null | grep -q np_tc_ || "
                     "tc filter show dev {1} egress 2>/dev/null | grep -q np_tc_; then "
-                    "{2} --iface {1} </dev/null >/dev/null 2>&1; fi; true",
-                    stop_pidfile_script(pidfile, "np-probe"), q_iface, shell_quote(remote_bin)));
-    process_ = sh_.session().start(fmt::format(
-        "echo $$ > {}; exec {} --iface {} --role {} --node {} --port {}", shell_quote(pidfile),
-        shell_quote(remote_bin), shell_quote(iface), shell_quote(role), shell_quote(node), port));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-        const auto line = process_->read_line(remote::Millis(200));
-        if (line) {
-            const auto j = nlohmann::json::parse(*line, nullptr, false);
-            if (j.is_object() && j.value("type", "") == "ready") return;
-            continue;
-        }
-        if (process_->eof()) break;
+                    "{2} --iface {1} --cleanup </dev/null >/dev/null 2>&1; fi; true",
+                    stop_pidfile_script(pidfile_, "np-probe"), q_iface, shell_quote(binary_)));
+    // $$ is the node's command shell (a subshell's $$ is its parent's): when that shell ends,
+    // the probe writes its trace and detaches.
+    const auto started = sh_.run(
+        fmt::format("{} --iface {} --role {} --node {} --port {} --control {} --out {} "
+                    "--pidfile {} --exit-with $$ --background",
+                    shell_quote(binary_), q_iface, shell_quote(role), shell_quote(node), port,
+                    shell_quote(control_), shell_quote(trace_file_), shell_quote(pidfile_)),
+        remote::Millis(30000));
+    const auto ready = nlohmann::json::parse(started.out, nullptr, false);
+    if (started.exit_status != 0 || !ready.is_object() ||
+        ready.value(std::string(proto::kTypeKey), "") != proto::kMessageReady) {
+        std::string err = started.err;
+        while (!err.empty() && err.back() == '\n') err.pop_back();
+        throw EnvironmentError(
+            EnvironmentError::Kind::remote,
+            fmt::format("{}: the BPF probe did not start on {}: {}", sh_.session().name(), iface,
+                        err.empty() ? fmt::format("exit status {}", started.exit_status) : err));
     }
-    std::string err = process_->err();
-    while (!err.empty() && err.back() == '\n') err.pop_back();
-    throw EnvironmentError(
-        EnvironmentError::Kind::remote,
-        fmt::format("{}: the BPF probe did not start on {}: {}", sh_.session().name(), iface,
-                    err.empty() ? "no output within 20 s" : err));
 }
 
 RemoteProbe::~RemoteProbe() = default;
 
-void RemoteProbe::phase(const std::string& name) {
-    if (!process_ || process_->eof()) return;
-    process_->write_line("phase " + name);
-    ++phases_sent_;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (phases_cut_ < phases_sent_ && !process_->eof() &&
-           std::chrono::steady_clock::now() < deadline) {
-        if (const auto line = process_->read_line(remote::Millis(100))) handle(*line);
-    }
+std::string RemoteProbe::send(const std::string& command, remote::Millis timeout) {
+    const auto r =
+        sh_.run(shell_join({binary_, "--control", control_, "--send", command}), timeout);
+    return r.exit_status == 0 ? r.out : std::string();
 }
 
-void RemoteProbe::handle(const std::string& line) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object()) return;
-    const std::string type = j.value("type", "");
-    if (type == "sample") {
-        const double ms = j.value("interval_ms", 0.0);
-        if (ms > 0) {
-            const double tx = j.value("tx_wire_bytes", 0.0), rx = j.value("rx_wire_bytes", 0.0);
-            last_rate_bps_ = std::max(tx, rx) * 8.0 / (ms / 1000.0);
-        }
-    } else if (type == "phase") {
-        ++phases_cut_;
-    } else if (type == "trace") {
-        j.erase("type");
-        trace_ = j.dump(2) + "\n";
-    }
+bool RemoteProbe::phase(const std::string& name) {
+    if (stopped_) return false;
+    const auto j =
+        nlohmann::json::parse(send("phase " + name, remote::Millis(10000)), nullptr, false);
+    return j.is_object() && j.value(std::string(proto::kTypeKey), "") == proto::kMessagePhase;
 }
 
-std::optional<double> RemoteProbe::poll_rate_bps() {
-    last_rate_bps_.reset();
-    while (process_ && !process_->eof()) {
-        const auto line = process_->read_line(remote::Millis(0));
-        if (!line) break;
-        handle(*line);
-    }
-    return last_rate_bps_;
+std::optional<double> RemoteProbe::rate_bps() {
+    if (stopped_) return std::nullopt;
+    const auto j = nlohmann::json::parse(send("status", remote::Millis(5000)), nullptr, false);
+    if (!j.is_object() || !j.contains("last_sample") || !j["last_sample"].is_object())
+        return std::nullopt;
+    const auto& s = j["last_sample"];
+    const double ms = s.value("interval_ms", 0.0);
+    if (ms <= 0) return std::nullopt;
+    const double tx = s.value("tx_wire_bytes", 0.0), rx = s.value("rx_wire_bytes", 0.0);
+    return std::max(tx, rx) * 8.0 / (ms / 1000.0);
 }
 
 std::string RemoteProbe::stop(remote::Millis timeout, std::string& why) {
-    if (!process_) return trace_;
+    if (stopped_) return trace_;
+    stopped_ = true;
     try {
-        if (!process_->eof()) process_->write_line("stop");
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (trace_.empty() && !process_->eof() && std::chrono::steady_clock::now() < deadline) {
-            if (const auto line = process_->read_line(remote::Millis(200))) handle(*line);
+        auto j =
+            nlohmann::json::parse(send(std::string(proto::kCommandStop), timeout), nullptr, false);
+        if (j.is_object() && j.value(std::string(proto::kTypeKey), "") == proto::kMessageTrace) {
+            j.erase(std::string(proto::kTypeKey));
+            trace_ = j.dump(2) + "\n";
+            return trace_;
         }
-        if (trace_.empty()) {
-            why = process_->eof()
-                      ? fmt::format("the probe ended without a trace: {}", process_->err())
-                      : "the probe sent no trace in time";
+        // The probe stopped before we asked (its shell ended, a signal) and wrote its trace on
+        // the node; wait for it to finish writing, then take that.
+        const auto r = sh_.run(fmt::format(
+            "pid=$(cat {0} 2>/dev/null); i=0; while [ -n \"$pid\" ] && kill -0 \"$pid\" "
+            "2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; cat {1}",
+            shell_quote(pidfile_), shell_quote(trace_file_)));
+        if (r.exit_status == 0 && nlohmann::json::parse(r.out, nullptr, false).is_object()) {
+            trace_ = r.out;
         } else {
-            process_->close_stdin();
-            process_->wait(remote::Millis(5000));
+            why = "the probe was gone and left no trace (killed?)";
         }
     } catch (const std::exception& e) {
         why = e.what();

@@ -74,38 +74,41 @@ class IperfServer {
     std::unique_ptr<UndoStep> undo_;
 };
 
-// np-probe uploaded to a private temp dir, checksum verified, and running on the data iface
-// inside the SSH channel (stdin EOF = detach and exit).
+// np-probe uploaded to a private temp dir, checksum verified, and counting on the data iface
+// in the background, driven through the node's one command shell: commands go to its control
+// socket, and it stops by itself when that shell ends (the SSH connection dropped or the run
+// was killed), writing its trace on the node and detaching.
 class RemoteProbe {
   public:
     RemoteProbe(remote::CommandShell& sh, const std::string& node, const std::string& local_binary,
                 const std::string& iface, const std::string& role, int port);
     ~RemoteProbe();
-    // Sends 'phase NAME' and waits (up to 2 s) for the probe's "phase" line saying it cut its
-    // counters: traffic started after this returns is counted in the new phase on this node.
-    // Without the wait, a probe that read the command a few ms late put the first frames of a
-    // test in the phase before, and the other node's probe did not (a false LOSS_ON_WIRE).
-    void phase(const std::string& name);
-    // Reads what the probe printed so far (without blocking) and returns the newest sample's
-    // tx+rx wire rate in bit/s, if a sample came.
-    std::optional<double> poll_rate_bps();
-    // Sends `stop` and returns the trace document (JSON text), or empty with `why` set when
-    // the probe ended without one within the timeout.
+    // Cuts the probe's counters into phase NAME and returns once it has: traffic started after
+    // this returns is counted in the new phase on this node. (Without the wait, a probe that
+    // read the command a few ms late put the first frames of a test in the phase before, and
+    // the other node's probe did not: a false LOSS_ON_WIRE.) False when the probe is gone.
+    bool phase(const std::string& name);
+    // The newest sample's tx or rx wire rate (the larger) in bit/s, if the probe has one.
+    // Uses the node's shell: only while it runs no other command.
+    std::optional<double> rate_bps();
+    // Stops the probe and returns its trace document (JSON text); empty, with `why` set, when
+    // there is none (the probe was killed).
     std::string stop(remote::Millis timeout, std::string& why);
     const std::string& node() const { return node_; }
 
   private:
-    void handle(const std::string& line);
+    std::string send(const std::string& command, remote::Millis timeout);
     remote::CommandShell& sh_;
     std::string node_;
-    std::unique_ptr<remote::RemoteTempDir> dir_;
+    std::string dir_;
+    std::string binary_;
+    std::string control_;
+    std::string trace_file_;
+    std::string pidfile_;
     std::unique_ptr<UndoStep> upload_undo_;
     std::unique_ptr<UndoStep> probe_undo_;
-    std::unique_ptr<remote::Process> process_;
+    bool stopped_ = false;
     std::string trace_;
-    std::optional<double> last_rate_bps_;
-    int phases_sent_ = 0;
-    int phases_cut_ = 0;
 };
 
 }  // namespace np::experiment

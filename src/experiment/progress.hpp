@@ -15,6 +15,7 @@ class Progress {
     void update(const std::string& phase, double elapsed_s, double expected_s,
                 std::optional<double> wire_bps);
     void clear();
+    bool enabled() const { return enabled_; }
 
   private:
     bool enabled_;

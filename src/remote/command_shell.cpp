@@ -2,10 +2,18 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <random>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <regex>
+
+#include "analysis/error.hpp"
 #include "src/common/errors.hpp"
+#include "src/remote/shell.hpp"
 
 namespace np::remote {
 namespace {
@@ -45,6 +53,10 @@ void CommandShell::abort() {
 }
 
 void CommandShell::begin(const std::string& command) {
+    start_command(command, false);
+}
+
+void CommandShell::start_command(const std::string& command, bool stdin_from_channel) {
     if (running_) throw std::logic_error("CommandShell: a command is still running");
     ensure_started();
     running_ = true;
@@ -57,8 +69,8 @@ void CommandShell::begin(const std::string& command) {
     // The subshell keeps cd/exports of one command from the next; the newline before ')'
     // ends a trailing comment. Both streams get the marker so each command's output is its own.
     shell_->write_line(
-        fmt::format("( {}\n) </dev/null; printf '\\n%s %s\\n' {} \"$?\"; printf '\\n%s\\n' {} >&2",
-                    command, token_, token_));
+        fmt::format("( {}\n){}; printf '\\n%s %s\\n' {} \"$?\"; printf '\\n%s\\n' {} >&2", command,
+                    stdin_from_channel ? "" : " </dev/null", token_, token_));
 }
 
 std::optional<std::string> CommandShell::read_line(Millis timeout) {
@@ -137,6 +149,92 @@ CommandResult CommandShell::run(const std::string& command, Millis timeout) {
     r.exit_status = status_;
     r.err = err_;
     return r;
+}
+
+std::string CommandShell::make_private_dir() {
+    const std::string path = trimmed(check("mktemp -d /tmp/np-explain.XXXXXXXXXX").out);
+    // The reply becomes an argument of rm -rf at teardown: only exactly what mktemp makes.
+    static const std::regex made("/tmp/np-explain\\.[A-Za-z0-9]{10}");
+    if (!std::regex_match(path, made)) {
+        throw EnvironmentError(EnvironmentError::Kind::remote,
+                               fmt::format("{}: mktemp -d printed '{}', not a directory it makes",
+                                           session_.name(), path));
+    }
+    return path;
+}
+
+std::string CommandShell::upload(const std::string& local_path, const std::string& dir,
+                                 const std::string& name, int mode) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+        throw InputError("upload", fmt::format("'{}' is not a file name", name));
+    }
+    std::ifstream in(local_path, std::ios::binary);
+    struct stat st {};
+    if (!in || stat(local_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        throw InputError(local_path, fmt::format("cannot read it as a file: {}",
+                                                 errno ? std::strerror(errno) : "not a file"));
+    }
+    const std::string ours = sha256_file_hex(local_path);
+    const std::string path = dir + "/" + name;
+    const std::string part = path + ".part";
+    // The data follows on this shell's stdin once the command says it is reading: `head -c`
+    // takes exactly its size (never a byte of the next command), and whatever happens to the
+    // copy, the second cat drains the rest, so no data is ever read as a command.
+    const std::string ready = "__np_upload_ready_" + token_;
+    const std::string command = fmt::format(
+        "command -v head >/dev/null && umask 077 && printf '%s\\n' {ready} && "
+        "head -c {size} | {{ cat > {part}; s=$?; cat >/dev/null; exit $s; }} && "
+        "chmod {mode:o} {part} && mv -f {part} {path} && sha256sum {path}",
+        fmt::arg("ready", ready), fmt::arg("size", st.st_size), fmt::arg("part", shell_quote(part)),
+        fmt::arg("mode", mode & 07777), fmt::arg("path", shell_quote(path)));
+    const auto fail = [&](const std::string& why) {
+        return EnvironmentError(
+            EnvironmentError::Kind::remote,
+            fmt::format("{}: uploading {} to {}: {}", session_.name(), local_path, path, why));
+    };
+    start_command(command, true);
+    const auto deadline = Clock::now() + Millis(30000);
+    bool reading = false;
+    std::string out;
+    while (!reading && running_) {
+        const auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
+        if (left.count() <= 0) {
+            abort();
+            throw fail("the node did not start reading the file");
+        }
+        if (auto line = read_line(left)) {
+            if (*line == ready) {
+                reading = true;
+            } else {
+                out += *line + "\n";
+            }
+        }
+    }
+    if (!reading) throw fail(fmt::format("cannot copy there: {}", trimmed(err_)));
+    std::vector<char> buf(65536);
+    while (in) {
+        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+        shell_->write(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
+    }
+    while (running_ || !ready_.empty()) {
+        const auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
+        if (left.count() <= 0) {
+            abort();
+            throw fail("the copy did not finish within 30 s");
+        }
+        if (auto line = read_line(left)) out += *line + "\n";
+    }
+    if (status_ != 0) {
+        run(shell_join({"rm", "-f", "--", part}));
+        throw fail(fmt::format("exit status {}: {}", status_, trimmed(err_)));
+    }
+    const std::string theirs = out.substr(0, out.find(' '));
+    if (theirs != ours) {
+        run(shell_join({"rm", "-f", "--", path}));
+        throw fail(fmt::format("it arrived damaged: sha256 {} on the node, {} here; removed it",
+                               theirs, ours));
+    }
+    return path;
 }
 
 CommandResult CommandShell::check(const std::string& command, Millis timeout) {

@@ -29,6 +29,17 @@ class CommandShell {
     // exits 0.
     CommandResult check(const std::string& command, Millis timeout = Millis(30000));
 
+    // A new private directory on the node (mktemp -d: mode 0700, a name nobody can predict):
+    // /tmp/np-explain.XXXXXXXXXX. Removing it is the caller's (an undo step in a run).
+    std::string make_private_dir();
+    // Copies a local file into `dir` on the node as `name` with `mode`, through this shell's
+    // own channel (no SFTP channel, which would pay for another login shell), then checks that
+    // the node's sha256sum of it equals ours; a damaged copy is removed. Returns the remote
+    // path. Throws InputError for a bad name or an unreadable local file, EnvironmentError when
+    // the copy fails.
+    std::string upload(const std::string& local_path, const std::string& dir,
+                       const std::string& name, int mode = 0600);
+
     // Streaming: starts a command and hands its stdout over line by line.
     void begin(const std::string& command);
     // The next line of the running command; nullopt when none came within `timeout` or when it
@@ -53,6 +64,8 @@ class CommandShell {
     const std::vector<LogEntry>& log() const { return log_; }
 
   private:
+    // begin(), with the command's stdin at EOF or, for an upload, the channel itself.
+    void start_command(const std::string& command, bool stdin_from_channel);
     void ensure_started();
     void collect_err(Millis timeout);
 

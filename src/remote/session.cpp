@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <libssh/libssh.h>
-#include <libssh/sftp.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
@@ -15,7 +14,6 @@
 
 #include "analysis/error.hpp"
 #include "src/common/errors.hpp"
-#include "src/remote/shell.hpp"
 
 namespace np::remote {
 namespace {
@@ -340,64 +338,6 @@ std::unique_ptr<Process> Session::start(const std::string& command) {
     return p;
 }
 
-std::unique_ptr<RemoteTempDir> Session::make_temp_dir() {
-    // mktemp -d creates the directory with mode 0700 under a name nobody can predict.
-    const std::string path = trimmed(check("mktemp -d /tmp/np-explain.XXXXXXXXXX").out);
-    if (path.rfind("/tmp/np-explain.", 0) != 0 || path.find('\n') != std::string::npos) {
-        throw EnvironmentError(
-            Kind::remote, fmt::format("{}: mktemp -d printed '{}', not a directory", name_, path));
-    }
-    return std::unique_ptr<RemoteTempDir>(new RemoteTempDir(*this, path));
-}
-
-std::string Session::upload(const std::string& local_path, const RemoteTempDir& dir,
-                            const std::string& name, int mode) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-        throw InputError("upload", fmt::format("'{}' is not a file name", name));
-    }
-    std::ifstream in(local_path, std::ios::binary);
-    if (!in) {
-        throw InputError(local_path, fmt::format("cannot read it: {}", std::strerror(errno)));
-    }
-    const std::string remote_path = dir.path() + "/" + name;
-    ssh_session s = impl_->ssh;
-    const auto fail = [&](const std::string& what) {
-        return EnvironmentError(Kind::remote,
-                                fmt::format("{}: uploading {} to {}: {}: {}", name_, local_path,
-                                            remote_path, what, ssh_get_error(s)));
-    };
-    std::unique_ptr<sftp_session_struct, decltype(&sftp_free)> sftp(sftp_new(s), &sftp_free);
-    if (!sftp || sftp_init(sftp.get()) != SSH_OK) throw fail("cannot start SFTP");
-    std::unique_ptr<sftp_file_struct, decltype(&sftp_close)> file(
-        sftp_open(sftp.get(), remote_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                  static_cast<mode_t>(mode)),
-        &sftp_close);
-    if (!file) throw fail("cannot create the file");
-    std::vector<char> buf(32768);
-    while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        const auto got = static_cast<size_t>(in.gcount());
-        for (size_t done = 0; done < got;) {
-            const ssize_t n = sftp_write(file.get(), buf.data() + done, got - done);
-            if (n <= 0) throw fail("write failed");
-            done += static_cast<size_t>(n);
-        }
-    }
-    if (sftp_close(file.release()) != SSH_OK) throw fail("closing the file failed");
-
-    const std::string ours = sha256_file_hex(local_path);
-    const CommandResult sum = check(shell_join({"sha256sum", "--", remote_path}));
-    const std::string theirs = sum.out.substr(0, sum.out.find(' '));
-    if (theirs != ours) {
-        exec(shell_join({"rm", "-f", "--", remote_path}));
-        throw EnvironmentError(Kind::remote,
-                               fmt::format("{}: {} arrived damaged: sha256 {} on the node, {} "
-                                           "here; removed it",
-                                           name_, remote_path, theirs, ours));
-    }
-    return remote_path;
-}
-
 Process::Process(Session& session, std::unique_ptr<Channel> channel, std::string command)
     : session_(session), channel_(std::move(channel)), command_(std::move(command)) {}
 
@@ -424,6 +364,10 @@ void Process::pump(Millis timeout) {
 void Process::write_line(std::string_view line) {
     std::string data(line);
     data += '\n';
+    write(data);
+}
+
+void Process::write(std::string_view data) {
     for (size_t done = 0; done < data.size();) {
         const int n = ssh_channel_write(channel_->ch, data.data() + done,
                                         static_cast<uint32_t>(data.size() - done));
@@ -481,14 +425,6 @@ int Process::wait(Millis timeout) {
     }
     exit_status_ = ssh_channel_get_exit_status(channel_->ch);
     return *exit_status_;
-}
-
-RemoteTempDir::~RemoteTempDir() {
-    try {
-        session_.exec(shell_join({"rm", "-rf", "--", path_}), Millis(10000));
-    } catch (const std::exception&) {
-        // The session is gone; the node's /tmp keeps the directory (0700, ours only).
-    }
 }
 
 std::string sha256_file_hex(const std::string& path) {

@@ -29,7 +29,7 @@ struct SessionOptions {
     std::string known_hosts;
     HostKeyPolicy host_keys = HostKeyPolicy::strict;
     // Overrides ConnectTimeout from ssh_config when set; libssh then also uses it as the limit
-    // of each blocking protocol step (opening a channel, an SFTP request).
+    // of each blocking protocol step (opening a channel, a channel request).
     std::optional<Millis> connect_timeout;
     Millis command_timeout{30000};  // default limit of exec()
 };
@@ -54,6 +54,8 @@ class Process {
     Process& operator=(const Process&) = delete;
 
     void write_line(std::string_view line);
+    // Writes bytes as they are (an upload's data through a shell's stdin).
+    void write(std::string_view data);
     // The next stdout line without its newline; nullopt when none came within `timeout` or the
     // process closed its stdout (then eof() is true).
     std::optional<std::string> read_line(Millis timeout);
@@ -82,22 +84,6 @@ class Process {
     std::optional<long> pgid_;  // its process group on the node
 };
 
-// A private directory on the node (mktemp -d: mode 0700), removed with everything in it when
-// this object goes. The Session must outlive it.
-class RemoteTempDir {
-  public:
-    ~RemoteTempDir();
-    RemoteTempDir(const RemoteTempDir&) = delete;
-    RemoteTempDir& operator=(const RemoteTempDir&) = delete;
-    const std::string& path() const { return path_; }
-
-  private:
-    friend class Session;
-    RemoteTempDir(Session& session, std::string path) : session_(session), path_(std::move(path)) {}
-    Session& session_;
-    std::string path_;
-};
-
 class Session {
   public:
     // Connects, checks the host key and authenticates (ssh-agent, then the IdentityFiles of
@@ -122,13 +108,9 @@ class Session {
     // exits 0.
     CommandResult check(const std::string& command);
 
+    // Starts a command on its own channel (each channel pays for a login shell on the node:
+    // CommandShell runs many commands over one).
     std::unique_ptr<Process> start(const std::string& command);
-
-    std::unique_ptr<RemoteTempDir> make_temp_dir();
-    // Uploads a local file over SFTP into `dir` as `name` with `mode`, then checks that the
-    // node's sha256sum of it equals ours. Returns the remote path. Throws EnvironmentError.
-    std::string upload(const std::string& local_path, const RemoteTempDir& dir,
-                       const std::string& name, int mode = 0600);
 
     struct Impl;
 

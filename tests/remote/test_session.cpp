@@ -1,6 +1,7 @@
 // src/remote against the real sshd of the local testbed (scripts/testbed.sh). Needs root.
 // Under ctest the testbed fixture brings it up (NP_TESTBED_STATE names its state dir); run
 // directly, this binary brings one up itself and takes it down at the end.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -16,6 +18,7 @@
 
 #include "analysis/error.hpp"
 #include "src/common/errors.hpp"
+#include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
 #include "src/remote/shell.hpp"
 #include "tests/testbed/testbed_environment.hpp"
@@ -23,6 +26,7 @@
 namespace {
 
 using np::EnvironmentError;
+using np::remote::CommandShell;
 using np::remote::HostKeyPolicy;
 using np::remote::Millis;
 using np::remote::Session;
@@ -118,22 +122,36 @@ TEST(RemoteSession, QuotedArgumentsReachTheRemoteProgramUnchanged) {
     EXPECT_EQ(s.exec(np::remote::shell_join({"printf", "%s|%s", "a b", "c'd"})).out, "a b|c'd");
 }
 
+// How long a new command takes to start on the node: its login shell's start files run first
+// (1 s and more on some images; the testbed can simulate that with --slow-shell).
+Millis command_start(Session& s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    s.exec("true");
+    return std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - t0);
+}
+
 TEST(RemoteSession, ExecTimeoutIsAnErrorAndStopsTheCommand) {
     Session s(node("node1-1"));
-    auto dir = s.make_temp_dir();
-    const std::string pidfile = dir->path() + "/pid";
+    // Long enough for the command to have started whatever the shell's start costs, so the
+    // timeout hits a running command.
+    const Millis timeout = command_start(s) * 3 + Millis(1000);
+    const std::string pidfile = scratch("exec-timeout.pid", "");
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        s.exec("echo $$ > " + shell_quote(pidfile) + "; exec sleep 30", Millis(300));
+        s.exec("echo $$ > " + shell_quote(pidfile) + "; exec sleep 300", timeout);
         FAIL() << "no timeout";
     } catch (const EnvironmentError& e) {
         EXPECT_EQ(e.kind(), Kind::timeout);
-        EXPECT_NE(std::string(e.what()).find("did not finish within 300 ms"), std::string::npos);
+        EXPECT_NE(
+            std::string(e.what()).find(fmt::format("did not finish within {} ms", timeout.count())),
+            std::string::npos)
+            << e.what();
     }
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, Millis(3000));
-    const std::string pid = s.exec("cat " + shell_quote(pidfile)).out;
-    ASSERT_FALSE(pid.empty());
-    EXPECT_TRUE(eventually([&] { return s.exec("kill -0 " + pid).exit_status != 0; }))
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, timeout + Millis(10000));
+    std::string pid;
+    std::ifstream(pidfile) >> pid;
+    ASSERT_FALSE(pid.empty()) << "the command had not started within " << timeout.count() << " ms";
+    EXPECT_TRUE(eventually([&] { return sh("kill -0 " + pid).status != 0; }))
         << "sleep " << pid << " still runs";
 }
 
@@ -183,34 +201,90 @@ TEST(RemoteProcess, DroppingARunningProcessEndsItOnTheNode) {
         << "sleep " << pid << " still runs";
 }
 
-TEST(RemoteUpload, LandsInAPrivateDirWithAVerifiedChecksumAndGoesWithIt) {
+TEST(CommandShell, RunsCommandsOneAfterAnotherInOneShell) {
+    Session s(node("node1-2"));
+    CommandShell shell(s);
+    const auto first = shell.run("echo $$; echo err >&2; exit 4");
+    EXPECT_EQ(first.exit_status, 4);
+    EXPECT_EQ(first.err, "err\n");
+    // The same shell runs every command: they share its PID, but not each other's cd.
+    const auto second = shell.run("cd /tmp; echo $$");
+    EXPECT_EQ(second.out, first.out);
+    EXPECT_NE(shell.run("pwd").out, "/tmp\n");
+    EXPECT_EQ(shell.run("printf 'a\\n\\nb'").out, "a\n\nb\n");
+    EXPECT_THROW(shell.check("false"), EnvironmentError);
+    ASSERT_EQ(shell.log().size(), 5u);
+    EXPECT_EQ(shell.log()[0].exit_status, 4);
+}
+
+TEST(CommandShell, ATimedOutCommandIsStoppedAndTheNextCommandGetsAFreshShell) {
+    Session s(node("node1-1"));
+    CommandShell shell(s);
+    const std::string pidfile = scratch("shell-timeout.pid", "");
+    EXPECT_THROW(shell.run("echo $$ > " + shell_quote(pidfile) + "; exec sleep 300", Millis(500)),
+                 EnvironmentError);
+    std::string pid;
+    std::ifstream(pidfile) >> pid;
+    ASSERT_FALSE(pid.empty());
+    EXPECT_TRUE(eventually([&] { return sh("kill -0 " + pid).status != 0; }, Millis(10000)))
+        << "sleep " << pid << " still runs";
+    EXPECT_EQ(shell.run("echo again").out, "again\n");
+}
+
+TEST(CommandShell, PrivateDirIsMadeByMktempWithMode0700) {
+    Session s(node("node1-2"));
+    CommandShell shell(s);
+    const std::string dir = shell.make_private_dir();
+    EXPECT_EQ(dir.rfind("/tmp/np-explain.", 0), 0u) << dir;
+    EXPECT_EQ(dir.size(), std::string("/tmp/np-explain.").size() + 10) << dir;
+    EXPECT_EQ(shell.run("stat -c %a " + shell_quote(dir)).out, "700\n");
+    shell.check("rm -rf " + shell_quote(dir));
+}
+
+// The upload rides on the shell's own channel: every byte value, including what a shell would
+// read as commands, arrives intact, and the shell goes on reading commands afterwards.
+TEST(CommandShell, UploadLandsWithItsModeAndAVerifiedChecksumThroughTheShell) {
     std::string content(300 * 1024 + 7, '\0');
     std::mt19937 rng(42);
     for (auto& c : content) c = static_cast<char>(rng());
+    content += "\nexit 0\necho pwned > /tmp/np-upload-leak\n";
     const std::string local_path = scratch("upload.bin", content);
 
     Session s(node("node1-2"));
-    std::string dir_path;
-    {
-        auto dir = s.make_temp_dir();
-        dir_path = dir->path();
-        EXPECT_EQ(dir_path.rfind("/tmp/np-explain.", 0), 0u) << dir_path;
-        EXPECT_EQ(s.exec("stat -c %a " + shell_quote(dir_path)).out, "700\n");
-        const std::string remote = s.upload(local_path, *dir, "np-probe", 0700);
-        EXPECT_EQ(remote, dir_path + "/np-probe");
-        EXPECT_EQ(s.exec("stat -c %a:%s " + shell_quote(remote)).out,
-                  "700:" + std::to_string(content.size()) + "\n");
-        EXPECT_EQ(s.exec("sha256sum < " + shell_quote(remote)).out.substr(0, 64),
-                  np::remote::sha256_file_hex(local_path));
-    }
-    EXPECT_NE(s.exec("test -e " + shell_quote(dir_path)).exit_status, 0) << dir_path << " left";
+    CommandShell shell(s);
+    const std::string dir = shell.make_private_dir();
+    const std::string remote = shell.upload(local_path, dir, "np-probe", 0700);
+    EXPECT_EQ(remote, dir + "/np-probe");
+    EXPECT_EQ(shell.run("stat -c %a:%s " + shell_quote(remote)).out,
+              "700:" + std::to_string(content.size()) + "\n");
+    EXPECT_EQ(shell.run("sha256sum < " + shell_quote(remote)).out.substr(0, 64),
+              np::remote::sha256_file_hex(local_path));
+    EXPECT_EQ(shell.run("ls " + shell_quote(dir)).out, "np-probe\n");  // no .part left
+    EXPECT_FALSE(std::filesystem::exists("/tmp/np-upload-leak"));
+    EXPECT_EQ(shell.run("echo still here").out, "still here\n");
+    shell.check("rm -rf " + shell_quote(dir));
 }
 
-TEST(RemoteUpload, AMissingLocalFileIsBadInput) {
+TEST(CommandShell, AFailedUploadIsAnErrorAndNoDataIsReadAsCommands) {
+    const std::string local_path = scratch("upload-cmds.txt", "touch /tmp/np-upload-leak\n");
+    Session s(node("node1-1"));
+    CommandShell shell(s);
+    try {
+        shell.upload(local_path, "/nonexistent-dir", "f");
+        FAIL() << "uploaded into a directory that does not exist";
+    } catch (const EnvironmentError& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/f"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(shell.run("echo still here").out, "still here\n");
+    EXPECT_FALSE(std::filesystem::exists("/tmp/np-upload-leak"));
+}
+
+TEST(CommandShell, UploadOfAMissingLocalFileOrABadNameIsBadInput) {
     Session s(node("node1-2"));
-    auto dir = s.make_temp_dir();
-    EXPECT_THROW(s.upload(state_dir + "/no-such-file", *dir, "x"), np::InputError);
-    EXPECT_THROW(s.upload(state_dir + "/ssh_config", *dir, "../x"), np::InputError);
+    CommandShell shell(s);
+    EXPECT_THROW(shell.upload(state_dir + "/no-such-file", "/tmp", "x"), np::InputError);
+    EXPECT_THROW(shell.upload(state_dir + "/ssh_config", "/tmp", "../x"), np::InputError);
+    EXPECT_THROW(shell.upload(state_dir, "/tmp", "x"), np::InputError);  // a directory
 }
 
 TEST(RemoteHostKey, UnknownKeyIsRefusedWithItsFingerprintAndHowToAccept) {
@@ -337,8 +411,8 @@ TEST(RemoteSession, NothingIsLeftOnTheNodeWhenSessionsClose) {
         Session s(node("node1-1"));
         auto p = s.start("cat");
         p->write_line("x");
-        auto dir = s.make_temp_dir();
-        s.upload(state_dir + "/ssh_config", *dir, "f");
+        CommandShell shell(s);
+        shell.run("true");
     }
     // Every connection is a child of the node's sshd; none may outlive its Session.
     const std::string pid = sshd_pid("node1-1");

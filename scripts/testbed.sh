@@ -3,7 +3,7 @@
 # (server) and node1-2 (client), each running its own sshd, so that everything np-explain
 # does over SSH to real nodes can run, and be tested, on one machine.
 #
-#   scripts/testbed.sh up   [--profile 100M|1G|unshaped] [--state DIR]
+#   scripts/testbed.sh up   [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS]
 #   scripts/testbed.sh down [--state DIR]
 #
 # What `up` builds (all addresses from the benchmarking range 198.18.0.0/15):
@@ -17,6 +17,11 @@
 #            wrong-port case would give them), so ARP between them goes unanswered
 #   state    DIR (default /run/np-testbed): host keys, the client key, authorized_keys,
 #            known_hosts, ssh_config, params.yml, the image marker, sshd logs and pidfiles
+#   slow     --slow-shell S: every SSH command and subsystem on the nodes waits S seconds
+#            before it runs, as on a node whose root shell start files are slow (a login
+#            there runs version-manager init). sshd sets HOME to DIR/slow-home, whose
+#            .bashrc sleeps (bash reads ~/.bashrc for commands sshd runs); nothing of the
+#            machine's own home or shell start files is touched.
 # It never reads or writes ~/.ssh: try it with `ssh -F DIR/ssh_config node1-1`.
 #
 # `down` stops each sshd by the PID in its pidfile (checked against /proc first), then any
@@ -38,7 +43,7 @@ die() {
     exit 2
 }
 usage() {
-    echo "usage: scripts/testbed.sh up|down [--profile 100M|1G|unshaped] [--state DIR]" >&2
+    echo "usage: scripts/testbed.sh up|down [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS]" >&2
     exit 2
 }
 
@@ -47,14 +52,17 @@ action=$1
 shift
 profile=100M
 state=/run/np-testbed
+slow_shell=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --profile) [[ $# -ge 2 ]] || usage; profile=$2; shift 2 ;;
         --state) [[ $# -ge 2 ]] || usage; state=$2; shift 2 ;;
+        --slow-shell) [[ $# -ge 2 ]] || usage; slow_shell=$2; shift 2 ;;
         *) usage ;;
     esac
 done
 case $profile in 100M | 1G | unshaped) ;; *) die "--profile: '$profile' is not 100M, 1G or unshaped" ;; esac
+[[ $slow_shell =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--slow-shell: '$slow_shell' is not a number of seconds"
 [[ $state == /* ]] || die "--state: '$state' must be an absolute path"
 [[ $(id -u) -eq 0 ]] || { echo "testbed: needs root (network namespaces, sshd)" >&2; exit 3; }
 
@@ -167,6 +175,13 @@ up() {
         shape "$node"
     done
 
+    local slow_env=""
+    if [[ $slow_shell != 0 ]]; then
+        mkdir -m 0700 "$state/slow-home"
+        printf '# testbed.sh --slow-shell: a slow shell start file\nsleep %s\n' "$slow_shell" \
+            >"$state/slow-home/.bashrc"
+        slow_env="SetEnv HOME=$state/slow-home"
+    fi
     ssh-keygen -q -t ed25519 -N '' -C np-testbed-client -f "$state/id_ed25519"
     cp "$state/id_ed25519.pub" "$state/authorized_keys"
     : >"$state/known_hosts"
@@ -197,6 +212,7 @@ PrintLastLog no
 MaxSessions 32
 MaxStartups 32:30:64
 Subsystem sftp /usr/lib/openssh/sftp-server
+$slow_env
 EOF
         ns "$node" /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
         cat >>"$state/ssh_config" <<EOF
@@ -238,7 +254,7 @@ EOF
         sshd_pid "$node" >/dev/null || { cat "$state/$node/sshd.log" >&2; false; }
     done
     trap - ERR
-    echo "testbed up ($profile, $((SECONDS - t0)) s): nodes node1-1 (server) node1-2 (client); state $state"
+    echo "testbed up ($profile${slow_env:+, shell start +${slow_shell} s}, $((SECONDS - t0)) s): nodes node1-1 (server) node1-2 (client); state $state"
     echo "try: ssh -F $state/ssh_config node1-1 ip -br addr"
 }
 

@@ -158,25 +158,42 @@ int run_guarded(RunArgs args) {
     return out.exit_status;
 }
 
-int run_teardown(const std::vector<std::string>& nodes, const std::string& ssh_config) {
+// The run's own command with `teardown`: the same nodes (or --local) and options, so what a
+// killed run left is undone by editing one word. Options that only shape a measurement are
+// accepted and checked, not used: the undo scripts on the nodes say what to undo.
+int run_teardown(RunArgs args) {
+    if (args.local) {
+        if (!args.nodes.empty())
+            throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
+        if (!experiment::LocalTestbed::is_up()) {
+            fmt::print("the local testbed is not up: nothing to undo\n");
+            return 0;
+        }
+        args.nodes = {"node1-1", "node1-2"};
+        if (args.ssh_config.empty()) args.ssh_config = experiment::LocalTestbed::up_ssh_config();
+    } else if (args.nodes.size() != 2) {
+        throw InputError("NODE_A NODE_B", "name the server node and the client node, or --local");
+    }
+    if (!args.params_file.empty() || !args.overrides.empty())
+        read_params(args.params_file, args.overrides, args.override_flags);
+    if (!args.link.empty()) parse_link_rate_bps(args.link, "--link");
     bool all_reached = true;
-    fmt::print("{}", experiment::teardown_nodes(nodes.at(0), nodes.at(1), ssh_config, all_reached));
+    fmt::print("{}", experiment::teardown_nodes(args.nodes.at(0), args.nodes.at(1), args.ssh_config,
+                                                all_reached));
+    if (args.local) {
+        experiment::LocalTestbed::take_down();
+        fmt::print("the local testbed is down\n");
+    }
     return all_reached ? 0 : 3;
 }
 
-}  // namespace
-
-void add_run_command(CLI::App& app, Runner& run) {
-    auto a = std::make_shared<RunArgs>();
-    CLI::App* sub = app.add_subcommand(
-        "run",
-        "The whole experiment between two nodes over SSH: preflight, probes on both data NICs, "
-        "ping, TCP, UDP, teardown; writes the contract, traces and explanation");
+// The options of `run`, which `teardown` takes too.
+void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
     sub->add_option("NODE_A NODE_B", a->nodes,
                     "The iperf3 server node, then the client node (ssh_config names)")
         ->expected(0, 2);
     sub->add_flag("--local", a->local,
-                  "Build the local two-node testbed (network namespaces), run on it, remove it");
+                  "The local two-node testbed (network namespaces) instead of named nodes");
     sub->add_option("--profile", a->profile,
                     "With --local: link profile 100M (default), 1G or unshaped");
     sub->add_option(
@@ -216,20 +233,27 @@ void add_run_command(CLI::App& app, Runner& run) {
                fmt::format("Overrides {} from the params file", key))
             ->type_name("VALUE");
     }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Runner& run) {
+    auto a = std::make_shared<RunArgs>();
+    CLI::App* sub = app.add_subcommand(
+        "run",
+        "The whole experiment between two nodes over SSH: preflight, probes on both data NICs, "
+        "ping, TCP, UDP, teardown; writes the contract, traces and explanation");
+    add_run_options(sub, a);
     sub->callback([&run, a] { run = [a] { return run_run(*a); }; });
 
-    auto nodes = std::make_shared<std::vector<std::string>>();
-    auto ssh_config = std::make_shared<std::string>();
+    auto t = std::make_shared<RunArgs>();
     CLI::App* td = app.add_subcommand(
         "teardown",
-        "Undo on both nodes what a run left (probe, iperf3 server, uploaded files, iface changes)");
-    td->add_option("NODE_A NODE_B", *nodes, "The server node, then the client node")
-        ->expected(2)
-        ->required();
-    td->add_option("--ssh-config", *ssh_config, "ssh_config to read (default: the user's)");
-    td->callback([&run, nodes, ssh_config] {
-        run = [nodes, ssh_config] { return run_teardown(*nodes, *ssh_config); };
-    });
+        "Undo on both nodes what a run left (probe, iperf3 server, uploaded files, iface "
+        "changes); takes the run's own arguments, so after a killed run it is the same command "
+        "with 'teardown' for 'run'");
+    add_run_options(td, t);
+    td->callback([&run, t] { run = [t] { return run_teardown(*t); }; });
 }
 
 }  // namespace np::cli

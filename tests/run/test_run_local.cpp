@@ -75,4 +75,35 @@ TEST(RunLocal, CtrlCWhileTheTestbedComesUpEndsAtOnceAndLeavesNothing) {
     std::filesystem::remove_all(run_dir);
 }
 
+// A `run --local` killed with SIGKILL leaves its testbed up and its changes on the nodes; the
+// same command with `teardown` removes all of it.
+TEST(RunLocal, TeardownWithTheRunsOwnArgumentsRemovesWhatAKilledLocalRunLeft) {
+    char dir[] = "/tmp/np-run-dir-XXXXXX";
+    const std::string run_dir = mkdtemp(dir);
+    std::vector<std::string> args = {"run", "--local", "--tcp-duration", "20", "--ping-count", "1",
+                                     "--run-dir", run_dir};
+    {
+        BackgroundRun run(args);
+        ASSERT_TRUE(wait_until(
+            [&] { return !programs("node1-2", "iperf3", is_iperf3_client).empty(); },
+            std::chrono::seconds(60)))
+            << "the TCP phase did not start";
+        run.signal(SIGKILL);
+        run.wait(std::chrono::seconds(10));
+    }
+    ASSERT_NE(sh("ip netns list").out.find("node1-"), std::string::npos) << "testbed gone?";
+    args.front() = "teardown";
+    const CommandResult td = np_explain(args);
+    EXPECT_EQ(td.exit_status, 0) << td.out << td.err;
+    EXPECT_NE(td.out.find("undone: 20-server"), std::string::npos) << td.out;
+    EXPECT_NE(td.out.find("the local testbed is down"), std::string::npos) << td.out;
+    EXPECT_EQ(sh("ip netns list").out.find("node1-"), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists("/run/np-explain-testbed"));
+    EXPECT_TRUE(undo_files("node1-1").empty());
+    const CommandResult again = np_explain(args);
+    EXPECT_EQ(again.exit_status, 0) << again.err;
+    EXPECT_NE(again.out.find("nothing to undo"), std::string::npos) << again.out;
+    std::filesystem::remove_all(run_dir);
+}
+
 }  // namespace

@@ -83,21 +83,24 @@ json to_json(const PhaseTrace& p) {
     }
     json retrans_by_flow = json::object();
     for (const auto& [k, v] : p.retransmits.segments_by_flow) retrans_by_flow[k] = v;
-    return {{"name", p.name},
-            {"start_ms", p.start_ms},
-            {"end_ms", p.end_ms},
-            {"duration_ms", p.duration_ms()},
-            {"tx", to_json(p.tx)},
-            {"rx", to_json(p.rx)},
-            {"retransmits", {{"segments", p.retransmits.segments}, {"by_flow", retrans_by_flow}}},
-            {"drops",
-             {{"total_packets", p.drops_total()},
-              {"unattributed_packets", unattributed},
-              {"by_reason", drops_by_reason}}},
-            {"kernel_counters",
-             {{"nstat", p.nstat},
-              {"ethtool", p.ethtool_stats},
-              {"softnet_dropped", p.softnet_dropped}}}};
+    json j = {{"name", p.name},
+              {"start_ms", p.start_ms},
+              {"end_ms", p.end_ms},
+              {"duration_ms", p.duration_ms()},
+              {"tx", to_json(p.tx)},
+              {"rx", to_json(p.rx)},
+              {"retransmits", {{"segments", p.retransmits.segments}, {"by_flow", retrans_by_flow}}},
+              {"drops",
+               {{"total_packets", p.drops_total()},
+                {"unattributed_packets", unattributed},
+                {"by_reason", drops_by_reason}}},
+              {"kernel_counters",
+               {{"nstat", p.nstat},
+                {"ethtool", p.ethtool_stats},
+                {"softnet_dropped", p.softnet_dropped},
+                {"qdisc", p.qdisc_stats}}}};
+    if (p.xmit) j["xmit"] = to_json(*p.xmit);
+    return j;
 }
 
 json to_json(const TraceSample& s) {
@@ -121,14 +124,18 @@ json to_json(const Trace& t) {
     for (const auto& c : t.probe_cost) {
         cost.push_back({{"program", c.program},
                         {"run_cnt", c.run_cnt},
+                        {"recursion_misses", c.recursion_misses},
                         {"run_time_ns", c.run_time_ns},
                         {"ns_per_run", c.ns_per_run()}});
     }
-    json link = {{"carrier", t.link.carrier},
-                 {"speed_mbps", t.link.speed_mbps ? json(*t.link.speed_mbps) : json(nullptr)},
-                 {"duplex", t.link.duplex},
-                 {"mtu_bytes", t.link.mtu_bytes},
-                 {"driver", t.link.driver}};
+    json link = {
+        {"carrier", t.link.carrier},
+        {"speed_mbps", t.link.speed_mbps ? json(*t.link.speed_mbps) : json(nullptr)},
+        {"duplex", t.link.duplex},
+        {"mtu_bytes", t.link.mtu_bytes},
+        {"driver", t.link.driver},
+        {"qdisc", t.link.qdisc},
+        {"qdisc_rate_bps", t.link.qdisc_rate_bps ? json(*t.link.qdisc_rate_bps) : json(nullptr)}};
     return {{"schema", t.schema},
             {"node", t.node},
             {"role", t.role},
@@ -240,6 +247,7 @@ PhaseTrace read_phase(const Node& n) {
     if (p.end_ms < p.start_ms) n.at("end_ms").fail("is before start_ms");
     p.tx = read_direction(n.at("tx"));
     p.rx = read_direction(n.at("rx"));
+    if (n.has("xmit")) p.xmit = read_direction(n.at("xmit"));
     const Node r = n.at("retransmits");
     p.retransmits.segments = r.at("segments").u64();
     const Node by_flow = r.at("by_flow");
@@ -265,6 +273,7 @@ PhaseTrace read_phase(const Node& n) {
     p.nstat = read_counter_map(k.at("nstat"));
     p.ethtool_stats = read_counter_map(k.at("ethtool"));
     p.softnet_dropped = k.at("softnet_dropped").i64();
+    if (k.has("qdisc")) p.qdisc_stats = read_counter_map(k.at("qdisc"));
     return p;
 }
 
@@ -288,6 +297,10 @@ Trace parse_trace(const json& doc) {
     t.link.duplex = link.at("duplex").str();
     t.link.mtu_bytes = static_cast<int>(link.at("mtu_bytes").i64());
     t.link.driver = link.at("driver").str();
+    // Written by probes since the qdisc facts were added; absent in older traces.
+    if (link.has("qdisc")) t.link.qdisc = link.at("qdisc").str();
+    if (link.has("qdisc_rate_bps") && !link.at("qdisc_rate_bps").is_null())
+        t.link.qdisc_rate_bps = link.at("qdisc_rate_bps").i64();
     t.iperf_port = static_cast<uint16_t>(root.at("iperf_port").u64());
     t.sample_interval_ms = root.at("sample_interval_ms").i64();
     t.started_at = root.at("started_at").str();
@@ -306,7 +319,8 @@ Trace parse_trace(const json& doc) {
     for (size_t i = 0; i < cost.array_size(); ++i) {
         const Node c = cost.at(i);
         t.probe_cost.push_back(
-            {c.at("program").str(), c.at("run_cnt").u64(), c.at("run_time_ns").u64()});
+            {c.at("program").str(), c.at("run_cnt").u64(), c.at("run_time_ns").u64(),
+             c.has("recursion_misses") ? c.at("recursion_misses").u64() : 0});
     }
     return t;
 }

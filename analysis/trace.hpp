@@ -73,8 +73,11 @@ struct PhaseTrace {
     std::string name;
     int64_t start_ms = 0;  // since the probe started
     int64_t end_ms = 0;
-    DirectionTraffic tx;  // egress of the data iface
+    DirectionTraffic tx;  // egress of the data iface, as tc saw it: before the qdisc
     DirectionTraffic rx;  // ingress
+    // Handed to the driver after the qdisc: what left the NIC. Absent in traces of probes
+    // older than this field (then it can only be inferred from tx minus the queue's drops).
+    std::optional<DirectionTraffic> xmit;
     Retransmits retransmits;
     std::vector<DropReasonCount> drops;  // largest first
     // Deltas over the phase: nstat names (UdpRcvbufErrors, TcpRetransSegs, ...), the data
@@ -82,6 +85,8 @@ struct PhaseTrace {
     std::map<std::string, int64_t> nstat;
     std::map<std::string, int64_t> ethtool_stats;
     int64_t softnet_dropped = 0;
+    // The root qdisc's drops, overlimits (held back by a shaper) and requeues over the phase.
+    std::map<std::string, int64_t> qdisc_stats;
 
     int64_t duration_ms() const { return end_ms - start_ms; }
     uint64_t drops_with_reason(std::string_view reason) const;
@@ -105,6 +110,9 @@ struct ProgramCost {
     std::string program;
     uint64_t run_cnt = 0;
     uint64_t run_time_ns = 0;
+    // Runs the kernel skipped because the program was already running on that CPU (tracing
+    // programs do not nest): events the probe did not count. Absent in older traces (0).
+    uint64_t recursion_misses = 0;
     double ns_per_run() const { return run_cnt ? double(run_time_ns) / double(run_cnt) : 0; }
 };
 
@@ -114,6 +122,8 @@ struct LinkFacts {
     std::string duplex;                 // full | half | unknown
     int mtu_bytes = 0;
     std::string driver;
+    std::string qdisc;                      // the root qdisc's kind: tbf, htb, fq_codel, mq, …
+    std::optional<int64_t> qdisc_rate_bps;  // the rate it shapes to, when it is a shaper
 };
 
 struct Trace {

@@ -184,36 +184,44 @@ static __always_inline __u32 frame_l2_bytes(__u32 bytes)
 	return bytes < MIN_FRAME_NO_FCS ? MIN_FRAME_NO_FCS : bytes;
 }
 
-static __always_inline int count_skb(struct __sk_buff *skb, __u32 dir)
+/* Counts one skb of `len` bytes (MAC header .. payload) that is `segs` frames on the wire:
+ * a GSO (egress) or GRO (ingress) skb leaves as / arrived as gso_segs frames, each with its own
+ * copy of the `hdr_len` header bytes; all but the last carry gso_size bytes. */
+static __always_inline void count_frames(__u32 dir, const struct l4_class *c, __u32 len,
+					 __u32 segs, __u32 gso_size, __u32 tag)
 {
-	struct l4_class c = {.proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0};
 	struct np_traffic *t;
-	__u32 slot, segs, full, last, tag;
+	__u32 slot, full, last;
 
-	classify_frame(skb, &c);
-	slot = np_traffic_slot(dir, c.proto, c.flow);
+	slot = np_traffic_slot(dir, c->proto, c->flow);
 	t = bpf_map_lookup_elem(&traffic, &slot);
 	if (!t)
-		return TC_ACT_UNSPEC;
-
-	/* A GSO (egress) or GRO (ingress) skb leaves as / arrived as gso_segs frames, each
-	 * with its own copy of the headers; all but the last carry gso_size bytes. */
-	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
-	tag = skb->vlan_present ? VLAN_TAG_BYTES : 0; /* an offloaded tag is not in len */
+		return;
+	segs = segs > 1 ? segs : 1;
 	t->packets += 1;
-	t->bytes += skb->len;
+	t->bytes += len;
 	t->wire_packets += segs;
 	if (segs == 1) {
-		last = frame_l2_bytes(skb->len + tag);
+		last = frame_l2_bytes(len + tag);
 		t->wire_bytes += last + WIRE_EXTRA_BYTES;
 		t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
-		return TC_ACT_UNSPEC;
+		return;
 	}
-	full = frame_l2_bytes(c.hdr_len + skb->gso_size + tag);
-	last = frame_l2_bytes(skb->len - (segs - 1) * skb->gso_size + tag);
+	full = frame_l2_bytes(c->hdr_len + gso_size + tag);
+	last = frame_l2_bytes(len - (segs - 1) * gso_size + tag);
 	t->wire_bytes += (__u64)(segs - 1) * (full + WIRE_EXTRA_BYTES) + last + WIRE_EXTRA_BYTES;
 	t->frames_by_size[frame_bucket(full + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += segs - 1;
 	t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
+}
+
+static __always_inline int count_skb(struct __sk_buff *skb, __u32 dir)
+{
+	struct l4_class c = {.proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0};
+
+	classify_frame(skb, &c);
+	/* an offloaded VLAN tag is not in len */
+	count_frames(dir, &c, skb->len, skb->gso_segs, skb->gso_size,
+		     skb->vlan_present ? VLAN_TAG_BYTES : 0);
 	return TC_ACT_UNSPEC;
 }
 
@@ -397,5 +405,47 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	total = bpf_map_lookup_elem(&drop_count, &slot);
 	if (total)
 		*total += 1;
+	return 0;
+}
+
+/* What left the NIC: the driver is handed the skb after the qdisc (net_dev_start_xmit fires in
+ * xmit_one just before ndo_start_xmit), so qdisc drops are never counted as sent. tc egress
+ * (NP_DIR_TX) saw the same skbs before the qdisc; the difference is what the queue dropped. */
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(np_dev_xmit, const struct sk_buff *skb, const struct net_device *dev)
+{
+	struct l4_class c = {.proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0};
+	const struct sock *sk;
+	struct skb_shared_info *shinfo;
+	__u16 gso_segs = 0, gso_size = 0;
+	__u8 doff = 0;
+
+	if ((__u32)dev->ifindex != data_ifindex || dev->nd_net.net->ns.inum != netns_ino)
+		return 0;
+	/* A full TCP or UDP socket names the flow with direct loads; anything else (ARP, ICMP,
+	 * the kernel's own sockets) is read from its headers, as tc does. */
+	sk = skb->sk;
+	if (sk &&
+	    !((1 << sk->__sk_common.skc_state) & ((1 << TCP_TIME_WAIT) | (1 << TCP_NEW_SYN_RECV))) &&
+	    (sk->sk_protocol == IPPROTO_TCP || sk->sk_protocol == IPPROTO_UDP))
+		classify_sock(sk, &c);
+	else
+		classify_dropped(skb, &c);
+	shinfo = (struct skb_shared_info *)(skb->head + skb->end);
+	bpf_probe_read_kernel(&gso_segs, sizeof(gso_segs), &shinfo->gso_segs);
+	bpf_probe_read_kernel(&gso_size, sizeof(gso_size), &shinfo->gso_size);
+	if (gso_segs > 1) {
+		/* Headers replicated per segment: MAC .. transport, plus the L4 header. */
+		c.hdr_len = skb->transport_header - skb->mac_header;
+		if (c.proto == NP_PROTO_TCP) {
+			bpf_probe_read_kernel(&doff, 1, skb->head + skb->transport_header + 12);
+			c.hdr_len += (doff >> 4) * 4;
+		} else {
+			c.hdr_len += 8;
+		}
+	}
+	/* At the driver skb->data is the MAC header, so len counts it as tc does. */
+	count_frames(NP_DIR_XMIT, &c, skb->len, gso_segs, gso_size,
+		     skb->vlan_all ? VLAN_TAG_BYTES : 0);
 	return 0;
 }

@@ -4,11 +4,12 @@
 #ifndef NP_PROBE_H
 #define NP_PROBE_H
 
-/* tc hook direction; the index of the direction axis in the traffic map. */
+/* Where the traffic map counts: the index of its direction axis. */
 enum np_dir {
-	NP_DIR_RX = 0, /* clsact ingress */
-	NP_DIR_TX = 1, /* clsact egress */
-	NP_DIR_COUNT = 2,
+	NP_DIR_RX = 0,	  /* clsact ingress: what arrived */
+	NP_DIR_TX = 1,	  /* clsact egress: what the stack sent, before the qdisc */
+	NP_DIR_XMIT = 2, /* handed to the driver after the qdisc: what left the NIC */
+	NP_DIR_COUNT = 3,
 };
 
 enum np_proto {

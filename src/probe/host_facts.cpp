@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/common/errors.hpp"
+#include "src/probe/qdisc.hpp"
 
 namespace np::probe {
 namespace {
@@ -185,6 +186,11 @@ LinkFacts read_link_facts(const std::string& iface) {
     ifreq ifr{};
     std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
     if (s.get() >= 0 && ioctl(s.get(), SIOCGIFMTU, &ifr) == 0) f.mtu_bytes = ifr.ifr_mtu;
+    if (const unsigned ifindex = if_nametoindex(iface.c_str())) {
+        const QdiscState q = read_qdisc_state(ifindex);
+        f.qdisc = q.root_kind;
+        if (q.rate_bps) f.qdisc_rate_bps = static_cast<int64_t>(*q.rate_bps);
+    }
     return f;
 }
 
@@ -194,6 +200,8 @@ KernelCounters read_kernel_counters(const std::string& iface) {
     read_proc_pairs("/proc/net/netstat", c.nstat);
     c.ethtool_stats = read_ethtool_drop_stats(iface);
     c.softnet_dropped = read_softnet_dropped();
+    if (const unsigned ifindex = if_nametoindex(iface.c_str()))
+        c.qdisc = read_qdisc_state(ifindex).counters;
     return c;
 }
 
@@ -208,7 +216,7 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
         return d;
     };
     return {diff(a.nstat, b.nstat), diff(a.ethtool_stats, b.ethtool_stats),
-            b.softnet_dropped - a.softnet_dropped};
+            b.softnet_dropped - a.softnet_dropped, diff(a.qdisc, b.qdisc)};
 }
 
 }  // namespace np::probe

@@ -22,6 +22,7 @@ struct KernelCounters {
     std::map<std::string, int64_t> nstat;          // selected /proc/net/{snmp,netstat}
     std::map<std::string, int64_t> ethtool_stats;  // `ethtool -S` names with drop/miss/...
     int64_t softnet_dropped = 0;                   // /proc/net/softnet_stat, all CPUs
+    std::map<std::string, int64_t> qdisc;          // the root qdisc's drops, overlimits, …
 };
 
 KernelCounters read_kernel_counters(const std::string& iface);

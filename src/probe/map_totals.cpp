@@ -138,6 +138,8 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
 void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming) {
     fill_direction(phase.tx, delta, NP_DIR_TX);
     fill_direction(phase.rx, delta, NP_DIR_RX);
+    phase.xmit.emplace();
+    fill_direction(*phase.xmit, delta, NP_DIR_XMIT);
     phase.retransmits = {};
     for (unsigned f = 0; f < NP_FLOW_COUNT; ++f) {
         phase.retransmits.segments += delta.retransmits[f].segments;

@@ -108,13 +108,14 @@ ProgramCost program_cost(const bpf_program* prog) {
     if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
         c.run_cnt = info.run_cnt;
         c.run_time_ns = info.run_time_ns;
+        c.recursion_misses = info.recursion_misses;
     }
     return c;
 }
 
-std::array<const bpf_program*, 4> all_programs(const probe_bpf* s) {
-    return {s->progs.np_tc_ingress, s->progs.np_tc_egress, s->progs.np_tcp_retransmit,
-            s->progs.np_kfree_skb};
+std::array<const bpf_program*, 5> all_programs(const probe_bpf* s) {
+    return {s->progs.np_tc_ingress, s->progs.np_tc_egress, s->progs.np_dev_xmit,
+            s->progs.np_tcp_retransmit, s->progs.np_kfree_skb};
 }
 
 uint32_t program_id(const bpf_program* prog) {
@@ -249,6 +250,7 @@ class Recorder {
         p.nstat = d.nstat;
         p.ethtool_stats = d.ethtool_stats;
         p.softnet_dropped = d.softnet_dropped;
+        p.qdisc_stats = d.qdisc;
         nlohmann::json m = message(proto::kMessagePhase, to_json(p));
         emit(m);
         phases_.push_back(std::move(p));
@@ -427,6 +429,7 @@ int run_probe(const ProbeOptions& o) {
     const TcFilter egress(ifindex, BPF_TC_EGRESS, skel.get()->progs.np_tc_egress);
     const TracingLink retransmit(skel.get()->progs.np_tcp_retransmit, "tp_btf/tcp_retransmit_skb");
     const TracingLink kfree(skel.get()->progs.np_kfree_skb, "tp_btf/kfree_skb");
+    const TracingLink xmit(skel.get()->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
     std::optional<ControlSocket> control;
     if (!o.control_path.empty()) control.emplace(o.control_path);
 

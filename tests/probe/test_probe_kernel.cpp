@@ -242,6 +242,50 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
     EXPECT_TRUE(has_code(findings, "RETRANSMITS_CONFIRMED")) << render_findings(findings);
 }
 
+// A sender whose own queue is far too short for what it offers: the qdisc drops datagrams
+// between the egress hook (before the qdisc) and the driver (after it). The probe counts both
+// points, so what the queue dropped is never taken for what left the NIC.
+TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 29);
+    sh(a.exec() + " tc qdisc add dev " + ifa + " root tbf rate 50mbit burst 16kb limit 3100");
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5304"});
+    Probe sender(a, ifa, {"--port", "5304", "--role", "client"});
+    Probe receiver(b, ifb, {"--port", "5304", "--role", "server"});
+    sender.phase("udp");
+    receiver.phase("udp");
+    iperf3_client(a, "-c 198.18.29.2 -p 5304 -u -b 200M -t 2");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the queue drains
+    const Trace ts = sender.stop();
+    const Trace tr = receiver.stop();
+    const PhaseTrace* p = ts.find_phase("udp");
+    const PhaseTrace* q = tr.find_phase("udp");
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(q, nullptr);
+    ASSERT_TRUE(p->xmit.has_value());
+    const uint64_t before = p->tx.by_flow.at("iperf_udp").wire_packets;
+    const uint64_t left = p->xmit->by_flow.at("iperf_udp").wire_packets;
+    const uint64_t arrived = q->rx.by_flow.at("iperf_udp").wire_packets;
+    const uint64_t dropped = iperf_flow_drops(*p, "QDISC_DROP");
+    std::printf("udp: egress hook %llu, queue drops %llu, left the NIC %llu, arrived %llu\n",
+                static_cast<unsigned long long>(before), static_cast<unsigned long long>(dropped),
+                static_cast<unsigned long long>(left), static_cast<unsigned long long>(arrived));
+    ASSERT_GT(dropped, 1000U) << "the short queue did not drop";
+    // Exact in most runs; under this overload (three of four datagrams dropped) one or two of
+    // ~4,000 were seen arriving but not at the driver in a third of the runs here: the ledger
+    // allows as much (analysis/ledger.cpp), and so does this test.
+    EXPECT_NEAR(double(before - left), double(dropped), 2);
+    EXPECT_NEAR(double(left), double(arrived), 2);
+    // The qdisc itself, from rtnetlink: a tbf at 50 Mbit/s that dropped as many and was over
+    // its limit (held traffic back).
+    EXPECT_EQ(ts.link.qdisc, "tbf");
+    EXPECT_EQ(ts.link.qdisc_rate_bps, 50000000);
+    EXPECT_EQ(p->qdisc_stats.at("drops"), static_cast<int64_t>(dropped));
+    EXPECT_GT(p->qdisc_stats.at("overlimits"), 0);
+}
+
 TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {
     REQUIRE_ROOT();
     Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b"),
@@ -288,7 +332,7 @@ TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
         SCOPED_TRACE(how);
         Probe probe(a, ifa);
         const auto ids = probe.program_ids();
-        ASSERT_EQ(ids.size(), 4U);
+        ASSERT_EQ(ids.size(), 5U);
         ASSERT_NE(sh(a.exec() + " tc filter show dev " + ifa + " ingress"), "");
         if (how == "stop") probe.child().send("stop");
         if (how == "SIGTERM") probe.child().signal(SIGTERM);

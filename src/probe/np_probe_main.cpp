@@ -7,26 +7,15 @@
 #include "analysis/error.hpp"
 #include "src/common/errors.hpp"
 #include "src/probe/probe.hpp"
+#include "src/probe/probe_cli.hpp"
 
 int main(int argc, char** argv) {
     np::probe::ProbeOptions o;
-    CLI::App app{
-        "np-probe counts what crosses a data iface (tc clsact ingress/egress), TCP retransmits "
-        "and kernel drops by reason (tp_btf), and writes an np-trace/1 document. stdin: "
-        "'phase NAME' cuts the counters into a phase, 'stop' (or EOF) ends. stdout: NDJSON "
-        "samples, phases, then the trace.",
-        "np-probe"};
-    app.add_option("--iface", o.iface, "Data interface to count on")->required();
-    app.add_option("--duration", o.duration_s, "Stop after S seconds (default: until stop/EOF)");
-    app.add_option("--out", o.out_path, "Also write the trace document to this file");
-    app.add_option("--port", o.iperf_port, "iperf port of the measured flow (default 5201)");
-    app.add_option("--interval-ms", o.sample_interval_ms, "Sample interval (default 100)");
-    app.add_option("--role", o.role, "Role recorded in the trace (client | server)");
-    app.add_option("--node", o.node, "Node name recorded in the trace (default: host name)");
+    const auto app = np::probe::make_probe_app(o);
     try {
-        app.parse(argc, argv);
+        app->parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app->exit(e);
         std::fprintf(stderr, "np-probe: %s\nRun 'np-probe --help' for usage.\n", e.what());
         return 2;
     }

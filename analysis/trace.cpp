@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/error.hpp"
+#include "analysis/version.hpp"
 
 namespace np {
 
@@ -130,6 +131,7 @@ json to_json(const Trace& t) {
                  {"mtu_bytes", t.link.mtu_bytes},
                  {"driver", t.link.driver}};
     return {{"schema", t.schema},
+            {"generator", generator("np-probe")},
             {"node", t.node},
             {"role", t.role},
             {"iface", t.iface},

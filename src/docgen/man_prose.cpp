@@ -98,13 +98,12 @@ ManProse np_probe_prose() {
     p.summary = "count what crosses a data interface with BPF and write an np-trace/1 document";
     p.overview = {
         {"",
-         "np-explain run uploads np-probe to both nodes and starts it inside the SSH "
-         "channel, so it ends with the channel; np-explain probe runs it on this machine. "
-         "It is linked statically, so a node needs no libbpf."},
+         "np-explain run uploads np-probe to both nodes and runs it there; np-explain probe "
+         "runs it on this machine. It is linked statically, so a node needs no libbpf."},
         {"",
          "Standard output starts with a \"ready\" line naming the attached programs; the "
          "np-trace/1 document at the end records the np-probe version that wrote it under "
-         "\"generator\". SIGINT, SIGTERM and SIGHUP stop it as \"stop\" does."},
+         "\"generator\". SIGINT and SIGTERM stop it as \"stop\" does."},
         {"",
          "It needs root (CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN), the kernel's BTF "
          "(/sys/kernel/btf/vmlinux) and kfree_skb with drop reasons (Linux 5.17 or "

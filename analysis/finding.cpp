@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/error.hpp"
+#include "analysis/version.hpp"
 
 namespace np {
 
@@ -78,7 +79,8 @@ Finding parse_finding(const nlohmann::json& doc, const std::string& where) {
 nlohmann::json findings_document(const std::vector<Finding>& findings) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& f : findings) list.push_back(to_json(f));
-    return {{"schema", "np-findings/1"}, {"findings", list}};
+    return {
+        {"schema", "np-findings/1"}, {"generator", generator("np-explain")}, {"findings", list}};
 }
 
 std::string render_findings(const std::vector<Finding>& findings) {

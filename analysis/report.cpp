@@ -9,6 +9,7 @@
 #include "analysis/error.hpp"
 #include "analysis/format.hpp"
 #include "analysis/parity.hpp"
+#include "analysis/version.hpp"
 
 namespace np {
 namespace {
@@ -808,7 +809,9 @@ std::string header_line(const ReportInput& in) {
         fmt::format("{} {}: {}", in.modes.size(), in.modes.size() == 1 ? "mode" : "modes", modes));
     const auto link = report_link_bps(in);
     parts.push_back(link ? "link " + format_link_rate(*link) : "link rate unknown");
-    if (!in.generated_at.empty()) parts.push_back("generated " + in.generated_at);
+    parts.push_back(fmt::format("generated {}by {}",
+                                in.generated_at.empty() ? "" : in.generated_at + " ",
+                                version_line("np-explain")));
     std::string out;
     for (const auto& p : parts) out += (out.empty() ? "" : " · ") + p;
     return out;
@@ -872,9 +875,11 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
     std::string out = fmt::format(
         "<!DOCTYPE html>\n<html lang=\"en\" data-np-report=\"1\">\n<head>\n<meta "
         "charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, "
-        "initial-scale=1\">\n<title>np-explain report: {}</title>\n<style>{}</style>\n</head>\n"
+        "initial-scale=1\">\n<meta name=\"generator\" content=\"{}\">\n"
+        "<title>np-explain report: {}</title>\n<style>{}</style>\n</head>\n"
         "<body>\n<h1>np-explain report: {}</h1>\n<p class=\"meta\">{}</p>\n",
-        html(in.title), kStyle, html(in.title), html(header_line(in)));
+        html(version_line("np-explain")), html(in.title), kStyle, html(in.title),
+        html(header_line(in)));
 
     // Verdicts first: what each test came to, one line each.
     out += "<h2 id=\"verdicts\">Verdicts</h2>\n";

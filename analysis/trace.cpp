@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/error.hpp"
+#include "analysis/version.hpp"
 
 namespace np {
 
@@ -137,6 +138,7 @@ json to_json(const Trace& t) {
         {"qdisc", t.link.qdisc},
         {"qdisc_rate_bps", t.link.qdisc_rate_bps ? json(*t.link.qdisc_rate_bps) : json(nullptr)}};
     return {{"schema", t.schema},
+            {"generator", generator("np-probe")},
             {"node", t.node},
             {"role", t.role},
             {"iface", t.iface},

@@ -17,7 +17,8 @@ if [ ! -s "$file" ]; then
 fi
 sources=(analysis/model.cpp analysis/format.cpp analysis/finding.cpp analysis/rate.cpp
          analysis/measurement.cpp analysis/text.cpp analysis/iperf3.cpp analysis/iperf2.cpp
-         analysis/ping.cpp analysis/explain.cpp)
-g++ -std=c++20 -O2 -DNDEBUG -I. bench/bench_explain.cpp "${sources[@]}" -lfmt \
+         analysis/ping.cpp analysis/explain.cpp analysis/version.cpp)
+# -Ibuild: version.cpp reads the version header the build generates (scripts/setup.sh).
+g++ -std=c++20 -O2 -DNDEBUG -I. -Ibuild bench/bench_explain.cpp "${sources[@]}" -lfmt \
   -o "$out/bench_explain"
 "$out/bench_explain" "$file" "${NP_BENCH_RUNS:-3}"

@@ -17,9 +17,16 @@ mkdir -p "$out/artifacts"
 # Only the pure parsing/explaining sources; analysis/ holds other parts too.
 sources=(analysis/model.cpp analysis/format.cpp analysis/finding.cpp analysis/rate.cpp
          analysis/measurement.cpp analysis/text.cpp analysis/iperf3.cpp analysis/iperf2.cpp
-         analysis/ping.cpp analysis/explain.cpp analysis/trace.cpp analysis/trace_findings.cpp)
+         analysis/ping.cpp analysis/explain.cpp analysis/trace.cpp analysis/trace_findings.cpp
+         analysis/version.cpp)
+# -Ibuild: version.cpp reads the version header the build generates (scripts/setup.sh).
+version_header=build/generated/np_version.hpp
+if [ ! -f "$version_header" ]; then
+  echo "fuzz: no $version_header: build first (scripts/setup.sh)" >&2
+  exit 3
+fi
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I.)
+       -fno-sanitize-recover=undefined -I. -Ibuild)
 
 declare -A seeds=(
   [iperf3]="tests/fixtures/iperf3 tests/fixtures/handwritten/*.json tests/fixtures/handwritten/*.ndjson"
@@ -32,7 +39,9 @@ objects=()
 for src in "${sources[@]}"; do
   obj="$out/obj/$(basename "${src%.cpp}").o"
   objects+=("$obj")
-  if [ ! -f "$obj" ] || [ -n "$(find "$src" analysis/*.hpp -newer "$obj" 2>/dev/null)" ]; then
+  deps=("$src" analysis/*.hpp)
+  [ "$src" != analysis/version.cpp ] || deps+=("$version_header")
+  if [ ! -f "$obj" ] || [ -n "$(find "${deps[@]}" -newer "$obj" 2>/dev/null)" ]; then
     mkdir -p "$out/obj"
     echo "fuzz: compiling $src"
     clang++ "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$src" -o "$obj"

@@ -19,6 +19,9 @@ packages=(
   tcpdump
   # the HTML report's browser test renders it in headless Chromium (tests/browser)
   chromium
+  # the Debian package: dpkg-shlibdeps computes its library dependencies; its test and the
+  # man pages' test render the pages (man, col)
+  dpkg-dev man-db bsdextrautils
 )
 # The build installs the report's Vega JavaScript with npm ci (report/). Debian's npm brings
 # nodejs; a machine that already has npm (e.g. from NodeSource) keeps its own.

@@ -5,10 +5,15 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <functional>
+#include <memory>
 
 namespace np::cli {
 
 using Runner = std::function<int()>;
+
+// The whole command line: every subcommand, its options and --version. main() parses it;
+// np-docgen walks it to write the man page and the bash completion.
+std::unique_ptr<CLI::App> make_app(Runner& run);
 
 void add_model_command(CLI::App& app, Runner& run);
 void add_probe_command(CLI::App& app, Runner& run);

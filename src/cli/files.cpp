@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "analysis/error.hpp"
+#include "src/common/executable.hpp"
 
 namespace np::cli {
 
@@ -118,13 +119,10 @@ std::filesystem::path default_run_dir() {
 
 std::string find_np_probe() {
     if (const char* env = std::getenv("NP_PROBE"); env && *env) return env;
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        for (const auto& candidate :
-             {self.parent_path() / "np-probe", self.parent_path() / ".." / "probe" / "np-probe"}) {
-            if (access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
-        }
+    const auto dir = executable_dir();
+    if (dir.empty()) return {};
+    for (const auto& candidate : {dir / "np-probe", dir / ".." / "probe" / "np-probe"}) {
+        if (access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
     }
     return {};
 }

@@ -25,7 +25,8 @@ std::filesystem::path default_run_dir();
 std::vector<Contract> read_run_dir_contracts(const std::filesystem::path& dir);
 
 // np-probe, the static probe `run` uploads and `probe` runs: $NP_PROBE, else next to
-// np-explain (an install), else the build tree's src/probe/. Empty when none is found.
+// np-explain (an install puts both in bin/: cmake/Install.cmake), else the build tree's
+// src/probe/. Empty when none is found.
 std::string find_np_probe();
 
 }  // namespace np::cli

@@ -9,27 +9,13 @@
 #include "src/common/errors.hpp"
 
 int main(int argc, char** argv) {
-    CLI::App app{
-        "np-explain measures latency, TCP and UDP throughput between two Linux nodes over a "
-        "dedicated data interface and explains the numbers with a header-overhead model and "
-        "BPF counters on the data NIC.",
-        "np-explain"};
-    app.require_subcommand(1);
-    app.fallthrough(false);
-
     np::cli::Runner run;
-    np::cli::add_model_command(app, run);
-    np::cli::add_probe_command(app, run);
-    np::cli::add_explain_command(app, run);
-    np::cli::add_parity_command(app, run);
-    np::cli::add_run_command(app, run);
-    np::cli::add_attach_command(app, run);
-    np::cli::add_report_command(app, run);
+    const auto app = np::cli::make_app(run);
 
     try {
-        app.parse(argc, argv);
+        app->parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app->exit(e);
         fmt::print(stderr, "np-explain: {}\nRun 'np-explain --help' for usage.\n", e.what());
         return 2;
     }

@@ -7,19 +7,34 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "analysis/error.hpp"
 #include "src/common/errors.hpp"
+#include "src/common/executable.hpp"
 #include "src/experiment/interrupt.hpp"
 
 namespace np::experiment {
 namespace {
 
-// $NP_TESTBED_SCRIPT, else the source tree's scripts/testbed.sh.
+// $NP_TESTBED_SCRIPT; else the installed copy, where cmake/Install.cmake puts it relative to
+// the installed np-explain (NP_INSTALLED_DATA_DIR, e.g. ../share/np-explain); else the source
+// tree's scripts/testbed.sh, for np-explain run from the build tree.
 std::string testbed_script() {
     if (const char* env = std::getenv("NP_TESTBED_SCRIPT"); env && *env) return env;
-    return NP_SOURCE_DIR "/scripts/testbed.sh";
+    std::vector<std::filesystem::path> candidates;
+    if (const auto dir = executable_dir(); !dir.empty())
+        candidates.push_back(dir / NP_INSTALLED_DATA_DIR / "testbed.sh");
+    candidates.push_back(std::filesystem::path(NP_SOURCE_DIR) / "scripts" / "testbed.sh");
+    std::string tried;
+    for (const auto& c : candidates) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(c, ec)) return c.lexically_normal().string();
+        tried += (tried.empty() ? "" : " nor ") + c.lexically_normal().string();
+    }
+    throw EnvironmentError(fmt::format(
+        "no local testbed script: neither {} exists; set NP_TESTBED_SCRIPT to testbed.sh", tried));
 }
 
 // Runs `bash script args...` with its stdout on our stderr (so stdout stays the explanation or
@@ -68,13 +83,13 @@ void LocalTestbed::take_down() {
     }
 }
 
-LocalTestbed::LocalTestbed(const std::string& profile)
-    : script_(testbed_script()), state_(kLocalState) {
+LocalTestbed::LocalTestbed(const std::string& profile) : state_(kLocalState) {
     if (profile != "100M" && profile != "1G" && profile != "unshaped") {
         throw InputError(
             "--profile",
             fmt::format("'{}' is not a testbed profile: 100M, 1G or unshaped", profile));
     }
+    script_ = testbed_script();
     run_script(script_, {"down", "--state", state_});  // what a killed earlier run may have left
     const int rc = run_script(script_, {"up", "--profile", profile, "--state", state_});
     // A Ctrl-C on a terminal reaches the script too, which then fails: the signal is the cause.

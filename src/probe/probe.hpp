@@ -31,6 +31,9 @@ struct ProbeOptions {
     // Only remove what a probe killed with SIGKILL left on the iface (its tc filters, and the
     // clsact qdisc if that probe created it), then exit.
     bool cleanup = false;
+    // Not a probe at all: send this command to the probe listening on control_path and print
+    // its answer (send_to_probe).
+    std::string send_command;
 };
 
 // Runs until stopped; returns the exit status (0). Throws np::InputError for bad options

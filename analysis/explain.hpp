@@ -1,16 +1,20 @@
 #pragma once
 // The explanation engine: holds what the tools measured against the header-overhead model for
-// the link and concludes why the numbers are what they are, as findings (finding.hpp) plus a
-// one-line verdict per test.
+// the link and the probes' traces of both data NICs, and concludes why the numbers are what
+// they are, as findings (finding.hpp, codes declared in codes.hpp) plus a one-line verdict per
+// test.
 //
-// The engine is a list of rules. Each rule reads the input and adds findings; the last one
-// reads the BPF probe's traces of the data NICs, when there are any (trace_findings.hpp).
+// Each throughput test is judged on all its evidence at once (TestEvidence): the tool's output,
+// the model, and one ledger (ledger.hpp) built from the tool's counts and both traces, in
+// which every drop of the measured flow sits in exactly one stage. Rules read that evidence
+// and add findings; codes.hpp declares which findings make which redundant.
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/finding.hpp"
+#include "analysis/ledger.hpp"
 #include "analysis/measurement.hpp"
 #include "analysis/model.hpp"
 #include "analysis/trace.hpp"
@@ -19,7 +23,8 @@ namespace np {
 
 struct ExplainInput {
     Measurements measurements;
-    // Nominal link rate (--link). Empty: unknown, and then no ceiling is claimed.
+    // Nominal link rate (--link, np_link_rate or the NIC's speed). Empty: unknown, and then no
+    // ceiling is claimed.
     std::optional<double> link_bps;
     // np-trace/1 documents of the nodes' data NICs (np-probe), for the same run.
     std::vector<Trace> traces;
@@ -40,28 +45,37 @@ struct Verdict {
 struct Explanation {
     std::vector<Verdict> verdicts;  // throughput tests first, then pings, then failures
     std::vector<Finding> findings;
+    std::vector<Ledger> ledgers;  // one per traced throughput test, for the report's picture
 };
 
 // The model for one test on the given link: MTU from the path MTU iperf3 saw (else 1500), TCP
 // timestamps inferred from the MSS, the test's UDP datagram size.
 std::optional<Model> model_for(const ThroughputTest& t, double link_bps);
 
-// Everything a rule may read about one throughput test.
-struct TestView {
+// Everything measured about one throughput test: what a rule reads.
+struct TestEvidence {
     const ThroughputTest& test;
-    Verdict& verdict;
-    std::optional<Model> model;  // empty when the link rate is unknown
+    const ExplainInput& input;
+    std::optional<double> link_bps{};  // the nominal rate
+    // Set when the numbers show a path slower than the link (PATH_SLOWER_THAN_LINK): the
+    // model and ceiling below are then that rate's.
+    std::optional<double> path_bps{};
+    std::optional<Model> model{};  // empty when the link rate is unknown
     const Ceiling* ceiling = nullptr;
-    std::optional<double> measured_bps;  // what arrived if known, else what was sent
+    std::optional<double> measured_bps{};  // what arrived if known, else what was sent
+    TestTraces traces{};
+    std::optional<Ledger> ledger{};  // when a trace covers the test
+    // The rate the model uses: the slower path's when there is one, else the link's.
+    double model_bps() const { return model ? model->params.link_bps : 0; }
 };
 
-using ThroughputRule = void (*)(const TestView&, Explanation&);
-using WholeRule = void (*)(const ExplainInput&, Explanation&);
+using TestRule = void (*)(const TestEvidence&, std::vector<Finding>&);
+using RunRule = void (*)(const ExplainInput&, Explanation&);
 
 struct Rules {
-    std::vector<WholeRule> before;         // e.g. tool failures, missing link rate
-    std::vector<ThroughputRule> per_test;  // run for every throughput test in order
-    std::vector<WholeRule> after;          // e.g. ping, cross-test comparisons
+    std::vector<RunRule> before;     // e.g. tool failures, missing link rate
+    std::vector<TestRule> per_test;  // run for every throughput test, on its whole evidence
+    std::vector<RunRule> after;      // e.g. ping, tool failures with traces
 };
 
 const Rules& default_rules();

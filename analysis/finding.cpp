@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "analysis/error.hpp"
@@ -21,6 +22,16 @@ const char* to_string(Severity s) {
     return "info";
 }
 
+nlohmann::json rounded(double value, int decimals) {
+    if (decimals <= 0) return static_cast<int64_t>(std::llround(value));
+    const double scale = std::pow(10.0, decimals);
+    return std::round(value * scale) / scale;
+}
+
+std::string evidence_text(const nlohmann::json& value) {
+    return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
 int exit_status_for(const std::vector<Finding>& findings) {
     for (const auto& f : findings)
         if (f.severity == Severity::error) return 1;
@@ -30,9 +41,10 @@ int exit_status_for(const std::vector<Finding>& findings) {
 nlohmann::json to_json(const Finding& f) {
     nlohmann::json evidence = nlohmann::json::object();
     for (const auto& [k, v] : f.evidence) evidence[k] = v;
-    return {{"code", f.code},       {"severity", to_string(f.severity)},
-            {"title", f.title},     {"detail", f.detail},
-            {"evidence", evidence}, {"next_step", f.next_step}};
+    return {{"code", f.code},          {"severity", to_string(f.severity)},
+            {"test", f.test},          {"title", f.title},
+            {"detail", f.detail},      {"evidence", evidence},
+            {"next_step", f.next_step}};
 }
 
 Finding parse_finding(const nlohmann::json& doc, const std::string& where) {
@@ -62,6 +74,7 @@ Finding parse_finding(const nlohmann::json& doc, const std::string& where) {
         throw InputError(where + ".severity",
                          fmt::format("'{}' is not info, warn or error", severity));
     }
+    f.test = text("test", false);
     f.title = text("title", true);
     f.detail = text("detail", false);
     f.next_step = text("next_step", false);
@@ -70,8 +83,17 @@ Finding parse_finding(const nlohmann::json& doc, const std::string& where) {
         if (!evidence->is_object())
             throw InputError(where + ".evidence", "expected an object of key -> value");
         // to_json's object sorts its keys, so the engine's order is already gone here.
-        for (const auto& [k, v] : evidence->items())
-            f.evidence.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+        for (const auto& [k, v] : evidence->items()) {
+            if (v.is_object() || v.is_array())
+                throw InputError(fmt::format("{}.evidence.{}", where, k),
+                                 "expected a string, a number or true/false");
+            // Documents from before findings had their own "test" named it in the evidence.
+            if (k == "test" && f.test.empty() && v.is_string()) {
+                f.test = v.get<std::string>();
+                continue;
+            }
+            f.evidence.emplace_back(k, v);
+        }
     }
     return f;
 }
@@ -88,7 +110,9 @@ std::string render_findings(const std::vector<Finding>& findings) {
     for (const auto& f : findings) {
         out += fmt::format("[{}] {} ({})\n", to_string(f.severity), f.title, f.code);
         if (!f.detail.empty()) out += fmt::format("    {}\n", f.detail);
-        for (const auto& [k, v] : f.evidence) out += fmt::format("      {} = {}\n", k, v);
+        if (!f.test.empty()) out += fmt::format("      test = {}\n", f.test);
+        for (const auto& [k, v] : f.evidence)
+            out += fmt::format("      {} = {}\n", k, evidence_text(v));
         if (!f.next_step.empty()) out += fmt::format("    next step: {}\n", f.next_step);
     }
     return out;

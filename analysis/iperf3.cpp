@@ -377,7 +377,10 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
     Measurements m;
     const bool any_sum = run.sum_sent.present || run.sum_received.present || run.sum.present;
     if (run.error) {
-        m.failures.push_back({source, Tool::iperf3, *run.error});
+        std::optional<Transport> transport;
+        if (run.protocol == "TCP") transport = Transport::tcp;
+        if (run.protocol == "UDP") transport = Transport::udp;
+        m.failures.push_back({source, Tool::iperf3, *run.error, transport});
         if (!any_sum) return m;  // iperf3 writes an empty "end" when it could not run
     }
     const bool udp = run.protocol == "UDP";

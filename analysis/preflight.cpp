@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/codes.hpp"
+
 namespace np {
 namespace {
 
@@ -15,47 +17,55 @@ std::string speed_text(const NodeFacts& n) {
     return n.speed_mbps ? fmt::format("{} Mb/s", *n.speed_mbps) : std::string("unknown speed");
 }
 
+// A finding about a node: its name first in the evidence.
+Finding node_finding(std::string_view code, const std::string& node) {
+    Finding f = make_finding(code);
+    f.evidence = {{"node", node}};
+    return f;
+}
+
 }  // namespace
 
 std::vector<Finding> node_findings(const NodeFacts& n) {
     std::vector<Finding> out;
     if (!n.image_marker_present) {
-        out.push_back({"IMAGE_NOT_BOOTED",
-                       Severity::error,
-                       fmt::format("{} did not boot a real image", n.node),
-                       fmt::format("{} has no {}: it is running the PXE stage image, not the one "
-                                   "you loaded, so nothing measured there would mean anything.",
-                                   n.node, n.image_marker),
-                       {{"node", n.node}, {"image_marker", n.image_marker}},
-                       fmt::format("omf tell offh -t {0}, wait 20 s, omf tell on -t {0}", n.node)});
+        Finding f = node_finding("IMAGE_NOT_BOOTED", n.node);
+        f.title = fmt::format("{} did not boot a real image", n.node);
+        f.detail = fmt::format(
+            "{} has no {}: it is running the PXE stage image, not the one you loaded, so "
+            "nothing measured there would mean anything.",
+            n.node, n.image_marker);
+        f.evidence.emplace_back("image_marker", n.image_marker);
+        f.next_step = fmt::format("omf tell offh -t {0}, wait 20 s, omf tell on -t {0}", n.node);
+        out.push_back(std::move(f));
     }
     if (!n.iface_exists) {
-        out.push_back(
-            {"DATA_IFACE_MISSING",
-             Severity::error,
-             fmt::format("{} has no interface {}", n.node, n.iface),
-             fmt::format("The data interface {} from params does not exist on {}; it has: {}.",
-                         n.iface, n.node, n.ifaces.empty() ? "none" : join(n.ifaces)),
-             {{"node", n.node}, {"data_iface", n.iface}, {"ifaces", join(n.ifaces)}},
-             "Set np_data_iface in network-performance_params.yml to the node's data port."});
+        Finding f = node_finding("DATA_IFACE_MISSING", n.node);
+        f.title = fmt::format("{} has no interface {}", n.node, n.iface);
+        f.detail =
+            fmt::format("The data interface {} from params does not exist on {}; it has: {}.",
+                        n.iface, n.node, n.ifaces.empty() ? "none" : join(n.ifaces));
+        f.evidence.emplace_back("data_iface", n.iface);
+        f.evidence.emplace_back("ifaces", join(n.ifaces));
+        f.next_step =
+            "Set np_data_iface in network-performance_params.yml to the node's data port.";
+        out.push_back(std::move(f));
     }
     if (!n.iperf3_present) {
-        out.push_back({"IPERF3_MISSING",
-                       Severity::error,
-                       fmt::format("iperf3 is not installed on {}", n.node),
-                       fmt::format("{} has no iperf3 on its PATH, so it cannot take part in the "
-                                   "throughput tests.",
-                                   n.node),
-                       {{"node", n.node}},
-                       fmt::format("ssh root@{} apt-get install -y iperf3", n.node)});
+        Finding f = node_finding("IPERF3_MISSING", n.node);
+        f.title = fmt::format("iperf3 is not installed on {}", n.node);
+        f.detail = fmt::format(
+            "{} has no iperf3 on its PATH, so it cannot take part in the throughput tests.",
+            n.node);
+        f.next_step = fmt::format("ssh root@{} apt-get install -y iperf3", n.node);
+        out.push_back(std::move(f));
     }
     if (!n.ping_present && n.role == "client") {
-        out.push_back({"PING_MISSING",
-                       Severity::error,
-                       fmt::format("ping is not installed on {}", n.node),
-                       fmt::format("{} has no ping on its PATH for the latency phase.", n.node),
-                       {{"node", n.node}},
-                       fmt::format("ssh root@{} apt-get install -y iputils-ping", n.node)});
+        Finding f = node_finding("PING_MISSING", n.node);
+        f.title = fmt::format("ping is not installed on {}", n.node);
+        f.detail = fmt::format("{} has no ping on its PATH for the latency phase.", n.node);
+        f.next_step = fmt::format("ssh root@{} apt-get install -y iputils-ping", n.node);
+        out.push_back(std::move(f));
     }
     return out;
 }
@@ -66,70 +76,69 @@ std::vector<Finding> carrier_findings(const NodeFacts& n) {
         n.ports_with_carrier.empty()
             ? std::string("no other port has carrier either")
             : fmt::format("ports with carrier: {}", join(n.ports_with_carrier));
-    return {{"NO_CARRIER",
-             Severity::error,
-             fmt::format("No carrier on {} of {}", n.iface, n.node),
-             fmt::format("{} is up on {} but has no carrier: no cable or switch port behind it, or "
-                         "the wrong port for this row ({}).",
-                         n.iface, n.node, others),
-             {{"node", n.node},
-              {"data_iface", n.iface},
-              {"ports_with_carrier", join(n.ports_with_carrier)}},
-             "Check `ip -br link` on the node and set np_data_iface to the port on the shared data "
-             "switch (enp0s25 on grid row 1)."}};
+    Finding f = node_finding("NO_CARRIER", n.node);
+    f.title = fmt::format("No carrier on {} of {}", n.iface, n.node);
+    f.detail = fmt::format(
+        "{} is up on {} but has no carrier: no cable or switch port behind it, or the wrong port "
+        "for this row ({}).",
+        n.iface, n.node, others);
+    f.evidence.emplace_back("data_iface", n.iface);
+    f.evidence.emplace_back("ports_with_carrier", join(n.ports_with_carrier));
+    f.next_step =
+        "Check `ip -br link` on the node and set np_data_iface to the port on the shared data "
+        "switch (enp0s25 on grid row 1).";
+    return {f};
 }
 
 std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b) {
     std::vector<Finding> out;
-    out.push_back(
-        {"LINK_FACTS",
-         Severity::info,
-         "Data links as the NICs report them",
-         fmt::format("{}: {} {}, {} duplex, MTU {}, driver {}; {}: {} {}, {} duplex, MTU {}, "
-                     "driver {}.",
-                     a.node, a.iface, speed_text(a), a.duplex.empty() ? "unknown" : a.duplex,
-                     a.mtu_bytes.value_or(0), a.driver.empty() ? "unknown" : a.driver, b.node,
-                     b.iface, speed_text(b), b.duplex.empty() ? "unknown" : b.duplex,
-                     b.mtu_bytes.value_or(0), b.driver.empty() ? "unknown" : b.driver),
-         {{a.node + ".speed_mbps", a.speed_mbps ? std::to_string(*a.speed_mbps) : "unknown"},
-          {b.node + ".speed_mbps", b.speed_mbps ? std::to_string(*b.speed_mbps) : "unknown"},
-          {a.node + ".mtu_bytes", std::to_string(a.mtu_bytes.value_or(0))},
-          {b.node + ".mtu_bytes", std::to_string(b.mtu_bytes.value_or(0))}},
-         ""});
+    const auto number_or_unknown = [](const std::optional<int>& v) {
+        return v ? nlohmann::json(*v) : nlohmann::json("unknown");
+    };
+    Finding facts = make_finding("LINK_FACTS");
+    facts.title = "Data links as the NICs report them";
+    facts.detail = fmt::format(
+        "{}: {} {}, {} duplex, MTU {}, driver {}; {}: {} {}, {} duplex, MTU {}, driver {}.", a.node,
+        a.iface, speed_text(a), a.duplex.empty() ? "unknown" : a.duplex, a.mtu_bytes.value_or(0),
+        a.driver.empty() ? "unknown" : a.driver, b.node, b.iface, speed_text(b),
+        b.duplex.empty() ? "unknown" : b.duplex, b.mtu_bytes.value_or(0),
+        b.driver.empty() ? "unknown" : b.driver);
+    facts.evidence = {{a.node + ".speed_mbps", number_or_unknown(a.speed_mbps)},
+                      {b.node + ".speed_mbps", number_or_unknown(b.speed_mbps)},
+                      {a.node + ".mtu_bytes", a.mtu_bytes.value_or(0)},
+                      {b.node + ".mtu_bytes", b.mtu_bytes.value_or(0)}};
+    out.push_back(std::move(facts));
     for (const NodeFacts* n : {&a, &b}) {
-        if (n->duplex == "half") {
-            out.push_back(
-                {"LINK_HALF_DUPLEX",
-                 Severity::warn,
-                 fmt::format("{} on {} runs half duplex", n->iface, n->node),
-                 "A half-duplex link shares its capacity between directions and collides; "
-                 "TCP with ACKs flowing back cannot reach the ceiling.",
-                 {{"node", n->node}, {"duplex", "half"}},
-                 "Check autonegotiation on the NIC and the switch port (ethtool)."});
-        }
+        if (n->duplex != "half") continue;
+        Finding f = node_finding("LINK_HALF_DUPLEX", n->node);
+        f.title = fmt::format("{} on {} runs half duplex", n->iface, n->node);
+        f.detail =
+            "A half-duplex link shares its capacity between directions and collides; TCP with "
+            "ACKs flowing back cannot reach the ceiling.";
+        f.evidence.emplace_back("duplex", "half");
+        f.next_step = "Check autonegotiation on the NIC and the switch port (ethtool).";
+        out.push_back(std::move(f));
     }
     if (a.speed_mbps && b.speed_mbps && *a.speed_mbps != *b.speed_mbps) {
-        out.push_back(
-            {"LINK_SPEED_MISMATCH",
-             Severity::warn,
-             "The two data links run at different speeds",
-             fmt::format("{} negotiated {} and {} {}: the path is bounded by the slower one.",
-                         a.node, speed_text(a), b.node, speed_text(b)),
-             {{a.node + ".speed_mbps", std::to_string(*a.speed_mbps)},
-              {b.node + ".speed_mbps", std::to_string(*b.speed_mbps)}},
-             "Check cabling and autonegotiation of the slower port."});
+        Finding f = make_finding("LINK_SPEED_MISMATCH");
+        f.title = "The two data links run at different speeds";
+        f.detail = fmt::format("{} negotiated {} and {} {}: the path is bounded by the slower one.",
+                               a.node, speed_text(a), b.node, speed_text(b));
+        f.evidence = {{a.node + ".speed_mbps", *a.speed_mbps},
+                      {b.node + ".speed_mbps", *b.speed_mbps}};
+        f.next_step = "Check cabling and autonegotiation of the slower port.";
+        out.push_back(std::move(f));
     }
     if (a.mtu_bytes && b.mtu_bytes && *a.mtu_bytes != *b.mtu_bytes) {
-        out.push_back(
-            {"MTU_MISMATCH",
-             Severity::warn,
-             "The two data ports have different MTUs",
-             fmt::format("{} has MTU {} and {} MTU {}: frames larger than the smaller MTU are "
-                         "dropped by the receiver or fragmented.",
-                         a.node, *a.mtu_bytes, b.node, *b.mtu_bytes),
-             {{a.node + ".mtu_bytes", std::to_string(*a.mtu_bytes)},
-              {b.node + ".mtu_bytes", std::to_string(*b.mtu_bytes)}},
-             "Set the same MTU on both data ports (ip link set dev IFACE mtu N)."});
+        Finding f = make_finding("MTU_MISMATCH");
+        f.title = "The two data ports have different MTUs";
+        f.detail = fmt::format(
+            "{} has MTU {} and {} MTU {}: frames larger than the smaller MTU are dropped by the "
+            "receiver or fragmented.",
+            a.node, *a.mtu_bytes, b.node, *b.mtu_bytes);
+        f.evidence = {{a.node + ".mtu_bytes", *a.mtu_bytes}, {b.node + ".mtu_bytes", *b.mtu_bytes}};
+        f.next_step = "Set the same MTU on both data ports (ip link set dev IFACE mtu N).";
+        out.push_back(std::move(f));
     }
     return out;
 }
@@ -138,32 +147,33 @@ std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const
     if (p.ping_answered) return {};
     const bool arp_failed = p.neighbour_state.empty() || p.neighbour_state == "FAILED" ||
                             p.neighbour_state == "INCOMPLETE";
+    const std::string state = p.neighbour_state.empty() ? "none" : p.neighbour_state;
     if (arp_failed) {
-        return {
-            {"DIFFERENT_SEGMENT",
-             Severity::error,
-             fmt::format("{}'s {} cannot reach {} on the data path", b.node, p.client_iface,
-                         p.server_ip),
-             fmt::format("ARP for {} on {}'s {} went unanswered (neighbour state {}), while {} "
-                         "answers on its control network: the two data ports are on different "
-                         "segments (on grid row 1, enp3s0 lands on another segment than enp0s25).",
-                         p.server_ip, b.node, p.client_iface,
-                         p.neighbour_state.empty() ? "none" : p.neighbour_state, a.node),
-             {{"client_iface", p.client_iface},
-              {"server_ip", p.server_ip},
-              {"neighbour_state", p.neighbour_state.empty() ? "none" : p.neighbour_state}},
-             "Use the port that shares the data switch on both nodes: set np_data_iface (enp0s25 "
-             "on grid row 1)."}};
+        Finding f = make_finding("DIFFERENT_SEGMENT");
+        f.title = fmt::format("{}'s {} cannot reach {} on the data path", b.node, p.client_iface,
+                              p.server_ip);
+        f.detail = fmt::format(
+            "ARP for {} on {}'s {} went unanswered (neighbour state {}), while {} answers on its "
+            "control network: the two data ports are on different segments (on grid row 1, "
+            "enp3s0 lands on another segment than enp0s25).",
+            p.server_ip, b.node, p.client_iface, state, a.node);
+        f.evidence = {{"client_iface", p.client_iface},
+                      {"server_ip", p.server_ip},
+                      {"neighbour_state", state}};
+        f.next_step =
+            "Use the port that shares the data switch on both nodes: set np_data_iface (enp0s25 "
+            "on grid row 1).";
+        return {f};
     }
-    return {
-        {"DATA_PATH_NO_ECHO",
-         Severity::warn,
-         fmt::format("{} answers ARP but not ping on the data path", a.node),
-         fmt::format("{} resolved {} on {} (neighbour state {}) but got no echo reply: ICMP may "
-                     "be filtered on {}.",
-                     b.node, p.server_ip, p.client_iface, p.neighbour_state, a.node),
-         {{"server_ip", p.server_ip}, {"neighbour_state", p.neighbour_state}},
-         "Check the firewall on the server node."}};
+    Finding f = make_finding("DATA_PATH_NO_ECHO");
+    f.title = fmt::format("{} answers ARP but not ping on the data path", a.node);
+    f.detail = fmt::format(
+        "{} resolved {} on {} (neighbour state {}) but got no echo reply: ICMP may be filtered "
+        "on {}.",
+        b.node, p.server_ip, p.client_iface, p.neighbour_state, a.node);
+    f.evidence = {{"server_ip", p.server_ip}, {"neighbour_state", p.neighbour_state}};
+    f.next_step = "Check the firewall on the server node.";
+    return {f};
 }
 
 }  // namespace np

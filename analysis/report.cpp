@@ -791,7 +791,7 @@ std::string findings_html(const std::vector<Finding>& findings) {
         if (!f.evidence.empty()) {
             out += "<table class=\"evidence\"><tbody>";
             for (const auto& [k, v] : f.evidence)
-                out += "<tr><td>" + html(k) + "</td><td>" + html(v) + "</td></tr>";
+                out += "<tr><td>" + html(k) + "</td><td>" + html(evidence_text(v)) + "</td></tr>";
             out += "</tbody></table>\n";
         }
         if (!f.next_step.empty())
@@ -974,7 +974,7 @@ std::string render_report_markdown(const ReportInput& in) {
             if (!f.evidence.empty()) {
                 std::string ev;
                 for (const auto& [k, v] : f.evidence)
-                    ev += fmt::format("{}`{} = {}`", ev.empty() ? "" : ", ", k, v);
+                    ev += fmt::format("{}`{} = {}`", ev.empty() ? "" : ", ", k, evidence_text(v));
                 out += "  - evidence: " + ev + "\n";
             }
             if (!f.next_step.empty()) out += fmt::format("  - next step: {}\n", f.next_step);

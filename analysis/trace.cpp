@@ -320,9 +320,9 @@ Trace parse_trace(const json& doc) {
     const Node cost = root.at("probe_cost");
     for (size_t i = 0; i < cost.array_size(); ++i) {
         const Node c = cost.at(i);
-        t.probe_cost.push_back(
-            {c.at("program").str(), c.at("run_cnt").u64(), c.at("run_time_ns").u64(),
-             c.has("recursion_misses") ? c.at("recursion_misses").u64() : 0});
+        t.probe_cost.push_back({c.at("program").str(), c.at("run_cnt").u64(),
+                                c.at("run_time_ns").u64(),
+                                c.has("recursion_misses") ? c.at("recursion_misses").u64() : 0});
     }
     return t;
 }

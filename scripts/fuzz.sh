@@ -17,8 +17,9 @@ mkdir -p "$out/artifacts"
 # Only the pure parsing/explaining sources; analysis/ holds other parts too.
 sources=(analysis/model.cpp analysis/format.cpp analysis/finding.cpp analysis/rate.cpp
          analysis/measurement.cpp analysis/text.cpp analysis/iperf3.cpp analysis/iperf2.cpp
-         analysis/ping.cpp analysis/explain.cpp analysis/trace.cpp analysis/trace_findings.cpp
-         analysis/version.cpp)
+         analysis/ping.cpp analysis/explain.cpp analysis/trace.cpp analysis/ledger.cpp
+         analysis/codes.cpp analysis/rules_throughput.cpp analysis/rules_ledger.cpp
+         analysis/rules_ping.cpp analysis/version.cpp)
 # -Ibuild: version.cpp reads the version header the build generates (scripts/setup.sh).
 version_header=build/generated/np_version.hpp
 if [ ! -f "$version_header" ]; then

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "analysis/codes.hpp"
 #include "analysis/contract.hpp"
 #include "analysis/error.hpp"
 #include "analysis/inputs.hpp"
@@ -313,13 +314,11 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         if (!trace.empty()) {
             rec.traces.emplace_back(probe->node(), std::move(trace));
         } else {
-            rec.findings.push_back(
-                {"TRACE_MISSING",
-                 Severity::warn,
-                 fmt::format("No trace from the probe on {}", probe->node()),
-                 fmt::format("The probe on {} handed over no trace: {}.", probe->node(), why),
-                 {{"node", probe->node()}},
-                 ""});
+            Finding f = make_finding("TRACE_MISSING");
+            f.title = fmt::format("No trace from the probe on {}", probe->node());
+            f.detail = fmt::format("The probe on {} handed over no trace: {}.", probe->node(), why);
+            f.evidence = {{"node", probe->node()}};
+            rec.findings.push_back(std::move(f));
         }
     }
 }
@@ -385,15 +384,14 @@ void sweep(const RunOptions& o, Node& n, Record& rec) {
         Node fresh = open_node(o, n.name);
         undo_all(*fresh.sh, n.name);
     } catch (const std::exception& e) {
-        rec.findings.push_back(
-            {"TEARDOWN_INCOMPLETE",
-             Severity::error,
-             fmt::format("Could not clean up {}", n.name),
-             fmt::format("{} could not be reached to undo what the run started there: {}", n.name,
-                         e.what()),
-             {{"node", n.name}},
-             fmt::format("np-explain teardown {} {} once the node is reachable", o.node_a,
-                         o.node_b)});
+        Finding f = make_finding("TEARDOWN_INCOMPLETE");
+        f.title = fmt::format("Could not clean up {}", n.name);
+        f.detail = fmt::format("{} could not be reached to undo what the run started there: {}",
+                               n.name, e.what());
+        f.evidence = {{"node", n.name}};
+        f.next_step =
+            fmt::format("np-explain teardown {} {} once the node is reachable", o.node_a, o.node_b);
+        rec.findings.push_back(std::move(f));
     }
 }
 
@@ -414,12 +412,11 @@ std::filesystem::path write_text(const std::filesystem::path& dir, const std::st
 // Something the run produced that the analyzer could not read: said, not fatal.
 Finding unreadable(const char* code, std::string title, const InputError& e,
                    std::pair<std::string, std::string> what) {
-    return {code,
-            Severity::warn,
-            std::move(title),
-            fmt::format("{}: {}", e.field(), e.what()),
-            {std::move(what)},
-            ""};
+    Finding f = make_finding(code);
+    f.title = std::move(title);
+    f.detail = fmt::format("{}: {}", e.field(), e.what());
+    f.evidence = {{what.first, what.second}};
+    return f;
 }
 
 }  // namespace
@@ -452,14 +449,14 @@ RunOutcome run_experiment(const RunOptions& o) {
         auto [why_a, why_b] = on_both([&] { return reach(a); }, [&] { return reach(b); });
         for (const auto& [node, why] : {std::pair{o.node_a, why_a}, std::pair{o.node_b, why_b}}) {
             if (why.empty()) continue;
-            rec.findings.push_back(
-                {"NODE_UNREACHABLE",
-                 Severity::error,
-                 fmt::format("Cannot use {}", node),
-                 why,
-                 {{"node", node}},
-                 "Check the node is powered on (omf tell on), the name in your ssh_config and "
-                 "its host key."});
+            Finding f = make_finding("NODE_UNREACHABLE");
+            f.title = fmt::format("Cannot use {}", node);
+            f.detail = why;
+            f.evidence = {{"node", node}};
+            f.next_step =
+                "Check the node is powered on (omf tell on), the name in your ssh_config and its "
+                "host key.";
+            rec.findings.push_back(std::move(f));
             rec.environment_failed = true;
         }
         if (a.sh && b.sh) {
@@ -493,7 +490,11 @@ RunOutcome run_experiment(const RunOptions& o) {
     for (const auto& [text, name] : raw) {
         if (text->empty()) continue;
         try {
-            measured.append(parse_measurements(*text, name));
+            Measurements m = parse_measurements(*text, name);
+            // The run knows which test failed even when the tool's error does not say.
+            for (auto& f : m.failures)
+                if (!f.transport) f.transport = text == &rec.udp ? Transport::udp : Transport::tcp;
+            measured.append(std::move(m));
         } catch (const InputError& e) {
             rec.findings.push_back(unreadable("TOOL_OUTPUT_UNREADABLE",
                                               fmt::format("Could not read {}", name), e,
@@ -515,19 +516,19 @@ RunOutcome run_experiment(const RunOptions& o) {
         out.link_bps = *rec.speed_mbps * 1e6;
     out.explanation = explain(ExplainInput{measured, out.link_bps, std::move(traces)});
     if (!rec.stopped.empty()) {
-        rec.findings.push_back(
-            {"RUN_INCOMPLETE",
-             Severity::error,
-             "The run did not complete",
-             fmt::format("The run stopped early: {}. What was measured before that is "
-                         "saved and explained below.",
-                         rec.stopped),
-             {{"stopped", rec.stopped}},
-             rec.environment_failed
-                 ? fmt::format("Check the nodes, then run 'np-explain teardown {} {}' if "
-                               "anything was left behind.",
-                               o.node_a, o.node_b)
-                 : ""});
+        Finding f = make_finding("RUN_INCOMPLETE");
+        f.title = "The run did not complete";
+        f.detail = fmt::format(
+            "The run stopped early: {}. What was measured before that is saved and explained "
+            "below.",
+            rec.stopped);
+        f.evidence = {{"stopped", rec.stopped}};
+        if (rec.environment_failed)
+            f.next_step = fmt::format(
+                "Check the nodes, then run 'np-explain teardown {} {}' if anything was left "
+                "behind.",
+                o.node_a, o.node_b);
+        rec.findings.push_back(std::move(f));
     }
     out.explanation.findings.insert(out.explanation.findings.begin(), rec.findings.begin(),
                                     rec.findings.end());

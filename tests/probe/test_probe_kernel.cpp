@@ -13,7 +13,8 @@
 
 #include "analysis/model.hpp"
 #include "analysis/trace.hpp"
-#include "analysis/trace_findings.hpp"
+#include "analysis/explain.hpp"
+#include "analysis/inputs.hpp"
 #include "tests/probe/testbed.hpp"
 
 namespace np::testing {
@@ -188,15 +189,11 @@ TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
     ASSERT_GT(lost, 1000) << "the overload did not make the receiver drop";
     EXPECT_NEAR(double(rcvbuff) / double(lost), 1.0, 0.005);
 
-    // And the explanation says where the loss was.
-    Measurements m;
-    ThroughputTest test;
-    test.label = "iperf3 UDP";
-    test.transport = Transport::udp;
-    test.datagrams_lost = lost;
-    test.received_bytes = j["end"]["sum"]["bytes"].get<double>();
-    m.throughput.push_back(test);
-    const auto findings = trace_findings({t}, m);
+        // And the explanation says where the loss was.
+    ExplainInput in;
+    in.measurements = parse_measurements(j.dump(), "iperf3.json");
+    in.traces = {t};
+    const auto findings = explain(in).findings;
     EXPECT_TRUE(has_code(findings, "LOSS_AT_RECEIVER_SOCKET")) << render_findings(findings);
     EXPECT_FALSE(has_code(findings, "WRONG_INTERFACE")) << render_findings(findings);
 }
@@ -232,13 +229,10 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
                 static_cast<long long>(p->nstat.at("TcpRetransSegs")));
     ASSERT_GT(iperf_retrans, 50) << "the tbf did not force retransmits";
     EXPECT_NEAR(double(probe_retrans) / double(iperf_retrans), 1.0, 0.02);
-    Measurements m;
-    ThroughputTest test;
-    test.label = "iperf3 TCP";
-    test.retransmits = iperf_retrans;
-    test.sent_bytes = j["end"]["sum_sent"]["bytes"].get<double>();
-    m.throughput.push_back(test);
-    const auto findings = trace_findings({t}, m);
+        ExplainInput in;
+    in.measurements = parse_measurements(j.dump(), "iperf3.json");
+    in.traces = {t};
+    const auto findings = explain(in).findings;
     EXPECT_TRUE(has_code(findings, "RETRANSMITS_CONFIRMED")) << render_findings(findings);
 }
 
@@ -256,7 +250,7 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     Probe receiver(b, ifb, {"--port", "5304", "--role", "server"});
     sender.phase("udp");
     receiver.phase("udp");
-    iperf3_client(a, "-c 198.18.29.2 -p 5304 -u -b 200M -t 2");
+        const auto j = iperf3_client(a, "-c 198.18.29.2 -p 5304 -u -b 200M -t 2");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the queue drains
     const Trace ts = sender.stop();
     const Trace tr = receiver.stop();
@@ -283,7 +277,17 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     EXPECT_EQ(ts.link.qdisc, "tbf");
     EXPECT_EQ(ts.link.qdisc_rate_bps, 50000000);
     EXPECT_EQ(p->qdisc_stats.at("drops"), static_cast<int64_t>(dropped));
-    EXPECT_GT(p->qdisc_stats.at("overlimits"), 0);
+        EXPECT_GT(p->qdisc_stats.at("overlimits"), 0);
+
+    // The explanation puts the loss at the sender's queue, and only there.
+    ExplainInput in;
+    in.link_bps = 50e6;
+    in.measurements = parse_measurements(j.dump(), "iperf3.json");
+    in.traces = {ts, tr};
+    const auto findings = explain(in).findings;
+    EXPECT_TRUE(has_code(findings, "LOSS_AT_SENDER_QDISC")) << render_findings(findings);
+    for (const char* wrong : {"LOSS_ON_WIRE", "LOSS_AT_RECEIVER_SOCKET", "LOSS_AT_RECEIVER_NIC"})
+        EXPECT_FALSE(has_code(findings, wrong)) << render_findings(findings);
 }
 
 TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/codes.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "tests/unit/fixture.hpp"
@@ -178,7 +179,7 @@ TEST(Explain, BelowTheCeilingWithoutEvidenceNeedsATrace) {
     const auto e = explain_one(slow_tcp(), 1e9);
     const Finding* f = find(e, "BELOW_CEILING_NEEDS_TRACE");
     ASSERT_NE(f, nullptr);
-    EXPECT_CONTAINS(f->detail, "needs a trace");
+    EXPECT_CONTAINS(f->detail, "needs traces of both data NICs");
     EXPECT_EQ(e.verdicts[0].verdict, "below the ceiling (needs a trace)");
 }
 
@@ -249,8 +250,10 @@ TEST(Explain, PingDuplicatesAreFlagged) {
     ASSERT_NE(find(e, "PING_RTT"), nullptr);
 }
 
-void mark_every_test(const TestView& v, Explanation& e) {
-    e.findings.push_back({"EXTRA_RULE", Severity::info, v.test.label, "", {}, ""});
+void mark_every_test(const TestEvidence& v, std::vector<Finding>& out) {
+    Finding f = make_finding("LINK_RATE_UNKNOWN", v.test.label);
+    f.title = "extra rule";
+    out.push_back(std::move(f));
 }
 
 TEST(Explain, RulesAreAListThatCanGrow) {
@@ -260,7 +263,7 @@ TEST(Explain, RulesAreAListThatCanGrow) {
     in.measurements = parse_measurements(fixture("iperf3/tcp-100m-bidir.json"), "b");
     const auto e = explain(in, rules);
     int extra = 0;
-    for (const auto& f : e.findings) extra += f.code == "EXTRA_RULE";
+    for (const auto& f : e.findings) extra += f.title == "extra rule";
     EXPECT_EQ(extra, 2);
 }
 

@@ -1,0 +1,526 @@
+#include "analysis/ledger.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "analysis/error.hpp"
+#include "analysis/format.hpp"
+
+namespace np {
+namespace {
+
+bool any_of(std::string_view r, std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), r) != names.end();
+}
+
+// Drops in the queue between the egress hook and the driver (on the data's sender; on the
+// receiver they are its own replies).
+bool is_queue_reason(std::string_view r) {
+    return r.starts_with("QDISC_") || r.starts_with("FQ_") ||
+           any_of(r, {"TC_EGRESS", "TXQUEUE_FULL", "CAKE_FLOOD"});
+}
+
+// Drops on the way out before the egress hook: routing, neighbour resolution, egress filters.
+bool is_output_reason(std::string_view r) {
+    return r.starts_with("NEIGH_") ||
+           any_of(r, {"IP_OUTNOROUTES", "BPF_CGROUP_EGRESS", "IPV6DISABLED", "PKT_TOO_BIG"});
+}
+
+// At the receiver before its ingress hook runs: the NIC's ring, the backlog, XDP.
+bool is_nic_reason(std::string_view r) {
+    return any_of(r, {"CPU_BACKLOG", "FULL_RING", "DEV_READY", "DEV_HDR", "XDP", "PKT_TOO_BIG",
+                      "NOMEM", "DUP_FRAG"});
+}
+
+bool is_filter_reason(std::string_view r) {
+    return (r.starts_with("TC_") && r != "TC_EGRESS") ||
+           any_of(r, {"NETFILTER_DROP", "BPF_CGROUP_INGRESS"});
+}
+
+bool is_socket_reason(std::string_view r) {
+    return any_of(r, {"SOCKET_RCVBUFF", "SOCKET_BACKLOG", "PROTO_MEM", "SOCKET_FILTER", "UDP_CSUM",
+                      "NO_SOCKET", "SOCKET_CLOSE", "QUEUE_PURGE", "SOCKET_RCV_SHUTDOWN"});
+}
+
+// A segment the receiver already had: a retransmission that arrived as a duplicate.
+bool is_duplicate_reason(std::string_view r) {
+    return any_of(r, {"TCP_OLD_DATA", "TCP_OLD_SEQUENCE", "TCP_OFOMERGE", "TCP_RFC7323_PAWS"});
+}
+
+bool is_ip_reason(std::string_view r) {
+    return r.starts_with("IP_") || r.starts_with("IPV6") || r.starts_with("XFRM_") ||
+           r.starts_with("FRAG_") ||
+           any_of(r, {"OTHERHOST", "PKT_TOO_SMALL", "UNHANDLED_PROTO", "IP_NOPROTO"});
+}
+
+// Frames of the flow that arrive after the test and find its socket gone, or its connection
+// closing, do not count against it; more than this many do.
+uint64_t housekeeping_allowance(uint64_t arrived) {
+    return std::max<uint64_t>(64, arrived / 100);
+}
+
+void add_traffic(DirectionTraffic& a, const DirectionTraffic& b) {
+    a.total += b.total;
+    for (const auto& [k, v] : b.by_protocol) a.by_protocol[k] += v;
+    for (const auto& [k, v] : b.by_flow) a.by_flow[k] += v;
+}
+
+PhaseTrace phase_of(const Trace& t, const std::string& name) {
+    if (const PhaseTrace* p = t.find_phase(name)) return *p;
+    return merged_phases(t);
+}
+
+std::string transport_key(Transport t) {
+    return t == Transport::tcp ? "tcp" : "udp";
+}
+
+// The receiving NIC's own drop counters that rose during the phase (not per flow).
+std::vector<std::pair<std::string, uint64_t>> nic_counters(const PhaseTrace& p) {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    for (const auto& [k, v] : p.ethtool_stats)
+        if (v > 0 && (k.starts_with("rx") || k.find("rx_") != std::string::npos))
+            out.emplace_back("ethtool " + k, static_cast<uint64_t>(v));
+    if (p.softnet_dropped > 0)
+        out.emplace_back("softnet_stat dropped", static_cast<uint64_t>(p.softnet_dropped));
+    return out;
+}
+
+int64_t beyond_slack(int64_t difference, uint64_t scale) {
+    const auto slack = static_cast<int64_t>(ledger_slack(scale));
+    if (difference > slack || difference < -slack) return difference;
+    return 0;
+}
+
+uint64_t sum_drops(const std::vector<LedgerDrop>& drops, bool only_data_loss) {
+    uint64_t n = 0;
+    for (const auto& d : drops)
+        if (!only_data_loss || (is_data_loss(d.stage) && !d.housekeeping)) n += d.packets;
+    return n;
+}
+
+}  // namespace
+
+const char* to_string(Stage s) {
+    switch (s) {
+        case Stage::sender_stack:
+            return "the sender's stack, before its egress hook";
+        case Stage::sender_queue:
+            return "the sender's queue (qdisc)";
+        case Stage::wire:
+            return "the wire, between the NICs";
+        case Stage::receiver_nic:
+            return "the receiver's NIC or input backlog";
+        case Stage::receiver_filter:
+            return "the receiver's filters (tc ingress, netfilter)";
+        case Stage::receiver_ip:
+            return "the receiver's IP layer";
+        case Stage::receiver_socket:
+            return "the receiving socket";
+        case Stage::receiver_tcp:
+            return "the receiver's TCP";
+        case Stage::duplicate:
+            return "duplicates the receiver discarded";
+        case Stage::reverse:
+            return "the other direction (ACKs, replies)";
+        case Stage::unknown:
+            return "an unknown stage (no drop reason)";
+    }
+    return "?";
+}
+
+std::string_view key_of(Stage s) {
+    static constexpr std::array<std::string_view, 11> keys = {
+        "sender_stack", "sender_queue",    "wire",         "receiver_nic", "receiver_filter",
+        "receiver_ip",  "receiver_socket", "receiver_tcp", "duplicate",    "reverse",
+        "unknown"};
+    return keys[static_cast<size_t>(s)];
+}
+
+bool is_data_loss(Stage s) {
+    return s != Stage::duplicate && s != Stage::reverse;
+}
+
+Stage stage_of(std::string_view r, bool on_sender) {
+    if (r == "NOT_SPECIFIED") return Stage::unknown;
+    if (on_sender) {
+        if (is_queue_reason(r)) return Stage::sender_queue;
+        if (is_output_reason(r) || r == "NETFILTER_DROP") return Stage::sender_stack;
+        // Everything else the sender drops of the flow came in: ACKs, replies.
+        return Stage::reverse;
+    }
+    if (is_queue_reason(r) || is_output_reason(r)) return Stage::reverse;  // its own replies
+    if (is_nic_reason(r)) return Stage::receiver_nic;
+    if (is_filter_reason(r)) return Stage::receiver_filter;
+    if (is_duplicate_reason(r)) return Stage::duplicate;
+    if (is_socket_reason(r)) return Stage::receiver_socket;
+    if (r.starts_with("TCP_")) return Stage::receiver_tcp;
+    if (is_ip_reason(r)) return Stage::receiver_ip;
+    return Stage::unknown;
+}
+
+bool is_housekeeping_reason(std::string_view r) {
+    return any_of(
+        r, {"NO_SOCKET", "TCP_FLAGS", "TCP_CLOSE", "TCP_RESET", "SOCKET_CLOSE", "TCP_ABORT_ON_DATA",
+            "QUEUE_PURGE", "TCP_OLD_ACK", "TCP_TOO_OLD_ACK", "SOCKET_RCV_SHUTDOWN"});
+}
+
+uint64_t ledger_slack(uint64_t packets) {
+    return std::max<uint64_t>(2, packets / 10000);
+}
+
+TrafficCounts flow_counts(const DirectionTraffic& d, std::string_view transport) {
+    TrafficCounts c;
+    for (const char* p : {"tcp", "udp"}) {
+        if (!transport.empty() && transport != p) continue;
+        if (auto it = d.by_flow.find(std::string("iperf_") + p); it != d.by_flow.end())
+            c += it->second;
+    }
+    return c;
+}
+
+std::vector<std::pair<std::string, uint64_t>> flow_drops(const PhaseTrace& p,
+                                                         std::string_view transport) {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    for (const auto& d : p.drops) {
+        uint64_t n = 0;
+        for (const auto& w : d.where)
+            if (w.flow == "iperf" && (transport.empty() || w.protocol == transport)) n += w.packets;
+        if (n > 0) out.emplace_back(d.reason, n);
+    }
+    return out;
+}
+
+PhaseTrace merged_phases(const Trace& t) {
+    PhaseTrace m;
+    m.name = "all";
+    if (!t.phases.empty()) {
+        m.start_ms = t.phases.front().start_ms;
+        m.end_ms = t.phases.back().end_ms;
+    }
+    bool all_xmit = !t.phases.empty();
+    for (const auto& p : t.phases) all_xmit = all_xmit && p.xmit.has_value();
+    if (all_xmit) m.xmit.emplace();
+    for (const auto& p : t.phases) {
+        add_traffic(m.tx, p.tx);
+        add_traffic(m.rx, p.rx);
+        if (all_xmit) add_traffic(*m.xmit, *p.xmit);
+        m.retransmits.segments += p.retransmits.segments;
+        for (const auto& [k, v] : p.retransmits.segments_by_flow)
+            m.retransmits.segments_by_flow[k] += v;
+        for (const auto& d : p.drops) {
+            auto it = std::find_if(m.drops.begin(), m.drops.end(),
+                                   [&](const DropReasonCount& x) { return x.reason == d.reason; });
+            if (it == m.drops.end()) {
+                m.drops.push_back(d);
+            } else {
+                it->packets += d.packets;
+                it->bytes += d.bytes;
+                it->where.insert(it->where.end(), d.where.begin(), d.where.end());
+            }
+        }
+        for (const auto& [k, v] : p.nstat) m.nstat[k] += v;
+        for (const auto& [k, v] : p.ethtool_stats) m.ethtool_stats[k] += v;
+        for (const auto& [k, v] : p.qdisc_stats) m.qdisc_stats[k] += v;
+        m.softnet_dropped += p.softnet_dropped;
+    }
+    return m;
+}
+
+TestTraces traces_for(const ThroughputTest& t, const std::vector<Trace>& traces) {
+    TestTraces out;
+    const std::string proto = transport_key(t.transport);
+    const std::string sender_role = t.reverse ? "server" : "client";
+    const std::string receiver_role = t.reverse ? "client" : "server";
+    for (const auto& trace : traces) {
+        TracedSide side{&trace, phase_of(trace, proto)};
+        // A phase much shorter than the test did not watch it: say so, do not read it as
+        // "nothing crossed the NIC".
+        if (t.duration_s > 0 && side.phase.duration_ms() < t.duration_s * 1000 / 2) {
+            out.unusable.push_back(fmt::format(
+                "the trace of {} covers {:.3f} s ({}) of the {:.1f} s test",
+                trace.node.empty() ? trace.iface : trace.node, side.phase.duration_ms() / 1000.0,
+                side.phase.name == "all" ? "all its phases" : "phase " + side.phase.name,
+                t.duration_s));
+            continue;
+        }
+        bool is_sender;
+        if (trace.role == sender_role) {
+            is_sender = true;
+        } else if (trace.role == receiver_role) {
+            is_sender = false;
+        } else {
+            is_sender =
+                flow_counts(side.phase.tx, proto).bytes >= flow_counts(side.phase.rx, proto).bytes;
+        }
+        (is_sender ? out.sender : out.receiver) = std::move(side);
+    }
+    return out;
+}
+
+uint64_t Ledger::lost_in(Stage s) const {
+    uint64_t n = 0;
+    for (const auto& d : drops)
+        if (d.stage == s && !d.housekeeping) n += d.packets;
+    return n;
+}
+
+uint64_t Ledger::lost() const {
+    return sum_drops(drops, true);
+}
+
+uint64_t Ledger::duplicates() const {
+    return lost_in(Stage::duplicate);
+}
+
+uint64_t Ledger::unattributed() const {
+    uint64_t n = 0;
+    for (const auto& p : points)
+        if (p.unattributed > 0) n += static_cast<uint64_t>(p.unattributed);
+    return n;
+}
+
+Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
+    Ledger l;
+    l.test = t.label;
+    l.transport = t.transport;
+    l.unit = t.transport == Transport::tcp ? "segments" : "datagrams";
+    const std::string proto = transport_key(t.transport);
+    const bool udp = t.transport == Transport::udp;
+    l.tool_bytes = t.received_bytes ? t.received_bytes : t.sent_bytes;
+
+    // The drops of the flow each node saw, placed.
+    std::vector<LedgerDrop> sender_drops, receiver_drops;
+    const auto place = [&](const TracedSide& side, bool on_sender, std::vector<LedgerDrop>& into) {
+        const uint64_t arrived = flow_counts(side.phase.rx, proto).wire_packets;
+        for (const auto& [reason, n] : flow_drops(side.phase, proto)) {
+            LedgerDrop d{side.trace->node, stage_of(reason, on_sender), reason, n, false};
+            d.housekeeping = is_housekeeping_reason(reason) && n <= housekeeping_allowance(arrived);
+            into.push_back(d);
+        }
+    };
+    std::optional<uint64_t> egress, left, arrived;
+    bool left_inferred = false;
+    if (traces.sender) {
+        const auto& s = *traces.sender;
+        l.sender_node = s.trace->node;
+        place(s, true, sender_drops);
+        const TrafficCounts tx = flow_counts(s.phase.tx, proto);
+        egress = tx.wire_packets;
+        l.sender_flow_bytes = tx.bytes;
+        if (s.phase.xmit) {
+            left = flow_counts(*s.phase.xmit, proto).wire_packets;
+        } else {
+            uint64_t queued = 0;
+            for (const auto& d : sender_drops)
+                if (d.stage == Stage::sender_queue) queued += d.packets;
+            left = *egress >= queued ? *egress - queued : 0;
+            left_inferred = true;
+        }
+        if (t.transport == Transport::tcp) {
+            const auto& by_flow = s.phase.retransmits.segments_by_flow;
+            const auto it = by_flow.find("iperf");
+            l.retransmitted = it != by_flow.end() ? it->second : 0;
+        }
+    }
+    if (traces.receiver) {
+        const auto& r = *traces.receiver;
+        l.receiver_node = r.trace->node;
+        place(r, false, receiver_drops);
+        const TrafficCounts rx = flow_counts(r.phase.rx, proto);
+        arrived = rx.wire_packets;
+        l.receiver_flow_bytes = rx.bytes;
+    }
+    const auto of_stages = [](const std::vector<LedgerDrop>& from,
+                              std::initializer_list<Stage> stages) {
+        std::vector<LedgerDrop> out;
+        for (const auto& d : from)
+            if (std::find(stages.begin(), stages.end(), d.stage) != stages.end()) out.push_back(d);
+        return out;
+    };
+
+    std::optional<uint64_t> app_sent, app_received;
+    if (udp && t.datagrams_sent && *t.datagrams_sent >= 0)
+        app_sent = static_cast<uint64_t>(*t.datagrams_sent);
+    if (udp && t.datagrams_total && t.datagrams_lost && *t.datagrams_total >= *t.datagrams_lost &&
+        *t.datagrams_lost >= 0)
+        app_received = static_cast<uint64_t>(*t.datagrams_total - *t.datagrams_lost);
+
+    // 1. The application's count, then the sender's egress hook with the stack's drops between.
+    LedgerPoint app{"sent by the application", l.sender_node, app_sent, false, {}, 0};
+    LedgerPoint hook{"passed the sender's egress hook (before its queue)",
+                     l.sender_node,
+                     egress,
+                     false,
+                     of_stages(sender_drops, {Stage::sender_stack}),
+                     0};
+    if (app_sent && egress)
+        hook.unattributed = beyond_slack(
+            int64_t(*app_sent) - int64_t(sum_drops(hook.drops, false)) - int64_t(*egress),
+            *app_sent);
+    // 2. What left the NIC, with the queue's drops (and the sender's drops of no reason).
+    LedgerPoint out{"left the sender's NIC (after its queue)",
+                    l.sender_node,
+                    left,
+                    left_inferred,
+                    of_stages(sender_drops, {Stage::sender_queue, Stage::unknown}),
+                    0};
+    if (egress && left && !left_inferred)
+        out.unattributed = beyond_slack(
+            int64_t(*egress) - int64_t(sum_drops(out.drops, false)) - int64_t(*left), *egress);
+    // 3. What arrived: the receiver's drops before its hook, its NIC's counters, and what no
+    // kernel saw (the wire).
+    LedgerPoint in{"arrived at the receiver's NIC (its ingress hook)",
+                   l.receiver_node,
+                   arrived,
+                   false,
+                   of_stages(receiver_drops, {Stage::receiver_nic}),
+                   0};
+    if (left && arrived) {
+        int64_t missing = int64_t(*left) - int64_t(*arrived) - int64_t(sum_drops(in.drops, false));
+        if (beyond_slack(missing, *left) > 0) {
+            for (const auto& [counter, n] : nic_counters(traces.receiver->phase)) {
+                const uint64_t take = std::min<uint64_t>(n, static_cast<uint64_t>(missing));
+                if (take == 0) break;
+                in.drops.push_back({l.receiver_node, Stage::receiver_nic, counter, take, false});
+                missing -= static_cast<int64_t>(take);
+            }
+        }
+        if (beyond_slack(missing, *left) > 0) {
+            in.drops.push_back({"", Stage::wire, "", static_cast<uint64_t>(missing), false});
+        } else {
+            in.unattributed = beyond_slack(missing, *left);  // more arrived than left
+        }
+    }
+    // 4. What the receiving application got: the receiver's drops after its hook.
+    LedgerPoint got{"delivered to the application",
+                    l.receiver_node,
+                    app_received,
+                    false,
+                    of_stages(receiver_drops,
+                              {Stage::receiver_filter, Stage::receiver_ip, Stage::receiver_socket,
+                               Stage::receiver_tcp, Stage::duplicate, Stage::unknown}),
+                    0};
+    if (arrived && app_received)
+        got.unattributed = beyond_slack(
+            int64_t(*arrived) - int64_t(sum_drops(got.drops, false)) - int64_t(*app_received),
+            *arrived);
+    l.points = {app, hook, out, in, got};
+    for (const auto& p : l.points) l.drops.insert(l.drops.end(), p.drops.begin(), p.drops.end());
+    // The other direction's drops are listed too, apart: they lost no data of this test.
+    for (const auto* from : {&sender_drops, &receiver_drops})
+        for (const auto& d : *from)
+            if (d.stage == Stage::reverse) l.drops.push_back(d);
+    return l;
+}
+
+namespace {
+
+nlohmann::json drop_json(const LedgerDrop& d) {
+    return {{"node", d.node},
+            {"stage", key_of(d.stage)},
+            {"reason", d.reason},
+            {"packets", d.packets},
+            {"housekeeping", d.housekeeping}};
+}
+
+template <typename T>
+T get(const nlohmann::json& j, const char* key, const std::string& where) {
+    const auto it = j.find(key);
+    if (it == j.end()) throw InputError(where + "." + key, "missing");
+    try {
+        return it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+        throw InputError(where + "." + key, fmt::format("is a {}", it->type_name()));
+    }
+}
+
+LedgerDrop parse_drop(const nlohmann::json& j, const std::string& where) {
+    if (!j.is_object()) throw InputError(where, "expected a drop object");
+    LedgerDrop d;
+    d.node = get<std::string>(j, "node", where);
+    const auto stage = get<std::string>(j, "stage", where);
+    bool known = false;
+    for (int i = 0; i <= static_cast<int>(Stage::unknown); ++i) {
+        if (key_of(static_cast<Stage>(i)) == stage) {
+            d.stage = static_cast<Stage>(i);
+            known = true;
+        }
+    }
+    if (!known) throw InputError(where + ".stage", fmt::format("'{}' is not a stage", stage));
+    d.reason = get<std::string>(j, "reason", where);
+    d.packets = get<uint64_t>(j, "packets", where);
+    d.housekeeping = get<bool>(j, "housekeeping", where);
+    return d;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Ledger& l) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : l.points) {
+        nlohmann::json drops = nlohmann::json::array();
+        for (const auto& d : p.drops) drops.push_back(drop_json(d));
+        points.push_back({{"label", p.label},
+                          {"node", p.node},
+                          {"count", p.count ? nlohmann::json(*p.count) : nlohmann::json(nullptr)},
+                          {"inferred", p.inferred},
+                          {"unattributed", p.unattributed},
+                          {"drops", drops}});
+    }
+    nlohmann::json reverse = nlohmann::json::array();
+    for (const auto& d : l.drops)
+        if (d.stage == Stage::reverse) reverse.push_back(drop_json(d));
+    return {{"test", l.test},
+            {"transport", l.transport == Transport::tcp ? "tcp" : "udp"},
+            {"unit", l.unit},
+            {"sender_node", l.sender_node},
+            {"receiver_node", l.receiver_node},
+            {"points", points},
+            {"other_direction_drops", reverse},
+            {"retransmitted_segments",
+             l.retransmitted ? nlohmann::json(*l.retransmitted) : nlohmann::json(nullptr)}};
+}
+
+Ledger parse_ledger(const nlohmann::json& doc, const std::string& where) {
+    if (!doc.is_object()) throw InputError(where, "expected a ledger object");
+    Ledger l;
+    l.test = get<std::string>(doc, "test", where);
+    const auto transport = get<std::string>(doc, "transport", where);
+    if (transport != "tcp" && transport != "udp")
+        throw InputError(where + ".transport", fmt::format("'{}' is not tcp or udp", transport));
+    l.transport = transport == "tcp" ? Transport::tcp : Transport::udp;
+    l.unit = get<std::string>(doc, "unit", where);
+    l.sender_node = get<std::string>(doc, "sender_node", where);
+    l.receiver_node = get<std::string>(doc, "receiver_node", where);
+    const auto points = get<nlohmann::json>(doc, "points", where);
+    if (!points.is_array()) throw InputError(where + ".points", "expected a list");
+    for (size_t i = 0; i < points.size(); ++i) {
+        const std::string at = fmt::format("{}.points[{}]", where, i);
+        const auto& j = points[i];
+        if (!j.is_object()) throw InputError(at, "expected a point object");
+        LedgerPoint p;
+        p.label = get<std::string>(j, "label", at);
+        p.node = get<std::string>(j, "node", at);
+        if (!j.contains("count") || !j["count"].is_null()) p.count = get<uint64_t>(j, "count", at);
+        p.inferred = get<bool>(j, "inferred", at);
+        p.unattributed = get<int64_t>(j, "unattributed", at);
+        const auto drops = get<nlohmann::json>(j, "drops", at);
+        if (!drops.is_array()) throw InputError(at + ".drops", "expected a list");
+        for (size_t k = 0; k < drops.size(); ++k)
+            p.drops.push_back(parse_drop(drops[k], fmt::format("{}.drops[{}]", at, k)));
+        l.drops.insert(l.drops.end(), p.drops.begin(), p.drops.end());
+        l.points.push_back(std::move(p));
+    }
+    const auto reverse = get<nlohmann::json>(doc, "other_direction_drops", where);
+    if (!reverse.is_array()) throw InputError(where + ".other_direction_drops", "expected a list");
+    for (size_t k = 0; k < reverse.size(); ++k)
+        l.drops.push_back(
+            parse_drop(reverse[k], fmt::format("{}.other_direction_drops[{}]", where, k)));
+    if (doc.contains("retransmitted_segments") && !doc["retransmitted_segments"].is_null())
+        l.retransmitted = get<uint64_t>(doc, "retransmitted_segments", where);
+    return l;
+}
+
+}  // namespace np

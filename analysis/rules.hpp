@@ -1,0 +1,66 @@
+#pragma once
+// The explanation engine's rules (analysis/explain.cpp runs them; nothing else includes this).
+// A test rule reads everything measured about one throughput test — the tool's output, the
+// model for the link or the slower path the numbers show, and the ledger built from both
+// probes' traces — and adds findings about it; which finding supersedes which is declared in
+// analysis/codes.cpp, not decided by the order rules run in.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/explain.hpp"
+#include "analysis/ledger.hpp"
+
+namespace np::rules {
+
+// ---------------------------------------------------------------- text shared by the rules
+
+std::string mbps(double bps);  // "94.15"
+// A rate as the tool printed it: 3 significant digits for iperf2 (resolution > 0).
+std::string rate_text(double bps, double resolution);
+// Wire loads compared with a nominal link rate: 1.046 Gbit/s against 1 Gbit/s.
+std::string wire_text(double bps);
+std::optional<double> recomputed_loss_pct(const ThroughputTest& t);
+// "node1-1: 7,968 QDISC_DROP, 8 TC_EGRESS"
+std::string describe_drops(const std::vector<LedgerDrop>& drops);
+// "7,968 at the sender's queue (node1-2: QDISC_DROP); 3 on the wire"
+std::string describe_loss(const Ledger& l);
+
+// ---------------------------------------------------------------- the slower-path pre-pass
+
+// The rate the path behaves like when it is slower than the link, and every test is then
+// judged against it: a shaper on a traced node's data iface slower than the link (measured),
+// or else the numbers' signature — every test the link does not explain sits at the ceiling of
+// one standard rate (10M … 400G) below the link's. Never a rate some test exceeded.
+std::optional<double> slower_path_bps(const ExplainInput& in);
+// Whether a test sits at the ceiling of a path of that rate.
+bool at_path_ceiling(const ThroughputTest& t, double path_bps);
+
+// ---------------------------------------------------------------- rules
+
+// Whole input, before the tests: a tool's error, explained from what its packets met on each
+// node when there are traces (rules_ledger.cpp); no link rate (rules_ping.cpp).
+void tool_failures(const ExplainInput& in, Explanation& e);
+void link_unknown(const ExplainInput& in, Explanation& e);
+
+// Per test: the tool's output against the model (rules_throughput.cpp).
+void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out);
+void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out);
+void sender_limited(const TestEvidence& v, std::vector<Finding>& out);
+void udp_loss(const TestEvidence& v, std::vector<Finding>& out);
+void printed_loss(const TestEvidence& v, std::vector<Finding>& out);
+void line_rate(const TestEvidence& v, std::vector<Finding>& out);
+void offered_rate_reached(const TestEvidence& v, std::vector<Finding>& out);
+void bidir_acks(const TestEvidence& v, std::vector<Finding>& out);
+void below_ceiling(const TestEvidence& v, std::vector<Finding>& out);
+void retransmits(const TestEvidence& v, std::vector<Finding>& out);
+
+// Per test: the ledger (rules_ledger.cpp).
+void trace_short(const TestEvidence& v, std::vector<Finding>& out);
+void wrong_interface(const TestEvidence& v, std::vector<Finding>& out);
+void loss_located(const TestEvidence& v, std::vector<Finding>& out);
+
+// Whole input, after the tests (rules_ping.cpp).
+void ping(const ExplainInput& in, Explanation& e);
+
+}  // namespace np::rules

@@ -1,0 +1,323 @@
+// Rules that read the probes' traces through a test's ledger: every drop of the measured flow
+// named with its node, stage and kernel reason (each in exactly one stage), traffic that did
+// not cross the data NIC, traces that did not cover the test, and a tool's error explained from
+// what its packets met on each node.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/codes.hpp"
+#include "analysis/format.hpp"
+#include "analysis/rules.hpp"
+
+namespace np::rules {
+namespace {
+
+// The finding that places loss in each stage.
+const char* loss_code(Stage s) {
+    switch (s) {
+        case Stage::sender_stack:
+            return "LOSS_AT_SENDER_STACK";
+        case Stage::sender_queue:
+            return "LOSS_AT_SENDER_QDISC";
+        case Stage::wire:
+            return "LOSS_ON_WIRE";
+        case Stage::receiver_nic:
+            return "LOSS_AT_RECEIVER_NIC";
+        case Stage::receiver_filter:
+            return "LOSS_AT_RECEIVER_FILTER";
+        case Stage::receiver_ip:
+            return "LOSS_AT_RECEIVER_IP";
+        case Stage::receiver_socket:
+            return "LOSS_AT_RECEIVER_SOCKET";
+        case Stage::receiver_tcp:
+            return "LOSS_AT_RECEIVER_TCP";
+        default:
+            return "LOSS_UNATTRIBUTED";
+    }
+}
+
+std::string why_there(Stage s, const std::string& node) {
+    switch (s) {
+        case Stage::sender_stack:
+            return fmt::format(
+                "{}'s kernel dropped them on the way out, before its egress hook "
+                "(a firewall, no route, or the peer's address unresolved)",
+                node);
+        case Stage::sender_queue:
+            return fmt::format(
+                "{}'s queue dropped them before the driver: the sender offered "
+                "more than its interface queue could hold",
+                node);
+        case Stage::wire:
+            return "they left the sender's NIC (counted after its queue) but neither the "
+                   "receiver's kernel nor its NIC counters saw them: lost between the NICs "
+                   "(cable, switch, or a NIC that drops before the kernel sees the frame)";
+        case Stage::receiver_nic:
+            return fmt::format(
+                "{} did not take them off its NIC fast enough (ring, backlog, "
+                "CPU), before its ingress hook",
+                node);
+        case Stage::receiver_filter:
+            return fmt::format("a filter on {} dropped them (a tc ingress action or netfilter)",
+                               node);
+        case Stage::receiver_ip:
+            return fmt::format("{}'s IP layer refused them", node);
+        case Stage::receiver_socket:
+            return fmt::format(
+                "{}'s receiving socket did not take them: the application did "
+                "not read fast enough for its receive buffer, or no socket was "
+                "there",
+                node);
+        case Stage::receiver_tcp:
+            return fmt::format("{}'s TCP dropped them on receipt (window, out-of-order queue)",
+                               node);
+        default:
+            return "no kernel reason says where";
+    }
+}
+
+const char* advice(Stage s) {
+    switch (s) {
+        case Stage::sender_stack:
+            return "Check the sender's firewall (nft list ruleset), route (ip route get) and "
+                   "neighbour (ip neigh).";
+        case Stage::sender_queue:
+            return "Lower the offered rate (-b) or raise the qdisc limit / txqueuelen.";
+        case Stage::wire:
+            return "Check the switch port counters and ethtool -S on both NICs.";
+        case Stage::receiver_nic:
+            return "Raise the NIC ring (ethtool -G) or net.core.netdev_max_backlog; check CPU "
+                   "load on the receiver.";
+        case Stage::receiver_filter:
+            return "Check the receiver's firewall (nft list ruleset, iptables -L) and its tc "
+                   "ingress filters.";
+        case Stage::receiver_ip:
+            return "Check the receiver's addresses, routes and rp_filter.";
+        case Stage::receiver_socket:
+            return "Raise the receive buffer (iperf3 -w, net.core.rmem_max) or lower the "
+                   "offered rate.";
+        case Stage::receiver_tcp:
+            return "Raise the receiver's TCP buffers (net.ipv4.tcp_rmem); check it keeps up.";
+        default:
+            return "Compare the NICs' counters (ethtool -S, ip -s link) on both nodes.";
+    }
+}
+
+}  // namespace
+
+void trace_short(const TestEvidence& v, std::vector<Finding>& out) {
+    for (const auto& why : v.traces.unusable) {
+        Finding f = make_finding("TRACE_SHORT", v.test.label);
+        f.title = fmt::format("A trace does not cover {}", v.test.label);
+        f.detail = fmt::format(
+            "{}: its counts are not held against the test (they would read as traffic that "
+            "never crossed the NIC).",
+            why);
+        f.evidence = {{"test_duration_s", rounded(v.test.duration_s, 1)}};
+        f.next_step =
+            "Keep the probe running for the whole test: give it --duration, or drive it with "
+            "--control / --background (np-explain probe --help).";
+        out.push_back(std::move(f));
+    }
+}
+
+// Less than half of the payload the tool moved (or nothing at all) crossed the NIC the probe
+// watched.
+void wrong_interface(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!v.ledger) return;
+    const Ledger& l = *v.ledger;
+    const bool sender = l.sender_flow_bytes.has_value();
+    const std::optional<uint64_t> seen = sender ? l.sender_flow_bytes : l.receiver_flow_bytes;
+    const TracedSide& side = sender ? *v.traces.sender : *v.traces.receiver;
+    const std::optional<double> tool =
+        sender && v.test.sent_bytes ? v.test.sent_bytes : l.tool_bytes;
+    if (!seen) return;
+    const bool absent = tool ? double(*seen) < 0.5 * *tool : *seen == 0;
+    if (!absent || (tool && *tool <= 0)) return;
+    Finding f = make_finding("WRONG_INTERFACE", v.test.label);
+    f.title = fmt::format("{}: the traffic did not cross the data interface {}", v.test.label,
+                          side.trace->iface);
+    f.detail = fmt::format(
+        "The probe on {} watched {} and saw {} bytes of the measured flow{}. The test's traffic "
+        "rode another interface, so its numbers say nothing about the data link.",
+        side.trace->node, side.trace->iface, format_count(double(*seen)),
+        tool ? fmt::format(" while the tool moved {} bytes", format_count(*tool)) : "");
+    f.evidence = {{"data_nic", side.trace->iface}, {"data_nic_flow_bytes", *seen}};
+    if (tool) f.evidence.emplace_back("tool_bytes", rounded(*tool, 0));
+    f.next_step =
+        "Use the data interface's address as the iperf target (and bind with -B); check `ip "
+        "route get` for it.";
+    out.push_back(std::move(f));
+}
+
+// One finding per stage that lost data of the flow, from the ledger: a drop is in exactly one
+// stage, so no loss is placed twice.
+void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!v.ledger) return;
+    const Ledger& l = *v.ledger;
+    uint64_t frames = 0;
+    for (const auto& p : l.points)
+        if (p.count) frames = std::max(frames, *p.count);
+    const bool udp = v.test.transport == Transport::udp;
+    std::map<Stage, std::vector<LedgerDrop>> by_stage;
+    for (const auto& d : l.drops)
+        if (is_data_loss(d.stage) && !d.housekeeping) by_stage[d.stage].push_back(d);
+    for (const auto& [stage, drops] : by_stage) {
+        uint64_t n = 0;
+        std::string node;
+        for (const auto& d : drops) {
+            n += d.packets;
+            if (!d.node.empty()) node = d.node;
+        }
+        if (n <= ledger_slack(frames)) continue;
+        Finding f = make_finding(loss_code(stage), v.test.label);
+        f.title = fmt::format("{}: {} {} lost at {}", v.test.label, format_count(double(n)), l.unit,
+                              to_string(stage));
+        f.detail = fmt::format("{}: {}.", describe_drops(drops), why_there(stage, node));
+        f.evidence = {{"stage", std::string(key_of(stage))}, {"lost_" + l.unit, n}};
+        if (!node.empty()) f.evidence.emplace_back("node", node);
+        for (const auto& d : drops)
+            if (!d.reason.empty()) f.evidence.emplace_back("reason." + d.reason, d.packets);
+        if (udp && v.test.datagrams_lost && *v.test.datagrams_lost > 0) {
+            f.detail += fmt::format(" That is {} of the {} datagrams the tool counted as lost.",
+                                    format_pct(double(n) / double(*v.test.datagrams_lost), 1),
+                                    format_count(double(*v.test.datagrams_lost)));
+            f.evidence.emplace_back("tool_lost_datagrams", *v.test.datagrams_lost);
+        }
+        if (!udp && l.retransmitted && *l.retransmitted > 0)
+            f.detail += fmt::format(" TCP resent what it lost ({} retransmits on the data NIC).",
+                                    format_count(double(*l.retransmitted)));
+        f.next_step = advice(stage);
+        out.push_back(std::move(f));
+    }
+    // What no drop explains: counts that do not add up between two points.
+    for (const auto& p : l.points) {
+        if (p.unattributed <= 0) continue;
+        Finding f = make_finding("LOSS_UNATTRIBUTED", v.test.label);
+        f.title = fmt::format("{}: {} {} missing before '{}' with no drop to name them",
+                              v.test.label, format_count(double(p.unattributed)), l.unit, p.label);
+        f.detail = fmt::format(
+            "The ledger's count at '{}' on {} is {} lower than the point before it minus the "
+            "drops both probes saw between them: no kernel drop reason or NIC counter accounts "
+            "for them.",
+            p.label, p.node.empty() ? "the node" : p.node, format_count(double(p.unattributed)));
+        f.evidence = {{"point", p.label}, {"unattributed_" + l.unit, p.unattributed}};
+        f.next_step = advice(Stage::unknown);
+        out.push_back(std::move(f));
+    }
+}
+
+namespace {
+
+// What the probes saw of a failed test's packets: the flow's frames sent, received and dropped
+// by reason on each node, in the phase of the test (both throughput phases when the failure
+// does not say which).
+struct TracedFailure {
+    std::string seen;                       // a sentence per phase
+    std::map<std::string, uint64_t> drops;  // reason -> packets, over the nodes
+};
+
+TracedFailure traced_failure(const ExplainInput& in, const ToolFailure& failure) {
+    TracedFailure out;
+    std::vector<std::string> phases = {"tcp", "udp"};
+    if (failure.transport) phases = {*failure.transport == Transport::tcp ? "tcp" : "udp"};
+    for (const auto& phase : phases) {
+        std::string here;
+        for (const auto& t : in.traces) {
+            const PhaseTrace* p = t.find_phase(phase);
+            if (!p) continue;
+            const TrafficCounts tx = flow_counts(p->tx, "");
+            const TrafficCounts rx = flow_counts(p->rx, "");
+            const auto drops = flow_drops(*p, "");
+            if (tx.wire_packets == 0 && rx.wire_packets == 0 && drops.empty()) continue;
+            here +=
+                fmt::format("{}{} sent {} and received {} frames of the iperf flow",
+                            here.empty() ? "" : "; ", t.node, format_count(double(tx.wire_packets)),
+                            format_count(double(rx.wire_packets)));
+            std::string dropped;
+            for (const auto& [reason, n] : drops) {
+                dropped += fmt::format("{}{} {}", dropped.empty() ? "" : ", ",
+                                       format_count(double(n)), reason);
+                out.drops[reason] += n;
+            }
+            if (!dropped.empty()) here += fmt::format(" and dropped {}", dropped);
+        }
+        if (!here.empty()) out.seen += fmt::format(" In the {} phase: {}.", phase, here);
+    }
+    return out;
+}
+
+}  // namespace
+
+void tool_failures(const ExplainInput& in, Explanation& e) {
+    for (const auto& failure : in.measurements.failures) {
+        Finding f = make_finding("TOOL_ERROR", failure.source);
+        f.title = fmt::format("{} reported an error instead of a result", to_string(failure.tool));
+        f.detail = fmt::format("{} said: \"{}\".", to_string(failure.tool), failure.message);
+        f.evidence = {{"file", failure.source}, {"message", failure.message}};
+        const std::string& m = failure.message;
+        auto says = [&](const char* s) { return m.find(s) != std::string::npos; };
+        if (says("unable to connect") || says("Connection refused")) {
+            f.title = "iperf3 could not connect: the server is not running (or not on that port)";
+            f.detail +=
+                " The client reached the server's address but nothing accepted the connection "
+                "on the iperf3 port.";
+            f.next_step =
+                "On the server node check the iperf3 server: systemctl status np-iperf3 (the "
+                "tutorial's unit) or start one with iperf3 -s; make sure -p matches and no "
+                "firewall blocks port 5201.";
+        } else if (says("No route to host") || says("Network is unreachable")) {
+            f.title = "iperf3 found no path to the server";
+            f.next_step =
+                "Check that the data interface is up and addressed on both nodes (ip -br addr) "
+                "and that both ports are on the same segment.";
+        } else if (says("server is busy")) {
+            f.title = "the iperf3 server was busy with another test";
+            f.next_step = "Wait for the other test to finish, then run again.";
+        } else if (says("control message") || says("Connection reset") || says("timed out")) {
+            f.title = "the iperf3 control connection broke during the test";
+            f.next_step =
+                "Check that the server is still running and the path stayed up; run "
+                "again.";
+        }
+        if (!in.traces.empty()) {
+            const TracedFailure traced = traced_failure(in, failure);
+            if (traced.seen.empty()) {
+                f.detail +=
+                    " The probes saw no packet of the iperf flow on either data NIC in the "
+                    "test's phase: the test never reached the data path.";
+            } else {
+                f.detail += " What the probes saw of the test's packets:" + traced.seen;
+                const auto has = [&](const char* r) { return traced.drops.count(r) > 0; };
+                if (has("NETFILTER_DROP")) {
+                    f.detail += " A firewall dropped them (NETFILTER_DROP).";
+                    f.next_step =
+                        "Open the iperf port in the firewall of the node that dropped them (nft "
+                        "list ruleset / iptables -L): TCP for the control connection, UDP for a "
+                        "-u test.";
+                } else if (has("TC_INGRESS") || has("TC_EGRESS")) {
+                    f.detail += " A tc filter dropped them.";
+                    f.next_step = "Check the nodes' tc filters (tc filter show dev IFACE ingress).";
+                } else if (has("NO_SOCKET")) {
+                    f.detail += " They found no socket: nothing listened on that port (NO_SOCKET).";
+                }
+            }
+            std::string drops;
+            for (const auto& [r, n] : traced.drops)
+                drops += fmt::format("{}{} {}", drops.empty() ? "" : ", ", n, r);
+            f.evidence.emplace_back("probe_drops", drops.empty() ? std::string("none") : drops);
+        }
+        Verdict v;
+        v.test = f.test;
+        v.source = failure.source;
+        v.measured = "-";
+        v.verdict = std::string(finding_code("TOOL_ERROR").verdict);
+        v.codes.push_back(f.code);
+        e.verdicts.push_back(std::move(v));
+        e.findings.push_back(std::move(f));
+    }
+}
+
+}  // namespace np::rules

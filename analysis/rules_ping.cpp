@@ -1,0 +1,105 @@
+// Rules about the whole input that are not a throughput test: ping, and a missing link rate.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "analysis/codes.hpp"
+#include "analysis/rules.hpp"
+
+namespace np::rules {
+
+void link_unknown(const ExplainInput& in, Explanation& e) {
+    if (in.link_bps || in.measurements.throughput.empty()) return;
+    Finding f = make_finding("LINK_RATE_UNKNOWN");
+    f.title = "No link rate given, so no ceiling is claimed";
+    f.detail =
+        "Whether a throughput is at the wire's limit depends on the link's nominal rate, which "
+        "iperf output does not record. Loss, offered load and tool errors are still checked.";
+    f.next_step = "Give the link rate: np-explain explain --link 1G … (10G, 100M, …).";
+    e.findings.push_back(std::move(f));
+}
+
+void ping(const ExplainInput& in, Explanation& e) {
+    for (const auto& p : in.measurements.pings) {
+        Verdict v;
+        v.test = p.label;
+        v.source = p.source;
+        auto push = [&](Finding f) {
+            if (!p.source.empty()) f.evidence.insert(f.evidence.begin(), {"file", p.source});
+            v.codes.push_back(f.code);
+            e.findings.push_back(std::move(f));
+        };
+        const double loss = p.transmitted > 0
+                                ? 100.0 * static_cast<double>(p.transmitted - p.received) /
+                                      static_cast<double>(p.transmitted)
+                                : 0;
+        if (p.received == 0) {
+            Finding f = make_finding("PING_NO_REPLY", p.label);
+            f.title = fmt::format("No reply from {} to {} requests", p.target, p.transmitted);
+            f.detail = "Nothing came back, so nothing else on this path can be trusted.";
+            f.evidence = {{"transmitted_requests", p.transmitted}, {"received_replies", 0}};
+            f.next_step =
+                "Check carrier and addresses on both nodes (ip -br link, ip -br addr). If ping "
+                "-I <data iface> fails but plain ping works, the two data ports are on "
+                "different segments: use the shared one.";
+            if (p.errors > 0) {
+                f.detail += fmt::format(
+                    " ping counted +{} errors: ICMP errors such as 'Destination Host "
+                    "Unreachable', which on a directly connected segment means ARP went "
+                    "unanswered — no carrier, a different segment, or no host at that address.",
+                    p.errors);
+                f.evidence.emplace_back("errors", p.errors);
+            }
+            push(std::move(f));
+            v.measured = "no reply";
+            v.verdict = "unreachable";
+        } else {
+            v.measured = fmt::format("{:.3f} ms avg", p.rtt_avg_ms.value_or(0));
+            v.verdict = loss > 0 ? fmt::format("{:.0f} % loss", loss) : "reachable";
+            Finding rtt = make_finding("PING_RTT", p.label);
+            rtt.title = fmt::format("Round-trip time to {}: {:.3f} ms average", p.target,
+                                    p.rtt_avg_ms.value_or(0));
+            rtt.detail = fmt::format("{} of {} requests answered.", p.received, p.transmitted);
+            rtt.evidence = {{"rtt_min_ms", rounded(p.rtt_min_ms.value_or(0), 3)},
+                            {"rtt_avg_ms", rounded(p.rtt_avg_ms.value_or(0), 3)},
+                            {"rtt_max_ms", rounded(p.rtt_max_ms.value_or(0), 3)}};
+            if (p.rtt_mdev_ms) rtt.evidence.emplace_back("rtt_mdev_ms", rounded(*p.rtt_mdev_ms, 3));
+            push(std::move(rtt));
+            if (loss > 0) {
+                Finding f = make_finding("PING_LOSS", p.label);
+                f.title = fmt::format("{:.2f} % of pings to {} were lost", loss, p.target);
+                f.detail =
+                    fmt::format("{} of {} requests got no reply (recomputed from the counts).",
+                                p.transmitted - p.received, p.transmitted);
+                f.evidence = {{"loss_pct", rounded(loss)}};
+                f.next_step =
+                    "Check the link's error counters (ip -s link, ethtool -S) on both nodes.";
+                push(std::move(f));
+            }
+        }
+        if (p.duplicates > 0) {
+            Finding f = make_finding("PING_DUPLICATES", p.label);
+            f.title = fmt::format("{} duplicate replies from {}", p.duplicates, p.target);
+            f.detail =
+                "More than one reply came back for some requests: several hosts answer (a "
+                "broadcast address, or two hosts with the same address) or the path duplicates "
+                "packets.";
+            f.evidence = {{"duplicate_replies", p.duplicates}};
+            f.next_step =
+                "Ping the peer's unicast address; check for an address conflict (arping -D).";
+            push(std::move(f));
+        }
+        if (p.printed_loss_pct && std::fabs(*p.printed_loss_pct - loss) > 0.5 + 0.01 * loss) {
+            Finding f = make_finding("PRINTED_LOSS_WRONG", p.label);
+            f.title = fmt::format("ping printed {:g} % loss but the counts give {:.2f} %",
+                                  *p.printed_loss_pct, loss);
+            f.detail = fmt::format("{} transmitted, {} received.", p.transmitted, p.received);
+            f.evidence = {{"recomputed_loss_pct", rounded(loss)}};
+            f.next_step = "Use the counts.";
+            push(std::move(f));
+        }
+        e.verdicts.push_back(std::move(v));
+    }
+}
+
+}  // namespace np::rules

@@ -22,6 +22,7 @@ void add_parity_command(CLI::App& app, Runner& run);
 void add_run_command(CLI::App& app, Runner& run);  // run and teardown
 void add_attach_command(CLI::App& app, Runner& run);
 void add_report_command(CLI::App& app, Runner& run);
+void add_codes_command(CLI::App& app, Runner& run);
 
 // RUN_DIR/report.html from every contract in the run dir, as `report` writes it; `run` calls it
 // once the run dir is written. Returns the file. Throws InputError when it cannot.

@@ -1,0 +1,56 @@
+// `np-explain codes`: every finding code the explanation can raise, from the registry
+// (analysis/codes.hpp) — the one list the engine, this command and the README's table share.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/codes.hpp"
+#include "src/cli/commands.hpp"
+
+namespace np::cli {
+namespace {
+
+nlohmann::json codes_json() {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : finding_codes()) {
+        nlohmann::json supersedes = nlohmann::json::array();
+        for (const auto& s : c.supersedes) supersedes.push_back(s);
+        list.push_back({{"code", c.code},
+                        {"severity", to_string(c.severity)},
+                        {"verdict", c.verdict},
+                        {"meaning", c.meaning},
+                        {"places_loss", c.is_loss},
+                        {"supersedes", supersedes}});
+    }
+    return {{"schema", "np-codes/1"}, {"codes", list}};
+}
+
+int run_codes(bool json) {
+    if (json) {
+        fmt::print("{}\n", codes_json().dump(2));
+        return 0;
+    }
+        // One block per code: the meanings are sentences, too long for a table's column.
+    for (const auto& c : finding_codes()) {
+        fmt::print("{:<26} {:<5}{}\n    {}\n", c.code, to_string(c.severity),
+                   c.verdict.empty() ? std::string() : fmt::format("  verdict: {}", c.verdict),
+                   c.meaning);
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_codes_command(CLI::App& app, Runner& run) {
+    auto json = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand(
+        "codes",
+        "List every finding code the explanation can raise: its severity, the verdict it gives "
+        "a test and what it means, in verdict priority order");
+    sub->add_flag("--json", *json,
+                  "Print {\"schema\": \"np-codes/1\", \"codes\": [...]} with what each "
+                  "supersedes");
+    sub->callback([&run, json] { run = [json] { return run_codes(*json); }; });
+}
+
+}  // namespace np::cli

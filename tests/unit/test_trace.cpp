@@ -26,7 +26,7 @@ Trace trace(const std::string& name) {
 }
 
 Measurements iperf3(const std::string& name) {
-    return parse_measurements(fixture(name), name, InputFormat::iperf3_json);
+    return parse_measurements(fixture(name), name, InputFormat::iperf3);
 }
 
 const Finding* find(const std::vector<Finding>& fs, const std::string& code) {

@@ -569,6 +569,7 @@ void rule_ping(const ExplainInput& in, Explanation& e) {
         Verdict v;
         v.test = p.label;
         v.source = p.source;
+        v.command = p.command;
         auto push = [&](Finding f) {
             f.evidence.insert(f.evidence.begin(), {"test", p.label});
             if (!p.source.empty()) f.evidence.insert(f.evidence.begin() + 1, {"file", p.source});
@@ -757,6 +758,7 @@ Explanation explain(const ExplainInput& in, const Rules& rules) {
         Verdict v;
         v.test = t.label;
         v.source = t.source;
+        v.command = t.command;
         e.verdicts.push_back(std::move(v));
     }
     for (size_t i = 0; i < in.measurements.throughput.size(); ++i) {
@@ -785,10 +787,11 @@ nlohmann::json to_json(const Explanation& e) {
     nlohmann::json doc = findings_document(e.findings);
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& v : e.verdicts) {
-        nlohmann::json r{{"test", v.test},          {"source", v.source},
-                         {"measured", v.measured},  {"verdict", v.verdict},
-                         {"codes", v.codes},        {"measured_mbps", nullptr},
-                         {"ceiling_mbps", nullptr}, {"pct_of_ceiling", nullptr}};
+        nlohmann::json r{
+            {"test", v.test},           {"source", v.source},      {"command", nullptr},
+            {"measured", v.measured},   {"verdict", v.verdict},    {"codes", v.codes},
+            {"measured_mbps", nullptr}, {"ceiling_mbps", nullptr}, {"pct_of_ceiling", nullptr}};
+        if (!v.command.empty()) r["command"] = v.command;
         if (v.measured_bps) r["measured_mbps"] = *v.measured_bps / 1e6;
         if (v.ceiling_bps) r["ceiling_mbps"] = *v.ceiling_bps / 1e6;
         if (v.ratio) r["pct_of_ceiling"] = *v.ratio * 100;
@@ -830,6 +833,7 @@ Explanation parse_explanation(const nlohmann::json& doc, const std::string& wher
         Verdict v;
         v.test = text("test");
         v.source = text("source");
+        v.command = text("command");
         v.measured = text("measured");
         v.verdict = text("verdict");
         if (const auto m = number("measured_mbps")) v.measured_bps = *m * 1e6;
@@ -854,6 +858,7 @@ std::string render_explanation(const Explanation& e, std::optional<double> link_
     for (const auto& v : e.verdicts) {
         t.add_row({v.test, v.measured, v.ceiling_bps ? format_rate(*v.ceiling_bps) : "-",
                    v.ratio ? format_pct(*v.ratio) : "-", v.verdict});
+        if (!v.command.empty()) t.add_note("$ " + v.command);
     }
     out += t.render() + "\n";
     out += render_findings(e.findings);

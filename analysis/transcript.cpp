@@ -229,6 +229,7 @@ class Transcript {
         }
         if (l.cut) return;  // longer than any line a tool prints
         run_->line(t, l.number);
+        recognised_ = recognised_ || !run_->empty();
     }
 
     void start(std::unique_ptr<RunReader> reader, Kind kind, int64_t line) {

@@ -80,8 +80,8 @@ TEST(CliExplain, ATranscriptGivesOneRowPerRunWithItsCommandUnderIt) {
 }
 
 TEST(CliExplain, JsonVerdictsCarryTheCommand) {
-    const auto r = np_explain({"explain", "--json", "--link", "1G",
-                               fx("handwritten/seed-tutorial-step3-1g.md")});
+    const auto r = np_explain(
+        {"explain", "--json", "--link", "1G", fx("handwritten/seed-tutorial-step3-1g.md")});
     ASSERT_EQ(r.exit_status, 0) << r.err;
     const auto doc = nlohmann::json::parse(r.out);
     ASSERT_EQ(doc["verdicts"].size(), 3u);
@@ -92,9 +92,9 @@ TEST(CliExplain, JsonVerdictsCarryTheCommand) {
 }
 
 TEST(CliExplain, ABannerOnlyServerBesideItsClientLocatesTheLossAtTheServersBuffer) {
-    const auto r = np_explain({"explain", "--link", "10G",
-                               fx("handwritten/iperf2-2.2-udp-10g-b9g.client.txt"),
-                               fx("handwritten/iperf2-2.0-udp-server-banner.txt")});
+    const auto r =
+        np_explain({"explain", "--link", "10G", fx("handwritten/iperf2-2.2-udp-10g-b9g.client.txt"),
+                    fx("handwritten/iperf2-2.0-udp-server-banner.txt")});
     ASSERT_EQ(r.exit_status, 0) << r.err;
     EXPECT_TRUE(has(r.out, "The UDP buffer is 208 KByte (default) on the server")) << r.out;
     EXPECT_TRUE(r.err.empty()) << r.err;
@@ -108,10 +108,11 @@ TEST(CliExplain, AnIperf3ServerLogBesideItsClientIsExplainedNotRefused) {
 }
 
 TEST(CliExplain, AnInterruptedRunIsNotedAndTheRestExplained) {
-    const std::string text = "$ iperf -c h\n------\nClient connecting to h, TCP port 5001\n^C\n"
-                             "$ ping -c 3 h\nPING h (h) 56(84) bytes of data.\n\n--- h ping "
-                             "statistics ---\n3 packets transmitted, 3 received, 0% packet loss\n"
-                             "rtt min/avg/max/mdev = 1/2/3/1 ms\n";
+    const std::string text =
+        "$ iperf -c h\n------\nClient connecting to h, TCP port 5001\n^C\n"
+        "$ ping -c 3 h\nPING h (h) 56(84) bytes of data.\n\n--- h ping "
+        "statistics ---\n3 packets transmitted, 3 received, 0% packet loss\n"
+        "rtt min/avg/max/mdev = 1/2/3/1 ms\n";
     char path[] = "/tmp/np-explain-cli-XXXXXX";
     const int fd = mkstemp(path);
     close(fd);
@@ -125,8 +126,8 @@ TEST(CliExplain, AnInterruptedRunIsNotedAndTheRestExplained) {
 }
 
 TEST(CliExplain, StandardInputIsReadWhenTheFileIsADash) {
-    const auto r = sh("cat " + shell_quote(fx("iperf3/tcp-100m.json")) + " | " NP_EXPLAIN_BIN
-                      " explain --link 100M -");
+    const auto r = sh("cat " + shell_quote(fx("iperf3/tcp-100m.json")) +
+                      " | " NP_EXPLAIN_BIN " explain --link 100M -");
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_TRUE(has(r.out, "line-rate bound")) << r.out;
 }
@@ -136,11 +137,11 @@ TEST(CliExplain, InputsThatBlockOrNeverEndAreRefusedAtOnce) {
     ASSERT_NE(mkdtemp(dir), nullptr);
     const std::string fifo = std::string(dir) + "/fifo";
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    for (const auto& [file, says] : std::vector<std::pair<std::string, std::string>>{
-             {fifo, "FIFO"},
-             {"/dev/zero", "device"},
-             {"/proc/self/status", "/proc"},
-             {dir, "directory"}}) {
+    for (const auto& [file, says] :
+         std::vector<std::pair<std::string, std::string>>{{fifo, "FIFO"},
+                                                          {"/dev/zero", "device"},
+                                                          {"/proc/self/status", "/proc"},
+                                                          {dir, "directory"}}) {
         // `timeout` turns a hang into exit 124: the refusal must come first.
         const auto r = sh("timeout 10 " NP_EXPLAIN_BIN " explain " + shell_quote(file));
         EXPECT_EQ(r.status, 2) << file << ": " << r.out;
@@ -199,11 +200,14 @@ INSTANTIATE_TEST_SUITE_P(
                       BadExplain{{"--iperf2"}, "{\"start\": {}}", "iperf2"},
                       BadExplain{{"--ping"}, "PING x\n", "ping statistics"},
                       BadExplain{{}, std::string("\x89PNG\r\n\x1a\n\0\0", 10), "binary"},
-                      BadExplain{{}, "{\"start\":{},\"end\":{\"sum_sent\":{\"bits_per_second\":[]}}}",
+                      BadExplain{{},
+                                 "{\"start\":{},\"end\":{\"sum_sent\":{\"bits_per_second\":[]}}}",
                                  "end.sum_sent.bits_per_second"},
-                      BadExplain{{}, "{\"start\":{},\"end\":{\"sum\":{\"lost_packets\":-5}}}",
+                      BadExplain{{},
+                                 "{\"start\":{},\"end\":{\"sum\":{\"lost_packets\":-5}}}",
                                  "(end.sum.lost_packets): line 1: -5 is negative"},
-                      BadExplain{{}, "{\"start\":{},\"end\":{\"sum_sent\":{\"bytes\":1e400}}}",
+                      BadExplain{{},
+                                 "{\"start\":{},\"end\":{\"sum_sent\":{\"bytes\":1e400}}}",
                                  "(end.sum_sent.bytes): line 1: 1e400 is out of range"},
                       BadExplain{{},
                                  "------------------------------------------------------------\n"

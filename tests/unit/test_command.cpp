@@ -25,15 +25,17 @@ TEST(Command, TheSeedTutorialsSshWrappedCommandsAreTheToolsOwn) {
     EXPECT_EQ(ping.host, "192.168.200.1");
     EXPECT_EQ(ping.count, 5);
     EXPECT_EQ(ping.interface, "enp0s25");
-    const auto server = cmd("ssh root@node1-1 \"systemd-run --unit=np-iperf3 --collect "
-                            "/usr/bin/iperf3 -s -p 5201\"");
+    const auto server =
+        cmd("ssh root@node1-1 \"systemd-run --unit=np-iperf3 --collect "
+            "/usr/bin/iperf3 -s -p 5201\"");
     EXPECT_TRUE(server.server);
     EXPECT_EQ(server.port, 5201);
 }
 
 TEST(Command, Iperf2ReadsUppercaseSuffixesInBinaryAndLowercaseInDecimal) {
-    const auto c = cmd("sudo ip netns exec npx-tr-b iperf -c 198.18.20.1 -u -b 90M -l 1200 "
-                       "-P 4 -w 4M -p 5002 -t 5");
+    const auto c =
+        cmd("sudo ip netns exec npx-tr-b iperf -c 198.18.20.1 -u -b 90M -l 1200 "
+            "-P 4 -w 4M -p 5002 -t 5");
     EXPECT_EQ(c.tool, Tool::iperf2);
     EXPECT_EQ(c.bandwidth_bps, 90.0 * (1 << 20));
     EXPECT_EQ(c.bandwidth_text, "90M");
@@ -107,10 +109,12 @@ TEST(Prompt, ToolOutputIsNoPrompt) {
     for (const char* line :
          {"[  5] local 198.18.20.2 port 55522 connected to 198.18.20.1 port 5201",
           "64 bytes from 198.18.20.1: icmp_seq=1 ttl=64 time=0.092 ms",
-          "Server listening on 5201 (test #1)", "------------------------------------------------------------",
+          "Server listening on 5201 (test #1)",
+          "------------------------------------------------------------",
           "[ ID] Interval           Transfer     Bitrate         Retr",
           "[SUM]   0.00-1.00   sec  11.1 MBytes  93.5 Mbits/sec",
-          "--- 198.18.20.1 ping statistics ---", "rtt min/avg/max/mdev = 0.043/0.054/0.092/0.018 ms",
+          "--- 198.18.20.1 ping statistics ---",
+          "rtt min/avg/max/mdev = 0.043/0.054/0.092/0.018 ms",
           "TCP window size: 16.0 KByte (default)", "\"host\": \"198.18.20.1\",", "iperf Done."})
         EXPECT_FALSE(prompt_command(line).has_value()) << line;
 }

@@ -55,8 +55,9 @@ TEST(Iperf2, UdpClientReadsSentDatagramsAndTheRelayedServerReport) {
     EXPECT_EQ(t.transport, Transport::udp);
     EXPECT_EQ(t.payload_bytes, 1470);
     EXPECT_EQ(t.socket_buffer_text, "208 KByte (default)");
-    EXPECT_EQ(t.offered_from, "the IPG target 56.08 us, i.e. -b 200M, which iperf2 reads in "
-                              "binary units (an uppercase suffix)");
+    EXPECT_EQ(t.offered_from,
+              "the IPG target 56.08 us, i.e. -b 200M, which iperf2 reads in "
+              "binary units (an uppercase suffix)");
     EXPECT_EQ(t.datagrams_sent, 81467);
     EXPECT_EQ(t.datagrams_lost, 0);
     EXPECT_EQ(t.datagrams_total, 81466);
@@ -111,7 +112,8 @@ TEST(Iperf2, TenGigUdpRunHasTheDesignFigures) {
 }
 
 TEST(Iperf2, AServerThatPrintedOnlyItsBannerIsContextNotATest) {
-    const auto m = parse_measurements(fixture("handwritten/iperf2-2.0-udp-server-banner.txt"), "s.txt");
+    const auto m =
+        parse_measurements(fixture("handwritten/iperf2-2.0-udp-server-banner.txt"), "s.txt");
     EXPECT_TRUE(m.throughput.empty());
     ASSERT_EQ(m.servers.size(), 1u);
     const auto& b = m.servers[0];

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "analysis/error.hpp"
 #include <fmt/format.h>
+#include "analysis/error.hpp"
 
 #include "analysis/iperf3.hpp"
 #include "analysis/series.hpp"
@@ -11,6 +11,7 @@ namespace np {
 namespace {
 
 using testing::fixture;
+using testing::Repeated;
 
 TEST(Iperf3, ReadsTcpSumsMssBuffersAndIntervals) {
     const auto run = parse_iperf3(fixture("iperf3/tcp-100m.json"));
@@ -156,69 +157,29 @@ TEST_P(Iperf3Rejects, WithFieldAndLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     Inputs, Iperf3Rejects,
-    ::testing::Values(BadJson{"", "json", 1}, BadJson{"  \n ", "json", 1},
-                      BadJson{"{\"start\": {\n\"version\": \"iperf 3.12\",\n", "json", 3},
-                      BadJson{std::string("{\"a\":\0}", 7), "json", 1},
-                      BadJson{"{\"start\":{},\"end\":{\"sum_sent\":{\"bytes\":\"many\"}}}",
-                              "end.sum_sent.bytes", 1},
-                      BadJson{"{\"start\":{\"test_start\":{\"num_streams\":true}},\"end\":{}}",
-                              "start.test_start.num_streams", 1},
-                      // A rate that is a list is not a rate of 0.
-                      BadJson{"{\"start\":{},\n\"end\":{\"sum_received\":{\"bits_per_second\":[]}}}",
-                              "end.sum_received.bits_per_second", 2},
-                      BadJson{"{\"start\":{},\"end\":{\"sum\":{\"lost_packets\":-1287216}}}",
-                              "end.sum.lost_packets", 1},
-                      BadJson{"{\"start\":{},\"end\":{\"sum_sent\":{\"bits_per_second\":1e400}}}",
-                              "end.sum_sent.bits_per_second", 1},
-                      BadJson{"{\"start\":{\"test_start\":{\"num_streams\":1000000}},\"end\":{}}",
-                              "start.test_start.num_streams", 1},
-                      BadJson{"{\"start\":{},\"end\":{\"sum\":{\"packets\":2.5}}}",
-                              "end.sum.packets", 1},
-                      BadJson{"{\"start\":{},\"end\":{\"sum_sent\":[]}}", "end.sum_sent", 1},
-                      BadJson{"{\"start\":{},\"intervals\":[1],\"end\":{}}", "intervals[0]", 1},
-                      BadJson{"{\"end\":{}}", "start", 0}, BadJson{"{\"start\":{}}", "end", 0},
-                      BadJson{"[1,2,3]", "start", 0}, BadJson{"{\"start\":{}} trailing", "json", 1},
-                      BadJson{"{\"event\":\"start\",\"data\":{}}\n{\"event\":\"end\",\"data\":{",
-                              "json", 2}));
-
-// `head`, then `body` `times` times, then `tail`, in 64 KiB chunks, without holding it all:
-// inputs as large as the ones issue 12 found, at the cost of one chunk.
-class Repeated : public ByteSource {
-  public:
-    Repeated(std::string head, const std::string& body, int64_t times, std::string tail)
-        : head_(std::move(head)), tail_(std::move(tail)), left_(times) {
-        while (block_.size() < 65536) block_ += body;
-        per_block_ = static_cast<int64_t>(block_.size() / body.size());
-        body_ = body;
-    }
-    std::string_view next() override {
-        ++chunks;
-        if (!head_done_) {
-            head_done_ = true;
-            return head_;
-        }
-        if (left_ >= per_block_) {
-            left_ -= per_block_;
-            return block_;
-        }
-        if (left_ > 0) {
-            rest_.clear();
-            for (; left_ > 0; --left_) rest_ += body_;
-            return rest_;
-        }
-        if (!tail_done_) {
-            tail_done_ = true;
-            return tail_;
-        }
-        return {};
-    }
-    int64_t chunks = 0;
-
-  private:
-    std::string head_, tail_, block_, body_, rest_;
-    int64_t left_, per_block_ = 1;
-    bool head_done_ = false, tail_done_ = false;
-};
+    ::testing::Values(
+        BadJson{"", "json", 1}, BadJson{"  \n ", "json", 1},
+        BadJson{"{\"start\": {\n\"version\": \"iperf 3.12\",\n", "json", 3},
+        BadJson{std::string("{\"a\":\0}", 7), "json", 1},
+        BadJson{"{\"start\":{},\"end\":{\"sum_sent\":{\"bytes\":\"many\"}}}", "end.sum_sent.bytes",
+                1},
+        BadJson{"{\"start\":{\"test_start\":{\"num_streams\":true}},\"end\":{}}",
+                "start.test_start.num_streams", 1},
+        // A rate that is a list is not a rate of 0.
+        BadJson{"{\"start\":{},\n\"end\":{\"sum_received\":{\"bits_per_second\":[]}}}",
+                "end.sum_received.bits_per_second", 2},
+        BadJson{"{\"start\":{},\"end\":{\"sum\":{\"lost_packets\":-1287216}}}",
+                "end.sum.lost_packets", 1},
+        BadJson{"{\"start\":{},\"end\":{\"sum_sent\":{\"bits_per_second\":1e400}}}",
+                "end.sum_sent.bits_per_second", 1},
+        BadJson{"{\"start\":{\"test_start\":{\"num_streams\":1000000}},\"end\":{}}",
+                "start.test_start.num_streams", 1},
+        BadJson{"{\"start\":{},\"end\":{\"sum\":{\"packets\":2.5}}}", "end.sum.packets", 1},
+        BadJson{"{\"start\":{},\"end\":{\"sum_sent\":[]}}", "end.sum_sent", 1},
+        BadJson{"{\"start\":{},\"intervals\":[1],\"end\":{}}", "intervals[0]", 1},
+        BadJson{"{\"end\":{}}", "start", 0}, BadJson{"{\"start\":{}}", "end", 0},
+        BadJson{"[1,2,3]", "start", 0}, BadJson{"{\"start\":{}} trailing", "json", 1},
+        BadJson{"{\"event\":\"start\",\"data\":{}}\n{\"event\":\"end\",\"data\":{", "json", 2}));
 
 TEST(Iperf3, TwentyMillionEndStreamsAreRefusedAfterIperf3sLimitNotRead) {
     // Issue 12: 20 million {} in end.streams (60 MB) took 18 GB and 3 min. iperf3 runs at most
@@ -237,7 +198,8 @@ TEST(Iperf3, TwentyMillionEndStreamsAreRefusedAfterIperf3sLimitNotRead) {
 TEST(Iperf3, ADayOfIntervalsKeepsABoundedSeries) {
     std::string doc = "{\"start\":{},\"intervals\":[";
     for (int i = 0; i < 200000; ++i)
-        doc += fmt::format("{}{{\"sum\":{{\"bits_per_second\":{}}}}}", i ? "," : "", i % 2 ? 90e6 : 94e6);
+        doc += fmt::format("{}{{\"sum\":{{\"bits_per_second\":{}}}}}", i ? "," : "",
+                           i % 2 ? 90e6 : 94e6);
     doc += "],\"end\":{\"sum_received\":{\"bits_per_second\":92e6}}}";
     StringSource in(doc, 4096);
     const auto run = parse_iperf3(in);
@@ -248,7 +210,8 @@ TEST(Iperf3, ADayOfIntervalsKeepsABoundedSeries) {
 }
 
 TEST(Iperf3, ReadInPiecesItIsTheSameRun) {
-    for (const char* f : {"iperf3/udp-100m-b90M.json", "handwritten/iperf3-3.17-json-stream-tcp.ndjson"}) {
+    for (const char* f :
+         {"iperf3/udp-100m-b90M.json", "handwritten/iperf3-3.17-json-stream-tcp.ndjson"}) {
         const std::string text = fixture(f);
         const auto whole = measurements_from(parse_iperf3(text), "f").throughput.at(0);
         for (size_t chunk : {1, 7, 4096}) {

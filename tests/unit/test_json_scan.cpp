@@ -55,7 +55,8 @@ TEST(JsonScan, EveryChunkBoundaryGivesTheSameTokens) {
         "{\"key\": \"va\\u00e9lue\\n\", \"n\": -12.5e-3, \"list\": [true, false, null, "
         "\"\\ud83d\\ude00\"], \"deep\": {\"x\": [[0]]}}";
     const auto whole = scan(doc);
-    for (size_t chunk = 1; chunk <= doc.size(); ++chunk) EXPECT_EQ(scan(doc, chunk), whole) << chunk;
+    for (size_t chunk = 1; chunk <= doc.size(); ++chunk)
+        EXPECT_EQ(scan(doc, chunk), whole) << chunk;
 }
 
 TEST(JsonScan, SeveralValuesOneAfterAnotherAreReadOneByOne) {

@@ -43,7 +43,8 @@ TEST(Ping, ALongRunKeepsABoundedShareOfItsReplies) {
     for (int i = 1; i <= n; ++i)
         text += "64 bytes from h: icmp_seq=" + std::to_string(i) + " ttl=64 time=0.05 ms\n";
     text += "\n--- h ping statistics ---\n" + std::to_string(n) + " packets transmitted, " +
-            std::to_string(n) + " received, 0% packet loss, time 1ms\nrtt min/avg/max/mdev = "
+            std::to_string(n) +
+            " received, 0% packet loss, time 1ms\nrtt min/avg/max/mdev = "
             "0.05/0.05/0.05/0 ms\n";
     const auto p = pings(text).at(0);
     EXPECT_EQ(p.received, n);
@@ -108,8 +109,8 @@ TEST(Ping, SeveralRunsInOneFileAreSeveralTests) {
 }
 
 TEST(Ping, PingsOwnErrorIsAToolFailure) {
-    const auto m = parse_measurements("$ ping -c 3 192.0.2.1\nping: connect: Network is unreachable\n",
-                                      "p.txt");
+    const auto m = parse_measurements(
+        "$ ping -c 3 192.0.2.1\nping: connect: Network is unreachable\n", "p.txt");
     ASSERT_EQ(m.failures.size(), 1u);
     EXPECT_EQ(m.failures[0].tool, Tool::ping);
     EXPECT_EQ(m.failures[0].message, "ping: connect: Network is unreachable");

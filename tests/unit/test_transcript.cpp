@@ -12,6 +12,7 @@ namespace np {
 namespace {
 
 using testing::fixture;
+using testing::Repeated;
 
 Measurements read(const std::string& relative, size_t chunk = 0) {
     const std::string text = fixture(relative);
@@ -95,8 +96,8 @@ TEST(Transcript, ARunWhoseServerCrashedKeepsWhatTheClientCounted) {
 
 TEST(Transcript, PagesWithFencesGiveTheSameRunsAsTheTerminal) {
     const auto terminal = rows(read("transcripts/client.txt"));
-    for (const char* page : {"transcripts/session.md", "transcripts/session.mediawiki",
-                             "transcripts/session.trac"}) {
+    for (const char* page :
+         {"transcripts/session.md", "transcripts/session.mediawiki", "transcripts/session.trac"}) {
         const auto got = rows(read(page));
         ASSERT_EQ(got.size(), terminal.size()) << page;
         for (size_t i = 0; i < got.size(); ++i) {
@@ -143,7 +144,8 @@ TEST(Transcript, TheSeedTutorialsStepThreeGivesItsThreeTests) {
     const auto m = read("handwritten/seed-tutorial-step3-1g.md");
     ASSERT_EQ(m.throughput.size(), 2u);
     ASSERT_EQ(m.pings.size(), 1u);
-    EXPECT_EQ(m.pings[0].command, "ssh root@node1-2 \"ping -c 5 -I enp0s25 192.168.200.1\" # latency");
+    EXPECT_EQ(m.pings[0].command,
+              "ssh root@node1-2 \"ping -c 5 -I enp0s25 192.168.200.1\" # latency");
     EXPECT_DOUBLE_EQ(*m.throughput[0].received_bps, 934e6);
     EXPECT_EQ(m.throughput[1].offered_bps, 1e9);
     EXPECT_DOUBLE_EQ(*m.throughput[1].received_bps, 949e6);
@@ -172,11 +174,13 @@ TEST(Transcript, OutputsPastedOneAfterAnotherWithoutPromptsAreSeparateRuns) {
 }
 
 TEST(Transcript, AnInterruptedRunIsLeftOutWithANoteWhenOthersRemain) {
-    const std::string text = "$ iperf -c h -u -b 1G\n" + fixture("iperf2/udp-100m-b90M.client.txt") +
+    const std::string text = "$ iperf -c h -u -b 1G\n" +
+                             fixture("iperf2/udp-100m-b90M.client.txt") +
                              "$ iperf -c h\n"
                              "------------------------------------------------------------\n"
                              "Client connecting to h, TCP port 5001\n"
-                             "^C\n$ ping -c 3 h\n" + fixture("ping/iputils-ok.txt");
+                             "^C\n$ ping -c 3 h\n" +
+                             fixture("ping/iputils-ok.txt");
     const auto m = parse_measurements(text, "s.txt");
     EXPECT_EQ(m.throughput.size(), 1u);
     EXPECT_EQ(m.pings.size(), 1u);
@@ -188,7 +192,8 @@ TEST(Transcript, AnInterruptedRunIsLeftOutWithANoteWhenOthersRemain) {
 TEST(Transcript, Iperf3sErrorInASessionIsAToolFailure) {
     const auto m = parse_measurements(
         "user@h:~$ iperf3 -c 198.18.20.9\niperf3: error - unable to connect to server: "
-        "Connection refused\nuser@h:~$ ping -c 1 h\n" + fixture("ping/iputils-ok.txt"),
+        "Connection refused\nuser@h:~$ ping -c 1 h\n" +
+            fixture("ping/iputils-ok.txt"),
         "s.txt");
     ASSERT_EQ(m.failures.size(), 1u);
     EXPECT_EQ(m.failures[0].message, "unable to connect to server: Connection refused");
@@ -206,12 +211,24 @@ TEST(Transcript, JsonQuotedAsHtmlInAPreBlockIsDecoded) {
 
 TEST(Transcript, BrokenJsonInASessionNamesItsLineInTheSession) {
     try {
-        parse_measurements("$ ls\nout.json\n$ iperf3 -c h -J\n{\n  \"start\": {\n  oops\n", "s.txt");
+        parse_measurements("$ ls\nout.json\n$ iperf3 -c h -J\n{\n  \"start\": {\n  oops\n",
+                           "s.txt");
         FAIL();
     } catch (const InputError& e) {
         EXPECT_EQ(e.field(), "json");
         EXPECT_EQ(e.line(), 6);
     }
+}
+
+TEST(Transcript, ARunLongerThanThePreambleLimitIsReadToItsEnd) {
+    // Only text with no tool output in its first 64 MiB is refused; a day of -i lines is not.
+    Repeated in("$ iperf -c h -i 0.5\nClient connecting to h, TCP port 5001\n",
+                "[  1] 0.5000-1.0000 sec  56.1 MBytes   941 Mbits/sec\n", 1'500'000,
+                "[  1] 0.0000-86400.0000 sec  9.25 TBytes   941 Mbits/sec\n");
+    const auto m = parse_measurements(in, "day.txt");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    EXPECT_DOUBLE_EQ(*m.throughput[0].sent_bps, 941e6);
+    EXPECT_EQ(m.throughput[0].duration_s, 86400);
 }
 
 TEST(Transcript, ARunEndsAtTheNextPromptNotAtTheNextHeader) {

@@ -120,6 +120,26 @@ inline int64_t count_newlines(const char* p, const char* end) {
     return n + std::count(p, end, '\n');
 }
 
+// The first byte in [p, end) that is not a digit, or end. Numbers are most of an iperf3
+// document's bytes ("bits_per_second": 94660976.341163725): 16 at a time, no loop to mispredict.
+// (Blanks are left to the plain loop: their runs are short, and 16 at a time measured slower.)
+inline const char* skip_digits(const char* p, const char* end) {
+#if defined(__SSE2__)
+    while (end - p >= 16) {
+        const __m128i v =
+            _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), _mm_set1_epi8('0'));
+        const __m128i nine = _mm_set1_epi8(9);
+        const auto digits =
+            static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, nine), nine)));
+        const unsigned other = ~digits & 0xFFFFu;
+        if (other != 0) return p + __builtin_ctz(other);
+        p += 16;
+    }
+#endif
+    while (p < end && *p >= '0' && *p <= '9') ++p;
+    return p;
+}
+
 inline bool digit(char c) {
     return c >= '0' && c <= '9';
 }
@@ -322,12 +342,12 @@ class Scanner {
             ++p;
         } else {
             const char* d = p;
-            while (p < e && detail::digit(*p)) ++p;
+            p = detail::skip_digits(p, e);
             ok = p != d;
         }
         if (ok && p < e && *p == '.') {
             const char* d = ++p;
-            while (p < e && detail::digit(*p)) ++p;
+            p = detail::skip_digits(p, e);
             ok = p != d;
         }
         if (ok && p < e && (*p == 'e' || *p == 'E')) {
@@ -368,7 +388,8 @@ class Scanner {
             buf_.append(s, std::min(n, kMaxStringBytes - buf_.size()));
     }
 
-    std::string_view read_string() {
+    // Inlined: every key goes through here (measured 6 % of a document's time as a call).
+    [[gnu::always_inline]] std::string_view read_string() {
         ++p_;  // opening quote
         const char* start = p_;
         // Keys and values rarely hold escapes and rarely span chunks: a view into the chunk.
@@ -383,7 +404,7 @@ class Scanner {
         return read_string_rest();
     }
 
-    std::string_view read_string_rest() {
+    [[gnu::noinline]] std::string_view read_string_rest() {
         while (true) {
             if (!ensure()) eof();
             const char* run = p_;

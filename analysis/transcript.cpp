@@ -322,6 +322,7 @@ class Transcript {
 
     // The items a run added: the command it ran fills what they do not say.
     void added(const Placed& at) {
+        // Every run counts, left out or not: each costs a row or a note.
         if (placed_.size() >= kMaxRunsPerInput)
             throw InputError(
                 "format", fmt::format("more than {} runs in one input", kMaxRunsPerInput), at.line);
@@ -356,7 +357,7 @@ class Transcript {
                              1);
         }
         // Several runs: each is named by the line it starts on.
-        if (placed_.size() + skipped_.size() > 1) {
+        if (placed_.size() > 1) {
             for (size_t r = 0; r < placed_.size(); ++r) {
                 const Placed& a = placed_[r];
                 const Placed end = r + 1 < placed_.size() ? placed_[r + 1] : mark(0);

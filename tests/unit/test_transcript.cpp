@@ -231,6 +231,19 @@ TEST(Transcript, ARunLongerThanThePreambleLimitIsReadToItsEnd) {
     EXPECT_EQ(m.throughput[0].duration_s, 86400);
 }
 
+TEST(Transcript, MoreRunsThanAnySessionHoldsAreRefusedNotCollected) {
+    // A million interrupted runs would be a million notes.
+    Repeated in("", "Client connecting to h, TCP port 5001\n", 1'000'000, "");
+    try {
+        parse_measurements(in, "many.txt");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("more than 10000 runs"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_LT(in.chunks, 20);
+}
+
 TEST(Transcript, ARunEndsAtTheNextPromptNotAtTheNextHeader) {
     // Without the prompt lines the two clients would still be two runs; with them each run
     // knows its command.

@@ -287,6 +287,15 @@ class Reader : public RunReader {
   public:
     void line(std::string_view t, int64_t number) override {
         last_line_ = number;
+        if (t.starts_with("[")) {
+            id_line(t, number);
+        } else {
+            header_line(t);
+        }
+    }
+
+  private:
+    void header_line(std::string_view t) {
         if (t.starts_with("Client connecting to ")) {
             read_any_ = run_.banner = true;
             run_.client = true;
@@ -330,8 +339,11 @@ class Reader : public RunReader {
             t.starts_with("ERROR:")) {
             if (run_.failure.empty()) run_.failure = std::string(t.substr(0, 500));
             read_any_ = true;
-            return;
         }
+    }
+
+    // "[ id] …": a report, "Sent N datagrams", "Server Report:" or a connection.
+    void id_line(std::string_view t, int64_t number) {
         std::string_view probe = t;
         const auto id = take_id(probe);
         if (!id) return;
@@ -374,6 +386,7 @@ class Reader : public RunReader {
         }
     }
 
+  public:
     bool next_run_starts(std::string_view t) const override {
         if (!read_any_) return false;
         if (iperf2_header(t)) return true;

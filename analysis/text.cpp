@@ -1,5 +1,6 @@
 #include "analysis/text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -86,7 +87,9 @@ std::optional<Quantity> take_quantity(std::string_view& s, bool rate) {
         s = save;
         return std::nullopt;
     }
-    return Quantity{*v * *scale, 0.5 * std::pow(10.0, -decimals_of(digits)) * *scale};
+    static constexpr double kHalfUnit[] = {0.5, 0.05, 0.005, 0.0005, 0.00005};
+    const int decimals = std::min(decimals_of(digits), 4);
+    return Quantity{*v * *scale, kHalfUnit[decimals] * *scale};
 }
 
 }  // namespace np::text

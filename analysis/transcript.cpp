@@ -37,14 +37,29 @@ bool sigil(char c) {
 enum class Markup { none, fence, pre_open, pre_close };
 
 Markup markup_of(std::string_view t) {
-    if (t.starts_with("```") || t.starts_with("~~~")) return Markup::fence;
-    if (t.starts_with("{{{") || t == "}}}") return Markup::fence;
-    for (std::string_view open : {"<pre", "<code", "<syntaxhighlight", "<source", "[code"})
-        if (t.starts_with(open)) return Markup::pre_open;
-    for (std::string_view close :
-         {"</pre>", "</code>", "</syntaxhighlight>", "</source>", "[/code]"})
-        if (t.starts_with(close)) return Markup::pre_close;
-    return Markup::none;
+    // Most lines are tool output: their first byte rules markup out.
+    if (t.empty()) return Markup::none;
+    switch (t[0]) {
+        case '`':
+            return t.starts_with("```") ? Markup::fence : Markup::none;
+        case '~':
+            return t.starts_with("~~~") ? Markup::fence : Markup::none;
+        case '{':
+            return t.starts_with("{{{") ? Markup::fence : Markup::none;
+        case '}':
+            return t == "}}}" ? Markup::fence : Markup::none;
+        case '[':
+            if (t.starts_with("[code")) return Markup::pre_open;
+            return t.starts_with("[/code]") ? Markup::pre_close : Markup::none;
+        case '<':
+            for (std::string_view open : {"<pre", "<code", "<syntaxhighlight", "<source"})
+                if (t.starts_with(open)) return Markup::pre_open;
+            for (std::string_view close : {"</pre>", "</code>", "</syntaxhighlight>", "</source>"})
+                if (t.starts_with(close)) return Markup::pre_close;
+            return Markup::none;
+        default:
+            return Markup::none;
+    }
 }
 
 // Inside HTML, the terminal's <, >, & and " arrive as entities.
@@ -79,6 +94,10 @@ Tool tool_of(Kind k) {
 
 // Which tool's output a line begins, read from the line alone (no command shown).
 Kind kind_of_header(std::string_view t) {
+    // Headers begin with '{', "PING", "---", "Client", "Server", "Connecting" or "iperf3:".
+    if (t.empty() ||
+        (t[0] != '{' && t[0] != 'P' && t[0] != '-' && t[0] != 'C' && t[0] != 'S' && t[0] != 'i'))
+        return Kind::none;
     if (t.starts_with("{")) return Kind::iperf3_json;
     if (ping_header(t)) return Kind::ping;
     if (iperf3_text_header(t)) return Kind::iperf3_text;
@@ -171,6 +190,7 @@ class Transcript {
         }
         // "$ iperf -c h</pre>": the closing tag ends the block.
         for (std::string_view close : {"</pre>", "</code>", "</syntaxhighlight>", "}}}"}) {
+            if (t.empty() || (t.back() != '>' && t.back() != '}')) break;
             if (t.ends_with(close)) {
                 t = text::trim(t.substr(0, t.size() - close.size()));
                 if (close != "}}}") in_html_ = false;

@@ -350,6 +350,13 @@ class Reader : public RunReader {
     }
 
     void emit(const RunInfo& info, Measurements& out) {
+        // What the output shows wins; the command says what a pasted fragment of it leaves out
+        // (no header row to tell UDP, no "Reverse mode" line).
+        if (const ToolCommand* c = info.command; c && client_) {
+            udp_ = udp_ || c->udp;
+            reverse_ = reverse_ || c->reverse;
+            if (!verbose_streams_ && c->parallel) verbose_streams_ = c->parallel;
+        }
         // On a server's log, the summary this side printed says which way the data went.
         const bool server_sent =
             !client_ && !bidir_ && forward_.sender.best() && !forward_.receiver.best();

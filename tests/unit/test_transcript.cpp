@@ -84,6 +84,20 @@ TEST(Transcript, Iperf3sTextOutputHoldsReverseAndRetransmits) {
     EXPECT_TRUE(m.throughput.at(3).reverse);
 }
 
+TEST(Transcript, AFragmentOfIperf3TextIsCompletedByItsCommand) {
+    // Only the summary lines were pasted: no header row says UDP, no line says -R or -P.
+    const auto m = parse_measurements(
+        "$ iperf3 -c h -u -b 20M -R -P 2 -t 5\n"
+        "[SUM]   0.00-5.00   sec  23.8 MBytes  40.0 Mbits/sec  0.000 ms  0/17265 (0%)  sender\n"
+        "[SUM]   0.00-5.00   sec  23.8 MBytes  40.0 Mbits/sec  0.012 ms  0/17265 (0%)  receiver\n",
+        "f.txt");
+    const auto& t = m.throughput.at(0);
+    EXPECT_EQ(t.transport, Transport::udp);
+    EXPECT_TRUE(t.reverse);
+    EXPECT_EQ(t.streams, 2);
+    EXPECT_EQ(t.offered_bps, 40e6) << "-b is per stream";
+}
+
 TEST(Transcript, ARunWhoseServerCrashedKeepsWhatTheClientCounted) {
     // The iperf 2.1.8 UDP server segfaulted on the -l 1200 run: no Server Report reached the
     // client, which still counted what it sent.

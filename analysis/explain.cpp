@@ -87,9 +87,10 @@ Explanation explain(const ExplainInput& in, const Rules& rules) {
         for (auto r : rules.per_test) r(v, found);
         found = without_superseded(std::move(found));
 
-        Verdict row;
+                Verdict row;
         row.test = t.label;
         row.source = t.source;
+        row.command = t.command;
         row.measured_bps = v.measured_bps;
         row.measured =
             v.measured_bps ? rules::rate_text(*v.measured_bps, t.rate_resolution_bps) : "-";
@@ -115,10 +116,11 @@ nlohmann::json to_json(const Explanation& e) {
     nlohmann::json doc = findings_document(e.findings);
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& v : e.verdicts) {
-        nlohmann::json r{{"test", v.test},          {"source", v.source},
-                         {"measured", v.measured},  {"verdict", v.verdict},
-                         {"codes", v.codes},        {"measured_mbps", nullptr},
-                         {"ceiling_mbps", nullptr}, {"pct_of_ceiling", nullptr}};
+                nlohmann::json r{
+            {"test", v.test},           {"source", v.source},      {"command", nullptr},
+            {"measured", v.measured},   {"verdict", v.verdict},    {"codes", v.codes},
+            {"measured_mbps", nullptr}, {"ceiling_mbps", nullptr}, {"pct_of_ceiling", nullptr}};
+        if (!v.command.empty()) r["command"] = v.command;
         if (v.measured_bps) r["measured_mbps"] = *v.measured_bps / 1e6;
         if (v.ceiling_bps) r["ceiling_mbps"] = *v.ceiling_bps / 1e6;
         if (v.ratio) r["pct_of_ceiling"] = *v.ratio * 100;
@@ -162,7 +164,8 @@ Explanation parse_explanation(const nlohmann::json& doc, const std::string& wher
         };
         Verdict v;
         v.test = text("test");
-        v.source = text("source");
+                v.source = text("source");
+        v.command = text("command");
         v.measured = text("measured");
         v.verdict = text("verdict");
         if (const auto m = number("measured_mbps")) v.measured_bps = *m * 1e6;
@@ -189,7 +192,8 @@ std::string render_explanation(const Explanation& e, std::optional<double> link_
     Table t({"test", "measured", "ceiling", "% of ceiling", "verdict"});
     for (const auto& v : e.verdicts) {
         t.add_row({v.test, v.measured, v.ceiling_bps ? format_rate(*v.ceiling_bps) : "-",
-                   v.ratio ? format_pct(*v.ratio) : "-", v.verdict});
+                                      v.ratio ? format_pct(*v.ratio) : "-", v.verdict});
+        if (!v.command.empty()) t.add_note("$ " + v.command);
     }
     out += t.render() + "\n";
     out += render_findings(e.findings);

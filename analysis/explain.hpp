@@ -34,6 +34,7 @@ struct ExplainInput {
 struct Verdict {
     std::string test;      // ThroughputTest/PingTest label
     std::string source;    // file
+    std::string command;   // the command line that produced it, when the input showed it
     std::string measured;  // as printed: "941.00 Mbit/s" or "0.045 ms avg"
     std::optional<double> measured_bps;
     std::optional<double> ceiling_bps;
@@ -83,7 +84,8 @@ const Rules& default_rules();
 Explanation explain(const ExplainInput& in, const Rules& rules = default_rules());
 
 // {"schema": "np-findings/1", "findings": [...], "verdicts": [...]}; verdict keys:
-// test, source, measured, measured_mbps, ceiling_mbps, pct_of_ceiling, verdict, codes.
+// test, source, command (null when not shown), measured, measured_mbps, ceiling_mbps,
+// pct_of_ceiling, verdict, codes.
 nlohmann::json to_json(const Explanation& e);
 // The reverse of to_json: an explanation read back from a contract's "explain" or a
 // <mode>_findings.json. Throws InputError whose field is `where` plus the key that is wrong.

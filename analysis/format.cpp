@@ -38,7 +38,7 @@ std::string Table::render() const {
             width[i] = std::max(width[i], row[i].size());
     };
     widen(header_);
-    for (const auto& r : rows_) widen(r);
+    for (const auto& r : rows_) widen(r.cells);
     auto line = [&](const std::vector<std::string>& row) {
         std::string s;
         for (size_t i = 0; i < width.size(); ++i) {
@@ -54,7 +54,10 @@ std::string Table::render() const {
     size_t total = 0;
     for (auto w : width) total += w;
     out += std::string(total + 2 * (width.size() - 1), '-') + "\n";
-    for (const auto& r : rows_) out += line(r);
+    for (const auto& r : rows_) {
+        out += line(r.cells);
+        if (!r.note.empty()) out += "  " + r.note + "\n";
+    }
     return out;
 }
 
@@ -73,7 +76,7 @@ std::string Table::render_markdown() const {
     std::string out = line(header_) + "|";
     for (size_t i = 0; i < header_.size(); ++i) out += i == 0 ? " :-- |" : " --: |";
     out += "\n";
-    for (const auto& r : rows_) out += line(r);
+    for (const auto& r : rows_) out += line(r.cells);
     return out;
 }
 

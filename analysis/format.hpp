@@ -21,15 +21,24 @@ std::string format_count(double n);
 class Table {
   public:
     explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
-    void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    void add_row(std::vector<std::string> row) { rows_.push_back({std::move(row), {}}); }
+    // A line of its own under the last row (e.g. the command that produced it), indented and
+    // left out of the column widths. Markdown has no place for it: render_markdown omits it.
+    void add_note(std::string note) {
+        if (!rows_.empty()) rows_.back().note = std::move(note);
+    }
     std::string render() const;
     // The same table in Markdown (GitHub's pipe tables): first column left-aligned, others
     // right-aligned; a '|' inside a cell is escaped and a line break becomes a blank.
     std::string render_markdown() const;
 
   private:
+    struct Row {
+        std::vector<std::string> cells;
+        std::string note;
+    };
     std::vector<std::string> header_;
-    std::vector<std::vector<std::string>> rows_;
+    std::vector<Row> rows_;
 };
 
 }  // namespace np

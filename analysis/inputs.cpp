@@ -1,10 +1,12 @@
 #include "analysis/inputs.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "analysis/error.hpp"
-#include "analysis/iperf2.hpp"
 #include "analysis/iperf3.hpp"
-#include "analysis/ping.hpp"
-#include "analysis/text.hpp"
+#include "analysis/transcript.hpp"
 
 namespace np {
 
@@ -12,57 +14,104 @@ const char* to_string(InputFormat f) {
     switch (f) {
         case InputFormat::auto_detect:
             return "auto";
-        case InputFormat::iperf3_json:
-            return "iperf3 JSON";
-        case InputFormat::iperf2_text:
-            return "iperf2 text";
-        case InputFormat::ping_text:
-            return "ping text";
+        case InputFormat::iperf3:
+            return "iperf3";
+        case InputFormat::iperf2:
+            return "iperf2";
+        case InputFormat::ping:
+            return "ping";
     }
     return "auto";
 }
 
-InputFormat detect_format(std::string_view input) {
-    const std::string_view t = text::trim(input);
-    if (t.empty()) throw InputError("format", "empty input: nothing to explain", 1);
-    if (input.find('\0') != std::string_view::npos)
-        throw InputError("format", "binary data: not iperf3, iperf2 or ping output");
-    if (t.front() == '{') return InputFormat::iperf3_json;
-    // Only the head decides: a long file is not scanned for a stray phrase.
-    const std::string_view head = t.substr(0, 64 * 1024);
-    auto has = [&](std::string_view s) { return head.find(s) != std::string_view::npos; };
-    if (t.starts_with("PING ") || has(" ping statistics ---")) return InputFormat::ping_text;
-    if (has("Connecting to host") || has("iperf Done.") ||
-        (has("Server listening on ") && !has(" port ")))
-        throw InputError("format",
-                         "this is iperf3's text output, which cannot be reconciled: rerun "
-                         "iperf3 with -J (or --json-stream) and explain that");
-    if (has("Client connecting to ") || has("Server listening on ") || has(" sec  ") ||
-        has("[ ID] Interval"))
-        return InputFormat::iperf2_text;
-    throw InputError("format",
-                     "not iperf3 JSON, iperf2 text or ping output (give the tool with "
-                     "--iperf3/--iperf2/--ping if it is)",
-                     1);
+Measurements parse_measurements(ByteSource& source, const std::string& name, InputFormat format) {
+    PeekableSource in(source);
+    // Only the first non-blank byte decides: JSON is an object, a text never starts with '{'.
+    char first = 0;
+    for (size_t n = 256;; n *= 2) {
+        const std::string_view head = in.peek(n);
+        const size_t at = head.find_first_not_of(" \t\r\n");
+        if (at != std::string_view::npos) {
+            first = head[at];
+            break;
+        }
+        if (head.size() < n || n >= (size_t{1} << 20)) break;
+    }
+    const bool json = first == '{' && format != InputFormat::iperf2 && format != InputFormat::ping;
+    if (json) return measurements_from(parse_iperf3(in), name);
+    ToolFilter tools;
+    if (format != InputFormat::auto_detect) {
+        tools.iperf3 = format == InputFormat::iperf3;
+        tools.iperf2 = format == InputFormat::iperf2;
+        tools.ping = format == InputFormat::ping;
+    }
+    return read_text(in, name, tools);
 }
 
 Measurements parse_measurements(std::string_view text, const std::string& source,
                                 InputFormat format) {
-    if (format == InputFormat::auto_detect) format = detect_format(text);
-    switch (format) {
-        case InputFormat::iperf3_json:
-            return measurements_from(parse_iperf3(text), source);
-        case InputFormat::iperf2_text:
-            return measurements_from(parse_iperf2(text), source);
-        case InputFormat::ping_text: {
-            Measurements m;
-            m.pings = parse_ping(text, source);
-            return m;
-        }
-        case InputFormat::auto_detect:
-            break;
+    StringSource in(text);
+    return parse_measurements(in, source, format);
+}
+
+namespace {
+
+int default_port(Tool t) {
+    return t == Tool::iperf3 ? 5201 : 5001;
+}
+
+bool matches(const ServerBanner& b, const ThroughputTest& t) {
+    if (t.from_server || b.tool != t.tool) return false;
+    if (b.transport && *b.transport != t.transport) return false;
+    return b.port.value_or(default_port(b.tool)) == t.port.value_or(default_port(t.tool));
+}
+
+// "server.txt:4" and "server.txt" are one file.
+std::string_view file_of(std::string_view source) {
+    const size_t colon = source.rfind(':');
+    if (colon == std::string_view::npos) return source;
+    const std::string_view after = source.substr(colon + 1);
+    if (after.empty() || after.find_first_not_of("0123456789") != std::string_view::npos)
+        return source;
+    return source.substr(0, colon);
+}
+
+}  // namespace
+
+void use_server_banners(Measurements& m) {
+    if (m.throughput.empty() && m.pings.empty() && m.failures.empty() && !m.servers.empty()) {
+        const ServerBanner& b = m.servers.front();
+        throw InputError(b.source,
+                         fmt::format("only a server's banner ({} server on port {}): no test "
+                                     "reached it; give the client's output with it",
+                                     to_string(b.tool), b.port.value_or(default_port(b.tool))));
     }
-    return {};
+    for (const ServerBanner& b : m.servers) {
+        const ServerBanner* unused = &b;
+        for (auto& t : m.throughput) {
+            if (!matches(b, t)) continue;
+            unused = nullptr;
+            // The same source's banner wins over another file's.
+            const bool same_file = file_of(t.source) == file_of(b.source);
+            if (t.socket_buffer_side == "server" && !same_file) continue;
+            if (!t.reverse && b.buffer_bytes) {
+                t.socket_buffer_bytes = b.buffer_bytes;
+                t.socket_buffer_text = b.buffer_text;
+                t.socket_buffer_side = "server";
+            }
+            if (!t.payload_bytes && b.datagram_bytes) t.payload_bytes = b.datagram_bytes;
+        }
+        // A server log with tests of its own is explained by them; only a bare banner is missed.
+        const bool own_tests =
+            std::any_of(m.throughput.begin(), m.throughput.end(), [&](const ThroughputTest& t) {
+                return t.from_server && file_of(t.source) == file_of(b.source);
+            });
+        if (unused && !own_tests && (b.buffer_bytes || b.datagram_bytes))
+            m.notes.push_back(
+                fmt::format("{}: the {} server's banner (port {}) matches no client "
+                            "run given with it: not used",
+                            b.source, to_string(b.tool), b.port.value_or(default_port(b.tool))));
+    }
 }
 
 }  // namespace np

@@ -3,16 +3,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
+#include <limits>
+
 #include "analysis/error.hpp"
 #include "analysis/json_scan.hpp"
+#include "analysis/series.hpp"
 
 namespace np {
 namespace {
 
 // Where in the document a value sits; only the places the analysis reads are named, anything
 // else is `skip` and its whole subtree is ignored cheaply.
-enum class Ctx {
+enum class Ctx : uint8_t {
     skip,
     root,
     stream_event,  // one --json-stream line: {"event": …, "data": …}
@@ -28,325 +33,535 @@ enum class Ctx {
     end,
     end_streams,
     end_stream,
-    summary,  // any Iperf3Summary block; the target pointer says which
+    summary,  // any Iperf3Summary block; the frame's target says which
     cpu,
+    count_,
 };
 
-int line_of(std::string_view text, size_t pos) {
-    pos = std::min(pos, text.size());
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + pos, '\n'));
+// What a known key holds. `event_data` is --json-stream's "data": an object, or the message
+// of an "error" event.
+enum class Kind : uint8_t { text, number, integer, flag, object, array, event_data };
+
+const char* kind_name(Kind k) {
+    switch (k) {
+        case Kind::text:
+            return "a string";
+        case Kind::number:
+        case Kind::integer:
+            return "a number";
+        case Kind::flag:
+            return "true/false or 0/1";
+        case Kind::object:
+        case Kind::event_data:
+            return "an object";
+        case Kind::array:
+            return "a list";
+    }
+    return "a value";
 }
 
 constexpr size_t kMaxDepth = 64;
+// Entries of end.streams and of an interval's streams: two per stream with --bidir.
+constexpr int64_t kMaxStreamEntries = 2 * kMaxIperf3Streams;
 
-class Handler {
+class Reader;
+
+struct Value {
+    std::string_view text;
+    double number = 0;
+    int64_t integer = 0;
+    bool flag = false;
+};
+
+// One key the reader knows, in one context: its kind, the range its numbers must be in, and
+// what reading it does. Containers name the context they open instead.
+struct Field {
+    Ctx ctx;
+    std::string_view key;
+    Kind kind;
+    double min = 0;
+    double max = 0;
+    void (*set)(Reader&, const Value&) = nullptr;
+    Ctx child = Ctx::skip;
+    Iperf3Summary* (*target)(Reader&) = nullptr;  // the summary block a child fills
+};
+
+constexpr double kAny = std::numeric_limits<double>::max();
+
+// Length, first and last byte: two keys of one context that share these are compared whole.
+uint32_t tag_of(std::string_view k) {
+    if (k.empty()) return 0;
+    return static_cast<uint32_t>(k.size() & 0xFFFF) |
+           static_cast<uint32_t>(static_cast<uint8_t>(k.front())) << 16 |
+           static_cast<uint32_t>(static_cast<uint8_t>(k.back())) << 24;
+}
+
+// The reader is a json_scan handler. A key is looked up the moment it is read (its view is
+// valid only then): `field_` is what the next value under it means, nullptr when nothing reads
+// it. Containers under unknown keys are skipped whole.
+class Reader {
   public:
-    Handler(Iperf3Run& run, bool stream_line)
-        : run_(run), top_(stream_line ? Ctx::stream_event : Ctx::root) {}
+    Reader(Iperf3Run& run, Ctx top) : run_(run), top_(top) {}
 
-    // --- container events ---
-    bool start_object() { return open(false); }
-    bool start_array() { return open(true); }
-    bool end_object() { return close(); }
-    bool end_array() { return close(); }
-    bool key(std::string& k) {
-        key_ = std::move(k);
-        return true;
+    void start_object() { open(false); }
+    void start_array() { open(true); }
+    void end_object() { close(); }
+    void end_array() { close(); }
+    void key(std::string_view k) {
+        const Frame& f = frames_[depth_ - 1];
+        field_ = f.ctx == Ctx::skip ? nullptr : find(f.ctx, k);
+    }
+    void null() {
+        // cJSON writes a NaN or infinite number as null: the figure is not there.
+        if (const Field* f = scalar_field();
+            f && (f->kind == Kind::object || f->kind == Kind::array))
+            wrong_type(f, "null");
+    }
+    void boolean(bool b) {
+        const Field* f = scalar_field();
+        if (!f) return;
+        if (f->kind != Kind::flag) wrong_type(f, b ? "true" : "false");
+        Value v;
+        v.flag = b;
+        f->set(*this, v);
+    }
+    void number(std::string_view text) {
+        const Field* f = scalar_field();
+        if (!f) return;
+        Value v;
+        v.text = text;
+        switch (f->kind) {
+            case Kind::number:
+                v.number = to_double(text, f);
+                break;
+            case Kind::integer:
+                v.integer = to_integer(text, f);
+                break;
+            case Kind::flag:
+                v.flag = to_double(text, f) != 0;
+                break;
+            default:
+                wrong_type(f, "a number");
+        }
+        f->set(*this, v);
+    }
+    void string(std::string_view s) {
+        const Field* f = scalar_field();
+        if (!f) return;
+        if (f->kind == Kind::event_data) {
+            // 3.17+ streams an error as {"event":"error","data":"message"}.
+            if (event_ == "error") run_.error = std::string(s);
+            return;
+        }
+        if (f->kind != Kind::text) wrong_type(f, "a string");
+        Value v;
+        v.text = s;
+        f->set(*this, v);
     }
 
-    // --- values ---
-    bool null() { return value(Value{Kind::null, 0, false, nullptr}); }
-    bool boolean(bool b) { return value(Value{Kind::boolean, b ? 1.0 : 0.0, b, nullptr}); }
-    bool number(double v) { return value(Value{Kind::number, v, false, nullptr}); }
-    bool string(std::string& s) { return value(Value{Kind::string, 0, false, &s}); }
+    void finish() {
+        run_.interval_stats.sum_bps = sum_bps_.take();
+        run_.interval_stats.reverse_sum_bps = reverse_sum_bps_.take();
+    }
 
   private:
-    enum class Kind { null, boolean, number, string };
-    struct Value {
-        Kind kind;
-        double number;
-        bool boolean;
-        std::string* text;
-    };
     struct Frame {
-        Ctx ctx;
-        bool array;
-        std::string name;        // the key (or "[i]") this container sits under
-        Iperf3Summary* summary;  // for Ctx::summary
-        int64_t index = 0;       // next array index
+        Ctx ctx = Ctx::skip;
+        bool array = false;
+        int64_t index = -1;    // this container's index in its parent list; -1 in an object
+        int64_t next = 0;      // for a list: the index of its next element
+        std::string_view key;  // the known key this container sits under
+        Iperf3Summary* summary = nullptr;
     };
+    struct EndStream {
+        Iperf3Summary sender, receiver, udp;
+    };
+    // The known keys, sorted by context, and where each context's run of them is.
+    struct Table {
+        std::vector<Field> fields;
+        std::vector<uint32_t> tags;
+        std::array<std::pair<size_t, size_t>, static_cast<size_t>(Ctx::count_)> ranges{};
+    };
+    static Table build_table();
+    static inline const Table table_ = build_table();
 
-    std::string path(const std::string& leaf) const {
+    static const Field* find(Ctx ctx, std::string_view k) {
+        const uint32_t tag = tag_of(k);
+        const auto [b, e] = table_.ranges[static_cast<size_t>(ctx)];
+        for (size_t i = b; i < e; ++i) {
+            if (table_.tags[i] != tag) continue;
+            // Same length, first and last byte: the middle decides (a loop: these are short,
+            // and a memcmp call per known key showed in the profile).
+            const std::string_view f = table_.fields[i].key;
+            size_t j = 1;
+            while (j + 1 < k.size() && f[j] == k[j]) ++j;
+            if (j + 1 >= k.size()) return &table_.fields[i];
+        }
+        return nullptr;
+    }
+
+    // The field a scalar at the current position sets; nullptr when nothing reads it.
+    const Field* scalar_field() {
+        if (depth_ == 0) return nullptr;  // a bare scalar document: nothing iperf3 writes
+        Frame& f = frames_[depth_ - 1];
+        if (f.ctx == Ctx::skip) return nullptr;
+        if (f.array) {
+            const int64_t i = f.next++;
+            if (element_ctx(f.ctx) != Ctx::skip)
+                throw InputError(path(fmt::format("[{}]", i)), "expected an object in the list");
+            return nullptr;
+        }
+        return field_;
+    }
+
+    std::string path(std::string_view leaf) const {
         std::string p;
-        for (size_t i = 1; i < stack_.size(); ++i) {  // [0] is the document's own object
-            const auto& n = stack_[i].name;
-            if (n.empty()) continue;
-            if (!p.empty() && n.front() != '[') p += '.';
-            p += n;
+        const auto add = [&](std::string_view name) {
+            if (name.empty()) return;
+            if (!p.empty() && name.front() != '[') p += '.';
+            p += name;
+        };
+        for (size_t i = 1; i < depth_; ++i) {  // [0] is the document's own object
+            const Frame& f = frames_[i];
+            if (f.index >= 0) {
+                add(fmt::format("[{}]", f.index));
+            } else {
+                add(f.key);
+            }
         }
-        if (!leaf.empty()) {
-            if (!p.empty()) p += '.';
-            p += leaf;
-        }
+        add(leaf);
         return p.empty() ? "json" : p;
     }
-
-    [[noreturn]] void bad(const std::string& leaf, const std::string& what) const {
+    [[noreturn]] void bad(std::string_view leaf, const std::string& what) const {
         throw InputError(path(leaf), what);
     }
-
-    double num(const Value& v) const {
-        if (v.kind != Kind::number) bad(key_, "expected a number");
-        if (!std::isfinite(v.number)) bad(key_, "not a finite number");
-        return v.number;
+    [[noreturn]] void wrong_type(const Field* f, std::string_view got) const {
+        bad(f->key, fmt::format("expected {}, got {}", kind_name(f->kind), got));
     }
-    int64_t integer(const Value& v) const {
-        const double d = num(v);
-        if (d < -9.0e18 || d > 9.0e18) bad(key_, "integer out of range");
+    void check_range(double v, const Field* f, std::string_view text) const {
+        if (v < f->min)
+            bad(f->key, fmt::format("{} is {}", text, f->min == 0 ? "negative" : "out of range"));
+        if (v > f->max) bad(f->key, fmt::format("{} is out of range", text));
+    }
+    double to_double(std::string_view text, const Field* f) const {
+        double v = 0;
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec == std::errc::result_out_of_range || !std::isfinite(v))
+            bad(f->key, fmt::format("{} is out of range", text));
+        if (ec != std::errc() || p != text.data() + text.size())
+            bad(f->key, fmt::format("'{}' is not a number", text));
+        check_range(v, f, text);
+        return v;
+    }
+    int64_t to_integer(std::string_view text, const Field* f) const {
+        int64_t i = 0;
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+        if (ec == std::errc() && p == text.data() + text.size()) {
+            check_range(static_cast<double>(i), f, text);
+            return i;
+        }
+        // cJSON prints large integral doubles as 1.2e+10; a fraction is not a count.
+        const double d = to_double(text, f);
+        if (std::floor(d) != d) bad(f->key, fmt::format("{} is not a whole number", text));
+        if (std::fabs(d) > 9.0e18) bad(f->key, fmt::format("{} is out of range", text));
         return static_cast<int64_t>(d);
     }
-    bool flag(const Value& v) const {
-        // iperf3 writes some flags as 0/1 (reverse, bidir) and others as true/false (sender).
-        if (v.kind == Kind::boolean) return v.boolean;
-        if (v.kind == Kind::number) return v.number != 0;
-        bad(key_, "expected true/false or 0/1");
-    }
-    std::string text(const Value& v) const {
-        if (v.kind != Kind::string) bad(key_, "expected a string");
-        return *v.text;
-    }
 
-    Ctx child(const Frame& parent, bool array, Iperf3Summary** summary) {
-        const std::string& k = key_;
-        switch (parent.ctx) {
-            case Ctx::root:
-                if (k == "start" && !array) return Ctx::start;
-                if (k == "intervals" && array) return Ctx::intervals;
-                if (k == "end" && !array) return Ctx::end;
-                return Ctx::skip;
-            case Ctx::stream_event:
-                if (k != "data" || array) return Ctx::skip;
-                if (event_.empty()) bad("event", "a --json-stream line must name its event first");
-                if (event_ == "start") return Ctx::start;
-                if (event_ == "interval") return Ctx::interval;
-                if (event_ == "end") return Ctx::end;
-                return Ctx::skip;
-            case Ctx::start:
-                if (k == "test_start" && !array) return Ctx::test_start;
-                if (k == "connecting_to" && !array) return Ctx::connecting_to;
-                return Ctx::skip;
+    Iperf3Summary* summary() const { return frames_[depth_ - 1].summary; }
+    Iperf3Run& run() { return run_; }
+
+    static Ctx element_ctx(Ctx list) {
+        switch (list) {
             case Ctx::intervals:
-                return array ? Ctx::skip : Ctx::interval;
-            case Ctx::interval:
-                if (k == "streams" && array) return Ctx::interval_streams;
-                if (k == "sum" && !array) return Ctx::interval_sum;
-                if (k == "sum_bidir_reverse" && !array) return Ctx::interval_sum_reverse;
-                return Ctx::skip;
+                return Ctx::interval;
             case Ctx::interval_streams:
-                return array ? Ctx::skip : Ctx::interval_stream;
-            case Ctx::end:
-                if (array) return k == "streams" ? Ctx::end_streams : Ctx::skip;
-                if (k == "cpu_utilization_percent") return Ctx::cpu;
-                if (k == "sum_sent") *summary = &run_.sum_sent;
-                if (k == "sum_received") *summary = &run_.sum_received;
-                if (k == "sum") *summary = &run_.sum;
-                if (k == "sum_sent_bidir_reverse") *summary = &run_.sum_sent_bidir_reverse;
-                if (k == "sum_received_bidir_reverse") *summary = &run_.sum_received_bidir_reverse;
-                return *summary ? Ctx::summary : Ctx::skip;
+                return Ctx::interval_stream;
             case Ctx::end_streams:
-                if (array) return Ctx::skip;
-                run_.end_streams.emplace_back();
                 return Ctx::end_stream;
-            case Ctx::end_stream:
-                if (array) return Ctx::skip;
-                if (k == "sender") *summary = &run_.end_streams.back().sender;
-                if (k == "receiver") *summary = &run_.end_streams.back().receiver;
-                if (k == "udp") *summary = &run_.end_streams.back().udp;
-                return *summary ? Ctx::summary : Ctx::skip;
             default:
                 return Ctx::skip;
         }
     }
 
-    bool open(bool array) {
-        if (stack_.empty()) {
-            stack_.push_back({array ? Ctx::skip : top_, array, "", nullptr});
-            return true;
+    void open(bool array) {
+        if (depth_ == 0) {
+            frames_[0] = Frame{array ? Ctx::skip : top_, array, -1, 0, {}, nullptr};
+            depth_ = 1;
+            event_.clear();
+            return;
         }
-        Frame& parent = stack_.back();
-        if (stack_.size() >= kMaxDepth) bad("", "JSON nested deeper than any iperf3 output");
-        std::string name = parent.array ? fmt::format("[{}]", parent.index++) : key_;
-        Iperf3Summary* summary = nullptr;
-        const Ctx ctx = parent.ctx == Ctx::skip ? Ctx::skip : child(parent, array, &summary);
-        if (ctx == Ctx::summary) summary->present = true;
-        if (ctx == Ctx::start) run_.has_start = true;
-        if (ctx == Ctx::end) run_.has_end = true;
-        if (ctx == Ctx::interval) begin_interval();
-        stack_.push_back({ctx, array, std::move(name), summary});
-        return true;
+        if (depth_ >= kMaxDepth) bad("", "JSON nested deeper than any iperf3 output");
+        Frame& parent = frames_[depth_ - 1];
+        Frame child{Ctx::skip, array, -1, 0, {}, nullptr};
+        if (parent.ctx != Ctx::skip) {
+            if (parent.array) {
+                child.index = parent.next++;
+                const Ctx element = element_ctx(parent.ctx);
+                if (array && element != Ctx::skip)
+                    throw InputError(path(fmt::format("[{}]", child.index)),
+                                     "expected an object in the list, got a list");
+                child.ctx = array ? Ctx::skip : element;
+                if ((element == Ctx::interval_stream || element == Ctx::end_stream) &&
+                    child.index >= kMaxStreamEntries)
+                    bad("", fmt::format("more than {} entries: iperf3 runs at most {} streams "
+                                        "(-P), two per stream with --bidir",
+                                        kMaxStreamEntries, kMaxIperf3Streams));
+            } else if (const Field* f = field_) {
+                child.key = f->key;
+                if (f->kind == Kind::event_data) {
+                    child.ctx = event_child(array);
+                } else {
+                    if (f->kind != (array ? Kind::array : Kind::object))
+                        wrong_type(f, array ? "a list" : "an object");
+                    child.ctx = f->child;
+                    if (f->target) child.summary = f->target(*this);
+                }
+            }
+        }
+        frames_[depth_++] = child;
+        if (child.summary) child.summary->present = true;
+        if (child.ctx == Ctx::start) run_.has_start = true;
+        if (child.ctx == Ctx::end) run_.has_end = true;
+        if (child.ctx == Ctx::interval) begin_interval();
+        if (child.ctx == Ctx::end_stream) end_stream_ = EndStream{};
     }
 
-    bool close() {
-        if (stack_.back().ctx == Ctx::interval) end_interval();
-        stack_.pop_back();
-        return true;
+    Ctx event_child(bool array) {
+        if (array) return Ctx::skip;
+        if (event_.empty()) bad("event", "a --json-stream line must name its event first");
+        if (event_ == "start") return Ctx::start;
+        if (event_ == "interval") return Ctx::interval;
+        if (event_ == "end") return Ctx::end;
+        return Ctx::skip;
+    }
+
+    void close() {
+        const Ctx ctx = frames_[--depth_].ctx;
+        if (ctx == Ctx::interval) end_interval();
+        if (ctx == Ctx::end_stream) fold_end_stream();
     }
 
     void begin_interval() {
         ++run_.interval_stats.intervals;
-        interval_sum_ = std::nullopt;
-        interval_reverse_sum_ = std::nullopt;
+        interval_sum_.reset();
+        interval_reverse_sum_.reset();
     }
     void end_interval() {
-        if (interval_sum_) run_.interval_stats.sum_bps.push_back(*interval_sum_);
-        if (interval_reverse_sum_)
-            run_.interval_stats.reverse_sum_bps.push_back(*interval_reverse_sum_);
+        if (interval_sum_) sum_bps_.push(*interval_sum_);
+        if (interval_reverse_sum_) reverse_sum_bps_.push(*interval_reverse_sum_);
     }
 
-    bool value(const Value& v) {
-        if (stack_.empty()) return true;  // a bare scalar document: nothing iperf3 writes
-        Frame& f = stack_.back();
-        if (f.array) {
-            ++f.index;
-            return true;
-        }
-        const std::string& k = key_;
-        switch (f.ctx) {
-            case Ctx::root:
-                if (k == "error") run_.error = text(v);
-                break;
-            case Ctx::stream_event:
-                if (k == "event") event_ = text(v);
-                // 3.17+ streams an error as {"event":"error","data":"message"}.
-                if (k == "data" && event_ == "error") run_.error = text(v);
-                break;
-            case Ctx::start:
-                if (k == "version") run_.version = text(v);
-                if (k == "tcp_mss_default") run_.tcp_mss_default = static_cast<int>(integer(v));
-                if (k == "sndbuf_actual") run_.sndbuf_actual = integer(v);
-                if (k == "rcvbuf_actual") run_.rcvbuf_actual = integer(v);
-                if (k == "target_bitrate" && num(v) > 0) run_.target_bitrate = num(v);
-                break;
-            case Ctx::connecting_to:
-                if (k == "host") run_.connecting_to_host = text(v);
-                break;
-            case Ctx::test_start:
-                if (k == "protocol") run_.protocol = text(v);
-                if (k == "num_streams") run_.num_streams = static_cast<int>(integer(v));
-                if (k == "blksize") run_.blksize = integer(v);
-                if (k == "duration") run_.duration_s = num(v);
-                if (k == "reverse") run_.reverse = flag(v);
-                if (k == "bidir") run_.bidir = flag(v);
-                if (k == "target_bitrate" && num(v) > 0) run_.target_bitrate = num(v);
-                break;
-            case Ctx::interval_sum:
-                if (k == "bits_per_second") interval_sum_ = num(v);
-                break;
-            case Ctx::interval_sum_reverse:
-                if (k == "bits_per_second") interval_reverse_sum_ = num(v);
-                break;
-            case Ctx::interval_stream: {
-                auto& s = run_.interval_stats;
-                if (k == "rtt") {
-                    const double rtt = num(v);
-                    ++s.rtt_samples;
-                    s.rtt_sum_us += rtt;
-                    s.rtt_max_us = std::max(s.rtt_max_us, rtt);
-                }
-                if (k == "snd_cwnd") s.snd_cwnd_max = std::max(s.snd_cwnd_max, integer(v));
-                if (k == "pmtu") s.pmtu = static_cast<int>(integer(v));
-                break;
-            }
-            case Ctx::summary:
-                set_summary(*f.summary, k, v);
-                break;
-            case Ctx::cpu:
-                if (k == "host_total") run_.cpu_host_total = num(v);
-                if (k == "remote_total") run_.cpu_remote_total = num(v);
-                break;
-            default:
-                break;
-        }
-        return true;
-    }
-
-    void set_summary(Iperf3Summary& s, const std::string& k, const Value& v) {
-        if (k == "seconds") s.seconds = num(v);
-        if (k == "bytes") s.bytes = num(v);
-        if (k == "bits_per_second") s.bits_per_second = num(v);
-        if (k == "retransmits") {
-            const int64_t r = integer(v);
-            if (r >= 0) s.retransmits = r;  // -1: not available on this platform
-        }
-        if (k == "jitter_ms") s.jitter_ms = num(v);
-        if (k == "lost_packets") s.lost_packets = integer(v);
-        if (k == "packets") s.packets = integer(v);
-        if (k == "lost_percent") s.lost_percent = num(v);
-        if (k == "out_of_order") s.out_of_order = integer(v);
-        if (k == "sender") s.sender = flag(v);
-        if (k == "max_snd_cwnd") s.max_snd_cwnd = integer(v);
-        if (k == "max_rtt") s.max_rtt_us = num(v);
-        if (k == "mean_rtt") s.mean_rtt_us = num(v);
+    void fold_end_stream() {
+        auto& e = run_.end_streams;
+        const auto& s = end_stream_;
+        ++e.count;
+        e.sender_bps += s.sender.bits_per_second.value_or(0);
+        e.receiver_bps += s.receiver.bits_per_second.value_or(0);
+        e.udp_bytes += s.udp.bytes.value_or(0);
+        e.udp_bps += s.udp.bits_per_second.value_or(0);
+        if (s.sender.max_snd_cwnd)
+            e.max_snd_cwnd = std::max(e.max_snd_cwnd.value_or(0), *s.sender.max_snd_cwnd);
+        if (s.sender.max_rtt_us)
+            e.max_rtt_us = std::max(e.max_rtt_us.value_or(0), *s.sender.max_rtt_us);
+        if (s.sender.mean_rtt_us && !e.mean_rtt_us) e.mean_rtt_us = s.sender.mean_rtt_us;
     }
 
     Iperf3Run& run_;
     Ctx top_;
-    std::vector<Frame> stack_;
-    std::string key_;
+    std::array<Frame, kMaxDepth> frames_{};
+    size_t depth_ = 0;
+    const Field* field_ = nullptr;
     std::string event_;
     std::optional<double> interval_sum_;
     std::optional<double> interval_reverse_sum_;
+    RateSeries sum_bps_;
+    RateSeries reverse_sum_bps_;
+    EndStream end_stream_;
 };
 
-// Parses one JSON text (a document, or one --json-stream line) into `run`.
-void parse_json_text(Iperf3Run& run, std::string_view whole, size_t offset, size_t length,
-                     bool stream_line) {
-    Handler h(run, stream_line);
-    try {
-        json_scan::scan(whole.substr(offset, length), h);
-    } catch (const json_scan::JsonSyntaxError& e) {
-        throw InputError("json", fmt::format("not valid iperf3 JSON: {}", e.what()),
-                         line_of(whole, offset + e.offset));
-    } catch (const InputError& e) {
-        // The handler names the field; add the line for multi-line inputs.
-        throw InputError(e.field(), e.what(), stream_line ? line_of(whole, offset) : 0);
-    }
-}
+Reader::Table Reader::build_table() {
+    using R = Reader;
+    const double i64 = 9.0e18;
+    Table t;
+    t.fields = {
+        {Ctx::root, "start", Kind::object, 0, 0, nullptr, Ctx::start},
+        {Ctx::root, "intervals", Kind::array, 0, 0, nullptr, Ctx::intervals},
+        {Ctx::root, "end", Kind::object, 0, 0, nullptr, Ctx::end},
+        {Ctx::root, "error", Kind::text, 0, 0,
+         [](R& r, const Value& v) { r.run().error = std::string(v.text); }},
 
-bool looks_like_json_stream(std::string_view text) {
-    // --json-stream writes one compact object per line, the first {"event":"start",…}.
-    const size_t start = text.find_first_not_of(" \t\r\n");
-    return start != std::string_view::npos && text.substr(start).starts_with("{\"event\"");
+        {Ctx::stream_event, "event", Kind::text, 0, 0,
+         [](R& r, const Value& v) { r.event_.assign(v.text); }},
+        {Ctx::stream_event, "data", Kind::event_data},
+
+        {Ctx::start, "test_start", Kind::object, 0, 0, nullptr, Ctx::test_start},
+        {Ctx::start, "connecting_to", Kind::object, 0, 0, nullptr, Ctx::connecting_to},
+        {Ctx::start, "version", Kind::text, 0, 0,
+         [](R& r, const Value& v) { r.run().version = std::string(v.text); }},
+        {Ctx::start, "tcp_mss_default", Kind::integer, 0, 65535,
+         [](R& r, const Value& v) { r.run().tcp_mss_default = static_cast<int>(v.integer); }},
+        {Ctx::start, "sndbuf_actual", Kind::integer, 0, i64,
+         [](R& r, const Value& v) { r.run().sndbuf_actual = v.integer; }},
+        {Ctx::start, "rcvbuf_actual", Kind::integer, 0, i64,
+         [](R& r, const Value& v) { r.run().rcvbuf_actual = v.integer; }},
+        {Ctx::start, "target_bitrate", Kind::number, 0, kAny,
+         [](R& r, const Value& v) {
+             if (v.number > 0) r.run().target_bitrate = v.number;
+         }},
+
+        {Ctx::connecting_to, "host", Kind::text, 0, 0,
+         [](R& r, const Value& v) { r.run().connecting_to_host = std::string(v.text); }},
+        {Ctx::connecting_to, "port", Kind::integer, 0, 65535,
+         [](R& r, const Value& v) { r.run().connecting_to_port = static_cast<int>(v.integer); }},
+
+        {Ctx::test_start, "protocol", Kind::text, 0, 0,
+         [](R& r, const Value& v) { r.run().protocol = std::string(v.text); }},
+        {Ctx::test_start, "num_streams", Kind::integer, 1, kMaxIperf3Streams,
+         [](R& r, const Value& v) { r.run().num_streams = static_cast<int>(v.integer); }},
+        {Ctx::test_start, "blksize", Kind::integer, 0, i64,
+         [](R& r, const Value& v) { r.run().blksize = v.integer; }},
+        {Ctx::test_start, "duration", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.run().duration_s = v.number; }},
+        {Ctx::test_start, "reverse", Kind::flag, 0, 1,
+         [](R& r, const Value& v) { r.run().reverse = v.flag; }},
+        {Ctx::test_start, "bidir", Kind::flag, 0, 1,
+         [](R& r, const Value& v) { r.run().bidir = v.flag; }},
+        {Ctx::test_start, "target_bitrate", Kind::number, 0, kAny,
+         [](R& r, const Value& v) {
+             if (v.number > 0) r.run().target_bitrate = v.number;
+         }},
+
+        {Ctx::interval, "streams", Kind::array, 0, 0, nullptr, Ctx::interval_streams},
+        {Ctx::interval, "sum", Kind::object, 0, 0, nullptr, Ctx::interval_sum},
+        {Ctx::interval, "sum_bidir_reverse", Kind::object, 0, 0, nullptr,
+         Ctx::interval_sum_reverse},
+        {Ctx::interval_sum, "bits_per_second", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.interval_sum_ = v.number; }},
+        {Ctx::interval_sum_reverse, "bits_per_second", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.interval_reverse_sum_ = v.number; }},
+        {Ctx::interval_stream, "rtt", Kind::number, 0, kAny,
+         [](R& r, const Value& v) {
+             auto& s = r.run().interval_stats;
+             ++s.rtt_samples;
+             s.rtt_sum_us += v.number;
+             s.rtt_max_us = std::max(s.rtt_max_us, v.number);
+         }},
+        {Ctx::interval_stream, "snd_cwnd", Kind::integer, 0, i64,
+         [](R& r, const Value& v) {
+             auto& s = r.run().interval_stats;
+             s.snd_cwnd_max = std::max(s.snd_cwnd_max, v.integer);
+         }},
+        {Ctx::interval_stream, "pmtu", Kind::integer, 0, 65535,
+         [](R& r, const Value& v) { r.run().interval_stats.pmtu = static_cast<int>(v.integer); }},
+
+        {Ctx::end, "streams", Kind::array, 0, 0, nullptr, Ctx::end_streams},
+        {Ctx::end, "cpu_utilization_percent", Kind::object, 0, 0, nullptr, Ctx::cpu},
+        {Ctx::end, "sum_sent", Kind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.run().sum_sent; }},
+        {Ctx::end, "sum_received", Kind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.run().sum_received; }},
+        {Ctx::end, "sum", Kind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.run().sum; }},
+        {Ctx::end, "sum_sent_bidir_reverse", Kind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.run().sum_sent_bidir_reverse; }},
+        {Ctx::end, "sum_received_bidir_reverse", Kind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.run().sum_received_bidir_reverse; }},
+        {Ctx::end_stream, "sender", Kind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.end_stream_.sender; }},
+        {Ctx::end_stream, "receiver", Kind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.end_stream_.receiver; }},
+        {Ctx::end_stream, "udp", Kind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.end_stream_.udp; }},
+
+        {Ctx::cpu, "host_total", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.run().cpu_host_total = v.number; }},
+        {Ctx::cpu, "remote_total", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.run().cpu_remote_total = v.number; }},
+
+        {Ctx::summary, "seconds", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.summary()->seconds = v.number; }},
+        {Ctx::summary, "bytes", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.summary()->bytes = v.number; }},
+        {Ctx::summary, "bits_per_second", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.summary()->bits_per_second = v.number; }},
+        // -1: not available on this platform.
+        {Ctx::summary, "retransmits", Kind::integer, -1, i64,
+         [](R& r, const Value& v) {
+             if (v.integer >= 0) r.summary()->retransmits = v.integer;
+         }},
+        {Ctx::summary, "jitter_ms", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.summary()->jitter_ms = v.number; }},
+        {Ctx::summary, "lost_packets", Kind::integer, 0, i64,
+         [](R& r, const Value& v) { r.summary()->lost_packets = v.integer; }},
+        {Ctx::summary, "packets", Kind::integer, 0, i64,
+         [](R& r, const Value& v) { r.summary()->packets = v.integer; }},
+        {Ctx::summary, "lost_percent", Kind::number, 0, 100,
+         [](R& r, const Value& v) { r.summary()->lost_percent = v.number; }},
+        {Ctx::summary, "out_of_order", Kind::integer, 0, i64,
+         [](R& r, const Value& v) { r.summary()->out_of_order = v.integer; }},
+        {Ctx::summary, "sender", Kind::flag, 0, 1,
+         [](R& r, const Value& v) { r.summary()->sender = v.flag; }},
+        {Ctx::summary, "max_snd_cwnd", Kind::integer, 0, i64,
+         [](R& r, const Value& v) { r.summary()->max_snd_cwnd = v.integer; }},
+        {Ctx::summary, "max_rtt", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.summary()->max_rtt_us = v.number; }},
+        {Ctx::summary, "mean_rtt", Kind::number, 0, kAny,
+         [](R& r, const Value& v) { r.summary()->mean_rtt_us = v.number; }},
+    };
+    std::stable_sort(t.fields.begin(), t.fields.end(), [](const Field& a, const Field& b) {
+        return static_cast<int>(a.ctx) < static_cast<int>(b.ctx);
+    });
+    for (size_t i = 0; i < t.fields.size(); ++i) {
+        t.tags.push_back(tag_of(t.fields[i].key));
+        auto& r = t.ranges[static_cast<size_t>(t.fields[i].ctx)];
+        if (r.first == r.second) r.first = i;
+        r.second = i + 1;
+    }
+    return t;
 }
 
 }  // namespace
 
-Iperf3Run parse_iperf3(std::string_view text) {
-    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-        throw InputError("json", "empty input: no iperf3 JSON", 1);
-    if (text.find('\0') != std::string_view::npos)
-        throw InputError("json", "binary data, not iperf3 JSON text",
-                         line_of(text, text.find('\0')));
+bool looks_like_json_stream(std::string_view head) {
+    // --json-stream writes one compact object per line, the first {"event":"start",…}.
+    const size_t start = head.find_first_not_of(" \t\r\n");
+    return start != std::string_view::npos && head.substr(start).starts_with("{\"event\"");
+}
+
+Iperf3Run parse_iperf3(ByteSource& source, bool embedded) {
+    PeekableSource in(source);
+    const std::string_view head = in.peek(4096);
     Iperf3Run run;
-    if (looks_like_json_stream(text)) {
-        run.json_stream = true;
-        size_t pos = 0;
-        while (pos < text.size()) {
-            size_t nl = text.find('\n', pos);
-            if (nl == std::string_view::npos) nl = text.size();
-            std::string_view line = text.substr(pos, nl - pos);
-            if (line.find_first_not_of(" \t\r") != std::string_view::npos)
-                parse_json_text(run, text, pos, line.size(), true);
-            pos = nl + 1;
+    run.json_stream = looks_like_json_stream(head);
+    Reader reader(run, run.json_stream ? Ctx::stream_event : Ctx::root);
+    json_scan::Scanner<Reader> scanner(in, reader);
+    try {
+        if (!scanner.value()) throw InputError("json", "empty input: no iperf3 JSON", 1);
+        if (run.json_stream) {
+            while (scanner.value()) {
+            }
+        } else if (!embedded && scanner.more()) {
+            throw json_scan::JsonSyntaxError(scanner.offset(), scanner.line(),
+                                             "unexpected content after the JSON value");
         }
-    } else {
-        parse_json_text(run, text, 0, text.size(), false);
+    } catch (const json_scan::JsonSyntaxError& e) {
+        throw InputError("json", fmt::format("not valid iperf3 JSON: {}", e.what()), e.line);
+    } catch (const InputError& e) {
+        if (e.line() > 0) throw;
+        // The reader names the field; the scanner knows the line.
+        throw InputError(e.field(), e.what(), scanner.line());
     }
+    reader.finish();
     if (!run.error && !run.has_start)
         throw InputError("start", "no \"start\" object: not iperf3 -J output");
     if (!run.error && !run.has_end)
         throw InputError("end", "no \"end\" object: the iperf3 output is incomplete");
     return run;
+}
+
+Iperf3Run parse_iperf3(std::string_view text) {
+    StringSource in(text);
+    return parse_iperf3(in);
 }
 
 namespace {
@@ -361,14 +576,11 @@ void fill_tcp_info(ThroughputTest& t, const Iperf3Run& run, bool sender_is_clien
     }
     if (is.snd_cwnd_max > 0 && sender_is_client) t.snd_cwnd_max_bytes = is.snd_cwnd_max;
     if (is.pmtu && sender_is_client) t.pmtu_bytes = is.pmtu;
-    for (const auto& s : run.end_streams) {
-        if (s.sender.max_snd_cwnd)
-            t.snd_cwnd_max_bytes =
-                std::max<int64_t>(t.snd_cwnd_max_bytes.value_or(0), *s.sender.max_snd_cwnd);
-        if (s.sender.max_rtt_us)
-            t.rtt_max_us = std::max(t.rtt_max_us.value_or(0), *s.sender.max_rtt_us);
-        if (s.sender.mean_rtt_us && !t.rtt_mean_us) t.rtt_mean_us = s.sender.mean_rtt_us;
-    }
+    const auto& e = run.end_streams;
+    if (e.max_snd_cwnd)
+        t.snd_cwnd_max_bytes = std::max<int64_t>(t.snd_cwnd_max_bytes.value_or(0), *e.max_snd_cwnd);
+    if (e.max_rtt_us) t.rtt_max_us = std::max(t.rtt_max_us.value_or(0), *e.max_rtt_us);
+    if (e.mean_rtt_us && !t.rtt_mean_us) t.rtt_mean_us = e.mean_rtt_us;
 }
 
 }  // namespace
@@ -397,6 +609,8 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
         t.bidir = bidir;
         t.streams = run.num_streams;
         t.duration_s = run.duration_s;
+        t.server_host = run.connecting_to_host;
+        t.port = run.connecting_to_port;
         t.label = fmt::format("iperf3 {}{}{}", udp ? "UDP" : "TCP",
                               bidir ? (reverse_direction ? " --bidir reverse" : " --bidir")
                                     : (reverse_direction ? " -R" : ""),
@@ -406,7 +620,8 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
             t.offered_bps = *run.target_bitrate * run.num_streams;
             t.offered_from = "target_bitrate";
         }
-        if (run.blksize > 0) t.payload_bytes = static_cast<int>(run.blksize);
+        if (run.blksize > 0 && run.blksize <= 65535)
+            t.payload_bytes = static_cast<int>(run.blksize);
         t.mss_bytes = run.tcp_mss_default;
         t.sndbuf_bytes = run.sndbuf_actual;
         t.rcvbuf_bytes = run.rcvbuf_actual;
@@ -418,13 +633,13 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
     };
     auto fill = [&](ThroughputTest& t, const Iperf3Summary& sent, const Iperf3Summary& received,
                     const std::vector<double>& intervals) {
-        if (sent.present) {
+        if (sent.bits_per_second) {
             t.sent_bps = sent.bits_per_second;
             t.sent_bytes = sent.bytes;
             t.retransmits = sent.retransmits;
             if (sent.seconds > 0) t.duration_s = sent.seconds;
         }
-        if (received.present) {
+        if (received.bits_per_second) {
             t.received_bps = received.bits_per_second;
             t.received_bytes = received.bytes;
         }
@@ -434,6 +649,11 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
             if (sent.present && sent.packets) t.datagrams_sent = sent.packets;
             const Iperf3Summary& rx = received.present ? received : run.sum;
             if (rx.present) {
+                if (rx.lost_packets && rx.packets && *rx.lost_packets > *rx.packets)
+                    throw InputError(
+                        received.present ? "end.sum_received.lost_packets" : "end.sum.lost_packets",
+                        fmt::format("{} lost of {} datagrams: more than were counted",
+                                    *rx.lost_packets, *rx.packets));
                 t.datagrams_lost = rx.lost_packets;
                 t.datagrams_total = rx.packets;
                 t.printed_loss_pct = rx.lost_percent;
@@ -443,21 +663,14 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
                     t.printed_loss_text = fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
                                                       *rx.packets, rx.lost_percent.value_or(0));
             }
-            if (!received.present && run.sum.present) {
+            if (!received.present && run.sum.bits_per_second) {
                 // Pre-3.11: end.sum is the receiver's view; the per-stream udp blocks and
                 // the interval packets are the sender's.
                 t.received_bps = run.sum.bits_per_second;
                 t.received_bytes = run.sum.bytes;
-                if (!sent.present) {
-                    double bytes = 0, bps = 0;
-                    for (const auto& s : run.end_streams) {
-                        bytes += s.udp.bytes;
-                        bps += s.udp.bits_per_second;
-                    }
-                    if (bps > 0) {
-                        t.sent_bps = bps;
-                        t.sent_bytes = bytes;
-                    }
+                if (!sent.present && run.end_streams.udp_bps > 0) {
+                    t.sent_bps = run.end_streams.udp_bps;
+                    t.sent_bytes = run.end_streams.udp_bytes;
                 }
             }
         }
@@ -468,7 +681,9 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
     fill(fwd, run.sum_sent, run.sum_received, run.interval_stats.sum_bps);
     if (!udp) fill_tcp_info(fwd, run, !run.reverse);
     if (!(fwd.sent_bps || fwd.received_bps)) {
-        throw InputError("end", "the iperf3 output has no sum_sent, sum_received or sum block");
+        throw InputError("end",
+                         "the iperf3 output has no sum_sent, sum_received or sum block with "
+                         "bits_per_second");
     }
     m.throughput.push_back(std::move(fwd));
     if (bidir) {

@@ -2,9 +2,14 @@
 // iperf3 JSON output (-J, versions 3.9 … 3.19) and the --json-stream NDJSON of 3.17+: one
 // {"event": "start" | "interval" | "end" | "error", "data": …} object per line.
 //
-// The parser streams (nlohmann's SAX interface) and keeps only the fields the analysis uses:
-// a 1-hour -P 8 run with 0.1 s intervals is ~0.5 GB of JSON, and a DOM of it would not fit the
-// memory budget (bench/). Per-interval figures are folded into running statistics.
+// The reader streams (json_scan.hpp) and keeps only the fields the analysis uses, folded as they
+// go by: per-interval figures into running statistics and a bounded series, end.streams into
+// sums and maxima. So a document of any length is read in constant memory; a 1-hour -P 8 run
+// with 0.1 s intervals is ~108 MB of JSON, a day-long one 2.6 GB.
+//
+// A value of the wrong type or sign is an error naming its field, never a silent 0: iperf3
+// writes rates, byte and datagram counts as non-negative numbers, at most 128 streams (its
+// MAX_STREAMS), and retransmits as -1 only for "unavailable".
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,16 +17,21 @@
 #include <vector>
 
 #include "analysis/measurement.hpp"
+#include "analysis/source.hpp"
 
 namespace np {
+
+// iperf3's own limit on -P (MAX_STREAMS in iperf.h); end.streams holds two per stream with
+// --bidir.
+inline constexpr int kMaxIperf3Streams = 128;
 
 // One summary block of "end": sum_sent, sum_received, sum (UDP before 3.11), or a stream's
 // sender / receiver / udp block. Fields a version does not print stay empty.
 struct Iperf3Summary {
     bool present = false;
     double seconds = 0;
-    double bytes = 0;
-    double bits_per_second = 0;
+    std::optional<double> bytes;
+    std::optional<double> bits_per_second;
     std::optional<int64_t> retransmits;  // -1 in the JSON means unavailable: left empty
     std::optional<double> jitter_ms;
     std::optional<int64_t> lost_packets;
@@ -34,10 +44,16 @@ struct Iperf3Summary {
     std::optional<double> mean_rtt_us;
 };
 
-struct Iperf3EndStream {
-    Iperf3Summary sender;
-    Iperf3Summary receiver;
-    Iperf3Summary udp;
+// end.streams, folded as the entries go by: the analysis needs their sums and maxima.
+struct Iperf3EndStreams {
+    int count = 0;
+    double sender_bps = 0;    // sum of the streams' sender blocks
+    double receiver_bps = 0;  // sum of the streams' receiver blocks
+    double udp_bytes = 0;     // sum of the per-stream "udp" blocks (the sender's, before 3.11)
+    double udp_bps = 0;
+    std::optional<int64_t> max_snd_cwnd;  // largest of the sender blocks
+    std::optional<double> max_rtt_us;
+    std::optional<double> mean_rtt_us;  // the first sender block's
 };
 
 // Per-interval figures folded as they stream by.
@@ -69,21 +85,29 @@ struct Iperf3Run {
     std::optional<int64_t> sndbuf_actual;
     std::optional<int64_t> rcvbuf_actual;
     std::string connecting_to_host;
+    std::optional<int> connecting_to_port;
 
     bool has_end = false;
-    std::vector<Iperf3EndStream> end_streams;
+    Iperf3EndStreams end_streams;
     Iperf3Summary sum_sent, sum_received, sum;  // sum: UDP totals before 3.11
     Iperf3Summary sum_sent_bidir_reverse, sum_received_bidir_reverse;
     std::optional<double> cpu_host_total;
     std::optional<double> cpu_remote_total;
 
+    // Series of more than kMaxSeriesPoints intervals are kept as means of 2, 4, … intervals.
     Iperf3IntervalStats interval_stats;
 };
 
-// Parses a whole -J document or a --json-stream NDJSON text (detected by its first line).
-// Throws InputError: field = the JSON path of a bad value ("end.sum_sent.bytes") or "json"
-// for a syntax error, with the line where it happened.
+// Reads a whole -J document or --json-stream NDJSON (detected by its first object) from `in`.
+// With `embedded`, reading stops after the document (or, for NDJSON, when `in` ends) and
+// anything after it is the caller's: a transcript goes on after iperf3's JSON.
+// Throws InputError: field = the JSON path of a bad value ("end.sum_sent.bytes") or "json" for a
+// syntax error, with the line (counted from the start of `in`).
+Iperf3Run parse_iperf3(ByteSource& in, bool embedded = false);
 Iperf3Run parse_iperf3(std::string_view text);
+
+// Whether a text that starts with `head` is --json-stream output ({"event": … first).
+bool looks_like_json_stream(std::string_view head);
 
 // The run as normalised measurements: one ThroughputTest per direction, or a ToolFailure when
 // iperf3 reported an error.

@@ -23,6 +23,10 @@ void Measurements::append(Measurements other) {
                  std::make_move_iterator(other.pings.end()));
     failures.insert(failures.end(), std::make_move_iterator(other.failures.begin()),
                     std::make_move_iterator(other.failures.end()));
+    servers.insert(servers.end(), std::make_move_iterator(other.servers.begin()),
+                   std::make_move_iterator(other.servers.end()));
+    notes.insert(notes.end(), std::make_move_iterator(other.notes.begin()),
+                 std::make_move_iterator(other.notes.end()));
 }
 
 }  // namespace np

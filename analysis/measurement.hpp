@@ -20,8 +20,14 @@ const char* to_string(Tool t);
 
 // One throughput test in one direction (a --bidir run is two of these).
 struct ThroughputTest {
-    std::string source;  // the file it came from, for the reader
+    std::string source;  // the file it came from ("session.txt:14" when it holds several runs)
     std::string label;   // "iperf3 TCP", "iperf3 UDP -R", "iperf2 UDP -P 4", …
+    // The command line that produced it, as typed after the prompt of a terminal transcript
+    // ("iperf -c 192.168.1.1 -u -b 9gbps"); empty when the input does not show it.
+    std::string command;
+    bool from_server = false;  // read from the server's own output, not the client's
+    std::string server_host;   // the address the client connected to, when known
+    std::optional<int> port;   // the server's port, when known
     Tool tool = Tool::iperf3;
     std::string tool_version;  // "iperf 3.12"; empty when the output does not say
     Transport transport = Transport::tcp;
@@ -88,7 +94,8 @@ struct PingReply {
 
 struct PingTest {
     std::string source;
-    std::string label;  // "ping 198.18.10.2"
+    std::string label;    // "ping 198.18.10.2"
+    std::string command;  // "ping -c 5 -I enp0s25 192.168.200.1", when the transcript shows it
     std::string target;
     std::string flavour;  // "iputils" or "busybox"
     int64_t transmitted = 0;
@@ -99,6 +106,7 @@ struct PingTest {
     std::optional<double> rtt_min_ms, rtt_avg_ms, rtt_max_ms, rtt_mdev_ms;
     // Every reply line before the summary, in order; empty with ping -q. The summary stays the
     // authority for the counts: a line that does not read as a reply is skipped, not an error.
+    // A run of more than kMaxSeriesPoints replies keeps every 2nd, 4th, … (series.hpp).
     std::vector<PingReply> replies;
 };
 
@@ -108,14 +116,33 @@ struct ToolFailure {
     Tool tool = Tool::iperf3;
     std::string message;  // verbatim from the tool
     // The test that failed, when the output or the caller says (iperf3 prints its protocol only
-    // once the test started; `run` knows which phase it ran).
-    std::optional<Transport> transport;
+        // once the test started; `run` knows which phase it ran).
+    std::optional<Transport> transport{};
+};
+
+// What a server printed about itself before any test: iperf2's "Server listening on UDP port
+// 5001" / "Receiving 1470 byte datagrams" / "UDP buffer size: 208 KByte (default)", iperf3's
+// "Server listening on 5201". Not a test of its own but the context of the client runs that
+// reached it: the receive buffer is what a receive-side loss explanation needs.
+struct ServerBanner {
+    std::string source;  // "server.txt" or "session.txt:40"
+    Tool tool = Tool::iperf2;
+    std::optional<Transport> transport;  // iperf3's server serves both
+    std::optional<int> port;
+    std::optional<int64_t> buffer_bytes;  // the server's socket buffer (its receive side)
+    std::string buffer_text;              // verbatim, "208 KByte (default)"
+    std::optional<int> datagram_bytes;    // "Receiving 1470 byte datagrams" (iperf 2.0)
+    std::string command;                  // "iperf -s -u", when the transcript shows it
 };
 
 struct Measurements {
     std::vector<ThroughputTest> throughput;
     std::vector<PingTest> pings;
     std::vector<ToolFailure> failures;
+    std::vector<ServerBanner> servers;
+    // What an input held but could not be explained, one line each for the reader: a run of a
+    // transcript that was interrupted before its result, a banner no client run matches.
+    std::vector<std::string> notes;
 
     void append(Measurements other);
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/error.hpp"
+#include "analysis/series.hpp"
 #include "analysis/text.hpp"
 
 namespace np {
@@ -11,15 +12,19 @@ namespace {
 using text::take_number;
 using text::take_prefix;
 
-[[noreturn]] void bad(int line, const std::string& what) {
+[[noreturn]] void bad(int64_t line, const std::string& what) {
     throw InputError("ping", what, line);
+}
+
+bool summary_header(std::string_view s) {
+    return s.starts_with("--- ") && s.ends_with(" ping statistics ---") && s.size() > 24;
 }
 
 // "10 packets transmitted, 9 received, +1 duplicates, +2 errors, 10% packet loss, time 9013ms"
 // (iputils) or "3 packets transmitted, 3 packets received, 1 duplicates, 0% packet loss"
 // (busybox): comma-separated "N word…" items.
-void parse_counts(PingTest& p, const text::Line& l) {
-    std::string_view rest = l.text;
+void parse_counts(PingTest& p, std::string_view line, int64_t number) {
+    std::string_view rest = line;
     bool saw_transmitted = false, saw_received = false;
     while (!rest.empty()) {
         const size_t comma = rest.find(',');
@@ -30,8 +35,10 @@ void parse_counts(PingTest& p, const text::Line& l) {
         const auto n = take_number(words);
         words = text::trim(words);
         if (item.starts_with("time")) continue;  // "time 9013ms"
-        if (!n) bad(l.number, fmt::format("'{}' is not a count in the ping summary", item));
-        if (*n < 0 || *n > 9e15) bad(l.number, fmt::format("'{}' is out of range", item));
+        if (!n)
+            bad(number, fmt::format("'{}' is not a count in the ping summary", item.substr(0, 80)));
+        if (*n < 0 || *n > 9e15)
+            bad(number, fmt::format("'{}' is out of range", item.substr(0, 80)));
         const auto count = static_cast<int64_t>(*n);
         if (words == "packets transmitted") {
             p.transmitted = count;
@@ -44,33 +51,33 @@ void parse_counts(PingTest& p, const text::Line& l) {
         } else if (words == "errors") {
             p.errors = count;
         } else if (words == "% packet loss") {
+            if (*n > 100) bad(number, fmt::format("{}% packet loss is more than all", *n));
             p.printed_loss_pct = *n;
         }
         // Anything else ("pipe 4" comes on its own line; future items) is not needed.
     }
     if (!saw_transmitted || !saw_received)
-        bad(l.number, "the ping summary lacks 'packets transmitted' or 'received'");
+        bad(number, "the ping summary lacks 'packets transmitted' or 'received'");
     if (p.received > p.transmitted + p.duplicates)
-        bad(l.number, "more replies received than requests transmitted");
+        bad(number, "more replies received than requests transmitted");
 }
 
 // "rtt min/avg/max/mdev = 0.030/0.045/0.061/0.009 ms" or
 // "round-trip min/avg/max = 0.095/0.113/0.123 ms".
-void parse_rtt(PingTest& p, const text::Line& l) {
-    std::string_view s = l.text;
+void parse_rtt(PingTest& p, std::string_view s, int64_t number) {
     const size_t eq = s.find('=');
-    if (eq == std::string_view::npos) bad(l.number, "the rtt line has no '='");
+    if (eq == std::string_view::npos) bad(number, "the rtt line has no '='");
     const std::string_view names = text::trim(s.substr(0, eq));
     s.remove_prefix(eq + 1);
     const bool with_mdev = names.ends_with("/mdev");
     std::optional<double> v[4];
     const int count = with_mdev ? 4 : 3;
     for (int i = 0; i < count; ++i) {
-        if (i > 0 && !take_prefix(s, "/")) bad(l.number, "the rtt line is truncated");
+        if (i > 0 && !take_prefix(s, "/")) bad(number, "the rtt line is truncated");
         v[i] = take_number(s);
-        if (!v[i] || *v[i] < 0) bad(l.number, "the rtt line has a value that is not a time");
+        if (!v[i] || *v[i] < 0) bad(number, "the rtt line has a value that is not a time");
     }
-    if (!take_prefix(s, "ms")) bad(l.number, "the rtt line does not end in ms");
+    if (!take_prefix(s, "ms")) bad(number, "the rtt line does not end in ms");
     p.rtt_min_ms = v[0];
     p.rtt_avg_ms = v[1];
     p.rtt_max_ms = v[2];
@@ -96,51 +103,112 @@ std::optional<PingReply> parse_reply(std::string_view s) {
     return PingReply{static_cast<int64_t>(*seq), *rtt, s.find("(DUP!)") != std::string_view::npos};
 }
 
-}  // namespace
+// A long run keeps every 2nd, 4th, … reply: the plot needs their shape, not each one.
+struct KeepFirst {
+    PingReply operator()(const PingReply& a, size_t, const PingReply&, size_t) const { return a; }
+};
 
-std::vector<PingTest> parse_ping(std::string_view input, const std::string& source) {
-    text::require_text(input, "ping", "ping output", kMaxPingTextBytes);
-    const auto lines = text::split_lines(input);
-    std::vector<PingTest> tests;
-    std::string flavour = "iputils";
-    std::vector<PingReply> replies;  // of the run whose summary comes next
-    for (size_t i = 0; i < lines.size(); ++i) {
-        const auto& l = lines[i];
-        if (l.text.starts_with("PING ")) replies.clear();
-        if (auto reply = parse_reply(l.text)) {
-            replies.push_back(*reply);
-            continue;
+class Reader : public RunReader {
+  public:
+    void line(std::string_view t, int64_t number) override {
+        last_line_ = number;
+        switch (state_) {
+            case State::counts:
+                parse_counts(test_, t, number);
+                state_ = State::rtt;
+                return;
+            case State::rtt:
+                state_ = State::done;
+                if (t.starts_with("rtt ") || t.starts_with("round-trip ")) {
+                    parse_rtt(test_, t, number);
+                    return;
+                }
+                break;
+            case State::replies:
+            case State::done:
+                break;
         }
-        // busybox's header is "PING host (addr): 56 data bytes"; iputils' says "bytes of data".
-        if (l.text.starts_with("PING ") && l.text.ends_with("data bytes")) flavour = "busybox";
-        if (l.text.starts_with("PING ") && l.text.find("bytes of data") != std::string_view::npos)
-            flavour = "iputils";
-        if (!(l.text.starts_with("--- ") && l.text.ends_with(" ping statistics ---"))) continue;
-        PingTest p;
-        p.source = source;
-        p.flavour = flavour;
-        p.target = std::string(l.text.substr(4, l.text.size() - 4 - 20));
-        p.label = "ping " + p.target;
-        p.replies = std::move(replies);
-        replies.clear();
-        if (i + 1 >= lines.size())
-            bad(l.number, "the ping statistics end after their header (truncated output?)");
-        parse_counts(p, lines[++i]);
-        if (i + 1 < lines.size()) {
-            const auto& next = lines[i + 1];
-            if (next.text.starts_with("rtt ") || next.text.starts_with("round-trip ")) {
-                parse_rtt(p, next);
-                ++i;
+        if (state_ == State::replies) {
+            if (auto reply = parse_reply(t)) {
+                replies_.push(*reply);
+                read_any_ = true;
+                return;
             }
         }
-        if (p.received > 0 && !p.rtt_avg_ms)
-            bad(lines[i].number, "replies were received but there is no rtt line");
-        tests.push_back(std::move(p));
+        if (t.starts_with("PING ")) {
+            read_any_ = true;
+            // busybox's header is "PING host (addr): 56 data bytes"; iputils' says "bytes of data".
+            flavour_ = t.ends_with("data bytes") ? "busybox" : "iputils";
+            return;
+        }
+        if (summary_header(t)) {
+            read_any_ = true;
+            test_.target = std::string(t.substr(4, t.size() - 4 - 20).substr(0, 200));
+            summary_line_ = number;
+            state_ = State::counts;
+            return;
+        }
+        if (t.starts_with("ping: ") && state_ == State::replies && failure_.empty()) {
+            failure_ = std::string(t.substr(0, 500));
+            read_any_ = true;
+        }
     }
-    if (tests.empty())
-        bad(static_cast<int>(lines.size()),
-            "no '--- HOST ping statistics ---' summary (truncated, or not ping output)");
-    return tests;
+
+    bool next_run_starts(std::string_view t) const override {
+        return read_any_ &&
+               (t.starts_with("PING ") || (summary_header(t) && state_ != State::replies));
+    }
+    std::unique_ptr<RunReader> next_run() const override { return std::make_unique<Reader>(); }
+    bool empty() const override { return !read_any_; }
+    int64_t last_line() const override { return last_line_; }
+
+    std::optional<std::string> finish(const RunInfo& info, Measurements& out) override {
+        if (state_ == State::counts)
+            bad(summary_line_, "the ping statistics end after their header (truncated output?)");
+        if (state_ == State::replies) {
+            if (!failure_.empty()) {
+                out.failures.push_back({info.source, Tool::ping, failure_});
+                return std::nullopt;
+            }
+            return std::string(
+                "no '--- HOST ping statistics ---' summary (truncated, or not ping output)");
+        }
+        if (test_.received > 0 && !test_.rtt_avg_ms)
+            bad(summary_line_ + 1, "replies were received but there is no rtt line");
+        test_.source = info.source;
+        test_.flavour = flavour_;
+        test_.label = "ping " + test_.target;
+        if (info.command) test_.command = info.command->text;
+        test_.replies = replies_.take();
+        out.pings.push_back(std::move(test_));
+        return std::nullopt;
+    }
+
+  private:
+    enum class State { replies, counts, rtt, done };
+    State state_ = State::replies;
+    PingTest test_;
+    BoundedSeries<PingReply, KeepFirst> replies_;
+    std::string flavour_ = "iputils";
+    std::string failure_;
+    bool read_any_ = false;
+    int64_t summary_line_ = 0;
+    int64_t last_line_ = 0;
+};
+
+}  // namespace
+
+bool ping_header(std::string_view line) {
+    return (line.starts_with("PING ") && line.find(" bytes") != std::string_view::npos) ||
+           summary_header(line);
+}
+
+bool ping_line(std::string_view line) {
+    return ping_header(line) || parse_reply(line).has_value();
+}
+
+std::unique_ptr<RunReader> make_ping_reader() {
+    return std::make_unique<Reader>();
 }
 
 }  // namespace np

@@ -22,8 +22,9 @@ void link_unknown(const ExplainInput& in, Explanation& e) {
 void ping(const ExplainInput& in, Explanation& e) {
     for (const auto& p : in.measurements.pings) {
         Verdict v;
-        v.test = p.label;
+                v.test = p.label;
         v.source = p.source;
+        v.command = p.command;
         auto push = [&](Finding f) {
             if (!p.source.empty()) f.evidence.insert(f.evidence.begin(), {"file", p.source});
             v.codes.push_back(f.code);

@@ -1,42 +1,10 @@
 #include "analysis/text.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
-#include "analysis/error.hpp"
-
 namespace np::text {
-
-std::vector<Line> split_lines(std::string_view text) {
-    std::vector<Line> lines;
-    int n = 0;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) nl = text.size();
-        std::string_view l = text.substr(pos, nl - pos);
-        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-        lines.push_back({++n, l});
-        pos = nl + 1;
-    }
-    return lines;
-}
-
-void require_text(std::string_view text, const std::string& field, const std::string& what,
-                  size_t max_bytes) {
-    if (trim(text).empty()) throw InputError(field, fmt::format("empty input: no {}", what), 1);
-    if (text.size() > max_bytes) {
-        throw InputError(field, fmt::format("{} bytes is far more than any {} (limit {} bytes)",
-                                            text.size(), what, max_bytes));
-    }
-    if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
-        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
-        throw InputError(field, fmt::format("binary data, not {} text", what), line);
-    }
-}
 
 std::string_view trim(std::string_view s) {
     const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
@@ -72,6 +40,56 @@ bool take_prefix(std::string_view& s, std::string_view prefix) {
     if (!s.starts_with(prefix)) return false;
     s.remove_prefix(prefix.size());
     return true;
+}
+
+namespace {
+
+std::optional<double> bytes_unit(std::string_view u) {
+    if (u == "Bytes" || u == "Byte") return 1.0;
+    if (u == "KBytes" || u == "KByte") return 1024.0;
+    if (u == "MBytes" || u == "MByte") return 1024.0 * 1024;
+    if (u == "GBytes" || u == "GByte") return 1024.0 * 1024 * 1024;
+    if (u == "TBytes" || u == "TByte") return 1024.0 * 1024 * 1024 * 1024;
+    return std::nullopt;
+}
+
+std::optional<double> rate_unit(std::string_view u) {
+    if (u == "bits/sec") return 1.0;
+    if (u == "Kbits/sec") return 1e3;
+    if (u == "Mbits/sec") return 1e6;
+    if (u == "Gbits/sec") return 1e9;
+    if (u == "Tbits/sec") return 1e12;
+    if (u.ends_with("/sec")) {
+        if (auto b = bytes_unit(u.substr(0, u.size() - 4))) return *b * 8;
+    }
+    return std::nullopt;
+}
+
+int decimals_of(std::string_view printed) {
+    const size_t dot = printed.find('.');
+    return dot == std::string_view::npos ? 0 : static_cast<int>(printed.size() - dot - 1);
+}
+
+}  // namespace
+
+std::optional<Quantity> take_quantity(std::string_view& s, bool rate) {
+    std::string_view save = s;
+    std::string_view digits = take_word(s);
+    std::string_view d = digits;
+    const auto v = take_number(d);
+    if (!v || !d.empty() || *v < 0) {
+        s = save;
+        return std::nullopt;
+    }
+    const std::string_view unit = take_word(s);
+    const auto scale = rate ? rate_unit(unit) : bytes_unit(unit);
+    if (!scale) {
+        s = save;
+        return std::nullopt;
+    }
+    static constexpr double kHalfUnit[] = {0.5, 0.05, 0.005, 0.0005, 0.00005};
+    const int decimals = std::min(decimals_of(digits), 4);
+    return Quantity{*v * *scale, kHalfUnit[decimals] * *scale};
 }
 
 }  // namespace np::text

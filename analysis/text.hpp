@@ -1,23 +1,11 @@
 #pragma once
-// Small helpers the text parsers (iperf2, ping, format detection) share: split into lines with
-// their numbers, read numbers without locale or exceptions, and refuse inputs that are not text.
+// Small helpers the text readers (iperf2, iperf3 text, ping, transcripts) share: read numbers
+// without locale or exceptions, and the transfer and rate columns iperf2 and iperf3 print.
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace np::text {
-
-struct Line {
-    int number;             // 1-based
-    std::string_view text;  // without the line terminator (\n or \r\n)
-};
-
-std::vector<Line> split_lines(std::string_view text);
-
-// Throws InputError(field) for empty input, NUL bytes (binary data) or input above max_bytes.
-void require_text(std::string_view text, const std::string& field, const std::string& what,
-                  size_t max_bytes);
 
 std::string_view trim(std::string_view s);
 
@@ -27,5 +15,16 @@ std::optional<double> take_number(std::string_view& s);
 std::string_view take_word(std::string_view& s);
 // Skips blanks; true when `s` then starts with `prefix` (which is consumed).
 bool take_prefix(std::string_view& s, std::string_view prefix);
+
+// A printed figure and its rounding: iperf prints 3 significant digits, so "9.42" means
+// 9.415 … 9.425 and `resolution` is half a unit of the last digit, scaled like the value.
+struct Quantity {
+    double value = 0;
+    double resolution = 0;
+};
+// "11.0 GBytes" (transfers: binary units, as iperf2's and iperf3's byte formatting prints them)
+// or, with `rate`, "9.42 Gbits/sec" (decimal units; "MBytes/sec" with -f in bytes). Advances
+// `s` past it; leaves `s` alone and returns nothing when it is not one.
+std::optional<Quantity> take_quantity(std::string_view& s, bool rate);
 
 }  // namespace np::text

@@ -1,24 +1,51 @@
 #!/usr/bin/env bash
-# Benchmark (bench/): generates a synthetic 1-hour, -P 8, 0.1 s-interval iperf3 JSON, then times
-# np-explain's read + parse + explain against python3's json.load of the same file, and reports
-# peak memory against the file size. Goals: >= 3x faster, peak memory < 3x the file.
+# The explain benchmark: generates synthetic inputs with bench/gen_inputs.py, runs
+# np-explain-bench on them — the real np-explain binary side by side with python3, each one's
+# time and peak RSS — and deletes what it generated. It builds nothing: the benchmark is a CMake
+# target built with the product (scripts/setup.sh, cmake --build build).
 #
-#   bash scripts/bench.sh                 # ~110 MB file in build-bench/
-#   NP_BENCH_SECONDS=600 bash scripts/bench.sh
+#   bash scripts/bench.sh            # iperf3 JSON of 1 h and 24 h (2.6 GB), NDJSON, iperf2, ping
+#   bash scripts/bench.sh --smoke    # small inputs, one run, no goals judged (ctest bench.*)
+#   NP_BENCH_RUNS=5 bash scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=build-bench
-mkdir -p "$out"
-file="$out/iperf3-P8-${NP_BENCH_SECONDS:-3600}s-0.1s.json"
-if [ ! -s "$file" ]; then
-  echo "bench: generating $file"
-  python3 bench/gen_iperf3_json.py "$file" --seconds "${NP_BENCH_SECONDS:-3600}" --streams 8 \
-    --interval 0.1
+bin=${NP_BENCH_BIN:-build/bench/np-explain-bench}
+if [ ! -x "$bin" ]; then
+  echo "bench: $bin is not built: run scripts/setup.sh (or cmake --build build)" >&2
+  exit 3
 fi
-sources=(analysis/model.cpp analysis/format.cpp analysis/finding.cpp analysis/rate.cpp
-         analysis/measurement.cpp analysis/text.cpp analysis/iperf3.cpp analysis/iperf2.cpp
-         analysis/ping.cpp analysis/explain.cpp analysis/version.cpp)
-# -Ibuild: version.cpp reads the version header the build generates (scripts/setup.sh).
-g++ -std=c++20 -O2 -DNDEBUG -I. -Ibuild bench/bench_explain.cpp "${sources[@]}" -lfmt \
-  -o "$out/bench_explain"
-"$out/bench_explain" "$file" "${NP_BENCH_RUNS:-3}"
+out=${NP_BENCH_DIR:-build-bench}
+mkdir -p "$out"
+generated=()
+trap 'rm -f "${generated[@]}"' EXIT
+
+gen() {  # gen KIND NAME SECONDS INTERVAL: writes $out/NAME
+  generated+=("$out/$2")
+  python3 bench/gen_inputs.py "$1" "$out/$2" --seconds "$3" --streams 8 --interval "$4"
+}
+
+if [ "${1:-}" = "--smoke" ]; then
+  gen json smoke.json 60 0.1
+  gen ndjson smoke.ndjson 60 0.1
+  gen iperf2 smoke-iperf2.txt 600 0.5
+  gen ping smoke-ping.txt 600 0.2
+  "$bin" --runs 1 --no-goals json="$out/smoke.json" ndjson="$out/smoke.ndjson" \
+    text="$out/smoke-iperf2.txt" text="$out/smoke-ping.txt"
+  exit
+fi
+
+runs=${NP_BENCH_RUNS:-3}
+echo "bench: generating the inputs in $out/"
+gen json iperf3-P8-1h-0.1s.json 3600 0.1
+gen ndjson iperf3-P8-1h-0.1s.ndjson 3600 0.1
+gen iperf2 iperf2-P8-24h-0.5s.txt 86400 0.5
+gen ping ping-7d-0.2s.txt 604800 0.2
+status=0
+"$bin" --runs "$runs" json="$out/iperf3-P8-1h-0.1s.json" ndjson="$out/iperf3-P8-1h-0.1s.ndjson" \
+  text="$out/iperf2-P8-24h-0.5s.txt" text="$out/ping-7d-0.2s.txt" || status=$?
+rm -f "$out/iperf3-P8-1h-0.1s.ndjson" "$out/iperf2-P8-24h-0.5s.txt" "$out/ping-7d-0.2s.txt"
+echo
+echo "bench: generating the 24-hour iperf3 JSON (2.6 GB; deleted when measured)"
+gen json iperf3-P8-24h-0.1s.json 86400 0.1
+"$bin" --runs "${NP_BENCH_RUNS_DAY:-2}" json="$out/iperf3-P8-24h-0.1s.json" || status=$?
+exit $status

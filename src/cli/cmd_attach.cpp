@@ -36,15 +36,6 @@ std::string reference(const fs::path& file, const fs::path& contract_dir) {
     return abs.string();
 }
 
-Measurements read_measurements(const std::string& path, InputFormat format) {
-    try {
-        return parse_measurements(read_text_file(path), path, format);
-    } catch (const InputError& e) {
-        if (e.field() == path) throw;
-        throw InputError(fmt::format("{} ({})", path, e.field()), e.what(), e.line());
-    }
-}
-
 int run_attach(const AttachOptions& o) {
     const fs::path contract_path = o.contract;
     const fs::path dir = fs::absolute(contract_path).parent_path().lexically_normal();
@@ -58,9 +49,9 @@ int run_attach(const AttachOptions& o) {
         in.link_bps = it->get<double>() * 1e6;
     }
     for (const auto& f : o.iperf3)
-        in.measurements.append(read_measurements(f, InputFormat::iperf3_json));
+        in.measurements.append(read_measurements_file(f, InputFormat::iperf3));
     for (const auto& f : o.ping)
-        in.measurements.append(read_measurements(f, InputFormat::ping_text));
+        in.measurements.append(read_measurements_file(f, InputFormat::ping));
     if (in.measurements.throughput.empty() && in.measurements.failures.empty()) {
         // Only the contract at hand: explain its own figures.
         in.measurements.append(measurements_from_contract(c));

@@ -23,26 +23,20 @@ struct ExplainOptions {
     bool json = false;
 };
 
-void load(Measurements& all, const std::string& path, InputFormat format) {
-    const std::string text = read_text_file(path);
-    try {
-        all.append(parse_measurements(text, path, format));
-    } catch (const InputError& e) {
-        // Name the file first; the parser named the field (or "json", "iperf2", …) and line.
-        throw InputError(fmt::format("{} ({})", path, e.field()), e.what(), e.line());
-    }
-}
-
 int run_explain(const ExplainOptions& o) {
     ExplainInput in;
     if (!o.link.empty()) in.link_bps = parse_link_rate_bps(o.link, "--link");
     if (o.iperf3.empty() && o.iperf2.empty() && o.ping.empty() && o.files.empty() &&
         o.traces.empty())
         throw InputError("explain", "no input: give iperf3 JSON, iperf2 or ping output files");
-    for (const auto& f : o.iperf3) load(in.measurements, f, InputFormat::iperf3_json);
-    for (const auto& f : o.iperf2) load(in.measurements, f, InputFormat::iperf2_text);
-    for (const auto& f : o.ping) load(in.measurements, f, InputFormat::ping_text);
-    for (const auto& f : o.files) load(in.measurements, f, InputFormat::auto_detect);
+    const auto load = [&](const std::vector<std::string>& files, InputFormat format) {
+        for (const auto& f : files) in.measurements.append(read_measurements_file(f, format));
+    };
+    load(o.iperf3, InputFormat::iperf3);
+    load(o.iperf2, InputFormat::iperf2);
+    load(o.ping, InputFormat::ping);
+    load(o.files, InputFormat::auto_detect);
+    use_server_banners(in.measurements);
     for (const auto& f : o.traces) {
         try {
             in.traces.push_back(parse_trace_text(read_text_file(f)));
@@ -51,6 +45,8 @@ int run_explain(const ExplainOptions& o) {
             throw InputError(fmt::format("{} ({})", f, err.field()), err.what());
         }
     }
+    for (const auto& note : in.measurements.notes)
+        fmt::print(stderr, "np-explain: note: {}\n", note);
     const Explanation e = explain(in);
     if (o.json) {
         fmt::print("{}\n", to_json(e).dump(2));
@@ -68,7 +64,8 @@ void add_explain_command(CLI::App& app, Runner& run) {
         "explain",
         "Explain existing iperf3 JSON, iperf2 text and ping output against the header-overhead "
         "model");
-    sub->add_option("--iperf3", opts->iperf3, "iperf3 -J or --json-stream output (repeatable)");
+    sub->add_option("--iperf3", opts->iperf3,
+                    "iperf3 -J or --json-stream output, or its text output (repeatable)");
     sub->add_option("--iperf2", opts->iperf2, "iperf2 client or server text output (repeatable)");
     sub->add_option("--ping", opts->ping, "ping output, iputils or busybox (repeatable)");
     sub->add_option("--link", opts->link,
@@ -78,7 +75,9 @@ void add_explain_command(CLI::App& app, Runner& run) {
     sub->add_option("--trace", opts->traces,
                     "np-probe trace (np-trace/1) of a node's data iface, role client or server; "
                     "locates loss and confirms retransmits (repeatable)");
-    sub->add_option("files", opts->files, "More output files; the format is detected");
+    sub->add_option("files", opts->files,
+                    "Output files, or terminal transcripts holding several runs (- reads standard "
+                    "input); the tool of each run is detected");
     sub->callback([&run, opts] { run = [opts] { return run_explain(*opts); }; });
 }
 

@@ -49,8 +49,8 @@ ReportMode read_mode(const fs::path& dir, Contract c) {
         std::error_code ec;
         if (!fs::is_regular_file(path, ec)) continue;
         try {
-            m.measurements.append(
-                parse_measurements(read_text_file(path), path.filename().string()));
+            InputFile in(path);
+            m.measurements.append(parse_measurements(in, path.filename().string()));
         } catch (const InputError& e) {
             warn(e, "left out of the report");
         }

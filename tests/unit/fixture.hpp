@@ -1,9 +1,12 @@
 #pragma once
-// Reads a file under tests/fixtures for unit tests of the parsers and the engine.
+// Reads a file under tests/fixtures for unit tests of the parsers and the engine, and makes
+// inputs too large to hold.
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "analysis/source.hpp"
 
 namespace np::testing {
 
@@ -15,5 +18,44 @@ inline std::string fixture(const std::string& relative) {
     ss << in.rdbuf();
     return ss.str();
 }
+
+// `head`, then `body` `times` times, then `tail`, in 64 KiB chunks, without holding it all:
+// inputs as large as the ones issue 12 found, at the cost of one chunk.
+class Repeated : public np::ByteSource {
+  public:
+    Repeated(std::string head, const std::string& body, int64_t times, std::string tail)
+        : head_(std::move(head)), tail_(std::move(tail)), left_(times) {
+        while (block_.size() < 65536) block_ += body;
+        per_block_ = static_cast<int64_t>(block_.size() / body.size());
+        body_ = body;
+    }
+    std::string_view next() override {
+        ++chunks;
+        if (!head_done_) {
+            head_done_ = true;
+            return head_;
+        }
+        if (left_ >= per_block_) {
+            left_ -= per_block_;
+            return block_;
+        }
+        if (left_ > 0) {
+            rest_.clear();
+            for (; left_ > 0; --left_) rest_ += body_;
+            return rest_;
+        }
+        if (!tail_done_) {
+            tail_done_ = true;
+            return tail_;
+        }
+        return {};
+    }
+    int64_t chunks = 0;
+
+  private:
+    std::string head_, tail_, block_, body_, rest_;
+    int64_t left_, per_block_ = 1;
+    bool head_done_ = false, tail_done_ = false;
+};
 
 }  // namespace np::testing

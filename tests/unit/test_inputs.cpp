@@ -9,36 +9,147 @@ namespace {
 
 using testing::fixture;
 
-TEST(DetectFormat, RecognisesEachTool) {
-    EXPECT_EQ(detect_format(fixture("iperf3/tcp-100m.json")), InputFormat::iperf3_json);
-    EXPECT_EQ(detect_format(fixture("handwritten/iperf3-3.17-json-stream-tcp.ndjson")),
-              InputFormat::iperf3_json);
-    EXPECT_EQ(detect_format(fixture("iperf2/udp-100m-b90M.server.txt")), InputFormat::iperf2_text);
-    EXPECT_EQ(detect_format(fixture("handwritten/iperf2-2.0-tcp-10g-9.42.client.txt")),
-              InputFormat::iperf2_text);
-    EXPECT_EQ(detect_format(fixture("ping/iputils-ok.txt")), InputFormat::ping_text);
-    EXPECT_EQ(detect_format(fixture("handwritten/busybox-ping.txt")), InputFormat::ping_text);
+Measurements read(const std::string& relative, InputFormat f = InputFormat::auto_detect) {
+    return parse_measurements(fixture(relative), relative, f);
 }
 
-TEST(DetectFormat, Iperf3TextOutputIsRejectedWithAHint) {
+TEST(Inputs, EachToolIsRecognisedWithoutBeingNamed) {
+    EXPECT_EQ(read("iperf3/tcp-100m.json").throughput.at(0).tool, Tool::iperf3);
+    EXPECT_EQ(read("handwritten/iperf3-3.17-json-stream-tcp.ndjson").throughput.at(0).tool,
+              Tool::iperf3);
+    EXPECT_EQ(read("iperf2/udp-100m-b90M.server.txt").throughput.at(0).tool, Tool::iperf2);
+    EXPECT_EQ(read("handwritten/iperf2-2.0-tcp-10g-9.42.client.txt").throughput.at(0).tool,
+              Tool::iperf2);
+    EXPECT_EQ(read("ping/iputils-ok.txt").pings.size(), 1u);
+    EXPECT_EQ(read("handwritten/busybox-ping.txt").pings.size(), 1u);
+}
+
+TEST(Inputs, Iperf3TextOutputIsExplainedWithWhatItHolds) {
+    // A lone iperf3 text output holds its summary lines: sent, received, retransmits.
+    const std::string text =
+        "Connecting to host 198.18.20.1, port 5201\n"
+        "[  5] local 198.18.20.2 port 55522 connected to 198.18.20.1 port 5201\n"
+        "[ ID] Interval           Transfer     Bitrate         Retr\n"
+        "[  5]   0.00-10.00  sec   113 MBytes  94.9 Mbits/sec    3             sender\n"
+        "[  5]   0.00-10.00  sec   112 MBytes  94.2 Mbits/sec                  receiver\n";
+    const auto t = parse_measurements(text, "t.txt").throughput.at(0);
+    EXPECT_EQ(t.label, "iperf3 TCP");
+    EXPECT_DOUBLE_EQ(*t.sent_bps, 94.9e6);
+    EXPECT_DOUBLE_EQ(*t.received_bps, 94.2e6);
+    EXPECT_DOUBLE_EQ(t.rate_resolution_bps, 0.05e6);
+    EXPECT_EQ(t.retransmits, 3);
+    EXPECT_EQ(t.server_host, "198.18.20.1");
+    EXPECT_EQ(t.port, 5201);
+}
+
+TEST(Inputs, Iperf3TextWithoutItsSummaryIsRefusedWithTheReason) {
     const std::string text =
         "Connecting to host 198.18.10.2, port 5201\n"
-        "[  5] local 198.18.10.1 port 40000 connected to 198.18.10.2 port 5201\n";
+        "[  5] local 198.18.10.1 port 40000 connected to 198.18.10.2 port 5201\n"
+        "[  5]   0.00-1.00   sec  11.8 MBytes  98.8 Mbits/sec    0   48.1 KBytes\n";
     try {
-        detect_format(text);
+        parse_measurements(text, "t.txt");
         FAIL();
     } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("-J"), std::string::npos) << e.what();
+        EXPECT_EQ(e.field(), "iperf3");
+        EXPECT_EQ(e.line(), 3);
+        EXPECT_NE(std::string(e.what()).find("no summary"), std::string::npos) << e.what();
     }
 }
 
-TEST(DetectFormat, UnknownEmptyAndBinaryAreInputErrors) {
-    EXPECT_THROW(detect_format("hello world\n"), InputError);
-    EXPECT_THROW(detect_format(""), InputError);
-    EXPECT_THROW(detect_format(std::string("\x7f"
-                                           "ELF\0\0",
-                                           6)),
-                 InputError);
+TEST(Inputs, NamingTheToolRestrictsTheText) {
+    EXPECT_TRUE(read("ping/iputils-ok.txt", InputFormat::ping).throughput.empty());
+    EXPECT_THROW(read("ping/iputils-ok.txt", InputFormat::iperf2), InputError);
+    EXPECT_THROW(read("iperf2/tcp-100m.client.txt", InputFormat::ping), InputError);
+    EXPECT_THROW(read("iperf3/tcp-100m.json", InputFormat::iperf2), InputError);
+}
+
+TEST(Inputs, UnknownEmptyAndBinaryAreInputErrors) {
+    for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+             {"hello world\n", "not iperf3 JSON, iperf2 text or ping output"},
+             {"", "empty input"},
+             {" \n\n\t\n", "empty input"},
+             {std::string("\x7f"
+                          "ELF\0\0",
+                          6),
+              "binary"}}) {
+        try {
+            parse_measurements(text, "x");
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(Inputs, TextWithNoToolOutputIsRefusedWithoutReadingItAll) {
+    // `yes | np-explain explain -` never ends: the first 64 MiB decide.
+    class Yes : public ByteSource {
+      public:
+        std::string_view next() override {
+            ++chunks;
+            return block_;
+        }
+        int64_t chunks = 0;
+
+      private:
+        std::string block_ = [] {
+            std::string s;
+            while (s.size() < 65536) s += "y\n";
+            return s;
+        }();
+    } yes;
+    EXPECT_THROW(parse_measurements(yes, "stdin"), InputError);
+    EXPECT_LE(yes.chunks, 1100);
+}
+
+ServerBanner banner(std::string source, int port, int64_t buffer) {
+    ServerBanner b;
+    b.source = std::move(source);
+    b.tool = Tool::iperf2;
+    b.transport = Transport::udp;
+    b.port = port;
+    b.buffer_bytes = buffer;
+    b.buffer_text = std::to_string(buffer / 1024) + " KByte (default)";
+    return b;
+}
+
+TEST(ServerBanners, TheServersBufferReplacesTheClientsOwnForTheReceiveSide) {
+    auto m = read("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
+    m.append(read("handwritten/iperf2-2.0-udp-server-banner.txt"));
+    use_server_banners(m);
+    const auto& t = m.throughput.at(0);
+    EXPECT_EQ(t.socket_buffer_side, "server");
+    EXPECT_EQ(t.socket_buffer_text, "208 KByte (default)");
+    EXPECT_TRUE(m.notes.empty());
+}
+
+TEST(ServerBanners, ABannerOnAnotherPortIsNotUsedAndSaysSo) {
+    auto m = read("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
+    m.servers.push_back(banner("other.txt", 5002, 4 << 20));
+    use_server_banners(m);
+    EXPECT_EQ(m.throughput.at(0).socket_buffer_side, "client");
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_NE(m.notes[0].find("matches no client run"), std::string::npos) << m.notes[0];
+}
+
+TEST(ServerBanners, TheSameSourcesBannerWinsOverAnotherFiles) {
+    auto m = read("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
+    m.servers.push_back(banner("handwritten/iperf2-2.2-udp-10g-b9g.client.txt", 5001, 1 << 20));
+    m.servers.insert(m.servers.begin(), banner("elsewhere.txt", 5001, 4 << 20));
+    use_server_banners(m);
+    EXPECT_EQ(m.throughput.at(0).socket_buffer_bytes, 1 << 20);
+}
+
+TEST(ServerBanners, ABannerAloneIsNothingToExplain) {
+    auto m = read("handwritten/iperf2-2.0-udp-server-banner.txt");
+    try {
+        use_server_banners(m);
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "handwritten/iperf2-2.0-udp-server-banner.txt");
+        EXPECT_NE(std::string(e.what()).find("give the client's output"), std::string::npos);
+    }
 }
 
 }  // namespace

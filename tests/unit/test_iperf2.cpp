@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/error.hpp"
+#include "analysis/inputs.hpp"
 #include "analysis/iperf2.hpp"
 #include "tests/unit/fixture.hpp"
 
@@ -9,14 +10,21 @@ namespace {
 
 using testing::fixture;
 
+ThroughputTest only_test(const std::string& text) {
+    const auto m = parse_measurements(text, "f.txt", InputFormat::iperf2);
+    EXPECT_EQ(m.throughput.size(), 1u);
+    return m.throughput.at(0);
+}
+
 TEST(Iperf2, ClientTcpIsTheSendersFigureWithItsPrintPrecision) {
-    const auto run = parse_iperf2(fixture("iperf2/tcp-100m.client.txt"));
-    EXPECT_EQ(run.role, Iperf2Run::Role::client);
-    EXPECT_EQ(run.transport, Transport::tcp);
-    EXPECT_EQ(run.peer, "198.18.10.2");
-    EXPECT_EQ(run.buffer_text, "16.0 KByte (default)");
-    EXPECT_EQ(run.buffer_bytes, 16384);
-    const auto t = measurements_from(run, "").throughput.at(0);
+    const auto t = only_test(fixture("iperf2/tcp-100m.client.txt"));
+    EXPECT_EQ(t.transport, Transport::tcp);
+    EXPECT_FALSE(t.from_server);
+    EXPECT_EQ(t.server_host, "198.18.10.2");
+    EXPECT_EQ(t.port, 5001);
+    EXPECT_EQ(t.socket_buffer_text, "16.0 KByte (default)");
+    EXPECT_EQ(t.socket_buffer_bytes, 16384);
+    EXPECT_EQ(t.socket_buffer_side, "client");
     EXPECT_DOUBLE_EQ(*t.sent_bps, 94.1e6);
     EXPECT_DOUBLE_EQ(t.rate_resolution_bps, 0.05e6);
     EXPECT_FALSE(t.received_bps.has_value());
@@ -24,35 +32,32 @@ TEST(Iperf2, ClientTcpIsTheSendersFigureWithItsPrintPrecision) {
 }
 
 TEST(Iperf2, ServerOutputIsTheReceiversFigure) {
-    const auto t =
-        measurements_from(parse_iperf2(fixture("iperf2/tcp-100m.server.txt")), "").throughput[0];
+    const auto t = only_test(fixture("iperf2/tcp-100m.server.txt"));
     EXPECT_DOUBLE_EQ(*t.received_bps, 94.2e6);
     EXPECT_FALSE(t.sent_bps.has_value());
+    EXPECT_TRUE(t.from_server);
     EXPECT_EQ(t.label, "iperf2 TCP (server side)");
 }
 
 TEST(Iperf2, SumLineIsUsedWithParallelStreams) {
-    const auto t =
-        measurements_from(parse_iperf2(fixture("iperf2/tcp-100m-P4.client.txt")), "").throughput[0];
+    const auto t = only_test(fixture("iperf2/tcp-100m-P4.client.txt"));
     EXPECT_EQ(t.streams, 4);
     EXPECT_DOUBLE_EQ(*t.sent_bps, 95.5e6);
     EXPECT_EQ(t.label, "iperf2 TCP -P 4");
 }
 
 TEST(Iperf2, EnhancedColumnsAreSkipped) {
-    const auto t =
-        measurements_from(parse_iperf2(fixture("iperf2/tcp-100m-enhanced.client.txt")), "")
-            .throughput[0];
-    EXPECT_DOUBLE_EQ(*t.sent_bps, 94.0e6);
+    EXPECT_DOUBLE_EQ(*only_test(fixture("iperf2/tcp-100m-enhanced.client.txt")).sent_bps, 94.0e6);
 }
 
 TEST(Iperf2, UdpClientReadsSentDatagramsAndTheRelayedServerReport) {
-    const auto run = parse_iperf2(fixture("iperf2/udp-100m-b200M.client.txt"));
-    EXPECT_EQ(run.transport, Transport::udp);
-    EXPECT_EQ(run.datagram_bytes, 1470);
-    EXPECT_DOUBLE_EQ(*run.ipg_target_us, 56.08);
-    EXPECT_EQ(run.buffer_text, "208 KByte (default)");
-    const auto t = measurements_from(run, "").throughput[0];
+    const auto t = only_test(fixture("iperf2/udp-100m-b200M.client.txt"));
+    EXPECT_EQ(t.transport, Transport::udp);
+    EXPECT_EQ(t.payload_bytes, 1470);
+    EXPECT_EQ(t.socket_buffer_text, "208 KByte (default)");
+    EXPECT_EQ(t.offered_from,
+              "the IPG target 56.08 us, i.e. -b 200M, which iperf2 reads in "
+              "binary units (an uppercase suffix)");
     EXPECT_EQ(t.datagrams_sent, 81467);
     EXPECT_EQ(t.datagrams_lost, 0);
     EXPECT_EQ(t.datagrams_total, 81466);
@@ -77,9 +82,7 @@ TEST(Iperf2, LowercaseSuffixIsDecimal) {
 }
 
 TEST(Iperf2, ParallelUdpAddsTheServerReportsAndSkipsOutOfOrderLines) {
-    const auto t =
-        measurements_from(parse_iperf2(fixture("iperf2/udp-100m-b90M-P4.client.txt")), "")
-            .throughput[0];
+    const auto t = only_test(fixture("iperf2/udp-100m-b90M-P4.client.txt"));
     EXPECT_EQ(t.streams, 4);
     EXPECT_EQ(t.datagrams_lost, 8);
     EXPECT_EQ(t.datagrams_total, 81619);
@@ -87,22 +90,18 @@ TEST(Iperf2, ParallelUdpAddsTheServerReportsAndSkipsOutOfOrderLines) {
 }
 
 TEST(Iperf2, LegacyTwoZeroLayout) {
-    const auto tcp = measurements_from(
-        parse_iperf2(fixture("handwritten/iperf2-2.0-tcp-10g-9.42.client.txt")), "");
-    EXPECT_DOUBLE_EQ(*tcp.throughput[0].sent_bps, 9.42e9);
-    EXPECT_DOUBLE_EQ(*tcp.throughput[0].sent_bytes, 11.0 * 1073741824.0);
-    EXPECT_DOUBLE_EQ(tcp.throughput[0].duration_s, 10.0);
-    const auto udp = measurements_from(
-        parse_iperf2(fixture("handwritten/iperf2-2.0-udp-legacy.client.txt")), "");
-    EXPECT_EQ(udp.throughput[0].datagrams_total, 893);
-    EXPECT_EQ(udp.throughput[0].datagrams_lost, 0);
-    EXPECT_FALSE(udp.throughput[0].offered_bps.has_value()) << "2.0.x prints no IPG target";
+    const auto tcp = only_test(fixture("handwritten/iperf2-2.0-tcp-10g-9.42.client.txt"));
+    EXPECT_DOUBLE_EQ(*tcp.sent_bps, 9.42e9);
+    EXPECT_DOUBLE_EQ(*tcp.sent_bytes, 11.0 * 1073741824.0);
+    EXPECT_DOUBLE_EQ(tcp.duration_s, 10.0);
+    const auto udp = only_test(fixture("handwritten/iperf2-2.0-udp-legacy.client.txt"));
+    EXPECT_EQ(udp.datagrams_total, 893);
+    EXPECT_EQ(udp.datagrams_lost, 0);
+    EXPECT_FALSE(udp.offered_bps.has_value()) << "2.0.x prints no IPG target";
 }
 
 TEST(Iperf2, TenGigUdpRunHasTheDesignFigures) {
-    const auto t = measurements_from(
-                       parse_iperf2(fixture("handwritten/iperf2-2.2-udp-10g-b9g.client.txt")), "")
-                       .throughput[0];
+    const auto t = only_test(fixture("handwritten/iperf2-2.2-udp-10g-b9g.client.txt"));
     EXPECT_EQ(t.datagrams_sent, 7134255);
     EXPECT_EQ(t.datagrams_lost, 342498);
     EXPECT_EQ(t.datagrams_total, 7134255);
@@ -112,29 +111,66 @@ TEST(Iperf2, TenGigUdpRunHasTheDesignFigures) {
     EXPECT_DOUBLE_EQ(*t.offered_bps, 9e9);
 }
 
+TEST(Iperf2, AServerThatPrintedOnlyItsBannerIsContextNotATest) {
+    const auto m =
+        parse_measurements(fixture("handwritten/iperf2-2.0-udp-server-banner.txt"), "s.txt");
+    EXPECT_TRUE(m.throughput.empty());
+    ASSERT_EQ(m.servers.size(), 1u);
+    const auto& b = m.servers[0];
+    EXPECT_EQ(b.tool, Tool::iperf2);
+    EXPECT_EQ(b.transport, Transport::udp);
+    EXPECT_EQ(b.port, 5001);
+    EXPECT_EQ(b.buffer_bytes, 208 * 1024);
+    EXPECT_EQ(b.buffer_text, "208 KByte (default)");
+    EXPECT_EQ(b.datagram_bytes, 1470);
+}
+
+TEST(Iperf2, EachConnectionOfAServerThatGoesOnServingIsItsOwnTest) {
+    // Two clients, one after the other, reached one `iperf -s -u` (tests/fixtures/transcripts):
+    // two tests of one stream each, not one test of -P 2.
+    const auto m = parse_measurements(fixture("transcripts/server-iperf2-udp.txt"), "s.txt");
+    ASSERT_EQ(m.throughput.size(), 2u);
+    EXPECT_EQ(m.throughput[0].streams, 1);
+    EXPECT_EQ(m.throughput[0].datagrams_total, 80251);
+    EXPECT_EQ(m.throughput[1].datagrams_total, 49464);
+    EXPECT_EQ(m.throughput[1].socket_buffer_text, "208 KByte (default)") << "from the banner";
+    EXPECT_EQ(m.servers.size(), 1u) << "one banner";
+}
+
 TEST(Iperf2, AnAbsurdBufferSizeIsLeftOutNotOverflowed) {
     // Found by fuzz_iperf2: a 85-digit "UDP buffer size" overflowed the int64 conversion.
-    const auto run = parse_iperf2("Client connecting to h, UDP port 5001\nUDP buffer size:  2" +
-                                  std::string(84, '0') +
-                                  " KByte (default)\n[  1] 0.0-10.0 sec  1 MBytes  1 Mbits/sec\n");
-    EXPECT_FALSE(run.buffer_bytes.has_value());
+    const auto t = only_test("Client connecting to h, UDP port 5001\nUDP buffer size:  2" +
+                             std::string(84, '0') +
+                             " KByte (default)\n[  1] 0.0-10.0 sec  1 MBytes  1 Mbits/sec\n");
+    EXPECT_FALSE(t.socket_buffer_bytes.has_value());
 }
 
 TEST(Iperf2, ANegativeBufferSizeIsLeftOutNotConverted) {
     // Found by fuzz_iperf2 (UBSan): a huge negative size was converted to int64.
-    const auto run = parse_iperf2("Client connecting to h, UDP port 5001\nUDP buffer size: -2" +
-                                  std::string(38, '0') +
-                                  " KByte (default)\n[  1] 0.0-10.0 sec  1 MBytes  1 Mbits/sec\n");
-    EXPECT_FALSE(run.buffer_bytes.has_value());
+    const auto t = only_test("Client connecting to h, UDP port 5001\nUDP buffer size: -2" +
+                             std::string(38, '0') +
+                             " KByte (default)\n[  1] 0.0-10.0 sec  1 MBytes  1 Mbits/sec\n");
+    EXPECT_FALSE(t.socket_buffer_bytes.has_value());
 }
 
-TEST(Iperf2, HugeInputIsRefusedWithItsSize) {
-    EXPECT_THROW(parse_iperf2(std::string(kMaxIperf2TextBytes + 1, ' ') + "x"), InputError);
+TEST(Iperf2, AMillionStreamIdsAreRefusedNotExplainedAsP1000000) {
+    // Issue 12: such a text was "-P 1000000 … line-rate bound at 9.86 %".
+    std::string text = "Client connecting to h, TCP port 5001\n";
+    for (int id = 1; id <= 1'000'000 && text.size() < (64u << 20); ++id)
+        text += "[" + std::to_string(id) + "] 0.0-10.0 sec  11.0 GBytes  9.42 Gbits/sec\n";
+    try {
+        parse_measurements(text, "f", InputFormat::iperf2);
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.line(), static_cast<int64_t>(kMaxIperf2Streams) + 2);
+        EXPECT_NE(std::string(e.what()).find("stream ids"), std::string::npos) << e.what();
+    }
 }
 
 struct BadText {
     std::string text;
     int line;
+    std::string field;
     std::string says;
 };
 
@@ -142,10 +178,10 @@ class Iperf2Rejects : public ::testing::TestWithParam<BadText> {};
 
 TEST_P(Iperf2Rejects, NamingTheLine) {
     try {
-        parse_iperf2(GetParam().text);
+        parse_measurements(GetParam().text, "f", InputFormat::iperf2);
         FAIL() << "accepted: " << GetParam().text;
     } catch (const InputError& e) {
-        EXPECT_EQ(e.field(), "iperf2");
+        EXPECT_EQ(e.field(), GetParam().field);
         EXPECT_EQ(e.line(), GetParam().line) << e.what();
         EXPECT_NE(std::string(e.what()).find(GetParam().says), std::string::npos) << e.what();
     }
@@ -154,19 +190,23 @@ TEST_P(Iperf2Rejects, NamingTheLine) {
 INSTANTIATE_TEST_SUITE_P(
     Inputs, Iperf2Rejects,
     ::testing::Values(
-        BadText{"", 1, "empty"}, BadText{"hello\nworld\n", 1, "not iperf2"},
-        BadText{"Client connecting to 1.2.3.4, TCP port 5001\n[  1] local x\n", 2, "truncated"},
+        BadText{"", 1, "format", "empty"}, BadText{"hello\nworld\n", 1, "iperf2", "not iperf2"},
+        BadText{"Client connecting to 1.2.3.4, TCP port 5001\n[  1] local x\n", 2, "iperf2",
+                "truncated"},
         BadText{"Client connecting to h, TCP port 5001\n[  1] 0.0-10.0 sec  11.0 Gallons  9 "
                 "Gbits/sec\n",
-                2, "transfer"},
+                2, "iperf2", "transfer"},
         BadText{"Client connecting to h, TCP port 5001\n[  1] 0.0-10.0 sec  11.0 GBytes  9.42\n", 2,
-                "rate"},
+                "iperf2", "rate"},
         BadText{"Client connecting to h, UDP port 5001\n[  1] 0.0-10.0 sec  1 MBytes  1 "
                 "Mbits/sec  0.1 ms 5/\n",
-                2, "total"},
-        BadText{"Client connecting to h, UDP port 5001\n[  1] Sent many datagrams\n", 2,
+                2, "iperf2", "total"},
+        BadText{"Client connecting to h, UDP port 5001\n[  1] 0.0-10.0 sec  1 MBytes  1 "
+                "Mbits/sec  0.1 ms 9/5 (180%)\n",
+                2, "iperf2", "more datagrams lost than the total"},
+        BadText{"Client connecting to h, UDP port 5001\n[  1] Sent many datagrams\n", 2, "iperf2",
                 "Sent N datagrams"},
-        BadText{std::string("Client connecting to h\0", 23), 1, "binary"}));
+        BadText{std::string("Client connecting to h\0", 23), 1, "format", "binary"}));
 
 }  // namespace
 }  // namespace np

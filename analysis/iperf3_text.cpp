@@ -1,0 +1,473 @@
+#include "analysis/iperf3_text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "analysis/error.hpp"
+#include "analysis/iperf3.hpp"
+#include "analysis/series.hpp"
+#include "analysis/text.hpp"
+
+namespace np {
+namespace {
+
+using text::take_number;
+using text::take_prefix;
+using text::take_word;
+
+[[noreturn]] void bad(int64_t line, const std::string& what) {
+    throw InputError("iperf3", what, line);
+}
+
+// One report line: "[  5][TX-C]   0.00-10.00  sec   113 MBytes  94.9 Mbits/sec    0  sender".
+struct Line {
+    std::string id;    // "5", "SUM"
+    std::string role;  // "", "TX-C", "RX-C", "TX-S", "RX-S" (--bidir)
+    double start_s = 0, end_s = 0;
+    text::Quantity bytes, rate;
+    std::optional<int64_t> retransmits;
+    std::optional<double> jitter_ms;
+    std::optional<int64_t> lost, total;
+    std::optional<double> printed_pct;
+    std::string loss_text;
+    std::optional<int64_t> datagrams;  // a UDP sender's interval "Total Datagrams"
+    std::string side;                  // "sender" / "receiver" on a summary line
+    bool omitted = false;
+};
+
+std::optional<std::string> take_bracket(std::string_view& s) {
+    if (!s.starts_with("[")) return std::nullopt;
+    const size_t close = s.find(']');
+    if (close == std::string_view::npos || close > 16) return std::nullopt;
+    std::string inside(text::trim(s.substr(1, close - 1)));
+    s.remove_prefix(close + 1);
+    return inside;
+}
+
+bool has_two_decimals(std::string_view s) {
+    s = text::trim(s);
+    const size_t dash = s.find('-');
+    const size_t dot = s.find('.');
+    return dash != std::string_view::npos && dot != std::string_view::npos && dash - dot == 3;
+}
+
+std::optional<int64_t> count(std::string_view word) {
+    std::string_view w = word;
+    const auto v = take_number(w);
+    if (!v || !w.empty() || *v < 0 || *v > 9e15 || *v != std::floor(*v)) return std::nullopt;
+    return static_cast<int64_t>(*v);
+}
+
+std::optional<Line> parse_line(std::string_view s, int64_t number) {
+    auto id = take_bracket(s);
+    if (!id || id->empty() || *id == "ID") return std::nullopt;
+    Line l;
+    l.id = *id;
+    if (s.starts_with("[")) l.role = take_bracket(s).value_or("");
+    std::string_view probe = s;
+    const auto start = take_number(probe);
+    if (!start || !take_prefix(probe, "-")) return std::nullopt;  // "local … connected to …"
+    const auto end = take_number(probe);
+    if (!end || !take_prefix(probe, "sec")) bad(number, "expected 'A-B sec' after the id");
+    if (*start < 0 || *end < *start) bad(number, "the interval ends before it starts");
+    {
+        std::string_view ooo = probe;  // "[  5] 0.0-10.0 sec  3 datagrams received out-of-order"
+        if (take_number(ooo) && take_prefix(ooo, "datagrams")) return std::nullopt;
+    }
+    l.start_s = *start;
+    l.end_s = *end;
+    const auto bytes = text::take_quantity(probe, false);
+    if (!bytes) bad(number, "expected a transfer like '112 MBytes'");
+    const auto rate = text::take_quantity(probe, true);
+    if (!rate) bad(number, "expected a bitrate like '94.1 Mbits/sec'");
+    l.bytes = *bytes;
+    l.rate = *rate;
+    std::string_view rest = text::trim(probe);
+    if (rest.ends_with("(omitted)")) l.omitted = true;
+    if (rest.ends_with("sender") || rest.ends_with("receiver")) {
+        l.side = rest.ends_with("sender") ? "sender" : "receiver";
+        rest = text::trim(rest.substr(0, rest.size() - l.side.size()));
+    }
+    // UDP: "0.093 ms  0/82400 (0%)"; a sender's interval: "8317"; TCP: "0   48.1 KBytes" or "0".
+    std::string_view u = rest;
+    const auto first = take_number(u);
+    if (first && take_prefix(u, "ms")) {
+        if (*first < 0) bad(number, "a negative jitter");
+        l.jitter_ms = *first;
+        std::string_view counts = text::trim(u);
+        const auto lost = take_number(u);
+        if (!lost || !take_prefix(u, "/"))
+            bad(number, "expected lost/total datagrams after the jitter");
+        const auto total = take_number(u);
+        if (!total) bad(number, "expected the total datagrams after '/'");
+        if (*lost < 0 || *total < 0 || *lost > 9e15 || *total > 9e15)
+            bad(number, "datagram counts out of range");
+        if (*lost > *total) bad(number, "more datagrams lost than the total");
+        l.lost = static_cast<int64_t>(*lost);
+        l.total = static_cast<int64_t>(*total);
+        if (take_prefix(u, "(")) {
+            const auto pct = take_number(u);
+            if (pct && take_prefix(u, "%)")) l.printed_pct = *pct;
+        }
+        const size_t close = counts.find(')');
+        l.loss_text = std::string(
+            counts.substr(0, close == std::string_view::npos ? counts.size() : close + 1));
+        return l;
+    }
+    std::string_view w = rest;
+    const std::string_view word = take_word(w);
+    if (const auto n = count(word)) {
+        // A bare count is the sender's datagrams (UDP) or the retransmits (TCP, before a Cwnd or
+        // on the sender's summary): the header row says which, so both are kept.
+        const std::string_view after = text::trim(w);
+        if (after.empty() && l.side.empty()) {
+            l.datagrams = *n;
+        } else {
+            l.retransmits = *n;
+        }
+    }
+    return l;
+}
+
+// The summary figures of one direction: [SUM] when iperf3 printed it, else its one stream's.
+struct Summary {
+    std::optional<Line> sum;
+    std::optional<Line> stream;
+    std::set<std::string> streams;
+    const Line* best() const { return sum ? &*sum : stream ? &*stream : nullptr; }
+};
+
+struct Direction {
+    Summary sender, receiver;
+};
+
+class Reader : public RunReader {
+  public:
+    void line(std::string_view t, int64_t number) override {
+        last_line_ = number;
+        if (t.starts_with("Connecting to host ")) {
+            read_any_ = true;
+            client_ = true;
+            std::string_view rest = t.substr(19);
+            host_ = std::string(rest.substr(0, std::min<size_t>(rest.find(','), 200)));
+            port_ = port_after(rest);
+            return;
+        }
+        if (t.starts_with("Server listening on ")) {
+            read_any_ = true;
+            client_ = false;
+            if (!carried_) banner_ = true;
+            std::string_view rest = t.substr(20);
+            if (const auto p = take_number(rest); p && *p >= 1 && *p <= 65535)
+                port_ = static_cast<int>(*p);
+            return;
+        }
+        if (t.starts_with("Accepted connection from ")) {
+            read_any_ = accepted_ = true;
+            client_ = false;
+            return;
+        }
+        if (t.starts_with("Reverse mode, remote host ")) {
+            reverse_ = true;
+            return;
+        }
+        if (t.starts_with("iperf3: error - ") || t.starts_with("iperf3: ")) {
+            read_any_ = true;
+            if (failure_.empty()) {
+                std::string_view m = t.substr(t.starts_with("iperf3: error - ") ? 16 : 8);
+                failure_ = std::string(m.substr(0, 500));
+            }
+            return;
+        }
+        if (t == "iperf Done.") {
+            done_ = true;
+            return;
+        }
+        if (t.starts_with("Starting Test: protocol: ")) {
+            read_verbose_start(t.substr(25));
+            return;
+        }
+        if (t.starts_with("CPU Utilization: ")) {
+            read_cpu(t.substr(17));
+            return;
+        }
+        if (t.starts_with("[ ID]")) {
+            if (t.find("Jitter") != std::string_view::npos ||
+                t.find("Datagrams") != std::string_view::npos)
+                udp_ = true;
+            if (t.find("[Role]") != std::string_view::npos) bidir_ = true;
+            return;
+        }
+        auto l = parse_line(t, number);
+        if (!l) {
+            std::string_view probe = t;
+            auto id = take_bracket(probe);
+            if (id && probe.find(" connected to ") != std::string_view::npos)
+                stream_seen(*id, number);
+            return;
+        }
+        read_any_ = true;
+        if (l->jitter_ms) udp_ = true;
+        if (l->role.starts_with("TX") || l->role.starts_with("RX")) bidir_ = true;
+        const bool sum = l->id == "SUM";
+        if (!sum) stream_seen(l->id, number);
+        if (l->omitted) return;
+        if (l->side.empty()) {
+            // An interval: the series of the forward direction, [SUM] when there is one.
+            if (l->role.empty() || l->role == "TX-C" || l->role == "RX-S") {
+                (sum ? sum_intervals_ : stream_intervals_).push(l->rate.value);
+            }
+            return;
+        }
+        Direction& d = direction(l->role);
+        Summary& s = l->side == "sender" ? d.sender : d.receiver;
+        summaries_ = true;
+        if (sum) {
+            s.sum = std::move(*l);
+        } else {
+            s.streams.insert(l->id);
+            if (!s.stream) {
+                s.stream = std::move(*l);
+            } else {
+                add(*s.stream, *l);
+            }
+        }
+    }
+
+    bool next_run_starts(std::string_view t) const override {
+        if (!read_any_) return false;
+        if (t.starts_with("Connecting to host ")) return true;
+        // A server prints its banner again before each test.
+        if (t.starts_with("Server listening on ")) return accepted_ || summaries_;
+        return done_ && iperf3_text_header(t);
+    }
+
+    std::unique_ptr<RunReader> next_run() const override {
+        auto next = std::make_unique<Reader>();
+        if (!client_) {
+            next->client_ = false;
+            next->carried_ = true;
+            next->port_ = port_;
+        }
+        return next;
+    }
+
+    bool empty() const override { return !read_any_; }
+    int64_t last_line() const override { return last_line_; }
+
+    std::optional<std::string> finish(const RunInfo& info, Measurements& out) override {
+        if (banner_) {
+            ServerBanner b;
+            b.source = info.source;
+            b.tool = Tool::iperf3;
+            b.port = port_;
+            if (info.command) b.command = info.command->text;
+            out.servers.push_back(std::move(b));
+        }
+        if (summaries_) {
+            emit(info, out);
+            return std::nullopt;
+        }
+        if (!failure_.empty()) {
+            out.failures.push_back(
+                {info.source, Tool::iperf3, failure_, udp_ ? Transport::udp : Transport::tcp});
+            return std::nullopt;
+        }
+        if (!client_ && !accepted_) return std::nullopt;  // a server waiting: its banner only
+        return std::string(
+            "iperf3's text output has no summary ('… sender' / '… receiver' lines): the run did "
+            "not finish, or the output is truncated");
+    }
+
+  private:
+    static std::optional<int> port_after(std::string_view s) {
+        const size_t at = s.find("port ");
+        if (at == std::string_view::npos) return std::nullopt;
+        std::string_view p = s.substr(at + 5);
+        const auto v = take_number(p);
+        if (!v || *v < 1 || *v > 65535) return std::nullopt;
+        return static_cast<int>(*v);
+    }
+
+    void stream_seen(const std::string& id, int64_t number) {
+        if (stream_ids_.count(id)) return;
+        if (stream_ids_.size() >= 2 * static_cast<size_t>(kMaxIperf3Streams))
+            bad(number, fmt::format("more than {} stream ids in one run: iperf3 runs at most {} "
+                                    "streams (-P)",
+                                    2 * kMaxIperf3Streams, kMaxIperf3Streams));
+        stream_ids_.insert(id);
+    }
+
+    // "UDP, 1 streams, 1448 byte blocks, omitting 0 seconds, 10 second test, tos 0"
+    void read_verbose_start(std::string_view s) {
+        const std::string_view protocol = take_word(s);
+        if (protocol.starts_with("UDP")) udp_ = true;
+        if (take_prefix(s, ",")) {
+            if (const auto n = take_number(s); n && *n >= 1 && *n <= kMaxIperf3Streams)
+                verbose_streams_ = static_cast<int>(*n);
+        }
+        if (take_prefix(s, "streams,")) {
+            if (const auto b = take_number(s);
+                b && *b >= 1 && *b <= 65535 && take_prefix(s, "byte"))
+                block_bytes_ = static_cast<int>(*b);
+        }
+    }
+    // "local/sender 5.3% (0.2%u/5.1%s), remote/receiver 12.1% (1.5%u/10.6%s)"
+    void read_cpu(std::string_view s) {
+        for (int side = 0; side < 2; ++side) {
+            const bool local = take_prefix(s, "local/");
+            if (!local && !take_prefix(s, "remote/")) return;
+            take_word(s);  // "sender" / "receiver" (3.x prints the role after the slash)
+            const auto pct = take_number(s);
+            if (!pct || *pct < 0 || !take_prefix(s, "%")) return;
+            (local ? cpu_local_ : cpu_remote_) = *pct;
+            const size_t comma = s.find(',');
+            if (comma == std::string_view::npos) return;
+            s.remove_prefix(comma + 1);
+        }
+    }
+
+    Direction& direction(const std::string& role) {
+        // The client's TX and the server's RX are one direction; so are RX-C and TX-S.
+        if (role == "RX-C" || role == "TX-S") return back_;
+        return forward_;
+    }
+
+    static void add(Line& into, const Line& l) {
+        into.bytes.value += l.bytes.value;
+        into.bytes.resolution += l.bytes.resolution;
+        into.rate.value += l.rate.value;
+        into.rate.resolution += l.rate.resolution;
+        into.end_s = std::max(into.end_s, l.end_s);
+        if (l.retransmits) into.retransmits = into.retransmits.value_or(0) + *l.retransmits;
+        if (l.lost) into.lost = into.lost.value_or(0) + *l.lost;
+        if (l.total) into.total = into.total.value_or(0) + *l.total;
+        if (l.jitter_ms) into.jitter_ms = std::max(into.jitter_ms.value_or(0), *l.jitter_ms);
+        into.printed_pct.reset();
+        into.loss_text.clear();
+    }
+
+    void emit(const RunInfo& info, Measurements& out) {
+        // What the output shows wins; the command says what a pasted fragment of it leaves out
+        // (no header row to tell UDP, no "Reverse mode" line).
+        if (const ToolCommand* c = info.command; c && client_) {
+            udp_ = udp_ || c->udp;
+            reverse_ = reverse_ || c->reverse;
+            if (!verbose_streams_ && c->parallel) verbose_streams_ = c->parallel;
+        }
+        // On a server's log, the summary this side printed says which way the data went.
+        const bool server_sent =
+            !client_ && !bidir_ && forward_.sender.best() && !forward_.receiver.best();
+        const bool reverse = client_ ? reverse_ : server_sent;
+        auto make = [&](const Direction& d, bool back) {
+            ThroughputTest t;
+            t.source = info.source;
+            t.tool = Tool::iperf3;
+            t.transport = udp_ ? Transport::udp : Transport::tcp;
+            t.from_server = !client_;
+            t.server_host = client_ ? host_ : std::string();
+            t.port = port_;
+            t.bidir = bidir_;
+            t.reverse = bidir_ ? back : reverse;
+            const Line* tx = d.sender.best();
+            const Line* rx = d.receiver.best();
+            t.streams = static_cast<int>(
+                std::max<size_t>({size_t{1}, d.sender.streams.size(), d.receiver.streams.size(),
+                                  static_cast<size_t>(verbose_streams_.value_or(1))}));
+            if (tx) {
+                t.sent_bps = tx->rate.value;
+                t.sent_bytes = tx->bytes.value;
+                t.duration_s = tx->end_s - tx->start_s;
+                t.rate_resolution_bps = tx->rate.resolution;
+                t.bytes_resolution = tx->bytes.resolution;
+                if (!udp_ && tx->retransmits) t.retransmits = tx->retransmits;
+                if (udp_ && tx->total) t.datagrams_sent = tx->total;
+            }
+            if (rx) {
+                t.received_bps = rx->rate.value;
+                t.received_bytes = rx->bytes.value;
+                if (t.duration_s == 0) t.duration_s = rx->end_s - rx->start_s;
+                t.rate_resolution_bps = std::max(t.rate_resolution_bps, rx->rate.resolution);
+                t.bytes_resolution = std::max(t.bytes_resolution, rx->bytes.resolution);
+                if (udp_) {
+                    t.datagrams_lost = rx->lost;
+                    t.datagrams_total = rx->total;
+                    t.printed_loss_pct = rx->printed_pct;
+                    t.printed_loss_text = rx->loss_text;
+                    t.jitter_ms = rx->jitter_ms;
+                }
+            }
+            if (udp_ && block_bytes_) t.payload_bytes = block_bytes_;
+            // cpu: local is this side of the output.
+            const bool this_side_sends = client_ != t.reverse;
+            t.sender_cpu_pct = this_side_sends ? cpu_local_ : cpu_remote_;
+            t.receiver_cpu_pct = this_side_sends ? cpu_remote_ : cpu_local_;
+            if (!back) {
+                if (!sum_intervals_.empty()) {
+                    t.interval_bps = sum_intervals_.take();
+                } else if (t.streams == 1) {
+                    t.interval_bps = stream_intervals_.take();
+                }
+            }
+            t.label = fmt::format(
+                "iperf3 {}{}{}{}", udp_ ? "UDP" : "TCP",
+                bidir_ ? (back ? " --bidir reverse" : " --bidir") : (t.reverse ? " -R" : ""),
+                t.streams > 1 ? fmt::format(" -P {}", t.streams) : "",
+                client_ ? "" : " (server side)");
+            out.throughput.push_back(std::move(t));
+        };
+        make(forward_, false);
+        if (bidir_ && (back_.sender.best() || back_.receiver.best())) make(back_, true);
+    }
+
+    bool read_any_ = false;
+    bool client_ = true;
+    bool carried_ = false;  // the next test of a server whose banner an earlier run read
+    bool banner_ = false;
+    bool accepted_ = false;
+    bool reverse_ = false;
+    bool bidir_ = false;
+    bool udp_ = false;
+    bool done_ = false;
+    bool summaries_ = false;
+    std::string host_;
+    std::optional<int> port_;
+    std::optional<int> verbose_streams_;
+    std::optional<int> block_bytes_;
+    std::optional<double> cpu_local_, cpu_remote_;
+    std::string failure_;
+    std::set<std::string> stream_ids_;
+    Direction forward_, back_;
+    RateSeries sum_intervals_, stream_intervals_;
+    int64_t last_line_ = 0;
+};
+
+}  // namespace
+
+bool iperf3_text_header(std::string_view line) {
+    if (line.starts_with("Connecting to host "))
+        return line.find(", port ") != std::string_view::npos;
+    if (line.starts_with("Server listening on ")) {
+        std::string_view rest = line.substr(20);
+        return take_number(rest).has_value();  // iperf2 says "on TCP port 5001"
+    }
+    return line.starts_with("iperf3: error - ");
+}
+
+bool iperf3_text_report(std::string_view line) {
+    std::string_view s = line;
+    if (!take_bracket(s)) return false;
+    if (s.starts_with("[")) take_bracket(s);
+    std::string_view p = s;
+    return has_two_decimals(s) && take_number(p) && take_prefix(p, "-") && take_number(p) &&
+           take_prefix(p, "sec");
+}
+
+std::unique_ptr<RunReader> make_iperf3_text_reader() {
+    return std::make_unique<Reader>();
+}
+
+}  // namespace np

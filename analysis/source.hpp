@@ -1,0 +1,83 @@
+#pragma once
+// The bytes of one input as the readers see them: in chunks, pulled one at a time, so a reader
+// never needs the whole input in memory. The CLI implements ByteSource on a file descriptor
+// (src/cli/files.hpp); tests and in-memory outputs use StringSource. analysis/ never opens
+// anything itself.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace np {
+
+class ByteSource {
+  public:
+    virtual ~ByteSource() = default;
+    // The next chunk of the input; empty only at its end. The view stays valid until the next
+    // call. Throws InputError when the input cannot be read on.
+    virtual std::string_view next() = 0;
+};
+
+// A text already in memory, handed out in pieces of `chunk` bytes (all at once by default).
+// Small pieces are how tests and fuzzers reach every chunk boundary a file read can produce.
+class StringSource : public ByteSource {
+  public:
+    explicit StringSource(std::string_view text, size_t chunk = 0)
+        : rest_(text), chunk_(chunk == 0 ? text.size() : chunk) {}
+    std::string_view next() override {
+        const std::string_view piece = rest_.substr(0, chunk_);
+        rest_.remove_prefix(piece.size());
+        return piece;
+    }
+
+  private:
+    std::string_view rest_;
+    size_t chunk_;
+};
+
+// A source whose first bytes can be looked at before it is read: format detection peeks, then
+// the chosen reader pulls everything, the peeked bytes first.
+class PeekableSource : public ByteSource {
+  public:
+    explicit PeekableSource(ByteSource& in) : in_(in) {}
+    // Up to `n` bytes from the start (fewer when the input is shorter). Only before next().
+    std::string_view peek(size_t n);
+    std::string_view next() override;
+
+  private:
+    ByteSource& in_;
+    std::string head_;
+    bool head_given_ = false;
+    std::string_view pending_;  // the rest of the chunk that completed the peek
+};
+
+// Lines of a source, without their terminator (\n or \r\n), numbered from 1. A line longer
+// than `max_line` bytes is cut there and marked, the rest of it skipped: no tool prints such a
+// line, and holding it would make memory grow with the input.
+class LineReader {
+  public:
+    struct Line {
+        int64_t number = 0;
+        std::string_view text;
+        bool cut = false;  // longer than max_line: `text` is its beginning
+    };
+    static constexpr size_t kMaxLine = 64 * 1024;
+
+    explicit LineReader(ByteSource& in, size_t max_line = kMaxLine)
+        : in_(in), max_line_(max_line) {}
+    // The next line, valid until the next call; false at the end of the input.
+    bool next(Line& line);
+    int64_t lines_read() const { return number_; }
+    int64_t bytes_read() const { return bytes_; }
+
+  private:
+    ByteSource& in_;
+    size_t max_line_;
+    std::string_view chunk_;
+    std::string joined_;  // a line that spans chunks
+    int64_t number_ = 0;
+    int64_t bytes_ = 0;
+    bool end_ = false;
+};
+
+}  // namespace np

@@ -389,10 +389,15 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	/* A full socket names protocol and ports with direct loads; copying the headers out of
 	 * the packet (bpf_probe_read_kernel) costs several times more. Request and timewait
 	 * sockets share only sock_common, so they go the packet way. */
+	c.proto = NP_PROTO_OTHER;
+	c.flow = NP_FLOW_OTHER;
+	c.hdr_len = 0;
 	if (sk &&
 	    !((1 << sk->__sk_common.skc_state) & ((1 << TCP_TIME_WAIT) | (1 << TCP_NEW_SYN_RECV))))
 		classify_sock(sk, &c);
-	else
+	/* Not an iperf socket: the packet's own headers may still be the flow's (a segment the
+	 * kernel answers from its control socket). */
+	if (c.flow != NP_FLOW_IPERF)
 		classify_dropped(skb, &c);
 	slot = np_drop_slot(reason < NP_DROP_REASON_SLOTS ? reason : NP_DROP_REASON_SLOTS - 1,
 			    ns != 0, c.proto, c.flow);
@@ -422,14 +427,15 @@ int BPF_PROG(np_dev_xmit, const struct sk_buff *skb, const struct net_device *de
 
 	if ((__u32)dev->ifindex != data_ifindex || dev->nd_net.net->ns.inum != netns_ino)
 		return 0;
-	/* A full TCP or UDP socket names the flow with direct loads; anything else (ARP, ICMP,
-	 * the kernel's own sockets) is read from its headers, as tc does. */
+	/* An iperf socket names the flow with direct loads; anything else is read from its
+	 * headers, as tc does: ARP, ICMP, and what the kernel sends on a flow's behalf from its own
+	 * control socket (a RST or ACK carries the flow's ports, the socket does not). */
 	sk = skb->sk;
 	if (sk &&
 	    !((1 << sk->__sk_common.skc_state) & ((1 << TCP_TIME_WAIT) | (1 << TCP_NEW_SYN_RECV))) &&
 	    (sk->sk_protocol == IPPROTO_TCP || sk->sk_protocol == IPPROTO_UDP))
 		classify_sock(sk, &c);
-	else
+	if (c.flow != NP_FLOW_IPERF)
 		classify_dropped(skb, &c);
 	shinfo = (struct skb_shared_info *)(skb->head + skb->end);
 	bpf_probe_read_kernel(&gso_segs, sizeof(gso_segs), &shinfo->gso_segs);

@@ -200,8 +200,11 @@ KernelCounters read_kernel_counters(const std::string& iface) {
     read_proc_pairs("/proc/net/netstat", c.nstat);
     c.ethtool_stats = read_ethtool_drop_stats(iface);
     c.softnet_dropped = read_softnet_dropped();
-    if (const unsigned ifindex = if_nametoindex(iface.c_str()))
-        c.qdisc = read_qdisc_state(ifindex).counters;
+    if (const unsigned ifindex = if_nametoindex(iface.c_str())) {
+        const QdiscState q = read_qdisc_state(ifindex);
+        c.qdisc = q.counters;
+        c.qdisc_queued = q.queued_packets;
+    }
     return c;
 }
 
@@ -216,7 +219,7 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
         return d;
     };
     return {diff(a.nstat, b.nstat), diff(a.ethtool_stats, b.ethtool_stats),
-            b.softnet_dropped - a.softnet_dropped, diff(a.qdisc, b.qdisc)};
+            b.softnet_dropped - a.softnet_dropped, diff(a.qdisc, b.qdisc), b.qdisc_queued};
 }
 
 }  // namespace np::probe

@@ -32,6 +32,7 @@
 #include "src/probe/kernel_btf.hpp"
 #include "src/probe/kernel_objects.hpp"
 #include "src/probe/map_totals.hpp"
+#include "src/probe/qdisc.hpp"
 
 namespace np::probe {
 namespace {
@@ -239,6 +240,9 @@ class Recorder {
     // Closes the current phase and starts `next` (none when stopping); returns the closed
     // phase as its message.
     nlohmann::json cut_phase(const std::optional<std::string>& next) {
+        // What the queue holds just before the counters are read: once a test is over it only
+        // drains, so this bounds what the egress hook counted that has not left the NIC yet.
+        const int64_t queued = read_qdisc_state(naming_.ifindex).queued_packets;
         const MapTotals maps = read_map_totals(skel_, true);
         const KernelCounters counters = read_kernel_counters(iface_);
         PhaseTrace p;
@@ -251,6 +255,8 @@ class Recorder {
         p.ethtool_stats = d.ethtool_stats;
         p.softnet_dropped = d.softnet_dropped;
         p.qdisc_stats = d.qdisc;
+        // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
+        p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
         nlohmann::json m = message(proto::kMessagePhase, to_json(p));
         emit(m);
         phases_.push_back(std::move(p));

@@ -16,6 +16,8 @@ struct QdiscState {
     // Cumulative counters of the root qdisc (mq sums its children's): drops, overlimits,
     // requeues.
     std::map<std::string, int64_t> counters;
+    // Packets in the queue right now (a gauge, not a counter).
+    int64_t queued_packets = 0;
 };
 
 // Empty (kind "", no counters) when the kernel does not answer: the trace then says nothing

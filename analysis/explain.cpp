@@ -18,8 +18,14 @@ std::optional<Model> model_for(const ThroughputTest& t, double link_bps) {
     if (t.pmtu_bytes && *t.pmtu_bytes >= 576 && *t.pmtu_bytes <= 65535) p.mtu_bytes = *t.pmtu_bytes;
     if (t.mss_bytes) {
         // Linux's MSS is MTU − 40 − 12 with timestamps; 1460 at MTU 1500 means without.
-        p.tcp_timestamps = p.mtu_bytes - kIpv4HeaderBytes - kTcpHeaderBytes - *t.mss_bytes >=
-                           kTcpTimestampOptionBytes;
+        const int headers = kIpv4HeaderBytes + kTcpHeaderBytes;
+        p.tcp_timestamps = p.mtu_bytes - headers - *t.mss_bytes >= kTcpTimestampOptionBytes;
+        // A TCP segment carries the MSS, which the peer may hold below the local path MTU (a
+        // 9000-byte MTU talking to a 1500-byte one): model the frames that were sent.
+        const int sent_mtu =
+            *t.mss_bytes + headers + (p.tcp_timestamps ? kTcpTimestampOptionBytes : 0);
+        if (t.transport == Transport::tcp && sent_mtu >= 576 && sent_mtu < p.mtu_bytes)
+            p.mtu_bytes = sent_mtu;
     }
     if (t.transport == Transport::udp && t.payload_bytes) p.udp_payload_bytes = *t.payload_bytes;
     try {
@@ -87,7 +93,7 @@ Explanation explain(const ExplainInput& in, const Rules& rules) {
         for (auto r : rules.per_test) r(v, found);
         found = without_superseded(std::move(found));
 
-                Verdict row;
+        Verdict row;
         row.test = t.label;
         row.source = t.source;
         row.command = t.command;
@@ -116,7 +122,7 @@ nlohmann::json to_json(const Explanation& e) {
     nlohmann::json doc = findings_document(e.findings);
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& v : e.verdicts) {
-                nlohmann::json r{
+        nlohmann::json r{
             {"test", v.test},           {"source", v.source},      {"command", nullptr},
             {"measured", v.measured},   {"verdict", v.verdict},    {"codes", v.codes},
             {"measured_mbps", nullptr}, {"ceiling_mbps", nullptr}, {"pct_of_ceiling", nullptr}};
@@ -164,7 +170,7 @@ Explanation parse_explanation(const nlohmann::json& doc, const std::string& wher
         };
         Verdict v;
         v.test = text("test");
-                v.source = text("source");
+        v.source = text("source");
         v.command = text("command");
         v.measured = text("measured");
         v.verdict = text("verdict");
@@ -192,7 +198,7 @@ std::string render_explanation(const Explanation& e, std::optional<double> link_
     Table t({"test", "measured", "ceiling", "% of ceiling", "verdict"});
     for (const auto& v : e.verdicts) {
         t.add_row({v.test, v.measured, v.ceiling_bps ? format_rate(*v.ceiling_bps) : "-",
-                                      v.ratio ? format_pct(*v.ratio) : "-", v.verdict});
+                   v.ratio ? format_pct(*v.ratio) : "-", v.verdict});
         if (!v.command.empty()) t.add_note("$ " + v.command);
     }
     out += t.render() + "\n";

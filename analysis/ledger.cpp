@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 
 #include "analysis/error.hpp"
 #include "analysis/format.hpp"
@@ -167,7 +168,7 @@ bool is_housekeeping_reason(std::string_view r) {
 }
 
 uint64_t ledger_slack(uint64_t packets) {
-    return std::max<uint64_t>(2, packets / 10000);
+    return std::max<uint64_t>(2, packets / 1000);
 }
 
 TrafficCounts flow_counts(const DirectionTraffic& d, std::string_view transport) {
@@ -347,6 +348,29 @@ Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
         *t.datagrams_lost >= 0)
         app_received = static_cast<uint64_t>(*t.datagrams_total - *t.datagrams_lost);
 
+    // Drops without a reason (NOT_SPECIFIED) could have happened anywhere on their node: they
+    // are placed where the counts show packets missing, nearest the wire first, and only what
+    // no gap needs is left as unattributed (the sender's: a packet coming in, not data lost).
+    std::vector<LedgerDrop> sender_unknown = of_stages(sender_drops, {Stage::unknown});
+    std::vector<LedgerDrop> receiver_unknown = of_stages(receiver_drops, {Stage::unknown});
+    const auto fill = [](std::vector<LedgerDrop>& from, int64_t& gap, Stage as,
+                         std::vector<LedgerDrop>& into) {
+        for (auto& d : from) {
+            if (gap <= 0) return;
+            const uint64_t take = std::min<uint64_t>(d.packets, static_cast<uint64_t>(gap));
+            if (take == 0) continue;
+            into.push_back({d.node, as, d.reason, take, false});
+            d.packets -= take;
+            gap -= static_cast<int64_t>(take);
+        }
+    };
+    const auto leftover = [](std::vector<LedgerDrop>& from, Stage as) {
+        std::vector<LedgerDrop> out;
+        for (auto& d : from)
+            if (d.packets > 0) out.push_back({d.node, as, d.reason, d.packets, d.housekeeping});
+        return out;
+    };
+
     // 1. The application's count, then the sender's egress hook with the stack's drops between.
     LedgerPoint app{"sent by the application", l.sender_node, app_sent, false, {}, 0};
     LedgerPoint hook{"passed the sender's egress hook (before its queue)",
@@ -355,22 +379,31 @@ Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
                      false,
                      of_stages(sender_drops, {Stage::sender_stack}),
                      0};
-    if (app_sent && egress)
-        hook.unattributed = beyond_slack(
-            int64_t(*app_sent) - int64_t(sum_drops(hook.drops, false)) - int64_t(*egress),
-            *app_sent);
-    // 2. What left the NIC, with the queue's drops (and the sender's drops of no reason).
+    // 2. What left the NIC, with the queue's drops between.
     LedgerPoint out{"left the sender's NIC (after its queue)",
                     l.sender_node,
                     left,
                     left_inferred,
-                    of_stages(sender_drops, {Stage::sender_queue, Stage::unknown}),
+                    of_stages(sender_drops, {Stage::sender_queue}),
                     0};
-    if (egress && left && !left_inferred)
-        out.unattributed = beyond_slack(
-            int64_t(*egress) - int64_t(sum_drops(out.drops, false)) - int64_t(*left), *egress);
-    // 3. What arrived: the receiver's drops before its hook, its NIC's counters, and what no
-    // kernel saw (the wire).
+    if (egress && left && !left_inferred) {
+        int64_t gap = int64_t(*egress) - int64_t(sum_drops(out.drops, false)) - int64_t(*left);
+        // What the queue still held when the phase was cut left the NIC in the next phase.
+        const auto queued = traces.sender->phase.qdisc_stats.find("queued_at_end");
+        if (gap > 0 && queued != traces.sender->phase.qdisc_stats.end() && queued->second > 0) {
+            out.queued_at_end = std::min<uint64_t>(gap, queued->second);
+            gap -= static_cast<int64_t>(out.queued_at_end);
+        }
+        fill(sender_unknown, gap, Stage::sender_queue, out.drops);
+        out.unattributed = beyond_slack(gap, *egress);
+    }
+    if (app_sent && egress) {
+        int64_t gap = int64_t(*app_sent) - int64_t(sum_drops(hook.drops, false)) - int64_t(*egress);
+        fill(sender_unknown, gap, Stage::sender_stack, hook.drops);
+        hook.unattributed = beyond_slack(gap, *app_sent);
+    }
+    // 3. What arrived: the receiver's drops before its hook (with a reason, then without one),
+    // its NIC's counters, and what no kernel saw (the wire).
     LedgerPoint in{"arrived at the receiver's NIC (its ingress hook)",
                    l.receiver_node,
                    arrived,
@@ -379,8 +412,17 @@ Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
                    0};
     if (left && arrived) {
         int64_t missing = int64_t(*left) - int64_t(*arrived) - int64_t(sum_drops(in.drops, false));
+        const size_t reasonless = in.drops.size();
+        fill(receiver_unknown, missing, Stage::receiver_nic, in.drops);
+        const auto counters = nic_counters(traces.receiver->phase);
+        // A NIC counter that rose by as many says what the reasonless drops were.
+        for (size_t i = reasonless; i < in.drops.size(); ++i)
+            for (const auto& [counter, n] : counters)
+                if (std::llabs(int64_t(n) - int64_t(in.drops[i].packets)) <=
+                    int64_t(ledger_slack(n)))
+                    in.drops[i].reason += fmt::format(" ({} +{})", counter, n);
         if (beyond_slack(missing, *left) > 0) {
-            for (const auto& [counter, n] : nic_counters(traces.receiver->phase)) {
+            for (const auto& [counter, n] : counters) {
                 const uint64_t take = std::min<uint64_t>(n, static_cast<uint64_t>(missing));
                 if (take == 0) break;
                 in.drops.push_back({l.receiver_node, Stage::receiver_nic, counter, take, false});
@@ -394,18 +436,24 @@ Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
         }
     }
     // 4. What the receiving application got: the receiver's drops after its hook.
-    LedgerPoint got{"delivered to the application",
-                    l.receiver_node,
-                    app_received,
-                    false,
-                    of_stages(receiver_drops,
-                              {Stage::receiver_filter, Stage::receiver_ip, Stage::receiver_socket,
-                               Stage::receiver_tcp, Stage::duplicate, Stage::unknown}),
-                    0};
-    if (arrived && app_received)
-        got.unattributed = beyond_slack(
-            int64_t(*arrived) - int64_t(sum_drops(got.drops, false)) - int64_t(*app_received),
-            *arrived);
+    LedgerPoint got{
+        "delivered to the application",
+        l.receiver_node,
+        app_received,
+        false,
+        of_stages(receiver_drops, {Stage::receiver_filter, Stage::receiver_ip,
+                                   Stage::receiver_socket, Stage::receiver_tcp, Stage::duplicate}),
+        0};
+    if (arrived && app_received) {
+        int64_t gap =
+            int64_t(*arrived) - int64_t(sum_drops(got.drops, false)) - int64_t(*app_received);
+        fill(receiver_unknown, gap, Stage::unknown, got.drops);
+        got.unattributed = beyond_slack(gap, *arrived);
+    }
+    // Reasonless drops no gap needed: the receiver's stay unplaced (TCP has no application
+    // count to hold them against), the sender's were packets coming in.
+    for (auto& d : leftover(receiver_unknown, Stage::unknown)) got.drops.push_back(d);
+    for (auto& d : leftover(sender_unknown, Stage::reverse)) sender_drops.push_back(d);
     l.points = {app, hook, out, in, got};
     for (const auto& p : l.points) l.drops.insert(l.drops.end(), p.drops.begin(), p.drops.end());
     // The other direction's drops are listed too, apart: they lost no data of this test.
@@ -467,6 +515,7 @@ nlohmann::json to_json(const Ledger& l) {
                           {"count", p.count ? nlohmann::json(*p.count) : nlohmann::json(nullptr)},
                           {"inferred", p.inferred},
                           {"unattributed", p.unattributed},
+                          {"queued_at_end", p.queued_at_end},
                           {"drops", drops}});
     }
     nlohmann::json reverse = nlohmann::json::array();
@@ -506,6 +555,7 @@ Ledger parse_ledger(const nlohmann::json& doc, const std::string& where) {
         if (!j.contains("count") || !j["count"].is_null()) p.count = get<uint64_t>(j, "count", at);
         p.inferred = get<bool>(j, "inferred", at);
         p.unattributed = get<int64_t>(j, "unattributed", at);
+        p.queued_at_end = j.contains("queued_at_end") ? get<uint64_t>(j, "queued_at_end", at) : 0;
         const auto drops = get<nlohmann::json>(j, "drops", at);
         if (!drops.is_array()) throw InputError(at + ".drops", "expected a list");
         for (size_t k = 0; k < drops.size(); ++k)

@@ -91,6 +91,8 @@ struct LedgerPoint {
     std::optional<uint64_t> count;  // frames (TCP segments, UDP datagrams); empty: not measured
     bool inferred = false;          // derived from other counts, not measured there
     std::vector<LedgerDrop> drops;  // between the previous point and this one
+    // Not lost but not yet there when the phase was cut: still in the sender's queue.
+    uint64_t queued_at_end = 0;
     // Missing (positive) or extra (negative) beyond the drops, once in-flight slack is allowed;
     // 0 when both ends are measured and agree, or when one is not measured.
     int64_t unattributed = 0;
@@ -119,7 +121,10 @@ struct Ledger {
 };
 
 // How many packets may differ between two counts for reasons that are not loss: frames in
-// flight when the phases were cut on two nodes, or the odd frame of control traffic.
+// flight when the phases were cut on two nodes, the odd frame of control traffic, and the
+// counting itself: measured on this project's machines (kernel 6.18, veth with a tbf at
+// 100 Mbit/s), the driver-handoff count fell short of the egress hook by up to 15 of 24,400
+// frames (0.06 %) with no drop and no program run missed, so 0.1 % (at least 2) is allowed.
 uint64_t ledger_slack(uint64_t packets);
 
 // The ledger of one test.

@@ -116,7 +116,7 @@ struct ToolFailure {
     Tool tool = Tool::iperf3;
     std::string message;  // verbatim from the tool
     // The test that failed, when the output or the caller says (iperf3 prints its protocol only
-        // once the test started; `run` knows which phase it ran).
+    // once the test started; `run` knows which phase it ran).
     std::optional<Transport> transport{};
 };
 

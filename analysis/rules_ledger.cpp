@@ -123,28 +123,46 @@ void trace_short(const TestEvidence& v, std::vector<Finding>& out) {
     }
 }
 
-// Less than half of the payload the tool moved (or nothing at all) crossed the NIC the probe
-// watched.
-void wrong_interface(const TestEvidence& v, std::vector<Finding>& out) {
-    if (!v.ledger) return;
+namespace {
+
+// How much of the measured flow the probe on the data NIC saw, against what the tool moved, when
+// that is less than half of it (or nothing at all): the flow rode another interface.
+struct Missed {
+    const TracedSide* side;
+    uint64_t seen;
+    std::optional<double> tool;
+};
+
+std::optional<Missed> missed_data_nic(const TestEvidence& v) {
+    if (!v.ledger) return std::nullopt;
     const Ledger& l = *v.ledger;
     const bool sender = l.sender_flow_bytes.has_value();
     const std::optional<uint64_t> seen = sender ? l.sender_flow_bytes : l.receiver_flow_bytes;
     const TracedSide& side = sender ? *v.traces.sender : *v.traces.receiver;
     const std::optional<double> tool =
         sender && v.test.sent_bytes ? v.test.sent_bytes : l.tool_bytes;
-    if (!seen) return;
+    if (!seen) return std::nullopt;
     const bool absent = tool ? double(*seen) < 0.5 * *tool : *seen == 0;
-    if (!absent || (tool && *tool <= 0)) return;
+    if (!absent || (tool && *tool <= 0)) return std::nullopt;
+    return Missed{&side, *seen, tool};
+}
+
+}  // namespace
+
+void wrong_interface(const TestEvidence& v, std::vector<Finding>& out) {
+    const std::optional<Missed> m = missed_data_nic(v);
+    if (!m) return;
+    const TracedSide& side = *m->side;
+    const std::optional<double>& tool = m->tool;
     Finding f = make_finding("WRONG_INTERFACE", v.test.label);
     f.title = fmt::format("{}: the traffic did not cross the data interface {}", v.test.label,
                           side.trace->iface);
     f.detail = fmt::format(
         "The probe on {} watched {} and saw {} bytes of the measured flow{}. The test's traffic "
         "rode another interface, so its numbers say nothing about the data link.",
-        side.trace->node, side.trace->iface, format_count(double(*seen)),
+        side.trace->node, side.trace->iface, format_count(double(m->seen)),
         tool ? fmt::format(" while the tool moved {} bytes", format_count(*tool)) : "");
-    f.evidence = {{"data_nic", side.trace->iface}, {"data_nic_flow_bytes", *seen}};
+    f.evidence = {{"data_nic", side.trace->iface}, {"data_nic_flow_bytes", m->seen}};
     if (tool) f.evidence.emplace_back("tool_bytes", rounded(*tool, 0));
     f.next_step =
         "Use the data interface's address as the iperf target (and bind with -B); check `ip "
@@ -154,12 +172,12 @@ void wrong_interface(const TestEvidence& v, std::vector<Finding>& out) {
 
 // One finding per stage that lost data of the flow, from the ledger: a drop is in exactly one
 // stage, so no loss is placed twice.
+// Every drop a probe counted is real, so no slack applies to them (that is for differences
+// between counts). Not for a flow that did not cross the probed NIC: its ledger counts other
+// traffic.
 void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
-    if (!v.ledger) return;
+    if (!v.ledger || missed_data_nic(v)) return;
     const Ledger& l = *v.ledger;
-    uint64_t frames = 0;
-    for (const auto& p : l.points)
-        if (p.count) frames = std::max(frames, *p.count);
     const bool udp = v.test.transport == Transport::udp;
     std::map<Stage, std::vector<LedgerDrop>> by_stage;
     for (const auto& d : l.drops)
@@ -171,15 +189,24 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
             n += d.packets;
             if (!d.node.empty()) node = d.node;
         }
-        if (n <= ledger_slack(frames)) continue;
+        if (n == 0) continue;
         Finding f = make_finding(loss_code(stage), v.test.label);
         f.title = fmt::format("{}: {} {} lost at {}", v.test.label, format_count(double(n)), l.unit,
                               to_string(stage));
-        f.detail = fmt::format("{}: {}.", describe_drops(drops), why_there(stage, node));
+        bool xdp = false;
+        for (const auto& d : drops) xdp = xdp || d.reason.find("xdp") != std::string::npos;
+        f.detail = fmt::format(
+            "{}: {}.", describe_drops(drops),
+            xdp ? fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's "
+                              "stack and its ingress hook saw them",
+                              node)
+                : why_there(stage, node));
         f.evidence = {{"stage", std::string(key_of(stage))}, {"lost_" + l.unit, n}};
         if (!node.empty()) f.evidence.emplace_back("node", node);
         for (const auto& d : drops)
-            if (!d.reason.empty()) f.evidence.emplace_back("reason." + d.reason, d.packets);
+            if (!d.reason.empty())
+                f.evidence.emplace_back("reason." + d.reason.substr(0, d.reason.find(' ')),
+                                        d.packets);
         if (udp && v.test.datagrams_lost && *v.test.datagrams_lost > 0) {
             f.detail += fmt::format(" That is {} of the {} datagrams the tool counted as lost.",
                                     format_pct(double(n) / double(*v.test.datagrams_lost), 1),

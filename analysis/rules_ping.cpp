@@ -22,7 +22,7 @@ void link_unknown(const ExplainInput& in, Explanation& e) {
 void ping(const ExplainInput& in, Explanation& e) {
     for (const auto& p : in.measurements.pings) {
         Verdict v;
-                v.test = p.label;
+        v.test = p.label;
         v.source = p.source;
         v.command = p.command;
         auto push = [&](Finding f) {

@@ -347,6 +347,42 @@ TEST(Explain, WhatNoDropExplainsIsReportedAsUnattributed) {
         << f->title;
 }
 
+TEST(Explain, AFewDropsTheKernelNamedAreLossNoMatterHowFew) {
+    // 43 of 247,731 at the receiving socket (0.02 %): below the counts' accuracy, yet each one
+    // is a drop the kernel named, so the ledger places them.
+    const auto test = udp_test(956.57, 956.39, 247731, 43, 247731, 2e9);
+    const Trace client = node_trace("node1-2", "client", "udp", "udp", 247731, 247731, 0);
+    const Trace server =
+        node_trace("node1-1", "server", "udp", "udp", 0, 0, 247731, {{"SOCKET_RCVBUFF", 43}});
+    const auto e = run({test}, {client, server}, 1e9);
+    const Finding* f = find(e, "LOSS_AT_RECEIVER_SOCKET");
+    ASSERT_NE(f, nullptr) << codes(e);
+    EXPECT_TRUE(contains(f->detail, "43 SOCKET_RCVBUFF on node1-1")) << f->detail;
+    EXPECT_EQ(find(e, "LOSS_UNATTRIBUTED"), nullptr) << codes(e);
+}
+
+TEST(Explain, AFlowThatMissedTheProbedNicIsNotLossOnIt) {
+    // iperf3 moved 10,000 datagrams over another interface; the data NIC saw 12 of them.
+    const auto test = udp_test(50, 50, 10000, 0, 10000, 50e6);
+    const Trace client = node_trace("node1-2", "client", "udp", "udp", 12, 12, 0);
+    const Trace server = node_trace("node1-1", "server", "udp", "udp", 0, 0, 12);
+    const auto e = run({test}, {client, server}, 100e6);
+    EXPECT_NE(find(e, "WRONG_INTERFACE"), nullptr) << codes(e);
+    for (const auto& f : e.findings)
+        EXPECT_FALSE(finding_code(f.code).is_loss && f.code != "UDP_LOSS") << codes(e);
+}
+
+TEST(Explain, TcpIsModelledWithTheFramesItSentNotTheLocalMtu) {
+    // The client's MTU is 9000, the server's 1500: the MSS (1448) says 1500-byte frames.
+    auto test = tcp_test(94.1, 0);
+    test.pmtu_bytes = 9000;
+    const auto e = run({test}, {}, 100e6);
+    const Finding* f = find(e, "LINE_RATE_BOUND");
+    ASSERT_NE(f, nullptr) << codes(e);
+    EXPECT_TRUE(contains(f->detail, "of every 1538 bytes on the wire, 1448 carry data"))
+        << f->detail;
+}
+
 // ------------------------------------------------------------------ on the real probe's traces
 
 Trace probe_fixture(const std::string& name) {

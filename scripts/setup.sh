@@ -15,6 +15,8 @@ packages=(
   libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
   # what the experiment runs and the tests use for real
   iperf3 iperf iputils-ping openssh-server openssh-client ethtool iproute2 python3
+  # the fault suite injects a rejecting firewall with nft (tests/faults)
+  nftables
   # the probe overhead benchmark compares np-probe with tcpdump (bench/probe_overhead.sh)
   tcpdump
   # the HTML report's browser test renders it in headless Chromium (tests/browser)

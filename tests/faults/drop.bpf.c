@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Fault injection for the ground-truth fault suite (tests/faults/): drops about one in twenty
+ * UDP datagrams to or from the iperf port 5201, at a chosen point of the receiving node — tc
+ * ingress (after np-probe's own filter: the kernel names the drop TC_INGRESS) or XDP (before any
+ * hook: only the veth's xdp_drops counter sees it). TCP and everything else pass. */
+#include "vmlinux.h"
+
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define ETH_P_IP 0x0800
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+#define IPERF_PORT 5201
+#define ONE_IN 20
+#define MIN_DATA_LEN 64 /* UDP header + payload */
+
+/* Whether the frame in [data, data_end) is a UDP datagram of the iperf flow picked to drop. */
+static __always_inline bool pick(void *data, void *data_end)
+{
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct udphdr *udp;
+
+	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return false;
+	if (ip->protocol != IPPROTO_UDP || ip->ihl != 5)
+		return false;
+	udp = (void *)(ip + 1);
+	if ((void *)(udp + 1) > data_end)
+		return false;
+	if (udp->dest != bpf_htons(IPERF_PORT) && udp->source != bpf_htons(IPERF_PORT))
+		return false;
+	/* Only the test's data: iperf3 opens a UDP test with 4-byte datagrams each way, and
+	 * losing one of those fails the run instead of making the loss it is there to make. */
+	if (bpf_ntohs(udp->len) < MIN_DATA_LEN)
+		return false;
+	return bpf_get_prandom_u32() % ONE_IN == 0;
+}
+
+SEC("tc")
+int drop_tc(struct __sk_buff *skb)
+{
+	return pick((void *)(long)skb->data, (void *)(long)skb->data_end) ? TC_ACT_SHOT : TC_ACT_OK;
+}
+
+SEC("xdp")
+int drop_xdp(struct xdp_md *ctx)
+{
+	return pick((void *)(long)ctx->data, (void *)(long)ctx->data_end) ? XDP_DROP : XDP_PASS;
+}

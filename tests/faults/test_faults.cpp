@@ -1,0 +1,317 @@
+// The ground-truth fault suite: each scenario injects one known fault into the local testbed
+// with standard tools (tbf limits, a tc or XDP drop program, nftables, MTU, routes, the 1G
+// profile whose hosts cannot keep up, the params), runs the real `np-explain run` end to end
+// over SSH with both probes, and holds the explanation to the truth: the codes that must appear
+// appear, and nothing at warn or error severity outside those and the ones the same cause may
+// also produce is blamed. The table of scenario × expected × got is printed at the end.
+//
+// Needs root and the np_testbed fixture (tests/remote/CMakeLists.txt; label testbed).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "analysis/format.hpp"
+#include "tests/run/run_helpers.hpp"
+#include "tests/testbed/testbed_environment.hpp"
+
+namespace {
+
+using namespace np::testing;
+using nlohmann::json;
+
+const auto* const kTestbed =
+    ::testing::AddGlobalTestEnvironment(new TestbedEnvironment("/run/np-testbed-fault-tests"));
+const std::string& state_dir = testbed_state_dir();
+const std::string kServer = "node1-1";
+const std::string kClient = "node1-2";
+
+// What the testbed's 100M profile puts on both data ends (scripts/testbed.sh), to restore.
+const std::string kShaper100M =
+    "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 linklayer ethernet tbf rate "
+    "100mbit burst 16kb latency 50ms";
+const std::string kShaper1G =
+    "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 linklayer ethernet tbf rate "
+    "1gbit burst 128kb latency 50ms";
+
+bool on(const std::string& node, const std::string& command) {
+    const auto r = sh("ip netns exec " + node + " " + command);
+    if (r.status != 0) std::cerr << node << ": " << command << ": " << r.out;
+    return r.status == 0;
+}
+
+struct Scenario {
+    std::string name{};
+    std::string fault{};                                         // what is injected, for the table
+    std::vector<std::pair<std::string, std::string>> inject{};   // node, command
+    std::vector<std::pair<std::string, std::string>> restore{};  // run whatever happened
+    std::vector<std::string> args{};              // for `run`, after the testbed's own
+    std::map<std::string, std::string> params{};  // params.yml keys to set ("" removes)
+    std::set<std::string> expect{};               // must appear
+    std::set<std::string> allow{};  // may also appear at warn/error: the same cause's other faces
+    std::string detail_mentions{};  // a phrase some expected finding's detail must hold
+};
+
+struct Row {
+    std::string scenario, fault, expected, got;
+    bool pass = false;
+};
+std::vector<Row>& table() {
+    static std::vector<Row> rows;
+    return rows;
+}
+
+// Prints the truth table once every scenario ran.
+class TruthTable : public ::testing::Environment {
+  public:
+    void TearDown() override {
+        if (table().empty()) return;
+        np::Table t(
+            {"scenario", "fault injected", "expected", "got (warn/error, then info)", "result"});
+        for (const auto& r : table())
+            t.add_row({r.scenario, r.fault, r.expected, r.got, r.pass ? "pass" : "FAIL"});
+        std::cout << "\nGround-truth fault suite (tests/faults/test_faults.cpp):\n"
+                  << t.render_markdown() << "\n";
+    }
+};
+const auto* const kTable = ::testing::AddGlobalTestEnvironment(new TruthTable);
+
+std::string joined(const std::set<std::string>& codes) {
+    std::string s;
+    for (const auto& c : codes) s += (s.empty() ? "" : ", ") + c;
+    return s;
+}
+
+// The testbed's params.yml with `changes` applied, written into `dir`.
+std::string params_with(const std::map<std::string, std::string>& changes, const std::string& dir) {
+    std::ifstream in(state_dir + "/params.yml");
+    std::string out, line;
+    std::set<std::string> done;
+    while (std::getline(in, line)) {
+        const std::string key = line.substr(0, line.find(':'));
+        if (const auto it = changes.find(key); it != changes.end()) {
+            done.insert(key);
+            if (!it->second.empty()) out += key + ": " + it->second + "\n";
+            continue;
+        }
+        out += line + "\n";
+    }
+    for (const auto& [k, v] : changes)
+        if (!done.count(k) && !v.empty()) out += k + ": " + v + "\n";
+    const std::string path = dir + "/params.yml";
+    std::ofstream(path) << out;
+    return path;
+}
+
+void run_scenario(const Scenario& s) {
+    char tmp[] = "/tmp/np-fault-XXXXXX";
+    const std::string dir = mkdtemp(tmp);
+    Row row{s.name, s.fault, joined(s.expect), "", false};
+    struct Restore {
+        const Scenario& s;
+        ~Restore() {
+            for (const auto& [node, command] : s.restore) on(node, command);
+        }
+    } restore{s};
+    for (const auto& [node, command] : s.inject) ASSERT_TRUE(on(node, command)) << command;
+
+    std::vector<std::string> args = {"run",
+                                     kServer,
+                                     kClient,
+                                     "--ssh-config",
+                                     state_dir + "/ssh_config",
+                                     "--params",
+                                     params_with(s.params, dir),
+                                     "--run-dir",
+                                     dir,
+                                     "--ping-count",
+                                     "2",
+                                     "--tcp-duration",
+                                     "3",
+                                     "--udp-duration",
+                                     "3"};
+    args.insert(args.end(), s.args.begin(), s.args.end());
+    BackgroundRun run(args);
+    const CommandResult r = run.wait(std::chrono::seconds(150));
+    ASSERT_NE(r.exit_status, -2) << "np-explain run did not end in time";
+    const json c = read_json(dir + "/np_contract_np-explain.json");
+    ASSERT_TRUE(c.is_object()) << r.out << r.err;
+
+    std::set<std::string> blamed, informed, all;
+    bool mentioned = s.detail_mentions.empty();
+    for (const auto& f : c["explain"]["findings"]) {
+        const std::string code = f.value("code", "");
+        all.insert(code);
+        (f.value("severity", "") == "info" ? informed : blamed).insert(code);
+        if (s.expect.count(code) &&
+            f.value("detail", "").find(s.detail_mentions) != std::string::npos)
+            mentioned = true;
+    }
+    for (const auto& code : informed)
+        if (blamed.count(code)) informed.erase(code);
+    row.got = joined(blamed) + (informed.empty() ? "" : " | " + joined(informed));
+    bool pass = true;
+    for (const auto& code : s.expect) {
+        EXPECT_TRUE(all.count(code)) << s.name << ": expected " << code << "; got " << row.got;
+        pass = pass && all.count(code);
+    }
+    for (const auto& code : blamed) {
+        const bool ok = s.expect.count(code) || s.allow.count(code);
+        EXPECT_TRUE(ok) << s.name << ": blamed " << code << ", which this fault does not explain";
+        pass = pass && ok;
+    }
+    EXPECT_TRUE(mentioned) << s.name << ": no expected finding says '" << s.detail_mentions << "'";
+    pass = pass && mentioned;
+    row.pass = pass;
+    table().push_back(row);
+    if (!pass) {
+        std::cerr << "run dir kept: " << dir << "\n" << r.out << r.err;
+    } else {
+        std::filesystem::remove_all(dir);
+    }
+}
+
+std::string drop_object() {
+    return NP_FAULT_DROP_OBJECT;
+}
+
+// The 1G profile on both data ends, modelled as 1 Gbit/s: the 2-core machine's hosts cannot
+// keep up one frame at a time.
+Scenario one_gig(Scenario s) {
+    s.inject.insert(s.inject.begin(), {{kServer, kShaper1G}, {kClient, kShaper1G}});
+    s.restore.push_back({kServer, kShaper100M});
+    s.restore.push_back({kClient, kShaper100M});
+    s.params["np_link_rate"] = "1G";
+    return s;
+}
+
+TEST(Faults, CleanRunHasOnlyInfoFindings) {
+    run_scenario({.name = "clean run",
+                  .fault = "none (UDP at 50M)",
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"LINE_RATE_BOUND", "OFFERED_RATE_REACHED"}});
+}
+
+TEST(Faults, OfferedLoadAboveTheCeilingIsHeldBackAtTheSender) {
+    run_scenario({.name = "offered load above the ceiling",
+                  .fault = "UDP -b 1G on the 100M path",
+                  .args = {"--udp-bandwidth", "1G"},
+                  .expect = {"OFFERED_ABOVE_CEILING", "LINE_RATE_BOUND"},
+                  .detail_mentions = "held back by its own NIC queue"});
+}
+
+TEST(Faults, LossAtTheSendersQueue) {
+    run_scenario({.name = "loss at the sender's queue",
+                  .fault = "client tbf limit 3100 B, UDP -b 1G",
+                  .inject = {{kClient,
+                              "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 "
+                              "linklayer ethernet tbf rate 100mbit burst 16kb limit 3100"}},
+                  .restore = {{kClient, kShaper100M}},
+                  .args = {"--udp-bandwidth", "1G"},
+                  .expect = {"LOSS_AT_SENDER_QDISC", "UDP_LOSS", "OFFERED_ABOVE_CEILING"},
+                  // TCP meets the same short queue: its segments are dropped there too.
+                  .allow = {"BELOW_CEILING", "RETRANSMITS_CONFIRMED"},
+                  .detail_mentions = "QDISC_DROP on node1-2"});
+}
+
+TEST(Faults, LossAtTheReceiversIngressFilter) {
+    run_scenario({.name = "loss at the receiver's ingress",
+                  .fault = "tc ingress BPF on node1-1 drops 1 in 20 UDP datagrams",
+                  .inject = {{kServer, "tc qdisc add dev enp0s25 clsact"},
+                             {kServer, "tc filter add dev enp0s25 ingress prio 2 bpf da obj " +
+                                           drop_object() + " sec tc"}},
+                  .restore = {{kServer, "tc qdisc del dev enp0s25 clsact"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"LOSS_AT_RECEIVER_FILTER", "UDP_LOSS"},
+                  .detail_mentions = "TC_INGRESS on node1-1"});
+}
+
+TEST(Faults, LossAtTheReceiversNicBeforeAnyHook) {
+    run_scenario(
+        {.name = "loss at the receiver's NIC",
+         .fault = "XDP on node1-1 drops 1 in 20 UDP datagrams",
+         .inject = {{kServer, "ip link set dev enp0s25 xdpdrv obj " + drop_object() + " sec xdp"}},
+         .restore = {{kServer, "ip link set dev enp0s25 xdpdrv off"}},
+         .args = {"--udp-bandwidth", "50M"},
+         .expect = {"LOSS_AT_RECEIVER_NIC", "UDP_LOSS"},
+         .detail_mentions = "xdp_drops"});
+}
+
+TEST(Faults, ReceiverSocketOverflow) {
+    run_scenario(
+        one_gig({.name = "receiver socket overflow",
+                 .fault = "1G profile, UDP -b 2G: the receiving iperf3 falls behind",
+                 .args = {"--udp-bandwidth", "2G"},
+                 .expect = {"LOSS_AT_RECEIVER_SOCKET", "UDP_LOSS", "OFFERED_ABOVE_CEILING"},
+                 // The same slow receiving host: TCP host-limited, its backlog full.
+                 .allow = {"HOST_LIMITED", "LOSS_AT_RECEIVER_NIC"},
+                 .detail_mentions = "SOCKET_RCVBUFF"}));
+}
+
+TEST(Faults, SpuriousRetransmitsOfHostsThatCannotKeepUp) {
+    run_scenario(one_gig({.name = "host-limited, spurious retransmits",
+                          .fault = "1G profile: two hosts that cannot fill the link",
+                          .args = {"--udp-bandwidth", "100M"},
+                          .expect = {"HOST_LIMITED"},
+                          .detail_mentions = "Nothing of the flow was lost on the path"}));
+}
+
+TEST(Faults, WrongPortIsNamedBeforeAnythingRuns) {
+    run_scenario({.name = "wrong port",
+                  .fault = "--iface enp3s0 (another segment)",
+                  .args = {"--iface", "enp3s0"},
+                  .expect = {"DIFFERENT_SEGMENT", "RUN_INCOMPLETE"}});
+}
+
+TEST(Faults, TrafficOverTheControlNetworkIsTheWrongInterface) {
+    run_scenario({.name = "traffic over the control network",
+                  .fault = "/32 routes send iperf3 over ctl0",
+                  .inject = {{kServer, "ip addr add 198.18.0.1/24 dev enp0s25"},
+                             {kClient, "ip addr add 198.18.0.2/24 dev enp0s25"},
+                             {kServer, "ip route add 198.19.0.2/32 dev ctl0 src 198.18.0.1"},
+                             {kClient, "ip route add 198.18.0.1/32 dev ctl0"}},
+                  .restore = {{kClient, "ip route del 198.18.0.1/32 dev ctl0"},
+                              {kServer, "ip route del 198.19.0.2/32 dev ctl0"},
+                              {kClient, "ip addr del 198.18.0.2/24 dev enp0s25"},
+                              {kServer, "ip addr del 198.18.0.1/24 dev enp0s25"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"WRONG_INTERFACE"},
+                  // The control network is not shaped: more than the data link could carry.
+                  .allow = {"ABOVE_CEILING"}});
+}
+
+TEST(Faults, AFailedToolIsExplainedByWhatItsPacketsMet) {
+    run_scenario({.name = "failed tool run",
+                  .fault = "nftables on node1-1 rejects UDP to 5201",
+                  .inject = {{kServer, "nft add table inet npfault"},
+                             {kServer,
+                              "nft add chain inet npfault input '{ type filter hook input "
+                              "priority 0; }'"},
+                             {kServer, "nft add rule inet npfault input udp dport 5201 reject"}},
+                  .restore = {{kServer, "nft delete table inet npfault"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"TOOL_ERROR"},
+                  .detail_mentions = "NETFILTER_DROP"});
+}
+
+TEST(Faults, MtuMismatchIsSaidAndCostsNothing) {
+    run_scenario({.name = "MTU mismatch",
+                  .fault = "client MTU 9000, server 1500",
+                  .inject = {{kClient, "ip link set dev enp0s25 mtu 9000"}},
+                  .restore = {{kClient, "ip link set dev enp0s25 mtu 1500"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"MTU_MISMATCH"}});
+}
+
+TEST(Faults, APathSlowerThanTheNicIsNamedWithItsHop) {
+    run_scenario({.name = "path slower than the NIC",
+                  .fault = "no np_link_rate: the veths report 10G, the tbf carries 100M",
+                  .args = {"--udp-bandwidth", "1G"},
+                  .params = {{"np_link_rate", ""}},
+                  .expect = {"PATH_SLOWER_THAN_LINK", "LINE_RATE_BOUND", "OFFERED_ABOVE_CEILING"},
+                  .detail_mentions = "the sender's own qdisc shapes it"});
+}
+
+}  // namespace

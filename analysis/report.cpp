@@ -8,6 +8,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/format.hpp"
+#include "analysis/ledger.hpp"
 #include "analysis/parity.hpp"
 #include "analysis/version.hpp"
 
@@ -478,28 +479,35 @@ std::optional<Chart> events_chart(const ReportInput& in) {
     return c;
 }
 
+// What a drop of a trace was to the test: a drop of the measured flow, one that cost it nothing
+// (teardown, a purged queue: the ledger's housekeeping), or other traffic's.
+const char* drop_class(const DropReasonCount& d, const DropLocation& w) {
+    if (w.flow != "iperf") return " (other traffic)";
+    return is_housekeeping_reason(d.reason) ? " (housekeeping)" : "";
+}
+
 std::optional<Chart> drops_chart(const ReportInput& in) {
     json rows = json::array();
     for (const auto& m : in.modes) {
         for (const auto& t : m.traces) {
             for (const auto& p : t.phases) {
                 for (const auto& d : p.drops) {
-                    if (d.packets == 0) continue;
-                    std::vector<std::string> where;
-                    for (const auto& w : d.where) {
-                        where.push_back(fmt::format("{} {} {}: {}",
-                                                    w.iface.empty() ? "(socket)" : w.iface,
-                                                    w.protocol, w.flow, w.packets));
-                    }
-                    std::string where_text;
-                    for (const auto& w : where) where_text += (where_text.empty() ? "" : "; ") + w;
-                    rows.push_back(
-                        {{"where", fmt::format("{}{} · {}{}", series_prefix(in, m), t.node,
-                                               d.reason, d.unattributed ? " (unattributed)" : "")},
-                         {"phase", p.name},
-                         {"packets", d.packets},
-                         {"bytes", d.bytes},
-                         {"locations", where_text}});
+                    const auto add = [&](const std::string& what, uint64_t packets, uint64_t bytes,
+                                         const std::string& location) {
+                        if (packets == 0) return;
+                        rows.push_back({{"where", fmt::format("{}{} · {}{}", series_prefix(in, m),
+                                                              t.node, d.reason, what)},
+                                        {"phase", p.name},
+                                        {"packets", packets},
+                                        {"bytes", bytes},
+                                        {"locations", location}});
+                    };
+                    if (d.where.empty())
+                        add(d.unattributed ? " (unattributed)" : "", d.packets, d.bytes, "");
+                    for (const auto& w : d.where)
+                        add(drop_class(d, w), w.packets, w.bytes,
+                            fmt::format("{} {} {}", w.iface.empty() ? "(socket)" : w.iface,
+                                        w.protocol, w.flow));
                 }
             }
         }
@@ -511,7 +519,9 @@ std::optional<Chart> drops_chart(const ReportInput& in) {
     c.caption =
         "Packets dropped per node and kernel drop reason (enum skb_drop_reason, read from the "
         "running kernel), coloured by phase. SOCKET_RCVBUFF is a full receive buffer; "
-        "NOT_SPECIFIED is a drop the kernel gave no reason for.";
+        "NOT_SPECIFIED is a drop the kernel gave no reason for. Housekeeping drops (a segment "
+        "after the connection closed, a queue purged at teardown) and other traffic's cost the "
+        "test nothing; the ledger above places the ones that did.";
     c.spec = base_spec();
     c.spec["data"] = {{"values", rows}};
     c.spec["width"] = 360;
@@ -535,8 +545,162 @@ std::optional<Chart> drops_chart(const ReportInput& in) {
                           {"tooltip",
                            {{{"field", "where"}},
                             {{"field", "phase"}},
+                            {{"field", "locations"}, {"title", "where"}},
                             {{"aggregate", "sum"}, {"field", "packets"}, {"title", "packets"}},
                             {{"aggregate", "sum"}, {"field", "bytes"}, {"title", "bytes"}}}}};
+    c.data_rows = rows.size();
+    return c;
+}
+
+// ---- the ledger: where a test's packets went ----------------------------------------------
+
+// One step of a test's ledger in path order: a point with its count, or what happened between
+// two points (a drop by node and kernel reason, the unattributed rest, frames still queued).
+struct LedgerStep {
+    std::string step;  // unique within its ledger
+    std::string node;
+    std::optional<uint64_t> packets;
+    std::string kind;  // kLedgerKinds
+    std::string note;
+};
+
+// The kinds of step, each with its colour: counts in blues, loss red, what is not loss grey
+// or green, what nobody could place orange.
+const std::vector<std::pair<std::string, std::string>> kLedgerKinds = {
+    {"counted", "#4c78a8"},      {"inferred", "#9ecae9"},        {"lost", "#d62728"},
+    {"unattributed", "#f58518"}, {"duplicate", "#54a24b"},       {"queued", "#bab0ac"},
+    {"housekeeping", "#bab0ac"}, {"other direction", "#d8d8d8"},
+};
+
+const char* kind_of(const LedgerDrop& d) {
+    if (d.stage == Stage::reverse) return "other direction";
+    if (d.housekeeping) return "housekeeping";
+    if (d.stage == Stage::duplicate) return "duplicate";
+    return "lost";
+}
+
+std::vector<LedgerStep> ledger_steps(const Ledger& l) {
+    std::vector<LedgerStep> out;
+    std::map<std::string, int> seen;
+    const auto add = [&](std::string step, std::string node, std::optional<uint64_t> packets,
+                         std::string kind, std::string note) {
+        if (const int n = seen[step]++; n > 0) step += fmt::format(" ({})", n + 1);
+        out.push_back(
+            {std::move(step), std::move(node), packets, std::move(kind), std::move(note)});
+    };
+    const auto add_drop = [&](const LedgerDrop& d) {
+        add(fmt::format("− {} on {}", d.reason.empty() ? "not seen by any kernel" : d.reason,
+                        d.node.empty() ? "the wire" : d.node),
+            d.node, d.packets, kind_of(d),
+            d.stage == Stage::reverse ? std::string("an ACK or reply, not the measured data")
+                                      : std::string("at ") + to_string(d.stage) +
+                                            (d.housekeeping ? "; it cost the test nothing" : ""));
+    };
+    int n = 0;
+    for (const auto& p : l.points) {
+        for (const auto& d : p.drops) add_drop(d);
+        if (p.unattributed > 0)
+            add("− missing, no drop names them", p.node, uint64_t(p.unattributed), "unattributed",
+                "fewer than the point before, less the drops between them");
+        if (p.unattributed < 0)
+            add("+ more than the point before", p.node, uint64_t(-p.unattributed), "unattributed",
+                "counted here but not before");
+        if (p.queued_at_end > 0)
+            add("· still in the sender's queue", p.node, p.queued_at_end, "queued",
+                "not lost: queued when the phase ended");
+        add(fmt::format("{}. {}", ++n, p.label), p.node, p.count,
+            !p.count     ? "not measured"
+            : p.inferred ? "inferred"
+                         : "counted",
+            !p.count     ? "no count at this point"
+            : p.inferred ? "derived from the counts around it (no driver count in the trace)"
+                         : "");
+    }
+    for (const auto& d : l.drops)
+        if (d.stage == Stage::reverse) add_drop(d);
+    return out;
+}
+
+std::string ledger_heading(const ReportInput& in, const ReportMode& m, const Ledger& l) {
+    return fmt::format("{}{} ({} → {}, {})", series_prefix(in, m), l.test, l.sender_node,
+                       l.receiver_node, l.unit);
+}
+
+std::optional<Chart> ledger_chart(const ReportInput& in) {
+    json rows = json::array();
+    for (const auto& m : in.modes) {
+        if (!m.explanation) continue;
+        for (const auto& l : m.explanation->ledgers) {
+            const std::string test = ledger_heading(in, m, l);
+            int order = 0;
+            for (const auto& s : ledger_steps(l)) {
+                ++order;
+                if (!s.packets) continue;
+                rows.push_back({{"test", test},
+                                {"order", order},
+                                {"step", s.step},
+                                {"node", s.node},
+                                {"packets", *s.packets},
+                                {"kind", s.kind},
+                                {"note", s.note}});
+            }
+        }
+    }
+    if (rows.empty()) return std::nullopt;
+    json domain = json::array(), range = json::array();
+    for (const auto& [kind, colour] : kLedgerKinds) {
+        domain.push_back(kind);
+        range.push_back(colour);
+    }
+    Chart c;
+    c.id = "ledger";
+    c.title = "Each test's packets at every point, and the drops between";
+    c.caption =
+        "The measured flow from the sending application to the receiving one, from the tool's "
+        "counts and both probes: each numbered point with its count, and between two points "
+        "every drop of the flow by node and kernel reason. Red is loss, green duplicates TCP "
+        "resent and the receiver discarded (not loss), grey drops that cost the test nothing; "
+        "orange is what no drop accounts for. The scale is symmetric-log so a handful of drops "
+        "shows beside tens of thousands of packets: read the numbers in the table or tooltip.";
+    c.spec = base_spec();
+    c.spec["data"] = {{"values", rows}};
+    c.spec["facet"] = {{"row",
+                        {{"field", "test"},
+                         {"type", "nominal"},
+                         {"title", nullptr},
+                         {"header",
+                          {{"labelAngle", 0},
+                           {"labelAlign", "left"},
+                           {"labelAnchor", "start"},
+                           {"labelOrient", "top"},
+                           {"labelFontSize", 13},
+                           {"labelFontWeight", "bold"}}}}}};
+    c.spec["spec"] = {{"width", 420},
+                      {"mark", {{"type", "bar"}}},
+                      {"encoding",
+                       {{"y",
+                         {{"field", "step"},
+                          {"type", "nominal"},
+                          {"sort", {{"field", "order"}}},
+                          {"title", nullptr},
+                          {"axis", {{"labelLimit", 380}}}}},
+                        {"x",
+                         {{"field", "packets"},
+                          {"type", "quantitative"},
+                          {"scale", {{"type", "symlog"}}},
+                          {"title", "packets (symmetric-log scale)"}}},
+                        {"color",
+                         {{"field", "kind"},
+                          {"type", "nominal"},
+                          {"scale", {{"domain", domain}, {"range", range}}},
+                          {"title", "what it is"}}},
+                        {"tooltip",
+                         {{{"field", "step"}},
+                          {{"field", "node"}},
+                          {{"field", "packets"}, {"format", ","}},
+                          {{"field", "kind"}},
+                          {{"field", "note"}}}}}}};
+    c.spec["resolve"] = {{"scale", {{"y", "independent"}}}};
     c.data_rows = rows.size();
     return c;
 }
@@ -670,6 +834,16 @@ Cells loss_cells(const ReportInput& in) {
     return c;
 }
 
+Cells ledger_cells(const Ledger& l) {
+    Cells c{{"step", "node", "packets", "what it is"}, {}};
+    for (const auto& s : ledger_steps(l)) {
+        const std::string what = s.note.empty() ? s.kind : s.kind + ": " + s.note;
+        c.rows.push_back(
+            {s.step, s.node, s.packets ? format_count(double(*s.packets)) : "-", what});
+    }
+    return c;
+}
+
 std::string html_table(const Cells& c, const char* css_class = "") {
     std::string out = fmt::format("<table class=\"{}\"><thead><tr>", css_class);
     for (const auto& h : c.header) out += "<th>" + html(h) + "</th>";
@@ -713,7 +887,8 @@ table { border-collapse: collapse; margin: 8px 0 16px; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f6f6f6; }
-table.verdicts td:last-child, table.verdicts th:last-child { text-align: left; }
+table.verdicts td:last-child, table.verdicts th:last-child,
+table.ledger td:last-child, table.ledger th:last-child { text-align: left; }
 .row { display: flex; flex-wrap: wrap; gap: 28px; align-items: flex-start; }
 figure { margin: 8px 0 16px; } figcaption { color: #555; max-width: 480px; font-size: 13px; }
 figure.wide figcaption { max-width: 1000px; }
@@ -827,8 +1002,8 @@ std::optional<double> report_link_bps(const ReportInput& in) {
 
 std::vector<Chart> report_charts(const ReportInput& in) {
     std::vector<Chart> charts;
-    for (auto make :
-         {ceiling_chart, frame_chart, throughput_chart, events_chart, drops_chart, latency_chart}) {
+    for (auto make : {ceiling_chart, frame_chart, ledger_chart, throughput_chart, events_chart,
+                      drops_chart, latency_chart}) {
         if (auto c = make(in)) charts.push_back(std::move(*c));
     }
     return charts;
@@ -907,6 +1082,15 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
     if (const Chart* c = chart("ceiling")) out += figure_html(*c, false);
     if (const Chart* c = chart("frame")) out += figure_html(*c, false);
     out += "</div>\n";
+    if (const Chart* c = chart("ledger")) {
+        out += "<h2 id=\"ledger\">Where the packets went</h2>\n" + figure_html(*c, true);
+        for (const auto& m : in.modes) {
+            if (!m.explanation) continue;
+            for (const auto& l : m.explanation->ledgers)
+                out += "<h3>" + html(ledger_heading(in, m, l)) + "</h3>\n" +
+                       html_table(ledger_cells(l), "ledger");
+        }
+    }
     if (chart("throughput") || chart("events") || chart("drops")) {
         out += "<h2 id=\"time\">On the data NICs (probe traces)</h2>\n";
         if (const Chart* c = chart("throughput")) out += figure_html(*c, true);
@@ -959,6 +1143,14 @@ std::string render_report_markdown(const ReportInput& in) {
             out += "No np-explain explanation in this contract (`np-explain attach` adds one).\n";
         }
     }
+    std::string ledgers;
+    for (const auto& m : in.modes) {
+        if (!m.explanation) continue;
+        for (const auto& l : m.explanation->ledgers)
+            ledgers += fmt::format("\n### {}\n\n{}", ledger_heading(in, m, l),
+                                   markdown_table(ledger_cells(l)));
+    }
+    if (!ledgers.empty()) out += "\n## Where the packets went\n" + ledgers;
     out += "\n## Latency and loss\n\n" + markdown_table(loss_cells(in));
     out += "\n## Findings\n";
     for (const auto& m : in.modes) {

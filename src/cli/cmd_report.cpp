@@ -123,8 +123,9 @@ int run_report(const ReportArgs& a) {
         return 0;
     }
     write_report_file(out, text);
-    fmt::print("{}: {} ({} modes, {:.0f} KB)\n", a.format == "html" ? "report" : "summary", out,
-               in.modes.size(), static_cast<double>(text.size()) / 1024.0);
+    fmt::print("{}: {} ({} mode{}, {:.0f} KB)\n", a.format == "html" ? "report" : "summary", out,
+               in.modes.size(), in.modes.size() == 1 ? "" : "s",
+               static_cast<double>(text.size()) / 1024.0);
     return 0;
 }
 

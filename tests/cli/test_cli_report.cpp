@@ -43,9 +43,9 @@ size_t occurrences(const std::string& text, const std::string& what) {
 TEST_F(CliReport, WritesOneSelfContainedPageIntoTheRunDir) {
     const auto r = np_explain({"report", run().string()});
     ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
-    EXPECT_NE(r.out.find("report.html (1 modes,"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("report.html (1 mode,"), std::string::npos) << r.out;
     const std::string page = read(run() / "report.html");
-    EXPECT_EQ(occurrences(page, "<div class=\"vega\""), 6u);
+    EXPECT_EQ(occurrences(page, "<div class=\"vega\""), 7u);
     // vega, vega-lite and vega-embed are inlined, whole: no <script src=…>, no map to fetch.
     EXPECT_EQ(occurrences(page, "<script src"), 0u);
     EXPECT_EQ(occurrences(page, "sourceMappingURL"), 0u);

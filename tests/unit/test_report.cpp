@@ -3,7 +3,10 @@
 // on the 100M profile, see its README) rather than a browser's rendering (tests/browser).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "analysis/contract.hpp"
 #include "analysis/error.hpp"
@@ -102,8 +105,8 @@ TEST(Report, EveryChartOfARealRunHasDataRows) {
         EXPECT_EQ(count_rows(c.spec), c.data_rows) << c.id;
         EXPECT_FALSE(c.caption.empty()) << c.id;
     }
-    EXPECT_EQ(ids, (std::vector<std::string>{"ceiling", "frame", "throughput", "events", "drops",
-                                             "latency"}));
+    EXPECT_EQ(ids, (std::vector<std::string>{"ceiling", "frame", "ledger", "throughput", "events",
+                                             "drops", "latency"}));
 }
 
 TEST(Report, CeilingChartPutsEachTestBesideTheModelsCeilingAndTheLinkRate) {
@@ -185,6 +188,44 @@ TEST(Report, DropsByReasonShowTheReceiversFullSocketBuffer) {
     for (const auto& r : rows(c))
         if (r["where"] == "node1-1 · SOCKET_RCVBUFF") rcvbuf += r["packets"].get<uint64_t>();
     EXPECT_EQ(rcvbuf, 102u);
+    // Beside it, what cost the test nothing is labelled so: TCP's teardown, ping's ICMP.
+    std::set<std::string> labels;
+    for (const auto& r : rows(c)) labels.insert(r["where"].get<std::string>());
+    EXPECT_TRUE(labels.count("node1-1 · TCP_FLAGS (housekeeping)")) << c.spec.dump();
+    EXPECT_TRUE(labels.count("node1-2 · NO_SOCKET (other traffic)")) << c.spec.dump();
+}
+
+TEST(Report, TheLedgerShowsEachTestsPacketsPointByPointWithTheDropsBetween) {
+    const Chart c = chart(report_charts(one_mode()), "ledger");
+    std::vector<std::string> udp;
+    for (const auto& r : rows(c)) {
+        if (r["test"] != "iperf3 UDP (node1-2 → node1-1, datagrams)") continue;
+        udp.push_back(fmt::format("{} {} {}", r["step"].get<std::string>(),
+                                  r["packets"].get<uint64_t>(), r["kind"].get<std::string>()));
+    }
+    EXPECT_EQ(udp, (std::vector<std::string>{
+                       "1. sent by the application 23973 counted",
+                       "2. passed the sender's egress hook (before its queue) 23974 counted",
+                       "3. left the sender's NIC (after its queue) 23974 inferred",
+                       "4. arrived at the receiver's NIC (its ingress hook) 23974 counted",
+                       "− SOCKET_RCVBUFF on node1-1 102 lost",
+                       "5. delivered to the application 23870 counted"}));
+    // TCP's drops at teardown and on the ACK path are drawn, as what they are: not loss.
+    std::set<std::string> tcp_kinds;
+    for (const auto& r : rows(c))
+        if (r["step"].get<std::string>().starts_with("− ") &&
+            r["test"].get<std::string>().starts_with("iperf3 TCP"))
+            tcp_kinds.insert(r["kind"].get<std::string>());
+    EXPECT_EQ(tcp_kinds, (std::set<std::string>{"housekeeping", "other direction"}));
+}
+
+TEST(Report, TheMarkdownHasEachTestsLedgerAsATable) {
+    const std::string md = render_report_markdown(one_mode());
+    EXPECT_NE(md.find("## Where the packets went"), std::string::npos) << md;
+    EXPECT_NE(md.find("| − SOCKET_RCVBUFF on node1-1 | node1-1 | 102 | lost: at the receiving "
+                      "socket |"),
+              std::string::npos)
+        << md;
 }
 
 TEST(Report, LatencyChartHasEveryReplyAndTheAverage) {
@@ -199,8 +240,8 @@ TEST(Report, LatencyChartHasEveryReplyAndTheAverage) {
 
 TEST(Report, HtmlIsOnePageThatFetchesNothing) {
     const std::string page = render_report_html(one_mode(), kScripts);
-    EXPECT_EQ(occurrences(page, "<div class=\"vega\""), 6u);
-    EXPECT_EQ(occurrences(page, "<script type=\"application/json\""), 6u);
+    EXPECT_EQ(occurrences(page, "<div class=\"vega\""), 7u);
+    EXPECT_EQ(occurrences(page, "<script type=\"application/json\""), 7u);
     for (const char* script : {"/*vega*/", "/*vega-lite*/", "/*vega-embed*/"})
         EXPECT_EQ(occurrences(page, script), 1u) << script;
     // No external resource: no src=, no href=, no stylesheet link, no URL.

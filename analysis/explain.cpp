@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +81,7 @@ Explanation explain(const ExplainInput& in, const Rules& rules) {
     std::vector<Verdict> failure_rows = std::move(e.verdicts);
     e.verdicts.clear();
     const std::optional<double> path = rules::slower_path_bps(in);
+    e.path_bps = path;
     for (const auto& t : tests_of(in)) {
         TestEvidence v{.test = t, .input = in};
         v.link_bps = in.link_bps;
@@ -136,6 +139,7 @@ nlohmann::json to_json(const Explanation& e) {
     nlohmann::json ledgers = nlohmann::json::array();
     for (const auto& l : e.ledgers) ledgers.push_back(to_json(l));
     doc["ledgers"] = std::move(ledgers);
+    doc["path_mbps"] = e.path_bps ? nlohmann::json(*e.path_bps / 1e6) : nlohmann::json(nullptr);
     return doc;
 }
 
@@ -187,14 +191,24 @@ Explanation parse_explanation(const nlohmann::json& doc, const std::string& wher
     const auto ledgers = list("ledgers");
     for (size_t i = 0; i < ledgers.size(); ++i)
         e.ledgers.push_back(parse_ledger(ledgers[i], fmt::format("{}.ledgers[{}]", where, i)));
+    if (const auto it = doc.find("path_mbps"); it != doc.end() && !it->is_null()) {
+        if (!it->is_number() || it->get<double>() <= 0 || !std::isfinite(it->get<double>()))
+            throw InputError(where + ".path_mbps", "expected a positive number");
+        e.path_bps = it->get<double>() * 1e6;
+    }
     return e;
 }
 
 std::string render_explanation(const Explanation& e, std::optional<double> link_bps) {
     std::string out =
-        link_bps ? fmt::format("Explained against a {} link (MTU from the output, else 1500)\n\n",
-                               format_link_rate(*link_bps))
-                 : std::string("No --link given: no ceiling claimed\n\n");
+        e.path_bps && link_bps
+            ? fmt::format(
+                  "Explained against a {} path on a {} link: the numbers show the slower path "
+                  "(PATH_SLOWER_THAN_LINK); MTU from the output, else 1500\n\n",
+                  format_link_rate(*e.path_bps), format_link_rate(*link_bps))
+        : link_bps ? fmt::format("Explained against a {} link (MTU from the output, else 1500)\n\n",
+                                 format_link_rate(*link_bps))
+                   : std::string("No --link given: no ceiling claimed\n\n");
     Table t({"test", "measured", "ceiling", "% of ceiling", "verdict"});
     for (const auto& v : e.verdicts) {
         t.add_row({v.test, v.measured, v.ceiling_bps ? format_rate(*v.ceiling_bps) : "-",
@@ -202,6 +216,7 @@ std::string render_explanation(const Explanation& e, std::optional<double> link_
         if (!v.command.empty()) t.add_note("$ " + v.command);
     }
     out += t.render() + "\n";
+    out += render_ledgers(e.ledgers);
     out += render_findings(e.findings);
     return out;
 }

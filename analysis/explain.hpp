@@ -47,6 +47,9 @@ struct Explanation {
     std::vector<Verdict> verdicts;  // throughput tests first, then pings, then failures
     std::vector<Finding> findings;
     std::vector<Ledger> ledgers;  // one per traced throughput test, for the report's picture
+    // The rate the tests were held against instead of the link's, when the numbers showed a
+    // slower path (PATH_SLOWER_THAN_LINK).
+    std::optional<double> path_bps;
 };
 
 // The model for one test on the given link: MTU from the path MTU iperf3 saw (else 1500), TCP
@@ -83,15 +86,16 @@ const Rules& default_rules();
 
 Explanation explain(const ExplainInput& in, const Rules& rules = default_rules());
 
-// {"schema": "np-findings/1", "findings": [...], "verdicts": [...]}; verdict keys:
-// test, source, command (null when not shown), measured, measured_mbps, ceiling_mbps,
-// pct_of_ceiling, verdict, codes.
+// {"schema": "np-findings/1", "findings": [...], "verdicts": [...], "ledgers": [...],
+// "path_mbps": null or the slower path's rate}; verdict keys: test, source, command (null when
+// not shown), measured, measured_mbps, ceiling_mbps, pct_of_ceiling, verdict, codes.
 nlohmann::json to_json(const Explanation& e);
 // The reverse of to_json: an explanation read back from a contract's "explain" or a
 // <mode>_findings.json. Throws InputError whose field is `where` plus the key that is wrong.
 Explanation parse_explanation(const nlohmann::json& doc, const std::string& where);
 
-// The verdict table (np::Table) followed by render_findings.
+// What the tests were held against, the verdict table (np::Table), the ledgers in a line each,
+// then render_findings.
 std::string render_explanation(const Explanation& e, std::optional<double> link_bps);
 
 }  // namespace np

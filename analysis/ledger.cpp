@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <map>
 
 #include "analysis/error.hpp"
 #include "analysis/format.hpp"
@@ -282,6 +283,26 @@ uint64_t Ledger::unattributed() const {
     return n;
 }
 
+namespace {
+
+// The points of every ledger, in path order, and how the one-line summary names them.
+constexpr std::string_view kSent = "sent by the application";
+constexpr std::string_view kEgress = "passed the sender's egress hook (before its queue)";
+constexpr std::string_view kLeft = "left the sender's NIC (after its queue)";
+constexpr std::string_view kArrived = "arrived at the receiver's NIC (its ingress hook)";
+constexpr std::string_view kDelivered = "delivered to the application";
+
+std::string_view short_label(std::string_view label) {
+    if (label == kSent) return "sent";
+    if (label == kEgress) return "egress hook";
+    if (label == kLeft) return "left NIC";
+    if (label == kArrived) return "arrived";
+    if (label == kDelivered) return "delivered";
+    return label;
+}
+
+}  // namespace
+
 Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
     Ledger l;
     l.test = t.label;
@@ -372,15 +393,15 @@ Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
     };
 
     // 1. The application's count, then the sender's egress hook with the stack's drops between.
-    LedgerPoint app{"sent by the application", l.sender_node, app_sent, false, {}, 0};
-    LedgerPoint hook{"passed the sender's egress hook (before its queue)",
+    LedgerPoint app{std::string(kSent), l.sender_node, app_sent, false, {}, 0};
+    LedgerPoint hook{std::string(kEgress),
                      l.sender_node,
                      egress,
                      false,
                      of_stages(sender_drops, {Stage::sender_stack}),
                      0};
     // 2. What left the NIC, with the queue's drops between.
-    LedgerPoint out{"left the sender's NIC (after its queue)",
+    LedgerPoint out{std::string(kLeft),
                     l.sender_node,
                     left,
                     left_inferred,
@@ -404,7 +425,7 @@ Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
     }
     // 3. What arrived: the receiver's drops before its hook (with a reason, then without one),
     // its NIC's counters, and what no kernel saw (the wire).
-    LedgerPoint in{"arrived at the receiver's NIC (its ingress hook)",
+    LedgerPoint in{std::string(kArrived),
                    l.receiver_node,
                    arrived,
                    false,
@@ -437,7 +458,7 @@ Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
     }
     // 4. What the receiving application got: the receiver's drops after its hook.
     LedgerPoint got{
-        "delivered to the application",
+        std::string(kDelivered),
         l.receiver_node,
         app_received,
         false,
@@ -571,6 +592,62 @@ Ledger parse_ledger(const nlohmann::json& doc, const std::string& where) {
     if (doc.contains("retransmitted_segments") && !doc["retransmitted_segments"].is_null())
         l.retransmitted = get<uint64_t>(doc, "retransmitted_segments", where);
     return l;
+}
+
+namespace {
+
+std::string summary_line(const Ledger& l, bool& inferred) {
+    std::string path;
+    for (const auto& p : l.points) {
+        if (!p.count) continue;
+        path += fmt::format("{}{} {}{}", path.empty() ? "" : " → ", short_label(p.label),
+                            format_count(double(*p.count)), p.inferred ? "*" : "");
+        inferred = inferred || p.inferred;
+    }
+    // What cost the test packets, then what did not, by kind.
+    std::map<std::string, std::vector<std::string>> kinds;
+    uint64_t housekeeping = 0;
+    for (const auto& d : l.drops) {
+        if (d.housekeeping || d.stage == Stage::reverse) {
+            housekeeping += d.packets;
+            continue;
+        }
+        const std::string what =
+            d.stage == Stage::wire
+                ? fmt::format("{} on the wire", format_count(double(d.packets)))
+                : fmt::format("{} {} on {}", format_count(double(d.packets)), d.reason, d.node);
+        kinds[d.stage == Stage::duplicate ? "duplicates" : "lost"].push_back(what);
+    }
+    uint64_t unattributed = 0;
+    for (const auto& p : l.points) unattributed += uint64_t(std::llabs(p.unattributed));
+    std::string tail;
+    for (const char* kind : {"lost", "duplicates"}) {
+        if (!kinds.count(kind)) continue;
+        std::string list;
+        for (const auto& w : kinds[kind]) list += (list.empty() ? "" : ", ") + w;
+        tail += fmt::format("{}{} {}", tail.empty() ? "" : "; ", kind, list);
+    }
+    if (unattributed > 0)
+        tail += fmt::format("{}{} unattributed", tail.empty() ? "" : "; ",
+                            format_count(double(unattributed)));
+    if (tail.empty()) tail = "nothing lost";
+    if (housekeeping > 0)
+        tail += fmt::format(" ({} housekeeping or other-direction drops)",
+                            format_count(double(housekeeping)));
+    return fmt::format("{} {} → {}, {}: {}; {}", l.test, l.sender_node, l.receiver_node, l.unit,
+                       path.empty() ? "no count" : path, tail);
+}
+
+}  // namespace
+
+std::string render_ledgers(const std::vector<Ledger>& ledgers) {
+    if (ledgers.empty()) return "";
+    std::string out = "Where the packets went (the ledger of both data NICs):\n";
+    bool inferred = false;
+    for (const auto& l : ledgers) out += "  " + summary_line(l, inferred) + "\n";
+    if (inferred)
+        out += "  * inferred from the counts around it: the trace has no count after the queue\n";
+    return out + "\n";
 }
 
 }  // namespace np

@@ -140,6 +140,11 @@ std::vector<std::pair<std::string, uint64_t>> flow_drops(const PhaseTrace& p,
 // All phases of a trace summed into one (name "all"), for traces not cut into phases.
 PhaseTrace merged_phases(const Trace& t);
 
+// The ledgers for a terminal: one line per test, its counts point by point and what was lost
+// where ("iperf3 UDP node1-2 → node1-1, datagrams: sent 23,973 → … → delivered 23,870; lost 102
+// SOCKET_RCVBUFF on node1-1"), or "" when there are none.
+std::string render_ledgers(const std::vector<Ledger>& ledgers);
+
 // The ledger as JSON (inside the findings document's "ledgers"), and back; parse_ledger throws
 // InputError naming `where` and the key.
 nlohmann::json to_json(const Ledger& l);

@@ -297,6 +297,13 @@ TEST(Explain, APathSlowerThanTheNicIsNamedWithTheHopNotBlamedOnTheHosts) {
     EXPECT_EQ(e.verdicts[1].verdict, "line-rate bound");
     EXPECT_NE(find(e, "OFFERED_ABOVE_CEILING"), nullptr) << codes(e);
     expect_asks_for_no_trace(e);
+    // The header says what the tests were held against, and the findings document keeps it.
+    EXPECT_TRUE(contains(render_explanation(e, 10e9),
+                         "Explained against a 100 Mbit/s path on a 10 Gbit/s link"))
+        << render_explanation(e, 10e9);
+    const auto back = parse_explanation(to_json(e), "findings");
+    ASSERT_TRUE(back.path_bps.has_value());
+    EXPECT_DOUBLE_EQ(*back.path_bps, 100e6);
 
     // Without traces the numbers alone say the same, and where the hop is needs a trace.
     const auto untraced = run({tcp, udp}, {}, 10e9);
@@ -359,6 +366,13 @@ TEST(Explain, AFewDropsTheKernelNamedAreLossNoMatterHowFew) {
     ASSERT_NE(f, nullptr) << codes(e);
     EXPECT_TRUE(contains(f->detail, "43 SOCKET_RCVBUFF on node1-1")) << f->detail;
     EXPECT_EQ(find(e, "LOSS_UNATTRIBUTED"), nullptr) << codes(e);
+    // The terminal shows the ledger in a line: the counts point by point and the loss.
+    EXPECT_TRUE(contains(
+        render_explanation(e, 1e9),
+        "iperf3 UDP node1-2 → node1-1, datagrams: sent 247,731 → egress hook 247,731 → left "
+        "NIC 247,731 → arrived 247,731 → delivered 247,688; lost 43 "
+        "SOCKET_RCVBUFF on node1-1"))
+        << render_explanation(e, 1e9);
 }
 
 TEST(Explain, AFlowThatMissedTheProbedNicIsNotLossOnIt) {

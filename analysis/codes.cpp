@@ -35,7 +35,9 @@ const std::vector<FindingCode>& finding_codes() {
          {}},
         {"LINE_RATE_BOUND", S::info, "line-rate bound",
          "within 1.5 % of the model's goodput ceiling (or above it by no more than print "
-         "rounding): what the bytes on the wire are spent on",
+         "rounding), or TCP whose sender reached it with nothing lost, the receiver short only "
+         "by what was still queued when the test was cut: what the bytes on the wire are spent "
+         "on",
          kBelowCeiling},
         {"BIDIR_LINE_RATE_BOUND", S::info, "line-rate bound (--bidir)",
          "a --bidir direction at the ceiling left by the other flow's ACKs", kBelowCeiling},

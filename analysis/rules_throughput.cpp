@@ -72,6 +72,24 @@ bool ledger_shows_loss(const Ledger& l) {
     return l.lost() + l.unattributed() > ledger_slack(frames);
 }
 
+// A TCP test whose sender kept the path full but whose receiver's figure falls short: what was
+// still queued or in flight when the test was cut arrived after the receiver stopped counting.
+// The sender's own rate at the ceiling with nothing of the flow lost (by the ledger, else no
+// retransmits) says the link was the limit. Returns the bytes the receiver had not counted.
+std::optional<double> tcp_tail_bytes(const TestEvidence& v) {
+    const auto& t = v.test;
+    if (t.transport != Transport::tcp || !v.ceiling || !t.received_bps || !t.sent_bps ||
+        !t.sent_bytes || !t.received_bytes || *t.sent_bytes <= *t.received_bytes)
+        return std::nullopt;
+    const double floor = v.ceiling->goodput_bps * kLineRateFraction;
+    const double res = t.rate_resolution_bps;
+    if (*t.received_bps + res >= floor || *t.sent_bps + res < floor) return std::nullopt;
+    if (v.ledger && v.ledger->complete() ? ledger_shows_loss(*v.ledger)
+                                         : t.retransmits.value_or(1) != 0)
+        return std::nullopt;
+    return *t.sent_bytes - *t.received_bytes;
+}
+
 // The stage holding most of the ledger's loss.
 std::optional<Stage> main_loss_stage(const Ledger& l) {
     std::optional<Stage> best;
@@ -244,7 +262,8 @@ std::optional<double> slower_path_bps(const ExplainInput& in) {
 
 void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out) {
     if (!v.path_bps || !v.link_bps || !v.ceiling || !v.measured_bps) return;
-    if (!at_path_ceiling(v.test, *v.path_bps)) return;
+    // At the path's ceiling, or TCP whose receiver is short of it only by a short test's tail.
+    if (!at_path_ceiling(v.test, *v.path_bps) && !tcp_tail_bytes(v)) return;
     const auto& t = v.test;
     const double m = *v.measured_bps;
     Finding f = make_finding("PATH_SLOWER_THAN_LINK", t.label);
@@ -568,7 +587,8 @@ void line_rate(const TestEvidence& v, std::vector<Finding>& out) {
         out.push_back(std::move(f));
         return;
     }
-    if (m + res < ceiling * kLineRateFraction) return;
+    const auto tail = tcp_tail_bytes(v);
+    if (m + res < ceiling * kLineRateFraction && !tail) return;
     // UDP asked for a rate the wire can carry ran at that rate: the offered load, not the
     // wire, set it (OFFERED_RATE_REACHED says so), even when it happens to be near the ceiling.
     if (offered_fits(v)) return;
@@ -586,6 +606,18 @@ void line_rate(const TestEvidence& v, std::vector<Finding>& out) {
                   {"pct_of_ceiling", rounded(100 * m / ceiling)},
                   {"payload_bytes", v.ceiling->payload_bytes_per_unit},
                   {"wire_bytes", v.ceiling->wire_bytes_per_unit}};
+    if (tail) {
+        const double sent = *t.sent_bps;
+        f.detail += fmt::format(
+            " The receiver counted {}, {} of the ceiling, but the sender's own count, {}, reached "
+            "it and nothing of the flow was lost: {} bytes ({:.0f} ms at the ceiling) were still "
+            "queued or in flight when the {:.0f} s test was cut, and arrived after the receiver "
+            "stopped counting. A longer test (-t) shrinks this share.",
+            rate_text(m, res), format_pct(m / ceiling), rate_text(sent, res), format_count(*tail),
+            *tail * 8 / ceiling * 1e3, t.duration_s);
+        f.evidence.emplace_back("sent_mbps", rounded(sent / 1e6));
+        f.evidence.emplace_back("uncounted_tail_bytes", rounded(*tail, 0));
+    }
     if (!tcp) {
         const Ceiling& tcp_ceiling = v.model->tcp;
         f.detail += fmt::format(
@@ -666,6 +698,7 @@ void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
     const double ceiling = v.ceiling->goodput_bps;
     if (m + t.rate_resolution_bps >= ceiling * kLineRateFraction) return;
     if (offered_fits(v) && reached_offered(t)) return;  // the offered rate set it
+    if (tcp_tail_bytes(v)) return;                      // the link was full (LINE_RATE_BOUND)
 
     Evidence evidence{{"measured_mbps", rounded(m / 1e6)},
                       {"ceiling_mbps", rounded(ceiling / 1e6)},

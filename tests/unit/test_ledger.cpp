@@ -375,6 +375,43 @@ TEST(Explain, AFewDropsTheKernelNamedAreLossNoMatterHowFew) {
         << render_explanation(e, 1e9);
 }
 
+// A real 3 s TCP run on the 100 Mbit/s testbed: the sender wrote 35,391,320 bytes (94.37
+// Mbit/s), the receiver counted 34,697,728 (92.50, 98.25 % of the ceiling); every segment that
+// left the client arrived. The link was full; the rest was in the sender's queue at the cut.
+TEST(Explain, AShortTcpTestsUncountedTailIsNotTheHosts) {
+    auto test = tcp_test(92.50, 0);
+    test.duration_s = 3;
+    test.sent_bps = 94.37e6;
+    test.sent_bytes = 35391320;
+    test.received_bytes = 34697728;
+    test.sender_cpu_pct = 1;
+    test.receiver_cpu_pct = 8;
+    const Trace client = node_trace("node1-2", "client", "tcp", "tcp", 23988, 23982, 0);
+    const Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 23988);
+    const auto e = run({test}, {client, server}, 100e6);
+    for (const char* wrong : {"HOST_LIMITED", "BELOW_CEILING", "BELOW_CEILING_NEEDS_TRACE"})
+        EXPECT_EQ(find(e, wrong), nullptr) << codes(e);
+    const Finding* f = find(e, "LINE_RATE_BOUND");
+    ASSERT_NE(f, nullptr) << codes(e);
+    EXPECT_TRUE(contains(f->detail, "693,592 bytes (59 ms at the ceiling) were still queued"))
+        << f->detail;
+    EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
+    // With a segment of the flow lost on the way the same figures are not the link's.
+    const Trace lossy = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 23900);
+    EXPECT_EQ(find(run({test}, {client, lossy}, 100e6), "LINE_RATE_BOUND"), nullptr);
+}
+
+TEST(Explain, AFewUnnamedDropsNoCountMissesAreNotBlamed) {
+    // The receiver freed 2 of the flow's skbs without a reason (NOT_SPECIFIED), yet every count
+    // from the application to the receiving one agrees: they cost the test nothing.
+    const auto test = udp_test(95.6, 95.6, 82070, 0, 82070, 100e6);
+    const Trace client = node_trace("node1-2", "client", "udp", "udp", 82070, 82070, 0);
+    const Trace server =
+        node_trace("node1-1", "server", "udp", "udp", 0, 0, 82070, {{"NOT_SPECIFIED", 2}});
+    const auto e = run({test}, {client, server}, 100e6);
+    for (const auto& f : e.findings) EXPECT_FALSE(finding_code(f.code).is_loss) << codes(e);
+}
+
 TEST(Explain, AFlowThatMissedTheProbedNicIsNotLossOnIt) {
     // iperf3 moved 10,000 datagrams over another interface; the data NIC saw 12 of them.
     const auto test = udp_test(50, 50, 10000, 0, 10000, 50e6);

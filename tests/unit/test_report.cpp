@@ -261,7 +261,7 @@ TEST(Report, HtmlPutsTheVerdictsFirstAndEveryFindingWithItsEvidence) {
     ASSERT_NE(verdicts, std::string::npos);
     EXPECT_LT(verdicts, charts);
     EXPECT_LT(charts, findings);
-    EXPECT_NE(page.find("host-limited"), std::string::npos);
+    EXPECT_NE(page.find("line-rate bound"), std::string::npos);
     for (const auto& f : in.modes[0].explanation->findings) {
         EXPECT_NE(page.find("<code>" + f.code + "</code>"), std::string::npos) << f.code;
         for (const auto& [k, v] : f.evidence)
@@ -313,7 +313,7 @@ TEST(Report, MarkdownHasTheVerdictTableAndFindingsWithEvidence) {
     const std::string md = render_report_markdown(one_mode());
     EXPECT_NE(md.find("| test | measured | ceiling | % of ceiling | verdict |"), std::string::npos);
     EXPECT_NE(md.find("| iperf3 TCP | 91.86 Mbit/s | 94.15 Mbit/s | 97.57 % |"), std::string::npos);
-    EXPECT_NE(md.find("(`HOST_LIMITED`)"), std::string::npos);
+    EXPECT_NE(md.find("(`LINE_RATE_BOUND`)"), std::string::npos);
     EXPECT_NE(md.find("  - evidence: "), std::string::npos);
     EXPECT_NE(md.find("`ceiling_mbps = 94.15`"), std::string::npos);
     EXPECT_NE(md.find("| np-explain | 10 of 10 | 0.00 % | 0.051 / 0.063 / 0.149 ms |"),

@@ -93,6 +93,9 @@ struct LedgerPoint {
     std::vector<LedgerDrop> drops;  // between the previous point and this one
     // Not lost but not yet there when the phase was cut: still in the sender's queue.
     uint64_t queued_at_end = 0;
+    // Raised to what the next point proves passed here: the counter here saw this many fewer
+    // (what arrived at the receiver left the sender, whatever the sender's transmit count says).
+    uint64_t undercounted = 0;
     // Missing (positive) or extra (negative) beyond the drops, once in-flight slack is allowed;
     // 0 when both ends are measured and agree, or when one is not measured.
     int64_t unattributed = 0;

@@ -401,6 +401,23 @@ TEST(Explain, AShortTcpTestsUncountedTailIsNotTheHosts) {
     EXPECT_EQ(find(run({test}, {client, lossy}, 100e6), "LINE_RATE_BOUND"), nullptr);
 }
 
+// The 1G testbed at ~720 Mbit/s: the sender's transmit counter saw 738 of 189,378 segments
+// fewer than its egress hook, yet all 189,378 arrived. They left; the counter is short.
+TEST(Explain, WhatArrivedLeftWhateverTheTransmitCounterSaw) {
+    auto test = tcp_test(727, 0);
+    test.duration_s = 3;
+    test.sent_bytes = test.received_bytes = 189378 * 1448.0;
+    const Trace client = node_trace("node1-2", "client", "tcp", "tcp", 189378, 188640, 0, {}, 3000);
+    const Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 189378, {}, 3000);
+    const auto e = run({test}, {client, server}, 1e9);
+    for (const auto& f : e.findings) EXPECT_FALSE(finding_code(f.code).is_loss) << codes(e);
+    EXPECT_NE(find(e, "HOST_LIMITED"), nullptr) << codes(e);
+    EXPECT_TRUE(contains(render_explanation(e, 1e9),
+                         "left NIC 189,378 (its counter saw 188,640; the rest arrived, so they "
+                         "left) → arrived 189,378; nothing lost"))
+        << render_explanation(e, 1e9);
+}
+
 TEST(Explain, AFewUnnamedDropsNoCountMissesAreNotBlamed) {
     // The receiver freed 2 of the flow's skbs without a reason (NOT_SPECIFIED), yet every count
     // from the application to the receiving one agrees: they cost the test nothing.

@@ -77,6 +77,10 @@ ParamsReading read_params(const std::string& file,
 }
 
 void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptions& o, bool json) {
+    if (out.contract_path.empty()) {  // the run dir refused the contract: `stopped` says why
+        if (!json) fmt::print("{}", render_explanation(out.explanation, out.link_bps));
+        return;
+    }
     if (json) {
         fmt::print("{}\n", read_text_file(out.contract_path));
         return;
@@ -86,7 +90,8 @@ void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptio
                out.link_bps ? format_link_rate(*out.link_bps) : "unknown");
     fmt::print("{}", render_explanation(out.explanation, out.link_bps));
     fmt::print("\nResults in {}: {}", o.run_dir.string(), out.contract_path.filename().string());
-    fmt::print(" (+ {} more: raw outputs, traces, findings)\n", out.files.size() - 1);
+    fmt::print(" (+ {} more: raw outputs, traces, findings)\n",
+               out.files.empty() ? 0 : out.files.size() - 1);
 }
 
 int run_guarded(RunArgs args);
@@ -143,17 +148,23 @@ int run_guarded(RunArgs args) {
     print_outcome(out, o, args.json);
     // The page of plots of everything in the run dir. Not writing it changes nothing the run
     // measured, so that is a warning.
-    try {
-        const auto report = write_run_report(o.run_dir);
-        if (!args.json) fmt::print("Report: {}\n", report.string());
-    } catch (const InputError& e) {
-        fmt::print(stderr, "np-explain: warning: no report: {}: {}\n", e.field(), e.what());
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "np-explain: warning: no report: {}\n", e.what());
+    if (!out.contract_path.empty()) {
+        try {
+            const auto report = write_run_report(o.run_dir);
+            if (!args.json) fmt::print("Report: {}\n", report.string());
+        } catch (const InputError& e) {
+            fmt::print(stderr, "np-explain: warning: no report: {}: {}\n", e.field(), e.what());
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "np-explain: warning: no report: {}\n", e.what());
+        }
     }
     if (!out.stopped.empty()) {
         fmt::print(stderr, "np-explain: the run stopped early: {}; partial results saved in {}\n",
                    out.stopped, o.run_dir.string());
+    }
+    if (!out.note.empty()) {
+        fmt::print(stderr, "np-explain: {}; all results saved in {}\n", out.note,
+                   o.run_dir.string());
     }
     return out.exit_status;
 }

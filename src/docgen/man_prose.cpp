@@ -34,7 +34,8 @@ ManProse np_explain_prose() {
              {"2", "Bad usage or input; the message names the option, file or field."},
              {"3",
               "The environment: SSH unreachable or refused, no BPF, np-probe or the "
-              "testbed script not found."},
+              "testbed script not found, the data link went down during a test, the run dir "
+              "cannot be written."},
              {"128+N",
               "run was interrupted by signal N (e.g. 130 for Ctrl-C) after undoing "
               "what it had changed on the nodes."},
@@ -53,6 +54,9 @@ ManProse np_explain_prose() {
              {"SSH_AUTH_SOCK",
               "The ssh-agent run and teardown authenticate with, besides the "
               "IdentityFiles of ssh_config."},
+             {"NP_EXPLAIN_TEST_PAUSE_AT, NP_EXPLAIN_TEST_RESUME_FILE",
+              "Test-only (the fault-matrix tests): run pauses at the named phase until the "
+              "file exists or a signal arrives. Not for use."},
          }},
         {"FILES",
          {
@@ -61,7 +65,11 @@ ManProse np_explain_prose() {
               "udp_loss_pct, node1, node2) with np-explain's explain, traces, link_mbps and "
               "model. Beside it run writes MODE_ping.txt, MODE_tcp.json, MODE_udp.json (the "
               "tools' raw output), MODE_trace_NODE.json (np-trace/1), MODE_findings.json "
-              "(np-findings/1), MODE_commands.log and report.html. Every JSON document records "
+              "(np-findings/1), MODE_commands.log and report.html; MODE_phases.json "
+              "(np-run-phases/1: the phases "
+              "finished and the one in progress) and MODE_partial-trace_NODE.json (the phases a "
+              "probe had closed, until its trace is saved). Each file is saved as soon as what it "
+              "holds exists, replaced whole (temp file, then rename). Every JSON document records "
               "the np-explain or np-probe version that wrote it under \"generator\"."},
              {"network-performance_params.yml",
               "The tutorial's parameters, read from the current directory or "

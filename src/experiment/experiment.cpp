@@ -1,15 +1,21 @@
 #include "src/experiment/experiment.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 
 #include "analysis/codes.hpp"
 #include "analysis/contract.hpp"
@@ -21,6 +27,7 @@
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
 #include "src/experiment/progress.hpp"
+#include "src/experiment/test_pause.hpp"
 #include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
 #include "src/remote/shell.hpp"
@@ -41,10 +48,116 @@ struct Record {
     std::vector<std::pair<std::string, std::string>> traces;  // node -> trace JSON text
     std::string stopped;                                      // why the run ended early
     int signal = 0;
+    std::string late_signal_phase;  // collect or teardown: a signal came once nothing stops
     bool environment_failed = false;
     std::optional<int> speed_mbps;  // node A's data link as ethtool reports it
     std::string command_log;        // every command run on the nodes, with status and stderr
 };
+
+// The run dir as the run fills it. Each file is saved as soon as what it holds exists (a test's
+// raw output when the test ends, a node's closed phases when the next phase is announced, its
+// trace when the probe hands it over) and replaced whole: written to a temp file in the same
+// dir, then renamed over the name, so a run killed at any point (SIGKILL, a lost node, a
+// full disk) leaves every file either absent or complete, and a symlink planted at a name is
+// replaced, never followed. <mode>_phases.json says which phases finished and where the run
+// was, for a run that could not say so itself.
+class RunDir {
+  public:
+    RunDir(std::filesystem::path dir, std::string mode) : dir_(std::move(dir)), mode_(mode) {
+        std::error_code ec;
+        std::filesystem::create_directories(dir_, ec);
+        if (ec)
+            throw EnvironmentError(
+                EnvironmentError::Kind::host,
+                fmt::format("cannot create the run dir {}: {}", dir_.string(), ec.message()));
+    }
+    // Throws EnvironmentError naming the file and why (e.g. "No space left on device").
+    std::filesystem::path save(const std::string& name, const std::string& text) {
+        const auto path = dir_ / name;
+        const auto tmp = dir_ / fmt::format(".{}.{}.tmp", name, getpid());
+        const auto fail = [&](const char* what, int err) {
+            ::unlink(tmp.c_str());
+            return EnvironmentError(EnvironmentError::Kind::host,
+                                    fmt::format("cannot save {} in the run dir {}: {}: {}", name,
+                                                dir_.string(), what, std::strerror(err)));
+        };
+        ::unlink(tmp.c_str());  // a temp file a SIGKILLed run of the same PID left
+        const int fd =
+            ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) throw fail("open", errno);
+        size_t done = 0;
+        while (done < text.size()) {
+            const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                const int err = n < 0 ? errno : EIO;
+                ::close(fd);
+                throw fail("write", err);
+            }
+            done += size_t(n);
+        }
+        // No fsync: what this guards against is the process dying, not the machine; the page
+        // cache outlives a SIGKILL.
+        if (::close(fd) != 0) throw fail("close", errno);
+        if (::rename(tmp.c_str(), path.c_str()) != 0) throw fail("rename", errno);
+        if (saved_.insert(name).second) files_.push_back(path);
+        return path;
+    }
+    void remove(const std::string& name) {
+        if (!saved_.erase(name)) return;
+        ::unlink((dir_ / name).c_str());
+        std::erase(files_, dir_ / name);
+    }
+    bool saved(const std::string& name) const { return saved_.count(name) > 0; }
+
+    // The phase the run is in, saved before its work starts; done() when it finished.
+    void begin(const std::string& phase) {
+        current_ = phase;
+        save_phases("running");
+    }
+    void done(const std::string& phase) {
+        finished_.push_back(phase);
+        current_.clear();
+        save_phases("running");
+    }
+    const std::string& current() const { return current_; }
+    void save_phases(const std::string& state, const std::string& stopped = {}) {
+        nlohmann::json j = {{"schema", "np-run-phases/1"},
+                            {"mode", mode_},
+                            {"state", state},  // running | stopped | complete
+                            {"finished", finished_}};
+        if (!current_.empty()) j["current"] = current_;
+        if (!stopped.empty()) j["stopped"] = stopped;
+        save(mode_ + "_phases.json", j.dump(2) + "\n");
+    }
+    const std::vector<std::filesystem::path>& files() const { return files_; }
+
+  private:
+    std::filesystem::path dir_;
+    std::string mode_;
+    std::set<std::string> saved_;
+    std::vector<std::filesystem::path> files_;
+    std::vector<std::string> finished_;
+    std::string current_;
+};
+
+std::string raw_name(const std::string& mode, const char* what) {
+    return mode + "_" + what;
+}
+std::string trace_name(const std::string& mode, const std::string& node) {
+    return mode + "_trace_" + node + ".json";
+}
+// Not named like a trace (<mode>_trace_*): readers of the run dir take it for none.
+std::string partial_trace_name(const std::string& mode, const std::string& node) {
+    return mode + "_partial-trace_" + node + ".json";
+}
+
+// Pauses here under the test hook (test_pause.hpp); a signal that arrived meanwhile stops the
+// run at this point like one that arrived during the phase's work.
+void pause_point(const std::string& phase) {
+    test_pause_point(phase);
+    throw_if_interrupted("the " + phase + " phase");
+}
 
 std::unique_ptr<Session> connect(const RunOptions& o, const std::string& node) {
     remote::SessionOptions so;
@@ -214,12 +327,14 @@ void append(std::vector<Finding>& to, std::vector<Finding> from) {
 // stderr when it printed nothing else). Throws Interrupted, or EnvironmentError on a dead
 // session or a hung tool — stopping the command first.
 std::string run_client(Node& b, const std::string& command, double expected_s,
-                       const std::string& phase, RemoteProbe& rate_probe, Progress& progress) {
+                       const std::string& phase, RemoteProbe& rate_probe, Progress& progress,
+                       const std::function<void()>& check_link) {
     std::string out;
     const auto t0 = Clock::now();
     const auto deadline =
         t0 + std::chrono::milliseconds(static_cast<int64_t>((expected_s + 30) * 1000));
     auto next_rate = t0;
+    auto next_link_check = t0 + Millis(500);
     std::optional<double> rate;
     try {
         b.sh->begin(command);
@@ -232,6 +347,10 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
             if (progress.enabled() && Clock::now() >= next_rate) {
                 rate = rate_probe.rate_bps();
                 next_rate = Clock::now() + Millis(500);
+            }
+            if (Clock::now() >= next_link_check) {
+                check_link();
+                next_link_check = Clock::now() + Millis(500);
             }
             progress.update(phase, std::chrono::duration<double>(Clock::now() - t0).count(),
                             expected_s, rate);
@@ -247,32 +366,68 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
         throw;
     }
     progress.clear();
+    // A tool that failed at once on a link that went down says only "unreachable": the link
+    // check names the cause.
+    check_link();
     if (out.empty() && !b.sh->err().empty()) out = b.sh->err();
     return out;
 }
 
+// Throws EnvironmentError when node A's data port has lost its carrier: its own link set
+// down, or (a veth, a direct cable) the other end's. Read on A, whose shell is free while B
+// runs the tools.
+void check_link(Node& a, const std::string& iface) {
+    const auto r = a.sh->run(
+        fmt::format("cat /sys/class/net/{}/carrier 2>/dev/null || echo 0", shell_quote(iface)),
+        Millis(15000));
+    if (r.out.substr(0, 1) != "1")
+        throw EnvironmentError(
+            EnvironmentError::Kind::remote,
+            fmt::format("{}: the data link {} went down (no carrier)", a.ssh->name(), iface));
+}
+
 // Phases with the probes and the server running. Any fault here is recorded, not thrown, so
-// the probes can still hand over their traces before teardown.
-void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress) {
+// the probes can still hand over their traces before teardown. Each test's output and each
+// node's closed phases are saved as soon as they exist.
+void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress, RunDir& dir) {
     const Params& p = o.params;
+    const std::string& mode = o.mode;
+    dir.begin("upload");
+    progress.step(fmt::format("uploading np-probe to {} and {}", o.node_a, o.node_b));
+    auto [pa, pb] =
+        on_both([&] { return std::make_unique<RemoteProbe>(*a.sh, o.node_a, o.probe_binary); },
+                [&] { return std::make_unique<RemoteProbe>(*b.sh, o.node_b, o.probe_binary); });
+    pause_point("upload");
+    dir.done("upload");
+    dir.begin("probe start");
     progress.step(fmt::format("starting the probes on {} and {}", o.node_a, o.node_b));
-    auto [pa, pb] = on_both(
-        [&] {
-            return std::make_unique<RemoteProbe>(*a.sh, o.node_a, o.probe_binary, p.data_iface,
-                                                 "server", p.port);
-        },
-        [&] {
-            return std::make_unique<RemoteProbe>(*b.sh, o.node_b, o.probe_binary, p.data_iface,
-                                                 "client", p.port);
-        });
+    on_both([&] { return pa->start(p.data_iface, "server", p.port), 0; },
+            [&] { return pb->start(p.data_iface, "client", p.port), 0; });
+    pause_point("probe start");
+    dir.done("probe start");
     std::unique_ptr<IperfServer> server;
     std::string phase = "server start";
+    const auto save_partial_traces = [&] {
+        for (RemoteProbe* probe : {pa.get(), pb.get()}) {
+            if (probe->closed_phases().empty()) continue;
+            const nlohmann::json partial = {
+                {"schema", "np-partial-trace/1"},
+                {"node", probe->node()},
+                {"note",
+                 "the phases this node's probe had closed when the run last saved; its whole "
+                 "np-trace/1 trace replaces this file once the probe hands it over"},
+                {"phases", probe->closed_phases()}};
+            dir.save(partial_trace_name(mode, probe->node()), partial.dump(2) + "\n");
+        }
+    };
     try {
-        progress.step(fmt::format("starting the iperf3 server on {}", o.node_a));
         server = std::make_unique<IperfServer>(*a.sh, o.node_a, p.port);
         const auto announce = [&](const std::string& name) {
             phase = name;
+            dir.begin(name);
             on_both([&] { return pa->phase(name); }, [&] { return pb->phase(name); });
+            save_partial_traces();
+            pause_point(name);
         };
         const auto server_gone = [&] {
             if (server->alive()) return false;
@@ -280,24 +435,36 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                 fmt::format("the iperf3 server on {} ({}) is gone", o.node_a, server->supervisor());
             return true;
         };
+        const auto link = [&] { check_link(a, p.data_iface); };
+        progress.step(fmt::format("starting the iperf3 server on {}", o.node_a));
         announce("ping");
         rec.ping = run_client(b,
                               fmt::format("ping -c {} -I {} {}", p.ping_count,
                                           shell_quote(p.data_iface), shell_quote(p.server_ip)),
-                              p.ping_count, "ping", *pa, progress);
+                              p.ping_count, "ping", *pa, progress, link);
+        dir.save(raw_name(mode, "ping.txt"), rec.ping);
+        dir.done("ping");
         announce("tcp");
-        rec.tcp = run_client(b,
-                             fmt::format("iperf3 -c {} -p {} -t {} -J", shell_quote(p.server_ip),
-                                         p.port, p.tcp_duration_s),
-                             p.tcp_duration_s, "tcp", *pa, progress);
         if (!server_gone()) {
-            announce("udp");
-            rec.udp = run_client(
-                b,
-                fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J", shell_quote(p.server_ip),
-                            p.port, shell_quote(p.udp_bandwidth), p.udp_duration_s),
-                p.udp_duration_s, "udp", *pa, progress);
-            server_gone();
+            rec.tcp = run_client(b,
+                                 fmt::format("iperf3 -c {} -p {} -t {} -J",
+                                             shell_quote(p.server_ip), p.port, p.tcp_duration_s),
+                                 p.tcp_duration_s, "tcp", *pa, progress, link);
+            dir.save(raw_name(mode, "tcp.json"), rec.tcp);
+            if (!server_gone()) {
+                dir.done("tcp");
+                announce("udp");
+                if (!server_gone()) {
+                    rec.udp =
+                        run_client(b,
+                                   fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J",
+                                               shell_quote(p.server_ip), p.port,
+                                               shell_quote(p.udp_bandwidth), p.udp_duration_s),
+                                   p.udp_duration_s, "udp", *pa, progress, link);
+                    dir.save(raw_name(mode, "udp.json"), rec.udp);
+                    if (!server_gone()) dir.done("udp");
+                }
+            }
         }
     } catch (const Interrupted& e) {
         rec.stopped = e.what();
@@ -307,24 +474,57 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         rec.environment_failed = true;
     }
     progress.clear();
+    // From here on nothing stops the run early: the traces are collected and everything is
+    // undone whatever happens; a save that fails is said and the run goes on.
+    const auto try_save = [&](const std::function<void()>& save) {
+        try {
+            save();
+        } catch (const EnvironmentError& e) {
+            if (rec.stopped.empty()) rec.stopped = e.what();
+            rec.environment_failed = true;
+        }
+    };
     if (server) server->stop();
+    try_save([&] { dir.begin("collect"); });
+    test_pause_point("collect");
+    const auto note_late_signal = [&](const char* phase) {
+        if (!rec.signal && interrupt_signal() && rec.late_signal_phase.empty())
+            rec.late_signal_phase = phase;
+    };
+    note_late_signal("collect");
     for (RemoteProbe* probe : {pa.get(), pb.get()}) {
         std::string why;
         std::string trace = probe->stop(Millis(10000), why);
         if (!trace.empty()) {
+            try_save([&] {
+                dir.save(trace_name(mode, probe->node()), trace);
+                dir.remove(partial_trace_name(mode, probe->node()));
+            });
             rec.traces.emplace_back(probe->node(), std::move(trace));
         } else {
             Finding f = make_finding("TRACE_MISSING");
             f.title = fmt::format("No trace from the probe on {}", probe->node());
             f.detail = fmt::format("The probe on {} handed over no trace: {}.", probe->node(), why);
+            if (dir.saved(partial_trace_name(mode, probe->node())))
+                f.detail += fmt::format(" The phases it had closed before are in {}.",
+                                        partial_trace_name(mode, probe->node()));
             f.evidence = {{"node", probe->node()}};
             rec.findings.push_back(std::move(f));
         }
     }
+    try_save([&] {
+        dir.done("collect");
+        dir.begin("teardown");
+    });
+    test_pause_point("teardown");
+    note_late_signal("teardown");
 }
 
-void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress) {
+void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress,
+                           RunDir& dir) {
     const Params& p = o.params;
+    dir.begin("preflight");
+    pause_point("preflight");
     progress.step("preflight: checking both nodes");
     auto [fa, fb] = on_both([&] { return gather_node_facts(*a.sh, o.node_a, "server", p); },
                             [&] { return gather_node_facts(*b.sh, o.node_b, "client", p); });
@@ -334,23 +534,24 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
         rec.stopped = "preflight failed";
         return;
     }
-    throw_if_interrupted("preflight");
+    throw_if_interrupted("the preflight phase");
+    dir.done("preflight");
+    dir.begin("configure");
     progress.step(fmt::format("configuring {} on both nodes", p.data_iface));
     auto [ia, ib] = on_both(
         [&] {
-            auto c = std::make_unique<IfaceConfig>(*a.sh, o.node_a, p.data_iface,
-                                                   fmt::format("{}/{}", p.server_ip, p.prefix_len),
-                                                   o.keep_iface);
-            gather_link_facts(*a.sh, fa);
-            return c;
+            return std::make_unique<IfaceConfig>(*a.sh, o.node_a, p.data_iface,
+                                                 fmt::format("{}/{}", p.server_ip, p.prefix_len),
+                                                 o.keep_iface);
         },
         [&] {
-            auto c = std::make_unique<IfaceConfig>(*b.sh, o.node_b, p.data_iface,
-                                                   fmt::format("{}/{}", p.client_ip, p.prefix_len),
-                                                   o.keep_iface);
-            gather_link_facts(*b.sh, fb);
-            return c;
+            return std::make_unique<IfaceConfig>(*b.sh, o.node_b, p.data_iface,
+                                                 fmt::format("{}/{}", p.client_ip, p.prefix_len),
+                                                 o.keep_iface);
         });
+    pause_point("configure");
+    on_both([&] { return gather_link_facts(*a.sh, fa), 0; },
+            [&] { return gather_link_facts(*b.sh, fb), 0; });
     rec.speed_mbps = fa.speed_mbps;
     append(rec.findings, carrier_findings(fa));
     append(rec.findings, carrier_findings(fb));
@@ -359,15 +560,16 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
         return;
     }
     append(rec.findings, link_findings(fa, fb));
-    throw_if_interrupted("preflight");
+    throw_if_interrupted("the configure phase");
     progress.step(fmt::format("checking the data path {} -> {}", o.node_b, p.server_ip));
     append(rec.findings, path_findings(check_path(*b.sh, p), fa, fb));
     if (has_error(rec.findings)) {
         rec.stopped = "preflight failed: the data path does not connect the nodes";
         return;
     }
-    throw_if_interrupted("preflight");
-    measure(a, b, o, rec, progress);
+    throw_if_interrupted("the configure phase");
+    dir.done("configure");
+    measure(a, b, o, rec, progress, dir);
 }
 
 // Whatever the scope-based teardown could not undo (a session that dropped), from a fresh
@@ -395,20 +597,6 @@ void sweep(const RunOptions& o, Node& n, Record& rec) {
     }
 }
 
-std::filesystem::path write_text(const std::filesystem::path& dir, const std::string& name,
-                                 const std::string& text,
-                                 std::vector<std::filesystem::path>& files) {
-    const auto path = dir / name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out)
-        throw EnvironmentError(EnvironmentError::Kind::remote,
-                               fmt::format("cannot write {}", path.string()));
-    files.push_back(path);
-    return path;
-}
-
 // Something the run produced that the analyzer could not read: said, not fatal.
 Finding unreadable(const char* code, std::string title, const InputError& e,
                    std::pair<std::string, std::string> what) {
@@ -433,6 +621,9 @@ RunOutcome run_experiment(const RunOptions& o) {
     }
     if (o.node_a == o.node_b) throw InputError("NODE_B", "the two nodes must differ");
     InterruptGuard guard;
+    // Before anything is touched on a node: a run dir that cannot be made stops the run here.
+    RunDir dir(o.run_dir, o.mode);
+    dir.save_phases("running");
     Progress progress(o.progress);
     Record rec;
     Node a{o.node_a, nullptr, nullptr}, b{o.node_b, nullptr, nullptr};
@@ -460,7 +651,7 @@ RunOutcome run_experiment(const RunOptions& o) {
             rec.environment_failed = true;
         }
         if (a.sh && b.sh) {
-            preflight_and_measure(a, b, o, rec, progress);
+            preflight_and_measure(a, b, o, rec, progress, dir);
         } else {
             rec.stopped = "a node could not be reached";
         }
@@ -479,6 +670,16 @@ RunOutcome run_experiment(const RunOptions& o) {
     log_commands(b, rec.command_log);
     a.close();
     b.close();
+    // A signal that came once nothing checked for it any more (collecting, tearing down): the
+    // run finished those steps as it would have anyway; the exit status still says it came.
+    std::string late_signal;
+    if (!rec.signal && interrupt_signal()) {
+        rec.signal = interrupt_signal();
+        late_signal = fmt::format(
+            "{} arrived during the {} phase; the run finished collecting and tearing down",
+            signal_name(rec.signal),
+            rec.late_signal_phase.empty() ? "teardown" : rec.late_signal_phase);
+    }
 
     // Analysis: the tools' outputs against the model, then the traces.
     RunOutcome out;
@@ -534,27 +735,35 @@ RunOutcome run_experiment(const RunOptions& o) {
                                     rec.findings.end());
     out.stopped = rec.stopped;
 
-    // The run dir.
-    std::filesystem::create_directories(o.run_dir);
-    for (const auto& [text, name] : raw)
-        if (!text->empty()) write_text(o.run_dir, name, *text, out.files);
-    std::vector<std::string> trace_files;
-    for (const auto& [node, text] : rec.traces) {
-        trace_files.push_back(prefix + "trace_" + node + ".json");
-        write_text(o.run_dir, trace_files.back(), text, out.files);
+    // The run dir: what was not saved as it came, then the explanation and the contract. A
+    // failure to save is said (and is exit 3); what was saved before stays.
+    std::string save_failed;
+    try {
+        for (const auto& [text, name] : raw)
+            if (!text->empty() && !dir.saved(name)) dir.save(name, *text);
+        std::vector<std::string> trace_files;
+        for (const auto& [node, text] : rec.traces) {
+            trace_files.push_back(trace_name(o.mode, node));
+            if (!dir.saved(trace_files.back())) dir.save(trace_files.back(), text);
+        }
+        if (!rec.command_log.empty()) dir.save(prefix + "commands.log", rec.command_log);
+        dir.save(prefix + "findings.json", to_json(out.explanation).dump(2) + "\n");
+        const auto contract = build_contract(o.mode, o.node_a, o.node_b, measured, out.explanation,
+                                             trace_files, out.link_bps);
+        out.contract_path = dir.save("np_contract_" + o.mode + ".json", contract.dump(2) + "\n");
+        if (dir.current() == "teardown") dir.done("teardown");
+        dir.save_phases(rec.stopped.empty() ? "complete" : "stopped", rec.stopped);
+    } catch (const EnvironmentError& e) {
+        save_failed = e.what();
+        out.contract_path.clear();
+        if (out.stopped.empty()) out.stopped = save_failed;
     }
-    if (!rec.command_log.empty())
-        write_text(o.run_dir, prefix + "commands.log", rec.command_log, out.files);
-    write_text(o.run_dir, prefix + "findings.json", to_json(out.explanation).dump(2) + "\n",
-               out.files);
-    const auto contract = build_contract(o.mode, o.node_a, o.node_b, measured, out.explanation,
-                                         trace_files, out.link_bps);
-    out.contract_path = write_text(o.run_dir, "np_contract_" + o.mode + ".json",
-                                   contract.dump(2) + "\n", out.files);
+    out.files = dir.files();
+    out.note = late_signal;
 
     if (rec.signal) {
         out.exit_status = 128 + rec.signal;
-    } else if (rec.environment_failed) {
+    } else if (rec.environment_failed || !save_failed.empty()) {
         out.exit_status = 3;
     } else {
         out.exit_status = exit_status_for(out.explanation.findings);
@@ -564,15 +773,15 @@ RunOutcome run_experiment(const RunOptions& o) {
 
 std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
                            const std::string& ssh_config, bool& all_reached) {
-    all_reached = true;
-    std::string report;
     RunOptions o;
     o.ssh_config = ssh_config;
-    for (const std::string& node : {node_a, node_b}) {
+    // Both nodes at once: each login may be slow (a node's shell start files), and the nodes
+    // are independent. Each report is kept whole and printed in the nodes' order.
+    const auto undo = [&](const std::string& node) -> std::pair<bool, std::string> {
         try {
             Node n = open_node(o, node);
-            std::string done = undo_all(*n.sh, node);
-            report += fmt::format("{}:\n", node);
+            const std::string done = undo_all(*n.sh, node);
+            std::string report = fmt::format("{}:\n", node);
             size_t start = 0;
             while (start < done.size()) {
                 size_t end = done.find('\n', start);
@@ -580,12 +789,14 @@ std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
                 if (end > start) report += "  " + done.substr(start, end - start) + "\n";
                 start = end + 1;
             }
+            return {true, report};
         } catch (const EnvironmentError& e) {
-            all_reached = false;
-            report += fmt::format("{}: not reached: {}\n", node, e.what());
+            return {false, fmt::format("{}: not reached: {}\n", node, e.what())};
         }
-    }
-    return report;
+    };
+    const auto [a, b] = on_both([&] { return undo(node_a); }, [&] { return undo(node_b); });
+    all_reached = a.first && b.first;
+    return a.second + b.second;
 }
 
 }  // namespace np::experiment

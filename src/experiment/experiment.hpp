@@ -34,9 +34,10 @@ struct RunOutcome {
     int exit_status = 0;  // 0, 1 (an error finding), 3 (environment), 128+signal (interrupted)
     Explanation explanation;
     std::optional<double> link_bps;
-    std::filesystem::path contract_path;
+    std::filesystem::path contract_path;  // empty when it could not be saved (exit 3, `stopped`)
     std::vector<std::filesystem::path> files;  // everything written to the run dir
     std::string stopped;                       // why the run ended early; empty when it completed
+    std::string note;  // a signal that came while collecting or tearing down (exit 128+signal)
 };
 
 // Throws InputError for bad options (before anything is sent to a node).

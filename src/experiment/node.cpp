@@ -174,8 +174,7 @@ bool IperfServer::alive() {
 // ---------------------------------------------------------------------------------------------
 
 RemoteProbe::RemoteProbe(remote::CommandShell& sh, const std::string& node,
-                         const std::string& local_binary, const std::string& iface,
-                         const std::string& role, int port)
+                         const std::string& local_binary)
     : sh_(sh), node_(node) {
     dir_ = sh_.make_private_dir();
     upload_undo_ =
@@ -184,6 +183,10 @@ RemoteProbe::RemoteProbe(remote::CommandShell& sh, const std::string& node,
     control_ = dir_ + "/control.sock";
     trace_file_ = dir_ + "/trace.json";
     pidfile_ = node_state_dir(node) + "/probe.pid";
+}
+
+void RemoteProbe::start(const std::string& iface, const std::string& role, int port) {
+    const std::string& node = node_;
     // tc filters stay attached when the probe that attached them is killed (they belong to the
     // qdisc, not to the process): if its np_tc_* filters are still there once it is stopped,
     // `np-probe --cleanup` removes them, and the clsact if a probe made it (10-probe runs before
@@ -227,7 +230,11 @@ bool RemoteProbe::phase(const std::string& name) {
     if (stopped_) return false;
     const auto j =
         nlohmann::json::parse(send("phase " + name, remote::Millis(10000)), nullptr, false);
-    return j.is_object() && j.value(std::string(proto::kTypeKey), "") == proto::kMessagePhase;
+    if (!j.is_object() || j.value(std::string(proto::kTypeKey), "") != proto::kMessagePhase)
+        return false;
+    closed_phases_.push_back(j);
+    closed_phases_.back().erase(std::string(proto::kTypeKey));
+    return true;
 }
 
 std::optional<double> RemoteProbe::rate_bps() {

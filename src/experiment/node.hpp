@@ -3,8 +3,10 @@
 // leaves its undo script in the node's state dir, so that `np-explain teardown` can undo what
 // a run killed with SIGKILL, or cut off from the node, could not.
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
@@ -80,9 +82,13 @@ class IperfServer {
 // was killed), writing its trace on the node and detaching.
 class RemoteProbe {
   public:
-    RemoteProbe(remote::CommandShell& sh, const std::string& node, const std::string& local_binary,
-                const std::string& iface, const std::string& role, int port);
+    // Uploads the probe (the run's "upload" step); start() attaches it (its "probe start").
+    RemoteProbe(remote::CommandShell& sh, const std::string& node, const std::string& local_binary);
     ~RemoteProbe();
+    void start(const std::string& iface, const std::string& role, int port);
+    // The phases the probe has closed so far, as it answered `phase`: the node's partial
+    // trace, kept by the run while the whole trace is not in hand yet.
+    const std::vector<nlohmann::json>& closed_phases() const { return closed_phases_; }
     // Cuts the probe's counters into phase NAME and returns once it has: traffic started after
     // this returns is counted in the new phase on this node. (Without the wait, a probe that
     // read the command a few ms late put the first frames of a test in the phase before, and
@@ -109,6 +115,7 @@ class RemoteProbe {
     std::unique_ptr<UndoStep> probe_undo_;
     bool stopped_ = false;
     std::string trace_;
+    std::vector<nlohmann::json> closed_phases_;
 };
 
 }  // namespace np::experiment

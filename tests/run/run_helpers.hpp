@@ -108,6 +108,8 @@ class BackgroundRun {
         return *result_;
     }
     double seconds() const { return seconds_; }
+    // What it printed on stderr so far (while it runs: to wait for a line).
+    std::string err_so_far() const { return read_file(dir_ + "/err"); }
 
   private:
     void finish(int st) {

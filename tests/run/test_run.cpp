@@ -412,7 +412,7 @@ TEST_F(RunTest, TrafficRoutedOverTheControlNetworkIsAWrongInterfaceError) {
             EXPECT_EQ(w->value("severity", ""), "error");
             EXPECT_EQ(w->at("evidence").value("data_nic", ""), kDataIface) << w->dump(2);
             // From the probe's counts: the tool moved megabytes, the data NIC almost nothing.
-                        const double nic = w->at("evidence").value("data_nic_flow_bytes", -1.0);
+            const double nic = w->at("evidence").value("data_nic_flow_bytes", -1.0);
             const double tool = w->at("evidence").value("tool_bytes", -1.0);
             EXPECT_GT(tool, 1e6) << w->dump(2);
             EXPECT_GE(nic, 0);
@@ -443,7 +443,7 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     EXPECT_EQ(json::parse(r.out, nullptr, false), c) << r.out;
     const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr) << codes(c);
-        EXPECT_EQ(offered->at("evidence").value("offered_mbps", 0.0), 200.0) << offered->dump(2);
+    EXPECT_EQ(offered->at("evidence").value("offered_mbps", 0.0), 200.0) << offered->dump(2);
     EXPECT_EQ(c["udp_loss_pct"], 0.0);
     EXPECT_NE(offered->value("detail", "").find("held back by its own NIC queue"),
               std::string::npos)
@@ -629,6 +629,25 @@ TEST_F(RunTest, TeardownAfterARunKilledWithSigkillUndoesEverything) {
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     run.signal(SIGKILL);
     run.wait(seconds(10));
+    // What it had measured is in the run dir, each file whole: the ping it finished (saved as
+    // soon as it ended), the phases finished so far, and each node's phases the probes had
+    // closed (default, ping) as a partial trace.
+    const std::string ping = read_file(run_dir_ + "/np-explain_ping.txt");
+    EXPECT_NE(ping.find("packets transmitted"), std::string::npos) << ping;
+    const json phases = read_json(run_dir_ + "/np-explain_phases.json");
+    ASSERT_TRUE(phases.is_object());
+    EXPECT_EQ(phases.value("state", ""), "running");
+    EXPECT_EQ(phases.value("current", ""), "tcp");
+    EXPECT_EQ(phases["finished"], json({"preflight", "configure", "upload", "probe start", "ping"}))
+        << phases.dump();
+    for (const auto& node : {kServer, kClient}) {
+        const json partial = read_json(run_dir_ + "/np-explain_partial-trace_" + node + ".json");
+        ASSERT_TRUE(partial.is_object()) << node;
+        EXPECT_EQ(partial.value("schema", ""), "np-partial-trace/1");
+        ASSERT_EQ(partial["phases"].size(), 2u) << partial.dump();
+        EXPECT_EQ(partial["phases"][1].value("name", ""), "ping") << partial.dump();
+    }
+    EXPECT_FALSE(std::filesystem::exists(run_dir_ + "/np-explain_tcp.json"));
     // What the killed run left: its undo scripts and the iperf3 server (its own session).
     EXPECT_FALSE(undo_files(kServer).empty());
     EXPECT_FALSE(undo_files(kClient).empty());
@@ -808,8 +827,8 @@ TEST_F(RunTest, ForeignServerOnThePortIsReportedAndLeftRunning) {
     ASSERT_EQ(sh("ip netns exec " + kServer + " iperf3 -s -p 5201 -D -I " + pidfile).status, 0);
     // iperf3 -D creates the pidfile before it writes the PID into it: wait for the PID.
     pid_t foreign = 0;
-    ASSERT_TRUE(wait_until(
-        [&] { return (foreign = std::atoi(read_file(pidfile).c_str())) > 1; }, seconds(10)))
+    ASSERT_TRUE(wait_until([&] { return (foreign = std::atoi(read_file(pidfile).c_str())) > 1; },
+                           seconds(10)))
         << "no PID in " << pidfile;
     struct StopAtEnd {  // whatever the test's outcome
         pid_t pid;

@@ -13,6 +13,8 @@
 #include <iostream>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "analysis/format.hpp"
 #include "tests/run/run_helpers.hpp"
 #include "tests/testbed/testbed_environment.hpp"
@@ -105,6 +107,22 @@ std::string params_with(const std::map<std::string, std::string>& changes, const
     return path;
 }
 
+// SOCKET_RCVBUFF drops of the iperf UDP flow in a trace's udp phase, as the probe wrote them.
+uint64_t udp_socket_drops(const std::string& trace_path) {
+    const json t = read_json(trace_path);
+    uint64_t n = 0;
+    if (!t.is_object() || !t.contains("phases")) return 0;
+    for (const auto& p : t["phases"]) {
+        if (p.value("name", "") != "udp" || !p.contains("drops")) continue;
+        for (const auto& r : p["drops"].value("by_reason", json::array()))
+            if (r.value("reason", "") == "SOCKET_RCVBUFF")
+                for (const auto& w : r.value("where", json::array()))
+                    if (w.value("protocol", "") == "udp" && w.value("flow", "") == "iperf")
+                        n += w.value("packets", uint64_t{0});
+    }
+    return n;
+}
+
 void run_scenario(const Scenario& s) {
     char tmp[] = "/tmp/np-fault-XXXXXX";
     const std::string dir = mkdtemp(tmp);
@@ -157,8 +175,23 @@ void run_scenario(const Scenario& s) {
         EXPECT_TRUE(all.count(code)) << s.name << ": expected " << code << "; got " << row.got;
         pass = pass && all.count(code);
     }
+    // The receiving iperf3 can fall behind on a busy machine in any scenario: loss at its socket
+    // is then a second, real cause. It is accepted only as far as the kernel itself counted it
+    // in the receiver's raw trace (read here, not from the findings).
+    std::set<std::string> incidental;
+    const uint64_t socket_drops = udp_socket_drops(dir + "/np-explain_trace_" + kServer + ".json");
+    if (socket_drops > 0 && !s.expect.count("LOSS_AT_RECEIVER_SOCKET")) {
+        for (const auto& f : c["explain"]["findings"])
+            if (f.value("code", "") == "LOSS_AT_RECEIVER_SOCKET")
+                for (const auto& e : f["evidence"].items())
+                    if (e.key() == "lost_datagrams" && e.value() == socket_drops)
+                        incidental = {"LOSS_AT_RECEIVER_SOCKET", "UDP_LOSS"};
+        if (!incidental.empty())
+            row.got += fmt::format(" (incidental: {} SOCKET_RCVBUFF in {}'s trace)", socket_drops,
+                                   kServer);
+    }
     for (const auto& code : blamed) {
-        const bool ok = s.expect.count(code) || s.allow.count(code);
+        const bool ok = s.expect.count(code) || s.allow.count(code) || incidental.count(code);
         EXPECT_TRUE(ok) << s.name << ": blamed " << code << ", which this fault does not explain";
         pass = pass && ok;
     }
@@ -255,8 +288,6 @@ TEST(Faults, SpuriousRetransmitsOfHostsThatCannotKeepUp) {
                           .fault = "1G profile: two hosts that cannot fill the link",
                           .args = {"--udp-bandwidth", "100M"},
                           .expect = {"HOST_LIMITED"},
-                          // Hosts too slow for the link can also fall behind reading UDP.
-                          .allow = {"LOSS_AT_RECEIVER_SOCKET", "UDP_LOSS"},
                           .detail_mentions = "Nothing of the flow was lost on the path"}));
 }
 

@@ -1,10 +1,15 @@
 #pragma once
-// The Vega JavaScript compiled into np-explain (report/CMakeLists.txt): what the HTML report
-// inlines so it opens offline.
-#include "analysis/report.hpp"
+// What np-explain compiles into itself for the HTML report (report/CMakeLists.txt): the Vega
+// JavaScript, the page's style sheet (report.css) and the script that draws the charts
+// (embed.js), so that a report is one file that opens offline.
+#include <string_view>
+
+#include "report/report.hpp"
 
 namespace np {
 
 ChartScripts embedded_chart_scripts();
+std::string_view report_css();
+std::string_view report_embed_script();
 
 }  // namespace np

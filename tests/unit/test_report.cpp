@@ -12,7 +12,7 @@
 #include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "analysis/report.hpp"
+#include "report/report.hpp"
 #include "analysis/trace.hpp"
 #include "tests/unit/fixture.hpp"
 

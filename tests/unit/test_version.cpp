@@ -8,7 +8,7 @@
 #include "analysis/contract.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "analysis/report.hpp"
+#include "report/report.hpp"
 #include "analysis/trace.hpp"
 #include "analysis/version.hpp"
 #include "tests/unit/fixture.hpp"

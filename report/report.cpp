@@ -1,4 +1,4 @@
-#include "analysis/report.hpp"
+#include "report/report.hpp"
 
 #include <fmt/format.h>
 
@@ -11,6 +11,7 @@
 #include "analysis/ledger.hpp"
 #include "analysis/parity.hpp"
 #include "analysis/version.hpp"
+#include "report/embedded_scripts.hpp"
 
 namespace np {
 namespace {
@@ -877,68 +878,6 @@ std::string mode_heading(const ReportMode& m) {
 
 // ---- the page ----------------------------------------------------------------------------
 
-const char* kStyle = R"css(
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
-       margin: 24px auto; max-width: 1180px; padding: 0 16px; }
-h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 32px;
-  border-bottom: 1px solid #ddd; padding-bottom: 4px; } h3 { font-size: 15px; }
-.meta { color: #666; margin-top: 0; }
-table { border-collapse: collapse; margin: 8px 0 16px; }
-th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-th { background: #f6f6f6; }
-table.verdicts td:last-child, table.verdicts th:last-child,
-table.ledger td:last-child, table.ledger th:last-child { text-align: left; }
-.row { display: flex; flex-wrap: wrap; gap: 28px; align-items: flex-start; }
-figure { margin: 8px 0 16px; } figcaption { color: #555; max-width: 480px; font-size: 13px; }
-figure.wide figcaption { max-width: 1000px; }
-.finding { border-left: 4px solid #8ab; padding: 4px 12px; margin: 12px 0; background: #fafcfd; }
-.finding.warn { border-color: #e0a030; background: #fffaf0; }
-.finding.error { border-color: #d33; background: #fff5f5; }
-.finding .sev { font-weight: bold; text-transform: uppercase; font-size: 12px; }
-.finding code, .codes { color: #555; }
-.finding table { font-size: 13px; margin: 4px 0; }
-.finding td { text-align: left; } .finding td:first-child { color: #555; font-family: monospace; }
-.next { font-style: italic; }
-pre { background: #f6f6f6; padding: 10px; white-space: pre-wrap; }
-.pass { color: #2a7a2a; } .fail { color: #c22; }
-.gaps { color: #666; }
-)css";
-
-// Runs after vega, vega-lite and vega-embed: draws every chart, then marks the page so a
-// headless browser (tests/browser) can tell that all of them rendered and how many data marks
-// each drew. Errors land on <body> as well as in the console.
-const char* kEmbedScript = R"js(
-(function () {
-  var body = document.body;
-  var errors = 0;
-  var consoleError = console.error;
-  console.error = function () {
-    errors += 1;
-    body.setAttribute('data-console-errors', String(errors));
-    return consoleError.apply(console, arguments);
-  };
-  window.addEventListener('error', function (e) {
-    body.setAttribute('data-chart-error', String(e.message));
-  });
-  var divs = Array.prototype.slice.call(document.querySelectorAll('div.vega'));
-  Promise.all(divs.map(function (div) {
-    var spec = JSON.parse(document.getElementById('spec-' + div.id).textContent);
-    return vegaEmbed(div, spec, {mode: 'vega-lite', renderer: 'svg', actions: false})
-      .then(function () {
-        var marks = div.querySelectorAll(
-          'g.role-mark > path, g.role-mark > line, g.role-mark > text, g.role-mark > rect');
-        div.setAttribute('data-marks', String(marks.length));
-      });
-  })).then(function () {
-    body.setAttribute('data-charts-rendered', String(divs.length));
-  }, function (e) {
-    body.setAttribute('data-chart-error', String((e && e.message) || e));
-    console.error(e);
-  });
-})();
-)js";
-
 void check_script(std::string_view js, const char* name) {
     // Inside <script>, "</script" ends the element and "<!--" changes how the rest is parsed.
     if (js.find("</script") != std::string_view::npos || js.find("<!--") != std::string_view::npos)
@@ -1040,6 +979,9 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
     check_script(js.vega, "vega");
     check_script(js.vega_lite, "vega-lite");
     check_script(js.vega_embed, "vega-embed");
+    check_script(report_embed_script(), "embed.js");
+    if (report_css().find("</style") != std::string_view::npos)
+        throw InputError("report.css", "the style sheet holds '</style' and cannot be inlined");
     const auto charts = report_charts(in);
     const auto chart = [&](const char* id) -> const Chart* {
         for (const auto& c : charts)
@@ -1053,7 +995,7 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
         "initial-scale=1\">\n<meta name=\"generator\" content=\"{}\">\n"
         "<title>np-explain report: {}</title>\n<style>{}</style>\n</head>\n"
         "<body>\n<h1>np-explain report: {}</h1>\n<p class=\"meta\">{}</p>\n",
-        html(version_line("np-explain")), html(in.title), kStyle, html(in.title),
+        html(version_line("np-explain")), html(in.title), report_css(), html(in.title),
         html(header_line(in)));
 
     // Verdicts first: what each test came to, one line each.
@@ -1126,7 +1068,7 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
     out += "</script>\n<script>";
     out += js.vega_embed;
     out += "</script>\n<script>";
-    out += kEmbedScript;
+    out += report_embed_script();
     out += "</script>\n</body>\n</html>\n";
     return out;
 }

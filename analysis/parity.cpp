@@ -1,6 +1,7 @@
 #include "analysis/parity.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -33,14 +34,8 @@ Column column(const std::vector<Contract>& contracts, Getter field) {
     return c;
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-    return out;
-}
-
 ParityCheck missing_check(const std::string& name, const Column& c) {
-    return {name, false, fmt::format("not measured in {}", join(c.missing_in))};
+    return {name, false, fmt::format("not measured in {}", fmt::join(c.missing_in, ", "))};
 }
 
 ParityCheck spread_check(const std::string& name, const Column& c, double allowed) {
@@ -73,7 +68,8 @@ ParityCheck nodes_check(const std::vector<Contract>& contracts) {
     std::vector<std::string> each;
     for (const auto& k : contracts)
         each.push_back(fmt::format("{} {}/{}", k.mode, k.node1, k.node2));
-    return {"nodes", false, fmt::format("modes measured different nodes: {}", join(each))};
+    return {"nodes", false,
+            fmt::format("modes measured different nodes: {}", fmt::join(each, ", "))};
 }
 
 // Problems np-explain found in a mode (warn or error findings attached to its contract).
@@ -127,8 +123,9 @@ ParityResult check_parity(const std::vector<Contract>& contracts, const ParityTo
             }
         }
         if (!without.empty()) {
-            r.differing_evidence.push_back(
-                fmt::format("{}: {} — {} (not in {})", join(with), code, title, join(without)));
+            r.differing_evidence.push_back(fmt::format("{}: {} — {} (not in {})",
+                                                       fmt::join(with, ", "), code, title,
+                                                       fmt::join(without, ", ")));
         }
     }
     return r;
@@ -152,7 +149,7 @@ std::string render_parity(const std::vector<Contract>& contracts, const ParityRe
                    ? "PARITY: PASS (same experiment in all modes; all checks green)\n"
                    : "PARITY: PASS (only one mode; nothing to compare it with)\n";
     } else {
-        out += fmt::format("PARITY: FAIL ({} differ{})\n", join(failed),
+        out += fmt::format("PARITY: FAIL ({} differ{})\n", fmt::join(failed, ", "),
                            failed.size() == 1 ? "s" : "");
     }
     for (const auto& c : result.checks) {

@@ -1,17 +1,12 @@
 #include "analysis/preflight.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/codes.hpp"
 
 namespace np {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-    return out;
-}
 
 std::string speed_text(const NodeFacts& n) {
     return n.speed_mbps ? fmt::format("{} Mb/s", *n.speed_mbps) : std::string("unknown speed");
@@ -42,11 +37,12 @@ std::vector<Finding> node_findings(const NodeFacts& n) {
     if (!n.iface_exists) {
         Finding f = node_finding("DATA_IFACE_MISSING", n.node);
         f.title = fmt::format("{} has no interface {}", n.node, n.iface);
+        const std::string ifaces = fmt::format("{}", fmt::join(n.ifaces, ", "));
         f.detail =
             fmt::format("The data interface {} from params does not exist on {}; it has: {}.",
-                        n.iface, n.node, n.ifaces.empty() ? "none" : join(n.ifaces));
+                        n.iface, n.node, n.ifaces.empty() ? "none" : ifaces);
         f.evidence.emplace_back("data_iface", n.iface);
-        f.evidence.emplace_back("ifaces", join(n.ifaces));
+        f.evidence.emplace_back("ifaces", ifaces);
         f.next_step =
             "Set np_data_iface in network-performance_params.yml to the node's data port.";
         out.push_back(std::move(f));
@@ -75,7 +71,7 @@ std::vector<Finding> carrier_findings(const NodeFacts& n) {
     const std::string others =
         n.ports_with_carrier.empty()
             ? std::string("no other port has carrier either")
-            : fmt::format("ports with carrier: {}", join(n.ports_with_carrier));
+            : fmt::format("ports with carrier: {}", fmt::join(n.ports_with_carrier, ", "));
     Finding f = node_finding("NO_CARRIER", n.node);
     f.title = fmt::format("No carrier on {} of {}", n.iface, n.node);
     f.detail = fmt::format(
@@ -83,7 +79,8 @@ std::vector<Finding> carrier_findings(const NodeFacts& n) {
         "for this row ({}).",
         n.iface, n.node, others);
     f.evidence.emplace_back("data_iface", n.iface);
-    f.evidence.emplace_back("ports_with_carrier", join(n.ports_with_carrier));
+    f.evidence.emplace_back("ports_with_carrier",
+                            fmt::format("{}", fmt::join(n.ports_with_carrier, ", ")));
     f.next_step =
         "Check `ip -br link` on the node and set np_data_iface to the port on the shared data "
         "switch (enp0s25 on grid row 1).";

@@ -162,21 +162,14 @@ static __always_inline void classify_frame(struct __sk_buff *skb, struct l4_clas
 
 static __always_inline __u32 frame_bucket(__u32 frame_bytes)
 {
-	if (frame_bytes <= 64)
-		return 0;
-	if (frame_bytes <= 127)
-		return 1;
-	if (frame_bytes <= 255)
-		return 2;
-	if (frame_bytes <= 511)
-		return 3;
-	if (frame_bytes <= 1023)
-		return 4;
-	if (frame_bytes <= 1518)
-		return 5;
-	if (frame_bytes <= 9022)
-		return 6;
-	return 7;
+	/* The bounds user space reads the histogram with (probe.h), folded into constants. */
+	const __u32 bounds[NP_FRAME_BUCKETS] = NP_FRAME_BUCKET_BOUNDS;
+
+#pragma unroll
+	for (__u32 i = 0; i < NP_FRAME_BUCKETS - 1; i++)
+		if (frame_bytes <= bounds[i])
+			return i;
+	return NP_FRAME_BUCKETS - 1;
 }
 
 static __always_inline __u32 frame_l2_bytes(__u32 bytes)

@@ -1,4 +1,5 @@
 #include "src/probe/control.hpp"
+#include "src/common/fd.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -33,25 +34,6 @@ sockaddr_un socket_address(const std::string& path) {
     std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
     return a;
 }
-
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-    int release() {
-        const int fd = fd_;
-        fd_ = -1;
-        return fd;
-    }
-
-  private:
-    int fd_;
-};
 
 // Waits until `fd` is readable or `deadline` passes; false on timeout.
 bool wait_readable(int fd, std::chrono::steady_clock::time_point deadline) {

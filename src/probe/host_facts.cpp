@@ -1,4 +1,5 @@
 #include "src/probe/host_facts.hpp"
+#include "src/common/fd.hpp"
 
 #include <fmt/format.h>
 #include <linux/ethtool.h>
@@ -23,8 +24,8 @@
 namespace np::probe {
 namespace {
 
-// The nstat names the analyzer reasons with (DESIGN.md): receive-buffer and UDP errors,
-// TCP retransmissions.
+// The nstat names the analyzer reasons with (docs/design.md, "Kernel facts"): receive-buffer and
+// UDP errors, TCP retransmissions.
 constexpr std::array kNstatNames = {
     "UdpInDatagrams", "UdpInErrors",    "UdpRcvbufErrors",         "UdpSndbufErrors",
     "TcpOutSegs",     "TcpRetransSegs", "TcpExtTCPLostRetransmit", "TcpExtTCPTimeouts",
@@ -37,20 +38,6 @@ bool is_drop_stat(std::string_view name) {
         if (name.find(word) != std::string_view::npos) return true;
     return false;
 }
-
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-
-  private:
-    int fd_;
-};
 
 // An ethtool ioctl on `iface`; false when the driver does not implement the command.
 bool ethtool(const std::string& iface, void* cmd) {

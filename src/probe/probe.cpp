@@ -400,45 +400,19 @@ class Detacher {
     int ready_fd_ = -1;
 };
 
-}  // namespace
-
-int run_probe(const ProbeOptions& o) {
-    validate(o);
-    check_privileges();
-    if (o.cleanup) {
-        const uint32_t ifindex = iface_index(o.iface);
-        // Takes over (and so removes on return) a clsact that a killed probe created.
-        const ClsactQdisc qdisc(ifindex, o.iface);
-        const int removed = remove_stale_filters(ifindex);
-        std::fprintf(stderr, "np-probe: %s: %d stale tc filter(s) removed%s\n", o.iface.c_str(),
-                     removed, qdisc.owned() ? ", the clsact qdisc a probe created removed" : "");
-        return 0;
-    }
-    Detacher detacher(o.background);
-    const PidFile pidfile(o.pidfile);
-    const WatchedProcess watched(o.exit_with_pid);
+// --cleanup: the tc filters (and the clsact qdisc) a probe killed with -9 left on the iface.
+int remove_what_a_killed_probe_left(const ProbeOptions& o) {
     const uint32_t ifindex = iface_index(o.iface);
-    const KernelBtf btf = read_kernel_btf();
-    const uint64_t netns = own_netns_inode();
-    libbpf_set_print(libbpf_print);
-    const sigset_t wait_mask = install_signal_handlers();
-
-    const RunTimeStats stats;
-    if (!stats.enabled())
-        std::fprintf(stderr,
-                     "np-probe: BPF run-time statistics unavailable; probe_cost will be 0\n");
-    ProbeSkeleton skel(
-        {netns, ifindex, o.iperf_port, btf.kfree_skb_has_rx_sk, btf.retransmit_has_err});
+    // Takes over (and so removes on return) a clsact that a killed probe created.
     const ClsactQdisc qdisc(ifindex, o.iface);
-    remove_stale_filters(ifindex);
-    const TcFilter ingress(ifindex, BPF_TC_INGRESS, skel.get()->progs.np_tc_ingress);
-    const TcFilter egress(ifindex, BPF_TC_EGRESS, skel.get()->progs.np_tc_egress);
-    const TracingLink retransmit(skel.get()->progs.np_tcp_retransmit, "tp_btf/tcp_retransmit_skb");
-    const TracingLink kfree(skel.get()->progs.np_kfree_skb, "tp_btf/kfree_skb");
-    const TracingLink xmit(skel.get()->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
-    std::optional<ControlSocket> control;
-    if (!o.control_path.empty()) control.emplace(o.control_path);
+    const int removed = remove_stale_filters(ifindex);
+    std::fprintf(stderr, "np-probe: %s: %d stale tc filter(s) removed%s\n", o.iface.c_str(),
+                 removed, qdisc.owned() ? ", the clsact qdisc a probe created removed" : "");
+    return 0;
+}
 
+// Who and where: the trace's fields that do not change while it counts.
+Trace trace_header(const ProbeOptions& o, uint32_t ifindex, uint64_t netns) {
     Trace trace;
     trace.node = o.node.empty() ? node_name() : o.node;
     trace.role = o.role;
@@ -450,26 +424,15 @@ int run_probe(const ProbeOptions& o) {
     trace.iperf_port = o.iperf_port;
     trace.sample_interval_ms = o.sample_interval_ms;
     trace.started_at = utc_now_iso8601();
+    return trace;
+}
 
-    Recorder rec(skel.get(), {o.iface, ifindex, &btf}, o.iface);
-    nlohmann::json programs = nlohmann::json::array();
-    for (const bpf_program* p : all_programs(skel.get()))
-        programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});
-    const StdinUse input_use = stdin_use(o);
-    std::fprintf(stderr,
-                 "np-probe: counting on %s (ifindex %u); commands: 'phase NAME', 'status', 'stop'"
-                 " on %s\n",
-                 o.iface.c_str(), ifindex,
-                 control                          ? o.control_path.c_str()
-                 : input_use == StdinUse::ignored ? "none (stdin is not read)"
-                                                  : "stdin");
-    detacher.ready(message(proto::kMessageReady, {{"programs", programs},
-                                                  {"iface", o.iface},
-                                                  {"ifindex", ifindex},
-                                                  {"netns_inode", netns},
-                                                  {"clsact_created", qdisc.owned()},
-                                                  {"pid", getpid()}}));
-
+// Samples every interval and serves commands (stdin, the control socket) until something
+// stops the probe: a signal, `stop`, the end of a controlling stdin, the watched process's
+// exit or --duration.
+Stop count_until_stopped(const ProbeOptions& o, Recorder& rec, ControlSocket* control,
+                         const WatchedProcess& watched, StdinUse input_use,
+                         const sigset_t& wait_mask) {
     const int64_t end_ms = o.duration_s > 0 ? static_cast<int64_t>(o.duration_s * 1000) : -1;
     int64_t next_sample_ms = o.sample_interval_ms;
     std::string input;
@@ -532,13 +495,19 @@ int run_probe(const ProbeOptions& o) {
         if (stop == Stop::none && end_ms >= 0 && rec.now_ms() >= end_ms) stop = Stop::duration;
     }
 
+    return stop;
+}
+
+// The last sample and phase, the probe's own cost; the trace to --out, stdout and the
+// control socket; a warning when it covers almost nothing.
+void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const probe_bpf* skel,
+                  ControlSocket* control, Stop stop) {
     rec.sample();
     rec.cut_phase(std::nullopt);
     trace.duration_ms = rec.now_ms();
     trace.phases = rec.take_phases();
     trace.samples = rec.take_samples();
-    for (const bpf_program* p : all_programs(skel.get()))
-        trace.probe_cost.push_back(program_cost(p));
+    for (const bpf_program* p : all_programs(skel)) trace.probe_cost.push_back(program_cost(p));
 
     const nlohmann::json doc = to_json(trace);
     if (!o.out_path.empty()) write_file(o.out_path, doc.dump(2) + "\n");
@@ -557,6 +526,64 @@ int run_probe(const ProbeOptions& o) {
                            "PATH or --background"
                          : "");
     }
+}
+
+}  // namespace
+
+int run_probe(const ProbeOptions& o) {
+    validate(o);
+    check_privileges();
+    if (o.cleanup) return remove_what_a_killed_probe_left(o);
+    Detacher detacher(o.background);
+    const PidFile pidfile(o.pidfile);
+    const WatchedProcess watched(o.exit_with_pid);
+    const uint32_t ifindex = iface_index(o.iface);
+    const KernelBtf btf = read_kernel_btf();
+    const uint64_t netns = own_netns_inode();
+    libbpf_set_print(libbpf_print);
+    const sigset_t wait_mask = install_signal_handlers();
+
+    const RunTimeStats stats;
+    if (!stats.enabled())
+        std::fprintf(stderr,
+                     "np-probe: BPF run-time statistics unavailable; probe_cost will be 0\n");
+    ProbeSkeleton skel(
+        {netns, ifindex, o.iperf_port, btf.kfree_skb_has_rx_sk, btf.retransmit_has_err});
+    const ClsactQdisc qdisc(ifindex, o.iface);
+    remove_stale_filters(ifindex);
+    const TcFilter ingress(ifindex, BPF_TC_INGRESS, skel.get()->progs.np_tc_ingress);
+    const TcFilter egress(ifindex, BPF_TC_EGRESS, skel.get()->progs.np_tc_egress);
+    const TracingLink retransmit(skel.get()->progs.np_tcp_retransmit, "tp_btf/tcp_retransmit_skb");
+    const TracingLink kfree(skel.get()->progs.np_kfree_skb, "tp_btf/kfree_skb");
+    const TracingLink xmit(skel.get()->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
+    std::optional<ControlSocket> control;
+    if (!o.control_path.empty()) control.emplace(o.control_path);
+
+    Trace trace = trace_header(o, ifindex, netns);
+
+    Recorder rec(skel.get(), {o.iface, ifindex, &btf}, o.iface);
+    nlohmann::json programs = nlohmann::json::array();
+    for (const bpf_program* p : all_programs(skel.get()))
+        programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});
+    const StdinUse input_use = stdin_use(o);
+    std::fprintf(stderr,
+                 "np-probe: counting on %s (ifindex %u); commands: 'phase NAME', 'status', 'stop'"
+                 " on %s\n",
+                 o.iface.c_str(), ifindex,
+                 control                          ? o.control_path.c_str()
+                 : input_use == StdinUse::ignored ? "none (stdin is not read)"
+                                                  : "stdin");
+    detacher.ready(message(proto::kMessageReady, {{"programs", programs},
+                                                  {"iface", o.iface},
+                                                  {"ifindex", ifindex},
+                                                  {"netns_inode", netns},
+                                                  {"clsact_created", qdisc.owned()},
+                                                  {"pid", getpid()}}));
+
+    const Stop stop =
+        count_until_stopped(o, rec, control ? &*control : nullptr, watched, input_use, wait_mask);
+
+    finish_trace(o, trace, rec, skel.get(), control ? &*control : nullptr, stop);
     return 0;
 }
 

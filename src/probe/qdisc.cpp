@@ -1,4 +1,5 @@
 #include "src/probe/qdisc.hpp"
+#include "src/common/fd.hpp"
 
 #include <linux/gen_stats.h>
 #include <linux/netlink.h>
@@ -14,20 +15,6 @@
 
 namespace np::probe {
 namespace {
-
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-
-  private:
-    int fd_;
-};
 
 // The attributes of one netlink message or nested attribute, by type.
 using Attrs = std::map<uint16_t, std::string_view>;

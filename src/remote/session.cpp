@@ -113,6 +113,106 @@ struct Session::Impl {
     std::string known_hosts_name() const {
         return port == 22 ? host : fmt::format("[{}]:{}", host, port);
     }
+
+    // The session's options: the node's name, our defaults, then ssh_config (like ssh -F).
+    void apply_options(const SessionOptions& options) {
+        ssh_session s = ssh;
+        ssh_options_set(s, SSH_OPTIONS_HOST, options.host.c_str());
+        // Before the config is read, so that its ConnectTimeout wins over this default.
+        const long default_timeout_s = kDefaultConnectTimeoutS;
+        ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &default_timeout_s);
+        // Commands and probe messages are small: without this, Nagle and delayed ACKs add ~40 ms
+        // to each exchange.
+        const int nodelay = 1;
+        ssh_options_set(s, SSH_OPTIONS_NODELAY, &nodelay);
+        if (!options.ssh_config.empty() && access(options.ssh_config.c_str(), R_OK) != 0) {
+            throw InputError("--ssh-config", fmt::format("{}: cannot read it: {}",
+                                                         options.ssh_config, std::strerror(errno)));
+        }
+        // Like ssh -F: an explicit file is the only one read; without one, the user's then the
+        // system's. Either way libssh will not read another at connect time.
+        if (ssh_options_parse_config(
+                s, options.ssh_config.empty() ? nullptr : options.ssh_config.c_str()) != 0) {
+            throw InputError(
+                "--ssh-config",
+                fmt::format("{}: {}",
+                            options.ssh_config.empty() ? "~/.ssh/config" : options.ssh_config,
+                            ssh_get_error(s)));
+        }
+        if (!options.known_hosts.empty()) {
+            ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, options.known_hosts.c_str());
+        }
+        if (options.connect_timeout) {
+            const long ms = static_cast<long>(options.connect_timeout->count());
+            const long sec = ms / 1000;
+            const long usec = (ms % 1000) * 1000;
+            ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &sec);
+            ssh_options_set(s, SSH_OPTIONS_TIMEOUT_USEC, &usec);
+        }
+    }
+
+    // Strict by default: an unknown key only with accept_new, a changed one never.
+    void check_host_key(const std::string& name, HostKeyPolicy policy) const {
+        ssh_session s = ssh;
+        const HostKey key = server_host_key(s);
+        const std::string offers =
+            fmt::format("the node offers {} key {}", key.type, key.fingerprint);
+        switch (ssh_session_is_known_server(s)) {
+            case SSH_KNOWN_HOSTS_OK:
+                break;
+            case SSH_KNOWN_HOSTS_NOT_FOUND:
+            case SSH_KNOWN_HOSTS_UNKNOWN:
+                if (policy == HostKeyPolicy::accept_new) {
+                    if (ssh_session_update_known_hosts(s) != SSH_OK) {
+                        throw EnvironmentError(Kind::host_key,
+                                               fmt::format("{}: cannot add its host key to {}: {}",
+                                                           name, known_hosts, ssh_get_error(s)));
+                    }
+                    break;
+                }
+                throw EnvironmentError(
+                    Kind::host_key,
+                    fmt::format(
+                        "{}: host key unknown: {}, which is not in {}. Refusing to connect. "
+                        "Compare the fingerprint with the node's own (ssh-keygen -lf "
+                        "/etc/ssh/ssh_host_{}_key.pub on it), then accept it with "
+                        "--accept-new-host-keys, which adds it to {}",
+                        name, offers, known_hosts, key.type.substr(key.type.find('-') + 1),
+                        known_hosts));
+            case SSH_KNOWN_HOSTS_CHANGED:
+            case SSH_KNOWN_HOSTS_OTHER:
+                throw EnvironmentError(
+                    Kind::host_key,
+                    fmt::format("{}: HOST KEY MISMATCH: {}, but {} holds a different key for {}. "
+                                "Refusing to connect. A re-imaged node gets new keys, and so would "
+                                "someone in the middle: if the node was re-imaged, remove the old "
+                                "key with `ssh-keygen -R '{}' -f {}`, then connect with "
+                                "--accept-new-host-keys",
+                                name, offers, known_hosts, known_hosts_name(), known_hosts_name(),
+                                known_hosts));
+            case SSH_KNOWN_HOSTS_ERROR:
+            default:
+                throw EnvironmentError(Kind::host_key,
+                                       fmt::format("{}: cannot check its host key against {}: {}",
+                                                   name, known_hosts, ssh_get_error(s)));
+        }
+    }
+
+    void authenticate(const std::string& name) const {
+        ssh_session s = ssh;
+        // ssh-agent first, then the IdentityFiles (ssh_config's and libssh's defaults).
+        if (ssh_userauth_publickey_auto(s, nullptr, nullptr) != SSH_AUTH_SUCCESS) {
+            throw EnvironmentError(
+                Kind::auth,
+                fmt::format("{}: authentication failed: the node accepted none of the keys offered "
+                            "(ssh-agent, IdentityFile in ssh_config, ~/.ssh/id_*). Check that your "
+                            "public key is in {}'s authorized_keys on the node{}",
+                            name, user,
+                            std::strlen(ssh_get_error(s)) > 0
+                                ? fmt::format(" ({})", ssh_get_error(s))
+                                : std::string()));
+        }
+    }
 };
 
 // One exec channel. Closing it (destructor) is what ends a remote process we did not wait for.
@@ -173,37 +273,7 @@ Session::Session(const SessionOptions& options)
     m.ssh = ssh_new();
     if (m.ssh == nullptr) throw EnvironmentError(Kind::remote, "libssh: cannot create a session");
     ssh_session s = m.ssh;
-    ssh_options_set(s, SSH_OPTIONS_HOST, options.host.c_str());
-    // Before the config is read, so that its ConnectTimeout wins over this default.
-    const long default_timeout_s = kDefaultConnectTimeoutS;
-    ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &default_timeout_s);
-    // Commands and probe messages are small: without this, Nagle and delayed ACKs add ~40 ms
-    // to each exchange.
-    const int nodelay = 1;
-    ssh_options_set(s, SSH_OPTIONS_NODELAY, &nodelay);
-    if (!options.ssh_config.empty() && access(options.ssh_config.c_str(), R_OK) != 0) {
-        throw InputError("--ssh-config", fmt::format("{}: cannot read it: {}", options.ssh_config,
-                                                     std::strerror(errno)));
-    }
-    // Like ssh -F: an explicit file is the only one read; without one, the user's then the
-    // system's. Either way libssh will not read another at connect time.
-    if (ssh_options_parse_config(
-            s, options.ssh_config.empty() ? nullptr : options.ssh_config.c_str()) != 0) {
-        throw InputError(
-            "--ssh-config",
-            fmt::format("{}: {}", options.ssh_config.empty() ? "~/.ssh/config" : options.ssh_config,
-                        ssh_get_error(s)));
-    }
-    if (!options.known_hosts.empty()) {
-        ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, options.known_hosts.c_str());
-    }
-    if (options.connect_timeout) {
-        const long ms = static_cast<long>(options.connect_timeout->count());
-        const long sec = ms / 1000;
-        const long usec = (ms % 1000) * 1000;
-        ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &sec);
-        ssh_options_set(s, SSH_OPTIONS_TIMEOUT_USEC, &usec);
-    }
+    m.apply_options(options);
     m.host = option_string(s, SSH_OPTIONS_HOST);
     ssh_options_get_port(s, &m.port);
     name_ = fmt::format("{} ({}:{})", m.alias, m.host, m.port);
@@ -219,58 +289,8 @@ Session::Session(const SessionOptions& options)
     m.known_hosts = option_string(s, SSH_OPTIONS_KNOWNHOSTS);
     name_ = fmt::format("{} ({}@{}:{})", m.alias, m.user, m.host, m.port);
 
-    const HostKey key = server_host_key(s);
-    const std::string offers = fmt::format("the node offers {} key {}", key.type, key.fingerprint);
-    switch (ssh_session_is_known_server(s)) {
-        case SSH_KNOWN_HOSTS_OK:
-            break;
-        case SSH_KNOWN_HOSTS_NOT_FOUND:
-        case SSH_KNOWN_HOSTS_UNKNOWN:
-            if (options.host_keys == HostKeyPolicy::accept_new) {
-                if (ssh_session_update_known_hosts(s) != SSH_OK) {
-                    throw EnvironmentError(
-                        Kind::host_key, fmt::format("{}: cannot add its host key to {}: {}", name_,
-                                                    m.known_hosts, ssh_get_error(s)));
-                }
-                break;
-            }
-            throw EnvironmentError(
-                Kind::host_key,
-                fmt::format("{}: host key unknown: {}, which is not in {}. Refusing to connect. "
-                            "Compare the fingerprint with the node's own (ssh-keygen -lf "
-                            "/etc/ssh/ssh_host_{}_key.pub on it), then accept it with "
-                            "--accept-new-host-keys, which adds it to {}",
-                            name_, offers, m.known_hosts, key.type.substr(key.type.find('-') + 1),
-                            m.known_hosts));
-        case SSH_KNOWN_HOSTS_CHANGED:
-        case SSH_KNOWN_HOSTS_OTHER:
-            throw EnvironmentError(
-                Kind::host_key,
-                fmt::format("{}: HOST KEY MISMATCH: {}, but {} holds a different key for {}. "
-                            "Refusing to connect. A re-imaged node gets new keys, and so would "
-                            "someone in the middle: if the node was re-imaged, remove the old "
-                            "key with `ssh-keygen -R '{}' -f {}`, then connect with "
-                            "--accept-new-host-keys",
-                            name_, offers, m.known_hosts, m.known_hosts_name(),
-                            m.known_hosts_name(), m.known_hosts));
-        case SSH_KNOWN_HOSTS_ERROR:
-        default:
-            throw EnvironmentError(
-                Kind::host_key, fmt::format("{}: cannot check its host key against {}: {}", name_,
-                                            m.known_hosts, ssh_get_error(s)));
-    }
-
-    // ssh-agent first, then the IdentityFiles (ssh_config's and libssh's defaults).
-    if (ssh_userauth_publickey_auto(s, nullptr, nullptr) != SSH_AUTH_SUCCESS) {
-        throw EnvironmentError(
-            Kind::auth,
-            fmt::format("{}: authentication failed: the node accepted none of the keys offered "
-                        "(ssh-agent, IdentityFile in ssh_config, ~/.ssh/id_*). Check that your "
-                        "public key is in {}'s authorized_keys on the node{}",
-                        name_, m.user,
-                        std::strlen(ssh_get_error(s)) > 0 ? fmt::format(" ({})", ssh_get_error(s))
-                                                          : std::string()));
-    }
+    m.check_host_key(name_, options.host_keys);
+    m.authenticate(name_);
 }
 
 Session::~Session() = default;

@@ -90,7 +90,7 @@ Ceiling compute_udp_ceiling(const ModelParams& p);
 // 12 TCP timestamps" — the sentence a student reads.
 std::string describe_overhead(const Ceiling& c);
 
-// The model as JSON, units in key names (documented in README.md, "model --json").
+// The model as JSON, units in key names (documented in docs/commands.md, "model").
 nlohmann::json to_json(const Model& m);
 
 }  // namespace np

@@ -1,5 +1,5 @@
 #pragma once
-// The probe's trace, schema "np-trace/1" (DESIGN.md "Trace"; fields in README.md "Trace"):
+// The probe's trace, schema "np-trace/1" (docs/design.md "Contracts"; key by key in docs/formats.md):
 // what crossed one node's data NIC per phase and direction, TCP retransmits, drops by the
 // kernel's reason, kernel counter deltas, a time series and the probe's own cost.
 //

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the REAL fixtures under tests/fixtures/ with this machine's iperf3 (3.12),
 # iperf (2.1.8) and iputils ping, inside two network namespaces joined by a veth pair shaped
-# like a 100 Mbit/s Ethernet wire (DESIGN.md "Local testbed"): tbf at 100mbit, `stab overhead
+# like a 100 Mbit/s Ethernet wire (docs/testbed.md): tbf at 100mbit, `stab overhead
 # 24 linklayer ethernet` so each frame pays preamble+SFD, FCS and inter-frame gap, and
 # gso_max_segs 1 so the shaper sees wire-sized frames. Traffic never leaves the namespaces;
 # addresses are from 198.18.10.0/24. Everything created here is removed on exit, also on

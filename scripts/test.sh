@@ -11,4 +11,6 @@ if [ "${NP_FUZZ_SECONDS:-20}" != 0 ]; then
   bash scripts/fuzz.sh
 fi
 cd build
-ctest --output-on-failure "$@"
+# Tests that share the testbed, the kernel or the package dir are RUN_SERIAL; the rest run in
+# parallel, one per core.
+ctest --output-on-failure -j"$(nproc)" "$@"

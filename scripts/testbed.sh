@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The local two-node testbed (DESIGN.md, "Local testbed"): network namespaces node1-1
+# The local two-node testbed (docs/testbed.md): network namespaces node1-1
 # (server) and node1-2 (client), each running its own sshd, so that everything np-explain
 # does over SSH to real nodes can run, and be tested, on one machine.
 #

@@ -1,6 +1,6 @@
 #pragma once
 // Each subcommand registers its options on the app and leaves the function that runs it.
-// Runners return the process exit status (DESIGN.md: 0 ok, 1 error finding, 2 bad input,
+// Runners return the process exit status (docs/design.md: 0 ok, 1 error finding, 2 bad input,
 // 3 environment); they throw np::InputError for bad input, which main() prints and maps to 2.
 #include <CLI/CLI.hpp>
 #include <filesystem>

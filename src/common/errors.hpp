@@ -2,7 +2,7 @@
 // The error type for what is wrong with the environment rather than the input: a node that is
 // unreachable, refuses the key, offers an unknown host key, a remote command that times out; a
 // host without the privileges, BTF, hook or interface the probe needs.
-// main() prints it and maps it to exit status 3 (DESIGN.md); bad input stays np::InputError (2).
+// main() prints it and maps it to exit status 3 (docs/design.md, "Contracts"); bad input stays np::InputError (2).
 #include <stdexcept>
 #include <string>
 

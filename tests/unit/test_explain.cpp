@@ -127,7 +127,7 @@ TEST(Explain, WithoutALinkNoCeilingIsClaimed) {
 }
 
 TEST(Explain, RealShapedHundredMegRunsAreLineRateBound) {
-    // tbf at 100mbit with L1 overhead counted: the fidelity profile of DESIGN.md.
+    // tbf at 100mbit with L1 overhead counted: the fidelity profile of docs/testbed.md.
     const auto e =
         explain_files({"iperf3/tcp-100m.json", "iperf2/udp-100m-b200M.server.txt"}, 100e6);
     ASSERT_EQ(e.verdicts.size(), 2u);

@@ -147,8 +147,6 @@ LinkFacts read_link_facts(const std::string& iface) {
 
     // ETHTOOL_GLINKSETTINGS handshake: the first call reports how many mask words the
     // kernel uses (negated), the second fetches the settings with room for them.
-    // ETHTOOL_GLINKSETTINGS handshake: the first call reports how many mask words the
-    // kernel uses (negated), the second fetches the settings with room for them.
     alignas(8) uint8_t ls_buf[sizeof(ethtool_link_settings) + 3 * 127 * sizeof(uint32_t)] = {};
     auto* ls = reinterpret_cast<ethtool_link_settings*>(ls_buf);
     ls->cmd = ETHTOOL_GLINKSETTINGS;

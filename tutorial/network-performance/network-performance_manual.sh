@@ -25,8 +25,15 @@ params=${NETWORK_PERFORMANCE_PARAMS:-$here/network-performance_params.yml}
 run_dir=${NETWORK_PERFORMANCE_RUN_DIR:-/tmp/network-performance-${USER:-$(id -un)}}
 node_sh=$here/network-performance_node.sh
 
-ssh_opts=(-o StrictHostKeyChecking=yes -o BatchMode=yes)
+# One SSH connection per node for all the steps (a master that ends 30 s after its last use).
+cm_dir=$(mktemp -d /tmp/network-performance-ssh.XXXXXX)
+ssh_opts=(-o StrictHostKeyChecking=yes -o BatchMode=yes
+    -o ControlMaster=auto -o "ControlPath=$cm_dir/%C" -o ControlPersist=30)
 [[ -n ${NETWORK_PERFORMANCE_SSH_CONFIG:-} ]] && ssh_opts=(-F "$NETWORK_PERFORMANCE_SSH_CONFIG" "${ssh_opts[@]}")
+close_ssh() {
+    for n in "$node_a" "$node_b"; do ssh "${ssh_opts[@]}" -O exit "root@$n" 2>/dev/null || true; done
+    rm -rf "$cm_dir"
+}
 on() { ssh "${ssh_opts[@]}" "root@$1" "${@:2}"; }                     # a command on a node
 step() { ssh "${ssh_opts[@]}" "root@$1" sh -s -- "${@:2}" <"$node_sh"; } # a step of node.sh
 
@@ -38,6 +45,7 @@ out=$run_dir/$mode
 echo "== $mode: $node_a (server) <- $node_b (client) over $iface; params $params; run dir $run_dir"
 
 # 0. Preflight: nothing changes on a node unless both pass.
+trap close_ssh EXIT
 step "$node_a" preflight "$node_a" "$iface" "$np_image_marker"
 step "$node_b" preflight "$node_b" "$iface" "$np_image_marker"
 
@@ -46,6 +54,7 @@ teardown() {
     trap - EXIT INT TERM
     step "$node_a" teardown "$node_a" "$iface" || true
     step "$node_b" teardown "$node_b" "$iface" || true
+    close_ssh
     exit "$rc"
 }
 trap teardown EXIT
@@ -94,6 +103,7 @@ done
 trap - EXIT
 step "$node_a" teardown "$node_a" "$iface"
 step "$node_b" teardown "$node_b" "$iface"
+close_ssh
 
 # The result contract: the tutorial's figures from the tools' outputs, the explanation and the
 # traces, all by np-explain.

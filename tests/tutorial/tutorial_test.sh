@@ -133,5 +133,33 @@ teardown_after_kill)
     grep -q 'changed=0' "$work/teardown2.out" || fail "second teardown changed something"
     assert_clean "a second teardown"
     ;;
+refusals)
+    # Preflight finds no image marker on the nodes: the playbook stops before changing anything.
+    sed -e 's|^np_image_marker:.*|np_image_marker: /nonexistent/.omf-image-name|' \
+        "$NETWORK_PERFORMANCE_PARAMS" >"$work/params-marker.yml"
+    set +e
+    NETWORK_PERFORMANCE_PARAMS=$work/params-marker.yml ansible-playbook "$tut/network-performance.yml" >"$work/marker.out" 2>&1
+    rc=$?
+    set -e
+    [[ $rc -ne 0 ]] || fail "the playbook went on without the image marker"
+    grep -q 'preflight failed on node1-1; no /nonexistent/.omf-image-name' "$work/marker.out" || { cat "$work/marker.out"; fail "no preflight message"; }
+    grep -q 'TASK \[Configure' "$work/marker.out" && fail "the playbook configured a node after a failed preflight"
+    assert_clean "a failed preflight"
+    # The wrong port (enp3s0: carrier, but each node on its own segment): the manual script
+    # stops at the data-path check, says why, and leaves both nodes as they were.
+    sed -e 's|^np_data_iface:.*|np_data_iface: enp3s0|' -e 's/^np_server_ip:.*/np_server_ip: 198.18.1.1/' \
+        -e 's/^np_client_ip:.*/np_client_ip: 198.18.1.2/' "$NETWORK_PERFORMANCE_PARAMS" >"$work/params-port.yml"
+    set +e
+    NETWORK_PERFORMANCE_PARAMS=$work/params-port.yml bash "$tut/network-performance_manual.sh" node1-1 node1-2 >"$work/port.out" 2>&1
+    rc=$?
+    set -e
+    cat "$work/port.out"
+    [[ $rc -eq 1 ]] || fail "manual script on the wrong port: exit $rc, not 1"
+    grep -q 'ARP unanswered, the two data ports are on different segments' "$work/port.out" || fail "no segment message"
+    for n in node1-1 node1-2; do
+        ip netns exec "$n" ip -o addr show dev enp3s0 | grep -q 'inet ' && fail "address left on $n enp3s0"
+    done
+    assert_clean "the wrong port"
+    ;;
 *) fail "unknown test $test" ;;
 esac

@@ -127,21 +127,20 @@ def upload_probe(node):
         digest = hashlib.sha256(f.read()).hexdigest()
     dest = f"/run/network-performance/{node}/np-probe"
     with open(local, "rb") as f:
-        p = _ssh(node, f"cat > {dest} && chmod 0700 {dest}", stdin=f)
+        p = _ssh(node, f"cat > {dest} && chmod 0700 {dest} && echo '{digest}  {dest}' | sha256sum -c --quiet", stdin=f)
     if p.returncode != 0:
-        raise RuntimeError(f"{node}: upload of np-probe failed: {p.stderr.strip()}")
-    p = _ssh(node, f"echo '{digest}  {dest}' | sha256sum -c --quiet")
-    if p.returncode != 0:
-        raise RuntimeError(f"{node}: np-probe upload is corrupt")
+        raise RuntimeError(f"{node}: upload of np-probe failed or is corrupt: {p.stderr.strip()}")
     print(f"{node}: np-probe uploaded, sha256 {digest[:12]}… checked")
 
 
-def fetch_trace(node, mode):
+def stop_probe(node, mode):
+    """Stops the node's probe and brings its trace (np-trace/1) to the run dir."""
     out = os.path.join(run_dir(), f"{mode}_trace_{node}.json")
-    with open(out, "wb") as f:
-        p = _ssh(node, f"cat /run/network-performance/{node}/trace.json", stdout=f)
+    with open(NODE_SH, "rb") as script, open(out, "wb") as f:
+        p = _ssh(node, "sh", "-s", "--", "probe-stop", node, "--print-trace", stdin=script, stdout=f)
     if p.returncode != 0:
-        raise RuntimeError(f"{node}: no trace: {p.stderr.strip()}")
+        raise RuntimeError(f"{node}: probe-stop: {p.stderr.decode().strip()}")
+    print(p.stderr.decode().strip())
     return out
 
 

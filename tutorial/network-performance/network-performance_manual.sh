@@ -71,9 +71,9 @@ step "$node_b" datapath "$node_b" "$iface" "$np_server_ip"
 max_s=$((np_ping_count + np_tcp_duration_s + np_udp_duration_s + 300))
 sum=$(sha256sum "$np_probe" | cut -d' ' -f1)
 for n in "$node_a" "$node_b"; do
-    on "$n" "cat > /run/network-performance/$n/np-probe && chmod 0700 /run/network-performance/$n/np-probe" <"$np_probe"
-    on "$n" "echo '$sum  /run/network-performance/$n/np-probe' | sha256sum -c --quiet" ||
-        { echo "np-probe upload to $n is corrupt" >&2; exit 3; }
+    f=/run/network-performance/$n/np-probe
+    on "$n" "cat > $f && chmod 0700 $f && echo '$sum  $f' | sha256sum -c --quiet" <"$np_probe" ||
+        { echo "np-probe upload to $n failed or is corrupt" >&2; exit 3; }
 done
 step "$node_a" probe-start "$node_a" "$iface" "$np_port" server "$max_s"
 step "$node_b" probe-start "$node_b" "$iface" "$np_port" client "$max_s"
@@ -94,8 +94,7 @@ on "$node_b" "iperf3 -c $np_server_ip -p $np_port -u -b $np_udp_bandwidth -t $np
 step "$node_a" server-stop "$node_a"
 traces=()
 for n in "$node_a" "$node_b"; do
-    step "$n" probe-stop "$n"
-    on "$n" "cat /run/network-performance/$n/trace.json" >"${out}_trace_$n.json"
+    step "$n" probe-stop "$n" --print-trace >"${out}_trace_$n.json"
     traces+=(--trace "${out}_trace_$n.json")
 done
 

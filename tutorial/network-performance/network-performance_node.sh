@@ -9,7 +9,7 @@
 #   datapath  NODE IFACE PEER          ping -I the peer's data address (ARP answered: same segment)
 #   probe-start NODE IFACE PORT ROLE MAX_S   np-probe (uploaded to the node's state dir) in the background
 #   phase NODE NAME                    announce a phase to the probe (its counters are cut there)
-#   probe-stop NODE                    stop the probe: it writes STATE/trace.json and detaches
+#   probe-stop NODE [--print-trace]    stop the probe: it writes STATE/trace.json (printed) and detaches
 #   server-start NODE PORT             supervised iperf3 -s: systemd-run --unit=np-iperf3 --collect
 #                                      where PID 1 is systemd, else iperf3 -D with a pidfile
 #   server-stop NODE                   stops exactly that unit / PID
@@ -123,11 +123,16 @@ phase() { # NAME
     "$probe" --control "$sock" --send "phase $1" >/dev/null || die "the probe on $node did not take phase $1"
 }
 
-probe_stop() {
+probe_stop() { # [--print-trace]: the trace on stdout, the message on stderr
     p=$(live_pid "$state/probe.pid" np-probe) || { echo "$node: no probe running"; return 0; }
     "$probe" --control "$sock" --send stop >/dev/null 2>&1 || kill -TERM "$p" 2>/dev/null || true
     wait_gone "$p" 10 || { kill -KILL "$p" 2>/dev/null || true; }
-    echo "$node: probe stopped, trace $state/trace.json"
+    if [ "${1:-}" = --print-trace ]; then
+        cat "$state/trace.json"
+        echo "$node: probe stopped, trace $state/trace.json" >&2
+    else
+        echo "$node: probe stopped, trace $state/trace.json"
+    fi
 }
 
 server_start() { # PORT
@@ -184,7 +189,7 @@ case $cmd in
     datapath) [ $# -eq 2 ] || die "usage: datapath NODE IFACE PEER"; datapath "$@" ;;
     probe-start) [ $# -eq 4 ] || die "usage: probe-start NODE IFACE PORT ROLE MAX_S"; probe_start "$@" ;;
     phase) [ $# -eq 1 ] || die "usage: phase NODE NAME"; phase "$@" ;;
-    probe-stop) probe_stop ;;
+    probe-stop) probe_stop "$@" ;;
     server-start) [ $# -eq 1 ] || die "usage: server-start NODE PORT"; server_start "$@" ;;
     server-stop) server_stop ;;
     teardown) [ $# -eq 1 ] || die "usage: teardown NODE IFACE"; teardown "$@" ;;

@@ -27,7 +27,7 @@ export NETWORK_PERFORMANCE_SSH_CONFIG=$state/ssh_config
 export NETWORK_PERFORMANCE_RUN_DIR=$work/run
 export OMF_NODES=node1-1,node1-2
 # The testbed's params with short tests: this is about the tutorial's machinery, not the wire.
-sed -e 's/^np_ping_count:.*/np_ping_count: 3/' -e 's/^np_tcp_duration_s:.*/np_tcp_duration_s: 5/' \
+sed -e 's/^np_ping_count:.*/np_ping_count: 5/' -e 's/^np_tcp_duration_s:.*/np_tcp_duration_s: 5/' \
     -e 's/^np_udp_duration_s:.*/np_udp_duration_s: 5/' -e 's/^np_udp_bandwidth:.*/np_udp_bandwidth: 200M/' \
     "$state/params.yml" >"$work/params.yml"
 export NETWORK_PERFORMANCE_PARAMS=$work/params.yml

@@ -27,12 +27,14 @@ export NETWORK_PERFORMANCE_SSH_CONFIG=$state/ssh_config
 export NETWORK_PERFORMANCE_RUN_DIR=$work/run
 export OMF_NODES=node1-1,node1-2
 # The testbed's params with short tests: this is about the tutorial's machinery, not the wire.
-sed -e 's/^np_ping_count:.*/np_ping_count: 5/' -e 's/^np_tcp_duration_s:.*/np_tcp_duration_s: 5/' \
+sed -e 's/^np_ping_count:.*/np_ping_count: 10/' -e 's/^np_tcp_duration_s:.*/np_tcp_duration_s: 5/' \
     -e 's/^np_udp_duration_s:.*/np_udp_duration_s: 5/' -e 's/^np_udp_bandwidth:.*/np_udp_bandwidth: 200M/' \
     "$state/params.yml" >"$work/params.yml"
 export NETWORK_PERFORMANCE_PARAMS=$work/params.yml
 export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_NOCOLOR=1
 
+# (A command's output is read whole before grep -q looks at it: under pipefail, grep -q ending
+# early would fail the pipeline with SIGPIPE.)
 # Nothing of the tutorial left on either node: no np-probe or iperf3 process in its namespace,
 # no tc filter and no clsact on the data iface (the testbed's own root tbf stays), no address,
 # no state dir (uploads, sockets, pidfiles).
@@ -45,9 +47,9 @@ assert_clean() {
         done
         [[ -z $(ip netns exec "$n" tc filter show dev enp0s25 ingress) ]] || fail "$1: tc ingress filter left on $n"
         [[ -z $(ip netns exec "$n" tc filter show dev enp0s25 egress) ]] || fail "$1: tc egress filter left on $n"
-        ip netns exec "$n" tc qdisc show dev enp0s25 | grep -q clsact && fail "$1: clsact left on $n"
-        ip netns exec "$n" ip -o addr show dev enp0s25 | grep -q 'inet ' && fail "$1: address left on $n"
-        ip netns exec "$n" ip -o link show dev enp0s25 | grep -q '[<,]UP[,>]' || fail "$1: enp0s25 of $n left down (it was up)"
+        grep -q clsact <<<"$(ip netns exec "$n" tc qdisc show dev enp0s25)" && fail "$1: clsact left on $n"
+        grep -q 'inet ' <<<"$(ip netns exec "$n" ip -o addr show dev enp0s25)" && fail "$1: address left on $n"
+        grep -q '[<,]UP[,>]' <<<"$(ip netns exec "$n" ip -o link show dev enp0s25)" || fail "$1: enp0s25 of $n left down (it was up)"
     done
     [[ ! -e /run/network-performance ]] || fail "$1: /run/network-performance left: $(ls -R /run/network-performance)"
     echo "clean after $1: no process, tc filter, clsact, upload or address on either node"
@@ -124,7 +126,7 @@ teardown_after_kill)
     for n in node1-1 node1-2; do
         [[ -n $(ip netns exec "$n" tc filter show dev enp0s25 ingress) ]] || fail "nothing was left on $n: the kill came too late to test teardown"
     done
-    ip netns exec node1-1 ip -o addr show dev enp0s25 | grep -q 198.18.0.1 || fail "node1-1 not configured at the kill"
+    grep -q 198.18.0.1 <<<"$(ip netns exec node1-1 ip -o addr show dev enp0s25)" || fail "node1-1 not configured at the kill"
     echo "killed the manual run mid-TCP: probes, server, uploads and addresses left on the nodes"
     ansible-playbook "$tut/network-performance_teardown.yml" | tee "$work/teardown1.out"
     assert_clean "the teardown playbook after SIGKILL"
@@ -157,7 +159,7 @@ refusals)
     [[ $rc -eq 1 ]] || fail "manual script on the wrong port: exit $rc, not 1"
     grep -q 'ARP unanswered, the two data ports are on different segments' "$work/port.out" || fail "no segment message"
     for n in node1-1 node1-2; do
-        ip netns exec "$n" ip -o addr show dev enp3s0 | grep -q 'inet ' && fail "address left on $n enp3s0"
+        grep -q 'inet ' <<<"$(ip netns exec "$n" ip -o addr show dev enp3s0)" && fail "address left on $n enp3s0"
     done
     assert_clean "the wrong port"
     ;;

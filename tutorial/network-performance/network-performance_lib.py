@@ -114,9 +114,11 @@ def step(node, *args):
 
 
 def on(node, command, out_file):
-    """A measurement command on a node, its output into out_file (raw, for np-explain)."""
+    """A measurement command on a node, its output into out_file (raw, for np-explain). Its PID
+    is recorded first, so a teardown after a killed run stops exactly that test."""
+    pidfile = f"/run/network-performance/{node}/client.pid"
     with open(out_file, "wb") as f:
-        p = _ssh(node, command, stdout=f)
+        p = _ssh(node, f"echo $$ > {pidfile} && exec {command}", stdout=f)
     print(f"{node}$ {command}  -> {out_file} (exit {p.returncode})")
 
 

@@ -83,12 +83,14 @@ step "$node_a" server-start "$node_a" "$np_port"
 
 # 3. Measure from the client, BOUND to the data path; each phase announced to both probes
 phase() { step "$node_a" phase "$node_a" "$1" && step "$node_b" phase "$node_b" "$1"; }
+# (its PID recorded first, so a teardown after a killed run can stop exactly that test)
+measure() { on "$node_b" "echo \$\$ > /run/network-performance/$node_b/client.pid && exec $1" >"$2" || true; }
 phase ping
-on "$node_b" "ping -c $np_ping_count -I $iface $np_server_ip" >"${out}_ping.txt" || true
+measure "ping -c $np_ping_count -I $iface $np_server_ip" "${out}_ping.txt"
 phase tcp
-on "$node_b" "iperf3 -c $np_server_ip -p $np_port -t $np_tcp_duration_s -J" >"${out}_tcp.json" || true
+measure "iperf3 -c $np_server_ip -p $np_port -t $np_tcp_duration_s -J" "${out}_tcp.json"
 phase udp
-on "$node_b" "iperf3 -c $np_server_ip -p $np_port -u -b $np_udp_bandwidth -t $np_udp_duration_s -J" >"${out}_udp.json" || true
+measure "iperf3 -c $np_server_ip -p $np_port -u -b $np_udp_bandwidth -t $np_udp_duration_s -J" "${out}_udp.json"
 
 # 4. Stop exactly that server, stop the probes, bring their traces to the console
 step "$node_a" server-stop "$node_a"

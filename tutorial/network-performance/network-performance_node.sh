@@ -16,7 +16,8 @@
 #   teardown NODE IFACE                all of the above undone; safe twice and after kill -9
 #
 # State: /run/network-performance/NODE/ (0700): the uploaded np-probe, its control socket,
-# pidfiles, the trace, the tool outputs, and `undo` (the commands that reverse the iface changes,
+# pidfiles (probe, server, and client.pid, which each mode's client test writes as it starts:
+# `echo $$ > client.pid && exec TOOL …`), the trace, the tool outputs, and `undo` (the commands that reverse the iface changes,
 # written before each change).
 set -eu
 
@@ -171,6 +172,13 @@ teardown() { # IFACE
         return 0
     fi
     probe_stop
+    # A client test a killed run left running (ping or iperf3 -c, its PID recorded as it
+    # started) ends here, not when its -t runs out.
+    if p=$(live_pid "$state/client.pid" iperf3) || p=$(live_pid "$state/client.pid" ping); then
+        kill -TERM "$p"
+        wait_gone "$p" 5 || kill -KILL "$p" 2>/dev/null || true
+        echo "$node: stopped the client test left running (pid $p)"
+    fi
     # A probe killed with SIGKILL leaves its tc filters: --cleanup removes them (by handle).
     [ -x "$probe" ] && "$probe" --cleanup --iface "$1" >/dev/null 2>&1 || true
     server_stop

@@ -19,6 +19,9 @@ packages=(
   nftables
   # the probe overhead benchmark compares np-probe with tcpdump (bench/probe_overhead.sh)
   tcpdump
+  # the tutorial's Ansible mode and headless notebook (tutorial/network-performance, tests/tutorial):
+  # ansible-playbook with its builtin modules only, the notebook's kernel, runner and plots
+  ansible-core python3-nbclient python3-nbformat python3-ipykernel python3-matplotlib
   # the HTML report's browser test renders it in headless Chromium (tests/browser)
   chromium
   # the Debian package: dpkg-shlibdeps computes its library dependencies; its test and the

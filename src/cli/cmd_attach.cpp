@@ -2,6 +2,8 @@
 // ceilings added to a tutorial result contract, leaving the tutorial's own fields as they are.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +25,11 @@ struct AttachOptions {
     std::vector<std::string> iperf3;
     std::vector<std::string> ping;
     std::string link;
+    // --mode: the contract is written anew from the tools' outputs (the tutorial's modes make
+    // theirs this way), naming the nodes the experiment ran on.
+    std::string mode;
+    std::string node1;
+    std::string node2;
 };
 
 namespace fs = std::filesystem;
@@ -39,7 +46,16 @@ std::string reference(const fs::path& file, const fs::path& contract_dir) {
 int run_attach(const AttachOptions& o) {
     const fs::path contract_path = o.contract;
     const fs::path dir = fs::absolute(contract_path).parent_path().lexically_normal();
-    Contract c = parse_contract(read_text_file(contract_path), contract_path.string());
+    const bool create = !o.mode.empty();
+    if (create && o.iperf3.empty() && o.ping.empty())
+        throw InputError("--mode", "a new contract needs the tools' outputs: --iperf3, --ping");
+    Contract c;
+    if (create) {
+        c.mode = o.mode;
+        c.document = nlohmann::json::object();
+    } else {
+        c = parse_contract(read_text_file(contract_path), contract_path.string());
+    }
 
     ExplainInput in;
     if (!o.link.empty()) {
@@ -58,7 +74,7 @@ int run_attach(const AttachOptions& o) {
     }
 
     // Traces already attached stay attached; new ones join them once.
-    std::vector<std::string> refs = contract_trace_files(c);
+    std::vector<std::string> refs = create ? std::vector<std::string>{} : contract_trace_files(c);
     for (const auto& t : o.traces) {
         const std::string ref = reference(t, dir);
         if (std::find(refs.begin(), refs.end(), ref) == refs.end()) refs.push_back(ref);
@@ -73,8 +89,23 @@ int run_attach(const AttachOptions& o) {
         }
     }
 
+    // Neither --link nor the contract: the link speed ethtool gave the probes, as `run` takes it.
+    if (!in.link_bps) {
+        for (const auto& t : in.traces) {
+            if (t.link.speed_mbps && *t.link.speed_mbps > 0) {
+                in.link_bps = double(*t.link.speed_mbps) * 1e6;
+                break;
+            }
+        }
+    }
+
+    const Measurements measured = in.measurements;
     const Explanation e = explain(in);
-    attach_explanation(c.document, e, refs, in.link_bps);
+    if (create) {
+        c.document = build_contract(o.mode, o.node1, o.node2, measured, e, refs, in.link_bps);
+    } else {
+        attach_explanation(c.document, e, refs, in.link_bps);
+    }
     write_file_atomically(contract_path, c.document.dump(2) + "\n");
 
     int errors = 0, warnings = 0;
@@ -111,6 +142,19 @@ void add_attach_command(CLI::App& app, Runner& run) {
     sub->add_option("--ping", o->ping, "The ping output behind the contract");
     sub->add_option("--link", o->link,
                     "Nominal link rate (default: the contract's link_mbps, if any)");
+    sub->add_option("--mode", o->mode,
+                    "Write the contract anew from --iperf3/--ping (and the traces) for this mode "
+                    "(manual, ansible, jupyter, …), replacing the file; the tutorial's fields "
+                    "come from the tools' outputs")
+        ->check([](const std::string& m) {
+            const bool ok =
+                !m.empty() && m.size() <= 32 && std::all_of(m.begin(), m.end(), [](char ch) {
+                    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+                });
+            return ok ? std::string() : "a mode is 1-32 of A-Z a-z 0-9 - _";
+        });
+    sub->add_option("--node1", o->node1, "With --mode: node A, the iperf3 server")->needs("--mode");
+    sub->add_option("--node2", o->node2, "With --mode: node B, the client")->needs("--mode");
     sub->callback([&run, o] { run = [o] { return run_attach(*o); }; });
 }
 

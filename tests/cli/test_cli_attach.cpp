@@ -115,3 +115,44 @@ TEST_F(CliAttach, AContractOfTheWrongShapeNamesTheField) {
 
 }  // namespace
 }  // namespace np::testing
+
+namespace np::testing {
+namespace {
+
+// The tutorial's modes write their contract this way: from the tools' outputs and both traces,
+// with the link speed the probes read from ethtool when params give no np_link_rate.
+TEST_F(CliAttach, ModeWritesANewContractFromTheOutputsAndTraces) {
+    const fs::path fresh = dir_ / "np_contract_ansible.json";
+    const auto r =
+        np_explain({"attach", fresh.string(), "--mode", "ansible", "--node1", "node1-1", "--node2",
+                    "node1-2", "--iperf3", path("np-explain_tcp.json"), "--iperf3",
+                    path("np-explain_udp.json"), "--trace", path("np-explain_trace_node1-1.json"),
+                    "--trace", path("np-explain_trace_node1-2.json"), "--link", "100M"});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    std::ifstream in(fresh);
+    const auto d = nlohmann::json::parse(in);
+    EXPECT_EQ(d["mode"], "ansible");
+    EXPECT_EQ(d["node1"], "node1-1");
+    EXPECT_EQ(d["node2"], "node1-2");
+    EXPECT_TRUE(d["ping_rtt_ms"].is_null());  // no --ping: not measured
+    EXPECT_NEAR(d["tcp_mbps"].get<double>(), 91.86, 0.01);
+    EXPECT_TRUE(d["udp_mbps"].is_number());
+    EXPECT_EQ(d["traces"], nlohmann::json::array(
+                               {"np-explain_trace_node1-1.json", "np-explain_trace_node1-2.json"}));
+    EXPECT_EQ(d["link_mbps"], 100.0);
+    EXPECT_FALSE(d["explain"]["findings"].empty());
+}
+
+TEST_F(CliAttach, ModeWithoutOutputsIsRefused) {
+    const auto r = np_explain({"attach", (dir_ / "np_contract_x.json").string(), "--mode", "x"});
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_NE(r.err.find("--mode"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "np_contract_x.json"));
+}
+
+TEST_F(CliAttach, NodesWithoutModeAreRefused) {
+    EXPECT_NE(np_explain({"attach", contract_.string(), "--node1", "a"}).exit_status, 0);
+}
+
+}  // namespace
+}  // namespace np::testing

@@ -1,0 +1,79 @@
+// `np-explain params FILE`: the tutorial's network-performance_params.yml, validated by the same
+// reader as `run`, printed as JSON or as shell assignments, so the tutorial's script, playbook
+// and notebook use checked values and never read the YAML themselves.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/error.hpp"
+#include "analysis/params.hpp"
+#include "src/cli/commands.hpp"
+#include "src/cli/files.hpp"
+
+namespace np::cli {
+namespace {
+
+struct ParamsOptions {
+    std::string file;
+    bool shell = false;
+};
+
+// The keys as the params file names them; np_link_rate as a number of bit/s (null: ethtool's).
+nlohmann::json params_json(const Params& p) {
+    nlohmann::json j = nlohmann::json::object();
+    j["np_data_iface"] = p.data_iface;
+    j["np_server_ip"] = p.server_ip;
+    j["np_client_ip"] = p.client_ip;
+    j["np_prefix_len"] = p.prefix_len;
+    j["np_port"] = p.port;
+    j["np_ping_count"] = p.ping_count;
+    j["np_tcp_duration_s"] = p.tcp_duration_s;
+    j["np_udp_duration_s"] = p.udp_duration_s;
+    j["np_udp_bandwidth"] = p.udp_bandwidth;
+    j["np_image_marker"] = p.image_marker;
+    j["np_link_rate_bps"] =
+        p.link_rate_bps ? nlohmann::json(*p.link_rate_bps) : nlohmann::json(nullptr);
+    return j;
+}
+
+std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
+int run_params(const ParamsOptions& o) {
+    const ParamsReading r = parse_params(read_text_file(o.file), o.file);
+    for (const auto& w : r.warnings) fmt::print(stderr, "np-explain: warning: {}\n", w);
+    const nlohmann::json j = params_json(r.params);
+    if (!o.shell) {
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+    for (const auto& [key, value] : j.items()) {
+        std::string v;
+        if (value.is_string())
+            v = value.get<std::string>();
+        else if (!value.is_null())
+            v = value.dump();
+        fmt::print("{}={}\n", key, shell_quote(v));
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_params_command(CLI::App& app, Runner& run) {
+    auto o = std::make_shared<ParamsOptions>();
+    CLI::App* sub = app.add_subcommand(
+        "params",
+        "Check a network-performance_params.yml as run reads it and print its values as JSON "
+        "(or shell assignments), defaults filled in");
+    sub->add_option("FILE", o->file, "The params file")->required();
+    sub->add_flag("--shell", o->shell,
+                  "Print KEY='value' lines for a shell's eval instead of JSON (np_link_rate_bps "
+                  "empty when unset)");
+    sub->callback([&run, o] { run = [o] { return run_params(*o); }; });
+}
+
+}  // namespace np::cli

@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_command.hpp"
+
+namespace np::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CliParams : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/np-params-test-XXXXXX";
+        dir_ = mkdtemp(tmpl);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string write(const std::string& yaml) {
+        const fs::path f = dir_ / "network-performance_params.yml";
+        std::ofstream(f) << yaml;
+        return f.string();
+    }
+    fs::path dir_;
+};
+
+// What the tutorial's script, playbook and notebook read instead of the YAML: the values as
+// `run` checks them, defaults filled in, the link rate in bit/s.
+TEST_F(CliParams, PrintsTheCheckedValuesWithDefaultsAsJson) {
+    const auto r = np_explain({"params", write("np_data_iface: eth1\nnp_link_rate: 100M\n")});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["np_data_iface"], "eth1");
+    EXPECT_EQ(j["np_server_ip"], "192.168.200.1");
+    EXPECT_EQ(j["np_tcp_duration_s"], 10);
+    EXPECT_EQ(j["np_udp_bandwidth"], "1G");
+    EXPECT_EQ(j["np_link_rate_bps"], 1e8);
+}
+
+TEST_F(CliParams, ShellAssignmentsAreQuotedAndUnsetRateIsEmpty) {
+    const auto r = np_explain({"params", write("np_image_marker: /it's here\n"), "--shell"});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    EXPECT_NE(r.out.find("np_image_marker='/it'\\''s here'\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("np_link_rate_bps=''\n"), std::string::npos) << r.out;
+}
+
+TEST_F(CliParams, ABadValueIsRefusedNamingTheKey) {
+    const auto r = np_explain({"params", write("np_data_iface: \"a;b\"\n")});
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_NE(r.err.find("np_data_iface"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace np::testing

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Manual mode, scripted: the tutorial's steps one after another over ssh, with np-explain's
+# probe counting on both data NICs, ending in np_contract_manual.json (the tutorial's figures
+# plus np-explain's explanation and both traces).
+#
+#   bash network-performance/network-performance_manual.sh NODE_A NODE_B   (A = iperf3 server)
+#
+# Environment: NETWORK_PERFORMANCE_SSH_CONFIG (default: your own ssh config),
+# NETWORK_PERFORMANCE_PARAMS (default: network-performance_params.yml beside this script),
+# NETWORK_PERFORMANCE_RUN_DIR (default /tmp/network-performance-$USER/), NP_EXPLAIN (default
+# np-explain on PATH), NP_PROBE (default: np-probe beside np-explain). Host keys are checked
+# strictly. Whatever happens, the nodes are left as they were found (exit trap).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mode=${NETWORK_PERFORMANCE_MODE:-manual}
+[[ $# -eq 2 ]] || { echo "usage: $0 NODE_A NODE_B   (NODE_A runs the iperf3 server)" >&2; exit 2; }
+node_a=$1 node_b=$2
+np_explain=${NP_EXPLAIN:-$(command -v np-explain || true)}
+[[ -n $np_explain && -x $np_explain ]] || { echo "np-explain not found: put it on PATH or set NP_EXPLAIN" >&2; exit 3; }
+np_probe=${NP_PROBE:-$(dirname "$(readlink -f "$np_explain")")/np-probe}
+[[ -x $np_probe ]] || np_probe=$(dirname "$(readlink -f "$np_explain")")/../probe/np-probe
+[[ -x $np_probe ]] || { echo "np-probe not found beside $np_explain: set NP_PROBE" >&2; exit 3; }
+params=${NETWORK_PERFORMANCE_PARAMS:-$here/network-performance_params.yml}
+run_dir=${NETWORK_PERFORMANCE_RUN_DIR:-/tmp/network-performance-${USER:-$(id -un)}}
+node_sh=$here/network-performance_node.sh
+
+# One SSH connection per node for all the steps (a master that ends 30 s after its last use).
+cm_dir=$(mktemp -d /tmp/network-performance-ssh.XXXXXX)
+ssh_opts=(-o StrictHostKeyChecking=yes -o BatchMode=yes
+    -o ControlMaster=auto -o "ControlPath=$cm_dir/%C" -o ControlPersist=30)
+[[ -n ${NETWORK_PERFORMANCE_SSH_CONFIG:-} ]] && ssh_opts=(-F "$NETWORK_PERFORMANCE_SSH_CONFIG" "${ssh_opts[@]}")
+close_ssh() {
+    for n in "$node_a" "$node_b"; do ssh "${ssh_opts[@]}" -O exit "root@$n" 2>/dev/null || true; done
+    rm -rf "$cm_dir"
+}
+on() { ssh "${ssh_opts[@]}" "root@$1" "${@:2}"; }                     # a command on a node
+step() { ssh "${ssh_opts[@]}" "root@$1" sh -s -- "${@:2}" <"$node_sh"; } # a step of node.sh
+
+# The parameters as np-explain checks them (the same reader as `np-explain run`).
+eval "$("$np_explain" params "$params" --shell)"
+iface=$np_data_iface
+mkdir -p "$run_dir"
+out=$run_dir/$mode
+echo "== $mode: $node_a (server) <- $node_b (client) over $iface; params $params; run dir $run_dir"
+
+# 0. Preflight: nothing changes on a node unless both pass.
+trap close_ssh EXIT
+step "$node_a" preflight "$node_a" "$iface" "$np_image_marker"
+step "$node_b" preflight "$node_b" "$iface" "$np_image_marker"
+
+teardown() {
+    local rc=$?
+    trap - EXIT INT TERM
+    step "$node_a" teardown "$node_a" "$iface" || true
+    step "$node_b" teardown "$node_b" "$iface" || true
+    close_ssh
+    exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# 1. Configure the data interface on both nodes (server .1, client .2)
+step "$node_a" configure "$node_a" "$iface" "$np_server_ip" "$np_prefix_len"
+step "$node_b" configure "$node_b" "$iface" "$np_client_ip" "$np_prefix_len"
+step "$node_b" datapath "$node_b" "$iface" "$np_server_ip"
+
+# The probe: uploaded into each node's private state dir, checked, started in the background
+# on the data NIC (it stops by itself after the longest this run can take).
+max_s=$((np_ping_count + np_tcp_duration_s + np_udp_duration_s + 300))
+sum=$(sha256sum "$np_probe" | cut -d' ' -f1)
+for n in "$node_a" "$node_b"; do
+    f=/run/network-performance/$n/np-probe
+    on "$n" "cat > $f && chmod 0700 $f && echo '$sum  $f' | sha256sum -c --quiet" <"$np_probe" ||
+        { echo "np-probe upload to $n failed or is corrupt" >&2; exit 3; }
+done
+step "$node_a" probe-start "$node_a" "$iface" "$np_port" server "$max_s"
+step "$node_b" probe-start "$node_b" "$iface" "$np_port" client "$max_s"
+
+# 2. Start the server SUPERVISED (systemd-run unit, or a pidfile): stopped by that handle only
+step "$node_a" server-start "$node_a" "$np_port"
+
+# 3. Measure from the client, BOUND to the data path; each phase announced to both probes
+phase() { step "$node_a" phase "$node_a" "$1" && step "$node_b" phase "$node_b" "$1"; }
+# (its PID recorded first, so a teardown after a killed run can stop exactly that test)
+measure() { on "$node_b" "echo \$\$ > /run/network-performance/$node_b/client.pid && exec $1" >"$2" || true; }
+phase ping
+measure "ping -c $np_ping_count -I $iface $np_server_ip" "${out}_ping.txt"
+phase tcp
+measure "iperf3 -c $np_server_ip -p $np_port -t $np_tcp_duration_s -J" "${out}_tcp.json"
+phase udp
+measure "iperf3 -c $np_server_ip -p $np_port -u -b $np_udp_bandwidth -t $np_udp_duration_s -J" "${out}_udp.json"
+
+# 4. Stop exactly that server, stop the probes, bring their traces to the console
+step "$node_a" server-stop "$node_a"
+traces=()
+for n in "$node_a" "$node_b"; do
+    step "$n" probe-stop "$n" --print-trace >"${out}_trace_$n.json"
+    traces+=(--trace "${out}_trace_$n.json")
+done
+
+# 5. Unconfigure (the exit trap runs the same teardown if anything above failed)
+trap - EXIT
+step "$node_a" teardown "$node_a" "$iface"
+step "$node_b" teardown "$node_b" "$iface"
+close_ssh
+
+# The result contract: the tutorial's figures from the tools' outputs, the explanation and the
+# traces, all by np-explain.
+link=()
+[[ -n $np_link_rate_bps ]] && link=(--link "$np_link_rate_bps")
+"$np_explain" attach "$run_dir/np_contract_$mode.json" --mode "$mode" --node1 "$node_a" --node2 "$node_b" \
+    --ping "${out}_ping.txt" --iperf3 "${out}_tcp.json" --iperf3 "${out}_udp.json" "${traces[@]}" "${link[@]}"
+echo "== wrote $run_dir/np_contract_$mode.json"

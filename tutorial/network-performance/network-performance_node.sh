@@ -1,0 +1,205 @@
+#!/bin/sh
+# The node side of the network-performance tutorial, the same for every mode: the manual script
+# and the notebook run it over ssh (`ssh root@NODE sh -s -- CMD … < network-performance_node.sh`),
+# the playbooks with Ansible's `script` module. One implementation of what changes a node, so
+# the teardown playbook can undo what any mode (or a killed run of it) left behind.
+#
+#   preflight NODE IFACE MARKER        checks only; changes nothing (exit 1 naming what failed)
+#   configure NODE IFACE ADDR PREFIX   iface up + address, undo recorded first; waits for carrier
+#   datapath  NODE IFACE PEER          ping -I the peer's data address (ARP answered: same segment)
+#   probe-start NODE IFACE PORT ROLE MAX_S   np-probe (uploaded to the node's state dir) in the background
+#   phase NODE NAME                    announce a phase to the probe (its counters are cut there)
+#   probe-stop NODE [--print-trace]    stop the probe: it writes STATE/trace.json (printed) and detaches
+#   server-start NODE PORT             supervised iperf3 -s: systemd-run --unit=np-iperf3 --collect
+#                                      where PID 1 is systemd, else iperf3 -D with a pidfile
+#   server-stop NODE                   stops exactly that unit / PID
+#   teardown NODE IFACE                all of the above undone; safe twice and after kill -9
+#
+# State: /run/network-performance/NODE/ (0700): the uploaded np-probe, its control socket,
+# pidfiles (probe, server, and client.pid, which each mode's client test writes as it starts:
+# `echo $$ > client.pid && exec TOOL …`), the trace, the tool outputs, and `undo` (the commands that reverse the iface changes,
+# written before each change).
+set -eu
+
+die() {
+    echo "network-performance: $*" >&2
+    exit 1
+}
+[ $# -ge 2 ] || die "usage: network-performance_node.sh CMD NODE ARGS…"
+cmd=$1
+node=$2
+shift 2
+case $node in
+    *[!A-Za-z0-9._-]* | '' | . | ..) die "bad node name '$node'" ;;
+esac
+state=/run/network-performance/$node
+probe=$state/np-probe
+sock=$state/probe.sock
+
+# A PID from a pidfile, only if that process still runs the program named (a stale pidfile of a
+# recycled PID must never get a signal).
+live_pid() { # PIDFILE COMM
+    [ -f "$1" ] || return 1
+    p=$(cat "$1" 2>/dev/null) || return 1
+    case $p in '' | *[!0-9]*) return 1 ;; esac
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] || return 1
+    echo "$p"
+}
+wait_gone() { # PID SECONDS
+    i=0
+    while kill -0 "$1" 2>/dev/null && [ $i -lt $(($2 * 10)) ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    ! kill -0 "$1" 2>/dev/null
+}
+systemd_pid1() { [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; }
+
+preflight() { # IFACE MARKER
+    iface=$1 marker=$2 bad=""
+    if [ -e "$marker" ]; then echo "$node: image marker $marker: present"; else
+        bad="$bad; no $marker (the node booted the PXE stage image: omf tell offh, wait 20 s, omf tell on)"
+    fi
+    if [ -d "/sys/class/net/$iface" ]; then
+        oper=$(cat "/sys/class/net/$iface/operstate")
+        carrier=$(cat "/sys/class/net/$iface/carrier" 2>/dev/null || echo unknown)
+        echo "$node: $iface: operstate $oper, carrier $carrier"
+        if [ "$oper" != down ] && [ "$carrier" = 0 ]; then
+            bad="$bad; no carrier on $iface (ports with carrier: $(carrier_ports)) - set np_data_iface"
+        fi
+    else
+        bad="$bad; no interface $iface (ports: $(ls /sys/class/net | tr '\n' ' ')) - set np_data_iface"
+    fi
+    for tool in iperf3 ping ip; do
+        command -v "$tool" >/dev/null 2>&1 || bad="$bad; $tool is not installed"
+    done
+    [ -z "$bad" ] || die "preflight failed on $node${bad}"
+    echo "$node: preflight ok"
+}
+carrier_ports() {
+    for d in /sys/class/net/*; do
+        [ "$(cat "$d/carrier" 2>/dev/null)" = 1 ] && [ "${d##*/}" != lo ] && printf '%s ' "${d##*/}"
+    done
+    true
+}
+
+configure() { # IFACE ADDR PREFIX
+    iface=$1 addr=$2 prefix=$3
+    mkdir -p -m 0700 "$state"
+    # Undo first: what reverses each change is on disk before the change is made.
+    if ! ip -o addr show dev "$iface" | grep -q " $addr/$prefix "; then
+        echo "ip addr del $addr/$prefix dev $iface" >>"$state/undo"
+    fi
+    if ! ip -o link show dev "$iface" | grep -q '[<,]UP[,>]'; then
+        echo "ip link set $iface down" >>"$state/undo"
+    fi
+    ip link set "$iface" up
+    ip addr replace "$addr/$prefix" dev "$iface"
+    i=0
+    while [ "$(cat "/sys/class/net/$iface/carrier" 2>/dev/null)" != 1 ]; do
+        [ $i -lt 50 ] || die "no carrier on $iface of $node (ports with carrier: $(carrier_ports)) - wrong port for this row? set np_data_iface"
+        sleep 0.1
+        i=$((i + 1))
+    done
+    echo "$node: $iface up, $addr/$prefix, carrier"
+}
+
+datapath() { # IFACE PEER
+    ping -c 2 -W 1 -I "$1" "$2" >/dev/null 2>&1 ||
+        die "$node cannot reach $2 over $1: ARP unanswered, the two data ports are on different segments (use the shared one: np_data_iface)"
+    echo "$node: $2 answers over $1 (same segment)"
+}
+
+probe_start() { # IFACE PORT ROLE MAX_S
+    [ -x "$probe" ] || die "no np-probe in $state (upload it first)"
+    if p=$(live_pid "$state/probe.pid" np-probe); then die "a probe already runs on $node (pid $p)"; fi
+    "$probe" --iface "$1" --port "$2" --role "$3" --node "$node" --duration "$4" \
+        --background --control "$sock" --out "$state/trace.json" --pidfile "$state/probe.pid" \
+        </dev/null >"$state/probe.ready" 2>"$state/probe.log" ||
+        die "np-probe did not start on $node: $(cat "$state/probe.log")"
+    echo "$node: probe counting on $1 (pid $(cat "$state/probe.pid"))"
+}
+
+phase() { # NAME
+    "$probe" --control "$sock" --send "phase $1" >/dev/null || die "the probe on $node did not take phase $1"
+}
+
+probe_stop() { # [--print-trace]: the trace on stdout, the message on stderr
+    p=$(live_pid "$state/probe.pid" np-probe) || { echo "$node: no probe running"; return 0; }
+    "$probe" --control "$sock" --send stop >/dev/null 2>&1 || kill -TERM "$p" 2>/dev/null || true
+    wait_gone "$p" 10 || { kill -KILL "$p" 2>/dev/null || true; }
+    if [ "${1:-}" = --print-trace ]; then
+        cat "$state/trace.json"
+        echo "$node: probe stopped, trace $state/trace.json" >&2
+    else
+        echo "$node: probe stopped, trace $state/trace.json"
+    fi
+}
+
+server_start() { # PORT
+    mkdir -p -m 0700 "$state"
+    if systemd_pid1; then
+        echo unit >"$state/server"
+        systemd-run --unit=np-iperf3 --collect /usr/bin/iperf3 -s -p "$1" >/dev/null
+    else
+        echo pid >"$state/server"
+        iperf3 -s -p "$1" -D -I "$state/iperf3.pid"
+    fi
+    i=0
+    until ss -Hltn "sport = :$1" | grep -q .; do
+        [ $i -lt 50 ] || die "iperf3 server did not start listening on port $1 of $node"
+        sleep 0.1
+        i=$((i + 1))
+    done
+    echo "$node: iperf3 server supervised ($(cat "$state/server")) on port $1"
+}
+
+server_stop() {
+    [ -f "$state/server" ] || { echo "$node: no server started here"; return 0; }
+    if [ "$(cat "$state/server")" = unit ]; then
+        systemctl stop np-iperf3 2>/dev/null || true
+    elif p=$(live_pid "$state/iperf3.pid" iperf3); then
+        kill -TERM "$p"
+        wait_gone "$p" 5 || kill -KILL "$p" 2>/dev/null || true
+    fi
+    rm -f "$state/server" "$state/iperf3.pid"
+    echo "$node: iperf3 server stopped"
+}
+
+teardown() { # IFACE
+    if [ ! -d "$state" ]; then
+        echo "$node: nothing to tear down"
+        return 0
+    fi
+    probe_stop
+    # A client test a killed run left running (ping or iperf3 -c, its PID recorded as it
+    # started) ends here, not when its -t runs out.
+    if p=$(live_pid "$state/client.pid" iperf3) || p=$(live_pid "$state/client.pid" ping); then
+        kill -TERM "$p"
+        wait_gone "$p" 5 || kill -KILL "$p" 2>/dev/null || true
+        echo "$node: stopped the client test left running (pid $p)"
+    fi
+    # A probe killed with SIGKILL leaves its tc filters: --cleanup removes them (by handle).
+    [ -x "$probe" ] && "$probe" --cleanup --iface "$1" >/dev/null 2>&1 || true
+    server_stop
+    if [ -f "$state/undo" ]; then
+        # Newest change first.
+        tac "$state/undo" | while read -r line; do $line 2>/dev/null || true; done
+    fi
+    rm -rf "$state"
+    rmdir /run/network-performance 2>/dev/null || true
+    echo "$node: torn down (probe, server, uploads, $1 as found)"
+}
+
+case $cmd in
+    preflight) [ $# -eq 2 ] || die "usage: preflight NODE IFACE MARKER"; preflight "$@" ;;
+    configure) [ $# -eq 3 ] || die "usage: configure NODE IFACE ADDR PREFIX"; configure "$@" ;;
+    datapath) [ $# -eq 2 ] || die "usage: datapath NODE IFACE PEER"; datapath "$@" ;;
+    probe-start) [ $# -eq 4 ] || die "usage: probe-start NODE IFACE PORT ROLE MAX_S"; probe_start "$@" ;;
+    phase) [ $# -eq 1 ] || die "usage: phase NODE NAME"; phase "$@" ;;
+    probe-stop) probe_stop "$@" ;;
+    server-start) [ $# -eq 1 ] || die "usage: server-start NODE PORT"; server_start "$@" ;;
+    server-stop) server_stop ;;
+    teardown) [ $# -eq 1 ] || die "usage: teardown NODE IFACE"; teardown "$@" ;;
+    *) die "unknown command '$cmd'" ;;
+esac

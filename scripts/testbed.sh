@@ -5,6 +5,7 @@
 #
 #   scripts/testbed.sh up   [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS]
 #   scripts/testbed.sh down [--state DIR]
+#   scripts/testbed.sh shell-delay [--state DIR] --slow-shell SECONDS   # of a testbed that is up
 #
 # What `up` builds (all addresses from the benchmarking range 198.18.0.0/15):
 #   control  root ns bridge nptb-ctl 198.19.0.254/24; node1-1 ctl0 198.19.0.1, node1-2 ctl0
@@ -22,6 +23,8 @@
 #            there runs version-manager init). sshd sets HOME to DIR/slow-home, whose
 #            .bashrc sleeps (bash reads ~/.bashrc for commands sshd runs); nothing of the
 #            machine's own home or shell start files is touched.
+#            `shell-delay --slow-shell S` changes S on a testbed that is up (the next SSH
+#            command waits the new time): tests about the slow shell set it, the others 0.
 # It never reads or writes ~/.ssh: try it with `ssh -F DIR/ssh_config node1-1`.
 #
 # `down` stops each sshd by the PID in its pidfile (checked against /proc first), then any
@@ -43,7 +46,7 @@ die() {
     exit 2
 }
 usage() {
-    echo "usage: scripts/testbed.sh up|down [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS]" >&2
+    echo "usage: scripts/testbed.sh up|down|shell-delay [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS]" >&2
     exit 2
 }
 
@@ -143,6 +146,17 @@ shape() {  # NODE: apply the profile to the node's end of the data veth
     esac
 }
 
+# The shell start file of the nodes' root home: sleeps --slow-shell seconds (none for 0).
+shell_delay() {
+    if [[ $slow_shell == 0 ]]; then
+        printf '# testbed.sh: the shell starts at once\n' >"$state/slow-home/.bashrc.new"
+    else
+        printf '# testbed.sh --slow-shell: a slow shell start file\nsleep %s\n' "$slow_shell" \
+            >"$state/slow-home/.bashrc.new"
+    fi
+    mv "$state/slow-home/.bashrc.new" "$state/slow-home/.bashrc"
+}
+
 up() {
     local i node dir t0=$SECONDS
     for node in "${NODES[@]}"; do
@@ -175,13 +189,10 @@ up() {
         shape "$node"
     done
 
-    local slow_env=""
-    if [[ $slow_shell != 0 ]]; then
-        mkdir -m 0700 "$state/slow-home"
-        printf '# testbed.sh --slow-shell: a slow shell start file\nsleep %s\n' "$slow_shell" \
-            >"$state/slow-home/.bashrc"
-        slow_env="SetEnv HOME=$state/slow-home"
-    fi
+    # The nodes' root home: its .bashrc is the shell start file every SSH command reads.
+    mkdir -m 0700 "$state/slow-home"
+    shell_delay
+    local slow_env="SetEnv HOME=$state/slow-home"
     ssh-keygen -q -t ed25519 -N '' -C np-testbed-client -f "$state/id_ed25519"
     cp "$state/id_ed25519.pub" "$state/authorized_keys"
     : >"$state/known_hosts"
@@ -254,12 +265,16 @@ EOF
         sshd_pid "$node" >/dev/null || { cat "$state/$node/sshd.log" >&2; false; }
     done
     trap - ERR
-    echo "testbed up ($profile${slow_env:+, shell start +${slow_shell} s}, $((SECONDS - t0)) s): nodes node1-1 (server) node1-2 (client); state $state"
+    echo "testbed up ($profile, shell start +${slow_shell} s, $((SECONDS - t0)) s): nodes node1-1 (server) node1-2 (client); state $state"
     echo "try: ssh -F $state/ssh_config node1-1 ip -br addr"
 }
 
 case $action in
     up) up ;;
     down) down ;;
+    shell-delay)
+        [[ -d $state/slow-home ]] || die "no testbed is up with state $state"
+        shell_delay
+        ;;
     *) usage ;;
 esac

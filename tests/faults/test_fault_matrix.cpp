@@ -30,7 +30,7 @@ const std::string kClient = "node1-2";  // node B: the client; its session and l
 const std::string kDataIface = "enp0s25";
 
 const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
-    new np::testing::TestbedEnvironment("/run/np-testbed-fault-matrix"));
+    new np::testing::TestbedEnvironment("/run/np-testbed-fault-matrix", "0"));
 
 const std::vector<std::string> kPhases = {
     "preflight", "configure", "upload", "probe start", "ping", "tcp", "udp", "collect", "teardown"};

@@ -25,7 +25,7 @@ using namespace np::testing;
 using nlohmann::json;
 
 const auto* const kTestbed =
-    ::testing::AddGlobalTestEnvironment(new TestbedEnvironment("/run/np-testbed-fault-tests"));
+    ::testing::AddGlobalTestEnvironment(new TestbedEnvironment("/run/np-testbed-fault-tests", "0"));
 const std::string& state_dir = testbed_state_dir();
 const std::string kServer = "node1-1";
 const std::string kClient = "node1-2";

@@ -36,7 +36,7 @@ using Kind = EnvironmentError::Kind;
 using np::testing::sh;
 
 const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
-    new np::testing::TestbedEnvironment("/run/np-testbed-remote-tests"));
+    new np::testing::TestbedEnvironment("/run/np-testbed-remote-tests", NP_TESTBED_SLOW_SHELL));
 const std::string& state_dir = np::testing::testbed_state_dir();
 
 SessionOptions node(const std::string& host) {

@@ -32,7 +32,7 @@ constexpr double kTcpWirePerSegment = 1538, kTcpPayloadPerSegment = 1448;
 constexpr double kUdpWirePerDatagram = 1514, kUdpPayloadPerDatagram = 1448;
 
 const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
-    new np::testing::TestbedEnvironment("/run/np-testbed-run-tests"));
+    new np::testing::TestbedEnvironment("/run/np-testbed-run-tests", NP_TESTBED_SLOW_SHELL));
 const std::string& state_dir = np::testing::testbed_state_dir();
 
 // How busy the machine's CPUs were between two points, in % (from /proc/stat): the 100M

@@ -17,17 +17,25 @@ inline std::string& testbed_state_dir() {
     return dir;
 }
 
+// `shell_delay_s`: how long the nodes' shell takes to start for this binary's tests (scripts/
+// testbed.sh --slow-shell): the SSH and run tests hold the product to a slow node image; the
+// suites that only need a testbed set 0 and take a fraction of the time.
 class TestbedEnvironment : public ::testing::Environment {
   public:
-    explicit TestbedEnvironment(std::string own_state) : own_state_(std::move(own_state)) {}
+    TestbedEnvironment(std::string own_state, std::string shell_delay_s)
+        : own_state_(std::move(own_state)), shell_delay_s_(std::move(shell_delay_s)) {}
     void SetUp() override {
         if (const char* s = std::getenv("NP_TESTBED_STATE")) {
             testbed_state_dir() = s;
+            const auto set = run_command({"bash", NP_SOURCE_DIR "/scripts/testbed.sh",
+                                          "shell-delay", "--state", s, "--slow-shell",
+                                          shell_delay_s_});
+            ASSERT_EQ(set.exit_status, 0) << set.out << set.err;
             return;
         }
         testbed_state_dir() = own_state_;
-        const auto up =
-            run_command({"bash", NP_SOURCE_DIR "/scripts/testbed.sh", "up", "--state", own_state_});
+        const auto up = run_command({"bash", NP_SOURCE_DIR "/scripts/testbed.sh", "up", "--state",
+                                     own_state_, "--slow-shell", shell_delay_s_});
         ASSERT_EQ(up.exit_status, 0) << up.out << up.err;
         owned_ = true;
     }
@@ -39,6 +47,7 @@ class TestbedEnvironment : public ::testing::Environment {
 
   private:
     std::string own_state_;
+    std::string shell_delay_s_;
     bool owned_ = false;
 };
 

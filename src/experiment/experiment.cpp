@@ -18,6 +18,7 @@
 #include "analysis/preflight.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/errors.hpp"
+#include "src/common/output_file.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
 #include "src/experiment/progress.hpp"
@@ -399,12 +400,7 @@ std::filesystem::path write_text(const std::filesystem::path& dir, const std::st
                                  const std::string& text,
                                  std::vector<std::filesystem::path>& files) {
     const auto path = dir / name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out)
-        throw EnvironmentError(EnvironmentError::Kind::remote,
-                               fmt::format("cannot write {}", path.string()));
+    write_file_atomically(path, text);
     files.push_back(path);
     return path;
 }
@@ -535,7 +531,7 @@ RunOutcome run_experiment(const RunOptions& o) {
     out.stopped = rec.stopped;
 
     // The run dir.
-    std::filesystem::create_directories(o.run_dir);
+    prepare_private_dir(o.run_dir);
     for (const auto& [text, name] : raw)
         if (!text->empty()) write_text(o.run_dir, name, *text, out.files);
     std::vector<std::string> trace_files;

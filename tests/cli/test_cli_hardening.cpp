@@ -182,6 +182,20 @@ TEST_F(CliHardening, TextFromFilesReachesTheTerminalEscaped) {
     EXPECT_EQ(e.err.find('\x1b'), std::string::npos) << e.err;
 }
 
+TEST_F(CliHardening, TheHtmlReportEscapesHostileStrings) {
+    write("np_contract_m.json", R"({"mode": "m", "tcp_mbps": 94, "link_mbps": 100,
+        "node1": "<script>alert(1)</script>", "node2": "\"><img src=x onerror=alert(2)>"})");
+    auto doc = nlohmann::json::parse(read(fixture("iperf3/tcp-100m.json")));
+    doc["error"] = "</script><script>alert(3)</script><!--";
+    write("m_tcp.json", doc.dump());
+    const auto r = np_explain({"report", dir_.string(), "--out", (dir_ / "r.html").string()});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const std::string html = read(dir_ / "r.html");
+    for (const char* raw : {"<script>alert", "<img src=x", "</script><script>alert(3)"})
+        EXPECT_EQ(html.find(raw), std::string::npos) << raw;
+    EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+}
+
 TEST_F(CliHardening, HostileNodeNamesModesAndRunDirsAreRefusedBeforeAnythingStarts) {
     for (const std::vector<std::string>& args : {std::vector<std::string>{"run", "a;rm -rf /", "b"},
                                                  {"run", "a", "host name"},

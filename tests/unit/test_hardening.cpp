@@ -20,6 +20,7 @@
 #include "src/common/errors.hpp"
 #include "src/common/output_file.hpp"
 #include "src/common/probe_protocol.hpp"
+#include "src/remote/shell.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {
@@ -141,6 +142,16 @@ TEST(TerminalSafe, ControlCharactersAreShownNotActedOn) {
               "\\xc2\\x9b2J");
     EXPECT_EQ(terminal_safe("\xff\xe2\x80"), "\\xff\\xe2\\x80");
     EXPECT_EQ(terminal_safe("\x7f"), "\\x7f");
+}
+
+TEST(PrivateDirReply, OnlyExactlyWhatMktempMakesCanReachRmRf) {
+    EXPECT_TRUE(remote::is_private_dir_reply("/tmp/np-explain.aB3dE5gH7j"));
+    for (const char* bad :
+         {"/tmp/np-explain.aB3dE5gH7", "/tmp/np-explain.aB3dE5gH7jk", "/tmp/np-explain.../../../",
+          "/tmp/np-explain.aB3dE5gH/j", "/tmp/np-explain.aB3dE5gH7j\n/", "/", "", "/tmp",
+          "/tmp/np-explain.aB3 E5gH7j", "/tmp/np-explainXaB3dE5gH7j", "/tmp/np-explain.*"})
+        EXPECT_FALSE(remote::is_private_dir_reply(bad)) << bad;
+    EXPECT_FALSE(remote::is_private_dir_reply(std::string_view("/tmp/np-explain.aB3dE5gH7\0", 26)));
 }
 
 class OutputFile : public ::testing::Test {

@@ -92,7 +92,8 @@ TEST_F(CliHardening, NestedArraysAsATraceAreRefusedInBoundedMemory) {
     EXPECT_NE(r.err.find("trace.json: nested deeper than 64 levels"), std::string::npos) << r.err;
     const auto at = r.err.find("maxrss_kb=");
     ASSERT_NE(at, std::string::npos) << r.err;
-    EXPECT_LT(std::stol(r.err.substr(at + 10)), 64 * 1024) << r.err;
+    // Far below the 200 MiB text read whole (and the 7 GB before): ~10 MB, ~75 MB under ASan.
+    EXPECT_LT(std::stol(r.err.substr(at + 10)), 128 * 1024) << r.err;
 }
 
 TEST_F(CliHardening, FifosAreRefusedAtOpenAsInputsTracesAndContractsNamingThem) {

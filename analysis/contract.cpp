@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "analysis/error.hpp"
+#include "analysis/json_document.hpp"
 #include "analysis/model.hpp"
+#include "analysis/names.hpp"
 
 namespace np {
 namespace {
@@ -36,16 +38,18 @@ std::string string_field(const nlohmann::json& doc, const char* key, const std::
 }  // namespace
 
 Contract parse_contract(std::string_view text, const std::string& source) {
+    return contract_from_json(parse_json_document(text, source), source);
+}
+
+Contract contract_from_json(nlohmann::json document, const std::string& source) {
     Contract c;
-    try {
-        c.document = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(source, fmt::format("not a JSON result contract: {}", e.what()));
-    }
+    c.document = std::move(document);
     if (!c.document.is_object()) {
         throw InputError(source, "not a result contract: the top level is not a JSON object");
     }
     c.mode = string_field(c.document, "mode", source, true);
+    // The mode becomes part of file names (np_contract_<mode>.json, <mode>_tcp.json, …).
+    check_mode_name(c.mode, fmt::format("{}: mode", source));
     c.ping_rtt_ms = number_field(c.document, "ping_rtt_ms", source);
     c.tcp_mbps = number_field(c.document, "tcp_mbps", source);
     c.udp_mbps = number_field(c.document, "udp_mbps", source);
@@ -138,9 +142,17 @@ Measurements measurements_from_contract(const Contract& c) {
 std::vector<std::string> contract_trace_files(const Contract& c) {
     std::vector<std::string> files;
     const auto it = c.document.find("traces");
-    if (it == c.document.end() || !it->is_array()) return files;
-    for (const auto& f : *it)
-        if (f.is_string()) files.push_back(f.get<std::string>());
+    if (it == c.document.end() || it->is_null()) return files;
+    const std::string field = fmt::format("np_contract_{}.json: traces", c.mode);
+    if (!it->is_array())
+        throw InputError(field,
+                         fmt::format("expected an array of file names, found {}", it->type_name()));
+    for (const auto& f : *it) {
+        if (!f.is_string())
+            throw InputError(field, fmt::format("expected a file name, found {}", f.type_name()));
+        check_contained_path(f.get_ref<const std::string&>(), field);
+        files.push_back(f.get<std::string>());
+    }
     return files;
 }
 

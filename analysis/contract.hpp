@@ -26,7 +26,11 @@ struct Contract {
 
 // Parses a contract; `source` names it in errors (InputError field "<source>: <key>").
 // A tutorial field that is null counts as not measured; one of the wrong type is an error.
+// The text is read as parse_json_document reads it (analysis/json_document.hpp): nested,
+// long or out-of-range input is an InputError naming the source and the field.
 Contract parse_contract(std::string_view text, const std::string& source);
+// The same from a document already parsed (bounded) by the caller.
+Contract contract_from_json(nlohmann::json document, const std::string& source);
 
 // The tutorial's figures from what the tools measured: ping_rtt_ms is ping's average, tcp_mbps
 // and udp_mbps what arrived at the receiver (what the sender sent when that is all there is),
@@ -63,7 +67,9 @@ nlohmann::json build_contract(const std::string& mode, const std::string& node1,
 // left out: without ping's counts there is nothing to reconcile it with.
 Measurements measurements_from_contract(const Contract& c);
 
-// The trace files a contract already references under "traces" (empty when none).
+// The trace files a contract already references under "traces" (empty when none): paths
+// relative to the contract's directory and inside it. InputError naming the contract's
+// "traces" when an entry is not a string, is absolute or climbs out with "..".
 std::vector<std::string> contract_trace_files(const Contract& c);
 
 }  // namespace np

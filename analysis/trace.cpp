@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/error.hpp"
+#include "analysis/json_document.hpp"
 #include "analysis/version.hpp"
 
 namespace np {
@@ -328,9 +329,7 @@ Trace parse_trace(const json& doc) {
 }
 
 Trace parse_trace_text(std::string_view text) {
-    json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) throw InputError("trace", "is not valid JSON");
-    return parse_trace(doc);
+    return parse_trace(parse_json_document(text, "trace"));
 }
 
 }  // namespace np

@@ -11,10 +11,12 @@
 #include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
+#include "analysis/names.hpp"
 #include "analysis/rate.hpp"
 #include "analysis/trace.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
+#include "src/cli/terminal.hpp"
 
 namespace np::cli {
 namespace {
@@ -34,13 +36,18 @@ struct AttachOptions {
 
 namespace fs = std::filesystem;
 
-// How a trace is referenced from the contract: relative to the contract's directory when it is
-// inside it, so a run dir can be moved as a whole; absolute otherwise.
+// How a trace is referenced from the contract: relative to the contract's directory, so a run
+// dir can be moved as a whole. A contract names only files inside its directory (report and
+// attach read nothing else), so a trace elsewhere is refused.
 std::string reference(const fs::path& file, const fs::path& contract_dir) {
     const fs::path abs = fs::absolute(file).lexically_normal();
     const fs::path rel = abs.lexically_relative(contract_dir);
-    if (!rel.empty() && *rel.begin() != "..") return rel.string();
-    return abs.string();
+    if (rel.empty() || *rel.begin() == ".." || rel == ".")
+        throw InputError(file.string(),
+                         fmt::format("is outside the contract's directory {}: a contract names "
+                                     "only files inside it; copy the trace there first",
+                                     contract_dir.string()));
+    return rel.string();
 }
 
 int run_attach(const AttachOptions& o) {
@@ -51,10 +58,13 @@ int run_attach(const AttachOptions& o) {
         throw InputError("--mode", "a new contract needs the tools' outputs: --iperf3, --ping");
     Contract c;
     if (create) {
+        check_mode_name(o.mode, "--mode");
+        if (!o.node1.empty()) check_node_name(o.node1, "--node1");
+        if (!o.node2.empty()) check_node_name(o.node2, "--node2");
         c.mode = o.mode;
         c.document = nlohmann::json::object();
     } else {
-        c = parse_contract(read_text_file(contract_path), contract_path.string());
+        c = read_contract_file(contract_path);
     }
 
     ExplainInput in;
@@ -80,13 +90,8 @@ int run_attach(const AttachOptions& o) {
         if (std::find(refs.begin(), refs.end(), ref) == refs.end()) refs.push_back(ref);
     }
     for (const auto& ref : refs) {
-        const fs::path path = fs::path(ref).is_absolute() ? fs::path(ref) : dir / ref;
-        try {
-            in.traces.push_back(parse_trace_text(read_text_file(path)));
-        } catch (const InputError& e) {
-            if (e.field() == path.string()) throw;
-            throw InputError(fmt::format("{} ({})", path.string(), e.field()), e.what());
-        }
+        check_contained_path(ref, contract_path.string() + ": traces");
+        in.traces.push_back(read_trace_file(dir / ref));
     }
 
     // Neither --link nor the contract: the link speed ethtool gave the probes, as `run` takes it.
@@ -113,11 +118,12 @@ int run_attach(const AttachOptions& o) {
         errors += f.severity == Severity::error;
         warnings += f.severity == Severity::warn;
     }
-    fmt::print("attached to {}: {} findings ({} error, {} warn), {} trace{}, link {}\n\n",
-               contract_path.string(), e.findings.size(), errors, warnings, refs.size(),
-               refs.size() == 1 ? "" : "s",
-               in.link_bps ? fmt::format("{:g} Mbit/s", *in.link_bps / 1e6) : "unknown");
-    fmt::print("{}", render_explanation(e, in.link_bps));
+    print_text(
+        fmt::format("attached to {}: {} findings ({} error, {} warn), {} trace{}, link {}\n\n",
+                    contract_path.string(), e.findings.size(), errors, warnings, refs.size(),
+                    refs.size() == 1 ? "" : "s",
+                    in.link_bps ? fmt::format("{:g} Mbit/s", *in.link_bps / 1e6) : "unknown"));
+    print_text(render_explanation(e, in.link_bps));
     return 0;
 }
 

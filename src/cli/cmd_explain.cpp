@@ -9,6 +9,7 @@
 #include "analysis/trace.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
+#include "src/cli/terminal.hpp"
 
 namespace np::cli {
 namespace {
@@ -38,20 +39,15 @@ int run_explain(const ExplainOptions& o) {
     load(o.files, InputFormat::auto_detect);
     use_server_banners(in.measurements);
     for (const auto& f : o.traces) {
-        try {
-            in.traces.push_back(parse_trace_text(read_text_file(f)));
-        } catch (const InputError& err) {
-            if (err.field() == f) throw;
-            throw InputError(fmt::format("{} ({})", f, err.field()), err.what());
-        }
+        in.traces.push_back(read_trace_file(f));
     }
     for (const auto& note : in.measurements.notes)
-        fmt::print(stderr, "np-explain: note: {}\n", note);
+        print_text(stderr, fmt::format("np-explain: note: {}\n", note));
     const Explanation e = explain(in);
     if (o.json) {
         fmt::print("{}\n", to_json(e).dump(2));
     } else {
-        fmt::print("{}", render_explanation(e, in.link_bps));
+        print_text(render_explanation(e, in.link_bps));
     }
     return exit_status_for(e.findings);
 }

@@ -9,6 +9,7 @@
 #include "analysis/params.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
+#include "src/cli/terminal.hpp"
 
 namespace np::cli {
 namespace {
@@ -43,8 +44,9 @@ std::string shell_quote(const std::string& s) {
 }
 
 int run_params(const ParamsOptions& o) {
-    const ParamsReading r = parse_params(read_text_file(o.file), o.file);
-    for (const auto& w : r.warnings) fmt::print(stderr, "np-explain: warning: {}\n", w);
+    const ParamsReading r = parse_params(read_text_file(o.file, kMaxParamsBytes), o.file);
+    for (const auto& w : r.warnings)
+        print_text(stderr, fmt::format("np-explain: warning: {}\n", w));
     const nlohmann::json j = params_json(r.params);
     if (!o.shell) {
         fmt::print("{}\n", j.dump(2));

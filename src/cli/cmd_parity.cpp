@@ -7,6 +7,7 @@
 #include "analysis/parity.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
+#include "src/cli/terminal.hpp"
 
 namespace np::cli {
 namespace {
@@ -16,7 +17,7 @@ int run_parity(const std::string& dir_arg) {
         dir_arg.empty() ? default_run_dir() : std::filesystem::path(dir_arg);
     const std::vector<Contract> contracts = read_run_dir_contracts(dir);
     const auto result = check_parity(contracts);
-    fmt::print("{}", render_parity(contracts, result));
+    print_text(render_parity(contracts, result));
     return result.pass ? 0 : 1;
 }
 

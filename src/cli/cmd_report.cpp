@@ -17,6 +17,7 @@
 #include "report/embedded_scripts.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
+#include "src/cli/terminal.hpp"
 
 namespace np::cli {
 namespace {
@@ -30,7 +31,8 @@ struct ReportArgs {
 };
 
 void warn(const InputError& e, const std::string& what) {
-    fmt::print(stderr, "np-explain: warning: {}: {} ({})\n", e.field(), e.what(), what);
+    print_text(stderr,
+               fmt::format("np-explain: warning: {}: {} ({})\n", e.field(), e.what(), what));
 }
 
 // What the run dir holds for one mode. The contract must parse (that is the report's subject);
@@ -49,7 +51,8 @@ ReportMode read_mode(const fs::path& dir, Contract c) {
         std::error_code ec;
         if (!fs::is_regular_file(path, ec)) continue;
         try {
-            InputFile in(path);
+            InputFile in(path, suffix == std::string_view("_ping.txt") ? kMaxPingBytes
+                                                                       : kMaxToolOutputBytes);
             m.measurements.append(parse_measurements(in, path.filename().string()));
         } catch (const InputError& e) {
             warn(e, "left out of the report");
@@ -57,8 +60,7 @@ ReportMode read_mode(const fs::path& dir, Contract c) {
     }
 
     std::vector<fs::path> traces;
-    for (const auto& ref : contract_trace_files(c))
-        traces.push_back(fs::path(ref).is_absolute() ? fs::path(ref) : dir / ref);
+    for (const auto& ref : contract_trace_files(c)) traces.push_back(dir / ref);
     if (traces.empty()) {
         // A contract written before traces were referenced: the run dir's naming.
         const std::string prefix = c.mode + "_trace_";
@@ -71,7 +73,7 @@ ReportMode read_mode(const fs::path& dir, Contract c) {
     }
     for (const auto& path : traces) {
         try {
-            m.traces.push_back(parse_trace_text(read_text_file(path)));
+            m.traces.push_back(read_trace_file(path));
         } catch (const InputError& e) {
             warn(e, fmt::format("trace {} left out of the report", path.string()));
         }
@@ -84,13 +86,7 @@ ReportMode read_mode(const fs::path& dir, Contract c) {
 // temporary file starts private), as a page to open in a browser, often as another user than
 // the root that ran the experiment.
 void write_report_file(const fs::path& path, const std::string& text) {
-    std::error_code ec;
-    const bool existed = fs::exists(path, ec);
-    write_file_atomically(path, text);
-    if (!existed) {
-        fs::permissions(path, fs::perms::group_read | fs::perms::others_read, fs::perm_options::add,
-                        ec);
-    }
+    write_file_atomically(path, text, 0644);
 }
 
 std::string utc_now() {
@@ -119,13 +115,14 @@ int run_report(const ReportArgs& a) {
     const std::string text = a.format == "html" ? render_report_html(in, embedded_chart_scripts())
                                                 : render_report_markdown(in);
     if (out == "-") {
-        std::fwrite(text.data(), 1, text.size(), stdout);
+        print_text(text);
         return 0;
     }
     write_report_file(out, text);
-    fmt::print("{}: {} ({} mode{}, {:.0f} KB)\n", a.format == "html" ? "report" : "summary", out,
-               in.modes.size(), in.modes.size() == 1 ? "" : "s",
-               static_cast<double>(text.size()) / 1024.0);
+    print_text(fmt::format("{}: {} ({} mode{}, {:.0f} KB)\n",
+                           a.format == "html" ? "report" : "summary", out, in.modes.size(),
+                           in.modes.size() == 1 ? "" : "s",
+                           static_cast<double>(text.size()) / 1024.0));
     return 0;
 }
 

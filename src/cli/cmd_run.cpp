@@ -8,10 +8,13 @@
 
 #include "analysis/error.hpp"
 #include "analysis/format.hpp"
+#include "analysis/names.hpp"
 #include "analysis/params.hpp"
 #include "analysis/rate.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
+#include "src/cli/terminal.hpp"
+#include "src/common/output_file.hpp"
 #include "src/experiment/experiment.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/local_testbed.hpp"
@@ -51,7 +54,8 @@ std::string default_params_file() {
 ParamsReading read_params(const std::string& file,
                           const std::map<std::string, std::string>& overrides,
                           const std::map<std::string, std::string>& override_flags) {
-    const std::string text = file.empty() ? std::string("{}") : read_text_file(file);
+    const std::string text =
+        file.empty() ? std::string("{}") : read_text_file(file, kMaxParamsBytes);
     const std::string source = file.empty() ? "built-in defaults" : file;
     ParamsReading reading;
     try {
@@ -78,18 +82,19 @@ ParamsReading read_params(const std::string& file,
 
 void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptions& o, bool json) {
     if (out.contract_path.empty()) {  // the run dir refused the contract: `stopped` says why
-        if (!json) fmt::print("{}", render_explanation(out.explanation, out.link_bps));
+        if (!json) print_text(render_explanation(out.explanation, out.link_bps));
         return;
     }
     if (json) {
-        fmt::print("{}\n", read_text_file(out.contract_path));
+        fmt::print("{}\n", read_text_file(out.contract_path, kMaxContractBytes));
         return;
     }
-    fmt::print("np-explain run: {} (iperf3 server) <- {} (client) over {}, link {}\n\n", o.node_a,
-               o.node_b, o.params.data_iface,
-               out.link_bps ? format_link_rate(*out.link_bps) : "unknown");
-    fmt::print("{}", render_explanation(out.explanation, out.link_bps));
-    fmt::print("\nResults in {}: {}", o.run_dir.string(), out.contract_path.filename().string());
+    print_text(fmt::format("np-explain run: {} (iperf3 server) <- {} (client) over {}, link {}\n\n",
+                           o.node_a, o.node_b, o.params.data_iface,
+                           out.link_bps ? format_link_rate(*out.link_bps) : "unknown"));
+    print_text(render_explanation(out.explanation, out.link_bps));
+    print_text(fmt::format("\nResults in {}: {}", o.run_dir.string(),
+                           out.contract_path.filename().string()));
     fmt::print(" (+ {} more: raw outputs, traces, findings)\n",
                out.files.empty() ? 0 : out.files.size() - 1);
 }
@@ -108,7 +113,16 @@ int run_run(RunArgs args) {
     }
 }
 
+// Node names become file names in the run dir and arguments on the nodes; the mode a file name.
+// Both are checked before anything starts, as is the run dir (prepare_private_dir).
+void check_names(const RunArgs& args) {
+    for (size_t i = 0; i < args.nodes.size(); ++i)
+        check_node_name(args.nodes[i], i == 0 ? "NODE_A" : "NODE_B");
+    check_mode_name(args.mode, "--mode");
+}
+
 int run_guarded(RunArgs args) {
+    check_names(args);
     std::unique_ptr<experiment::LocalTestbed> testbed;
     experiment::RunOptions o;
     if (args.local) {
@@ -134,6 +148,7 @@ int run_guarded(RunArgs args) {
     o.accept_new_host_keys = args.accept_new_host_keys;
     o.mode = args.mode;
     o.run_dir = args.run_dir.empty() ? default_run_dir() : std::filesystem::path(args.run_dir);
+    prepare_private_dir(o.run_dir);
     o.keep_iface = args.keep_iface;
     if (!args.link.empty()) o.link_bps = parse_link_rate_bps(args.link, "--link");
     o.probe_binary = find_np_probe();
@@ -153,14 +168,17 @@ int run_guarded(RunArgs args) {
             const auto report = write_run_report(o.run_dir);
             if (!args.json) fmt::print("Report: {}\n", report.string());
         } catch (const InputError& e) {
-            fmt::print(stderr, "np-explain: warning: no report: {}: {}\n", e.field(), e.what());
+            print_text(stderr, fmt::format("np-explain: warning: no report: {}: {}\n", e.field(),
+                                           e.what()));
         } catch (const std::exception& e) {
-            fmt::print(stderr, "np-explain: warning: no report: {}\n", e.what());
+            print_text(stderr, fmt::format("np-explain: warning: no report: {}\n", e.what()));
         }
     }
     if (!out.stopped.empty()) {
-        fmt::print(stderr, "np-explain: the run stopped early: {}; partial results saved in {}\n",
-                   out.stopped, o.run_dir.string());
+        print_text(
+            stderr,
+            fmt::format("np-explain: the run stopped early: {}; partial results saved in {}\n",
+                        out.stopped, o.run_dir.string()));
     }
     if (!out.note.empty()) {
         fmt::print(stderr, "np-explain: {}; all results saved in {}\n", out.note,
@@ -173,6 +191,7 @@ int run_guarded(RunArgs args) {
 // killed run left is undone by editing one word. Options that only shape a measurement are
 // accepted and checked, not used: the undo scripts on the nodes say what to undo.
 int run_teardown(RunArgs args) {
+    check_names(args);
     if (args.local) {
         if (!args.nodes.empty())
             throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
@@ -189,8 +208,8 @@ int run_teardown(RunArgs args) {
         read_params(args.params_file, args.overrides, args.override_flags);
     if (!args.link.empty()) parse_link_rate_bps(args.link, "--link");
     bool all_reached = true;
-    fmt::print("{}", experiment::teardown_nodes(args.nodes.at(0), args.nodes.at(1), args.ssh_config,
-                                                all_reached));
+    print_text(experiment::teardown_nodes(args.nodes.at(0), args.nodes.at(1), args.ssh_config,
+                                          all_reached));
     if (args.local) {
         experiment::LocalTestbed::take_down();
         fmt::print("the local testbed is down\n");

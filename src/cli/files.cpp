@@ -16,14 +16,13 @@
 #include <cstring>
 
 #include "analysis/error.hpp"
+#include "analysis/json_document.hpp"
 #include "src/common/executable.hpp"
 
 namespace np::cli {
 
 namespace {
 
-// Larger than any contract, trace or params file: refused rather than read.
-constexpr int64_t kMaxDocumentBytes = int64_t{2} << 30;
 // A tool's output is mapped this much at a time: peak memory does not grow with the file.
 constexpr size_t kWindowBytes = size_t{4} << 20;
 constexpr size_t kPipeChunkBytes = size_t{1} << 20;
@@ -81,6 +80,14 @@ int open_input(const std::filesystem::path& path, const std::string& name, struc
     return fd;
 }
 
+std::string too_large(int64_t bytes, int64_t max_bytes) {
+    const auto mib = [](int64_t b) { return static_cast<double>(b) / double(1 << 20); };
+    return fmt::format(
+        "{:.0f} MiB ({} bytes) is larger than any such input (at most {:.0f} MiB): "
+        "refused unread",
+        mib(bytes), bytes, mib(max_bytes));
+}
+
 // A mapped file that shrinks while it is read faults (SIGBUS) on the pages it lost. The handler
 // can only write and exit: the message is made when the file is opened.
 char g_shrunk_message[1024];
@@ -95,11 +102,16 @@ void on_sigbus(int) {
 
 }  // namespace
 
-InputFile::InputFile(const std::filesystem::path& path)
-    : name_(path == "-" ? std::string("stdin") : path.string()) {
+InputFile::InputFile(const std::filesystem::path& path, int64_t max_bytes)
+    : name_(path == "-" ? std::string("stdin") : path.string()), max_bytes_(max_bytes) {
     struct stat st {};
     bool pipe = false;
     fd_ = open_input(path, name_, st, pipe);
+    if (!pipe && st.st_size > max_bytes) {
+        ::close(fd_);
+        fd_ = -1;
+        throw InputError(name_, too_large(st.st_size, max_bytes));
+    }
     if (pipe) {
         buffer_.resize(kPipeChunkBytes);
         return;
@@ -133,7 +145,11 @@ std::string_view InputFile::next() {
         // A pipe, or a file that cannot be mapped: read it a chunk at a time.
         while (true) {
             const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
-            if (n >= 0) return std::string_view(buffer_.data(), static_cast<size_t>(n));
+            if (n >= 0) {
+                piped_ += n;
+                if (piped_ > max_bytes_) throw InputError(name_, too_large(piped_, max_bytes_));
+                return std::string_view(buffer_.data(), static_cast<size_t>(n));
+            }
             if (errno == EINTR) continue;
             if (errno == EAGAIN) {
                 struct pollfd p {
@@ -167,7 +183,7 @@ std::string_view InputFile::next() {
 }
 
 Measurements read_measurements_file(const std::filesystem::path& path, InputFormat format) {
-    InputFile in(path);
+    InputFile in(path, format == InputFormat::ping ? kMaxPingBytes : kMaxToolOutputBytes);
     try {
         return parse_measurements(in, in.name(), format);
     } catch (const InputError& e) {
@@ -177,66 +193,30 @@ Measurements read_measurements_file(const std::filesystem::path& path, InputForm
     }
 }
 
-std::string read_text_file(const std::filesystem::path& path) {
-    struct stat st {};
-    bool pipe = false;
-    const std::string name = path.string();
-    const int fd = open_input(path, name, st, pipe);
-    if (!pipe && st.st_size > kMaxDocumentBytes) {
-        ::close(fd);
-        throw InputError(name, fmt::format("{} bytes is larger than any such file", st.st_size));
-    }
+std::string read_text_file(const std::filesystem::path& path, int64_t max_bytes) {
+    InputFile in(path, max_bytes);
     std::string data;
-    char chunk[65536];
-    while (true) {
-        const ssize_t n = ::read(fd, chunk, sizeof chunk);
-        if (n == 0) break;
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            const int err = errno;
-            ::close(fd);
-            throw InputError(name, fmt::format("read error: {}", std::strerror(err)));
-        }
-        data.append(chunk, static_cast<size_t>(n));
-        if (static_cast<int64_t>(data.size()) > kMaxDocumentBytes) {
-            ::close(fd);
-            throw InputError(name, "larger than any such file");
-        }
-    }
-    ::close(fd);
+    for (std::string_view chunk = in.next(); !chunk.empty(); chunk = in.next()) data += chunk;
     return data;
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& content) {
-    const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-    std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-    const int fd = mkstemp(tmpl.data());
-    if (fd < 0) {
-        throw InputError(path.string(), fmt::format("cannot write: {}", std::strerror(errno)));
-    }
-    size_t done = 0;
-    while (done < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            throw InputError(path.string(), fmt::format("cannot write: {}", std::strerror(err)));
-        }
-        done += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        ::unlink(tmpl.c_str());
-        throw InputError(path.string(), fmt::format("cannot write: {}", std::strerror(errno)));
-    }
-    // Keep the permissions of the file being replaced.
-    std::error_code ec;
-    const auto perms = std::filesystem::status(path, ec).permissions();
-    if (!ec) std::filesystem::permissions(tmpl, perms, ec);
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmpl.c_str());
-        throw InputError(path.string(), fmt::format("cannot replace: {}", std::strerror(err)));
+nlohmann::json read_json_file(const std::filesystem::path& path, int64_t max_bytes) {
+    InputFile in(path, max_bytes);
+    JsonLimits limits;
+    limits.max_bytes = max_bytes;
+    return parse_json_document(in, in.name(), limits);
+}
+
+Contract read_contract_file(const std::filesystem::path& path) {
+    return contract_from_json(read_json_file(path, kMaxContractBytes), path.string());
+}
+
+Trace read_trace_file(const std::filesystem::path& path) {
+    const nlohmann::json doc = read_json_file(path, kMaxTraceBytes);
+    try {
+        return parse_trace(doc);
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{} ({})", path.string(), e.field()), e.what());
     }
 }
 
@@ -261,7 +241,7 @@ std::vector<Contract> read_run_dir_contracts(const std::filesystem::path& dir) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         const auto name = entry.path().filename().string();
         if (name.rfind("np_contract_", 0) != 0 || entry.path().extension() != ".json") continue;
-        contracts.push_back(parse_contract(read_text_file(entry.path()), entry.path().string()));
+        contracts.push_back(read_contract_file(entry.path()));
     }
     if (contracts.empty()) {
         throw InputError(dir.string(), "holds no np_contract_<mode>.json result contracts");

@@ -1,14 +1,27 @@
 #pragma once
 // Files the CLI reads and writes on the user's behalf. analysis/ never touches files.
+#include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "analysis/contract.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/source.hpp"
+#include "analysis/trace.hpp"
+#include "src/common/output_file.hpp"
 
 namespace np::cli {
+
+// The largest input of each kind np-explain reads, checked from the file's size before reading.
+// A day-long -P 8 iperf3 run at 0.1 s intervals is 2.6 GB of JSON and is read in constant
+// memory (analysis/json_scan.hpp); a day of ping at 0.2 s intervals is ~30 MB of text.
+inline constexpr int64_t kMaxToolOutputBytes = int64_t{16} << 30;
+inline constexpr int64_t kMaxPingBytes = int64_t{256} << 20;
+inline constexpr int64_t kMaxContractBytes = int64_t{16} << 20;
+inline constexpr int64_t kMaxTraceBytes = int64_t{256} << 20;
+inline constexpr int64_t kMaxParamsBytes = int64_t{1} << 20;
 
 // A tool's output, read in chunks and never whole, so a file of any length costs the same
 // memory: a regular file is mapped a window at a time, "-" (standard input, a pipe or a
@@ -18,9 +31,12 @@ namespace np::cli {
 // writer would otherwise hang the open). A regular file is read up to the size it had when it
 // was opened; one that shrinks while it is read ends the process with a message and exit 2
 // rather than a SIGBUS.
+//
+// `max_bytes`: a regular file larger than that is refused from its size (fstat) before a byte of
+// it is read, and a pipe is refused once it has delivered that much.
 class InputFile : public ByteSource {
   public:
-    explicit InputFile(const std::filesystem::path& path);
+    explicit InputFile(const std::filesystem::path& path, int64_t max_bytes = kMaxToolOutputBytes);
     ~InputFile() override;
     InputFile(const InputFile&) = delete;
     InputFile& operator=(const InputFile&) = delete;
@@ -36,20 +52,25 @@ class InputFile : public ByteSource {
     void* window_ = nullptr;
     size_t window_bytes_ = 0;
     std::vector<char> buffer_;  // a pipe's
+    int64_t max_bytes_ = 0;
+    int64_t piped_ = 0;  // bytes read from a pipe so far
 };
 
 // A tool's output file read into Measurements (parse_measurements), the InputError naming the
 // file first.
 Measurements read_measurements_file(const std::filesystem::path& path, InputFormat format);
 
-// The whole file, for documents that are parsed as a whole (contracts, traces, params);
+// The whole file, for documents that are parsed as a whole (params, a contract to print);
 // InputError naming the path when it is missing, unreadable, not a regular file (as InputFile)
-// or larger than any such document (2 GiB).
-std::string read_text_file(const std::filesystem::path& path);
+// or larger than `max_bytes`.
+std::string read_text_file(const std::filesystem::path& path, int64_t max_bytes);
 
-// Writes through a temporary file in the same directory and renames it over `path`, so an
-// error never leaves the user's file truncated.
-void write_file_atomically(const std::filesystem::path& path, const std::string& content);
+// A contract or a trace: read as InputFile reads (never blocking, never more than `max_bytes`),
+// parsed as parse_json_document parses (bounded depth and values; analysis/json_document.hpp).
+nlohmann::json read_json_file(const std::filesystem::path& path, int64_t max_bytes);
+Contract read_contract_file(const std::filesystem::path& path);
+// InputError "<path> (<field>)" when the trace does not parse.
+Trace read_trace_file(const std::filesystem::path& path);
 
 // The tutorial's run dir: $NETWORK_PERFORMANCE_RUN_DIR, else /tmp/network-performance-$USER/.
 std::filesystem::path default_run_dir();

@@ -6,6 +6,7 @@
 
 #include "analysis/error.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/terminal.hpp"
 #include "src/common/errors.hpp"
 
 int main(int argc, char** argv) {
@@ -23,16 +24,17 @@ int main(int argc, char** argv) {
         return run ? run() : 2;
     } catch (const np::InputError& e) {
         if (e.line() > 0) {
-            fmt::print(stderr, "np-explain: {}: line {}: {}\n", e.field(), e.line(), e.what());
+            np::cli::print_text(stderr, fmt::format("np-explain: {}: line {}: {}\n", e.field(),
+                                                    e.line(), e.what()));
         } else {
-            fmt::print(stderr, "np-explain: {}: {}\n", e.field(), e.what());
+            np::cli::print_text(stderr, fmt::format("np-explain: {}: {}\n", e.field(), e.what()));
         }
         return 2;
     } catch (const np::EnvironmentError& e) {
-        fmt::print(stderr, "np-explain: {}\n", e.what());
+        np::cli::print_text(stderr, fmt::format("np-explain: {}\n", e.what()));
         return 3;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "np-explain: error: {}\n", e.what());
+        np::cli::print_text(stderr, fmt::format("np-explain: error: {}\n", e.what()));
         return 1;
     }
 }

@@ -12,7 +12,10 @@
 //
 // stdout (foreground only): "ready" once attached, "sample" every interval, "phase" when a
 // phase closes, "trace" last. `--background` prints only "ready", then detaches.
+#include <nlohmann/json.hpp>
 #include <string_view>
+
+#include "analysis/json_document.hpp"
 
 namespace np::probe_protocol {
 
@@ -34,5 +37,17 @@ inline constexpr std::string_view kFirstPhase = "default";
 
 // A command line is short; anything longer on the control socket is refused.
 inline constexpr size_t kMaxCommandBytes = 256;
+
+// One message from a node's probe (its reply is the node's, so not trusted): parsed with the
+// bounds of a trace (analysis/json_document.hpp) — a message nested 100,000 deep or holding
+// 1e400 is refused there, never printed back with the recursion of dump(). A discarded value
+// (is_discarded()) when it is not JSON within those bounds.
+inline nlohmann::json parse_message(std::string_view text) {
+    try {
+        return parse_json_document(text, "probe message");
+    } catch (const InputError&) {
+        return nlohmann::json(nlohmann::json::value_t::discarded);
+    }
+}
 
 }  // namespace np::probe_protocol

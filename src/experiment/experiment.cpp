@@ -24,6 +24,7 @@
 #include "analysis/preflight.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/errors.hpp"
+#include "src/common/output_file.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
 #include "src/experiment/progress.hpp"
@@ -64,42 +65,13 @@ struct Record {
 class RunDir {
   public:
     RunDir(std::filesystem::path dir, std::string mode) : dir_(std::move(dir)), mode_(mode) {
-        std::error_code ec;
-        std::filesystem::create_directories(dir_, ec);
-        if (ec)
-            throw EnvironmentError(
-                EnvironmentError::Kind::host,
-                fmt::format("cannot create the run dir {}: {}", dir_.string(), ec.message()));
+        prepare_private_dir(dir_);
     }
-    // Throws EnvironmentError naming the file and why (e.g. "No space left on device").
+    // Replaced whole (src/common/output_file.hpp); EnvironmentError naming the file and why
+    // (e.g. "No space left on device").
     std::filesystem::path save(const std::string& name, const std::string& text) {
         const auto path = dir_ / name;
-        const auto tmp = dir_ / fmt::format(".{}.{}.tmp", name, getpid());
-        const auto fail = [&](const char* what, int err) {
-            ::unlink(tmp.c_str());
-            return EnvironmentError(EnvironmentError::Kind::host,
-                                    fmt::format("cannot save {} in the run dir {}: {}: {}", name,
-                                                dir_.string(), what, std::strerror(err)));
-        };
-        ::unlink(tmp.c_str());  // a temp file a SIGKILLed run of the same PID left
-        const int fd =
-            ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0) throw fail("open", errno);
-        size_t done = 0;
-        while (done < text.size()) {
-            const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                const int err = n < 0 ? errno : EIO;
-                ::close(fd);
-                throw fail("write", err);
-            }
-            done += size_t(n);
-        }
-        // No fsync: what this guards against is the process dying, not the machine; the page
-        // cache outlives a SIGKILL.
-        if (::close(fd) != 0) throw fail("close", errno);
-        if (::rename(tmp.c_str(), path.c_str()) != 0) throw fail("rename", errno);
+        write_file_atomically(path, text);
         if (saved_.insert(name).second) files_.push_back(path);
         return path;
     }

@@ -82,8 +82,8 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
 
 IfaceConfig::IfaceConfig(remote::CommandShell& sh, const std::string& node,
                          const std::string& iface, const std::string& cidr, bool keep) {
-    const auto link = nlohmann::json::parse(
-        sh.check("ip -j link show dev " + shell_quote(iface)).out, nullptr, false);
+    const auto link =
+        proto::parse_message(sh.check("ip -j link show dev " + shell_quote(iface)).out);
     if (link.is_array() && !link.empty()) {
         for (const auto& flag : link[0].value("flags", nlohmann::json::array()))
             if (flag == "UP") was_up_ = true;
@@ -206,7 +206,7 @@ void RemoteProbe::start(const std::string& iface, const std::string& role, int p
                     shell_quote(binary_), q_iface, shell_quote(role), shell_quote(node), port,
                     shell_quote(control_), shell_quote(trace_file_), shell_quote(pidfile_)),
         remote::Millis(30000));
-    const auto ready = nlohmann::json::parse(started.out, nullptr, false);
+    const auto ready = proto::parse_message(started.out);
     if (started.exit_status != 0 || !ready.is_object() ||
         ready.value(std::string(proto::kTypeKey), "") != proto::kMessageReady) {
         std::string err = started.err;
@@ -228,8 +228,7 @@ std::string RemoteProbe::send(const std::string& command, remote::Millis timeout
 
 bool RemoteProbe::phase(const std::string& name) {
     if (stopped_) return false;
-    const auto j =
-        nlohmann::json::parse(send("phase " + name, remote::Millis(10000)), nullptr, false);
+    const auto j = proto::parse_message(send("phase " + name, remote::Millis(10000)));
     if (!j.is_object() || j.value(std::string(proto::kTypeKey), "") != proto::kMessagePhase)
         return false;
     closed_phases_.push_back(j);
@@ -239,7 +238,7 @@ bool RemoteProbe::phase(const std::string& name) {
 
 std::optional<double> RemoteProbe::rate_bps() {
     if (stopped_) return std::nullopt;
-    const auto j = nlohmann::json::parse(send("status", remote::Millis(5000)), nullptr, false);
+    const auto j = proto::parse_message(send("status", remote::Millis(5000)));
     if (!j.is_object() || !j.contains("last_sample") || !j["last_sample"].is_object())
         return std::nullopt;
     const auto& s = j["last_sample"];
@@ -253,8 +252,7 @@ std::string RemoteProbe::stop(remote::Millis timeout, std::string& why) {
     if (stopped_) return trace_;
     stopped_ = true;
     try {
-        auto j =
-            nlohmann::json::parse(send(std::string(proto::kCommandStop), timeout), nullptr, false);
+        auto j = proto::parse_message(send(std::string(proto::kCommandStop), timeout));
         if (j.is_object() && j.value(std::string(proto::kTypeKey), "") == proto::kMessageTrace) {
             j.erase(std::string(proto::kTypeKey));
             trace_ = j.dump(2) + "\n";
@@ -266,7 +264,7 @@ std::string RemoteProbe::stop(remote::Millis timeout, std::string& why) {
             "pid=$(cat {0} 2>/dev/null); i=0; while [ -n \"$pid\" ] && kill -0 \"$pid\" "
             "2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; cat {1}",
             shell_quote(pidfile_), shell_quote(trace_file_)));
-        if (r.exit_status == 0 && nlohmann::json::parse(r.out, nullptr, false).is_object()) {
+        if (r.exit_status == 0 && proto::parse_message(r.out).is_object()) {
             trace_ = r.out;
         } else {
             why = "the probe was gone and left no trace (killed?)";

@@ -154,8 +154,7 @@ CommandResult CommandShell::run(const std::string& command, Millis timeout) {
 std::string CommandShell::make_private_dir() {
     const std::string path = trimmed(check("mktemp -d /tmp/np-explain.XXXXXXXXXX").out);
     // The reply becomes an argument of rm -rf at teardown: only exactly what mktemp makes.
-    static const std::regex made("/tmp/np-explain\\.[A-Za-z0-9]{10}");
-    if (!std::regex_match(path, made)) {
+    if (!is_private_dir_reply(path)) {
         throw EnvironmentError(EnvironmentError::Kind::remote,
                                fmt::format("{}: mktemp -d printed '{}', not a directory it makes",
                                            session_.name(), path));

@@ -14,4 +14,10 @@ std::string shell_quote(std::string_view text);
 // The words quoted and joined by spaces: shell_join({"ip", "link", "show", iface}).
 std::string shell_join(std::initializer_list<std::string_view> words);
 
+// What `mktemp -d /tmp/np-explain.XXXXXXXXXX` prints, exactly: the node's reply becomes an
+// argument of rm -rf at teardown, so nothing else — no other directory, no second line, no
+// "..", no blank — is accepted (CommandShell::make_private_dir).
+inline constexpr std::string_view kPrivateDirPrefix = "/tmp/np-explain.";
+bool is_private_dir_reply(std::string_view path);
+
 }  // namespace np::remote

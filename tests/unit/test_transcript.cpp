@@ -67,7 +67,8 @@ TEST(Transcript, TheCommandGivesWhatIperf3sTextOutputDoesNotSay) {
 }
 
 TEST(Transcript, JsonInsideASessionIsReadLikeAFile) {
-    const auto& t = read("transcripts/client.txt").throughput.at(2);
+    const Measurements m = read("transcripts/client.txt");
+    const auto& t = m.throughput.at(2);
     EXPECT_EQ(t.tool_version, "iperf 3.12");
     EXPECT_EQ(t.streams, 2);
     EXPECT_EQ(t.interval_bps.size(), 5u);
@@ -101,7 +102,8 @@ TEST(Transcript, AFragmentOfIperf3TextIsCompletedByItsCommand) {
 TEST(Transcript, ARunWhoseServerCrashedKeepsWhatTheClientCounted) {
     // The iperf 2.1.8 UDP server segfaulted on the -l 1200 run: no Server Report reached the
     // client, which still counted what it sent.
-    const auto& t = read("transcripts/client.txt").throughput.at(7);
+    const Measurements m = read("transcripts/client.txt");
+    const auto& t = m.throughput.at(7);
     EXPECT_DOUBLE_EQ(*t.sent_bps, 94.9e6);
     EXPECT_EQ(t.datagrams_sent, 49465);
     EXPECT_FALSE(t.received_bps.has_value());

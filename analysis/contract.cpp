@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "analysis/error.hpp"
 #include "analysis/json_document.hpp"
 #include "analysis/model.hpp"
 #include "analysis/names.hpp"
+#include "src/common/errors.hpp"
+#include "src/common/run_dir.hpp"
 
 namespace np {
 namespace {
@@ -118,7 +119,7 @@ nlohmann::json build_contract(const std::string& mode, const std::string& node1,
 
 Measurements measurements_from_contract(const Contract& c) {
     Measurements m;
-    const std::string source = "np_contract_" + c.mode + ".json";
+    const std::string source = run_dir::contract(c.mode);
     if (c.tcp_mbps) {
         ThroughputTest t;
         t.source = source;

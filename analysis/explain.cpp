@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/codes.hpp"
-#include "analysis/error.hpp"
 #include "analysis/format.hpp"
 #include "analysis/rules.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/version.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "analysis/error.hpp"
 #include "analysis/iperf3.hpp"
 #include "analysis/transcript.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "analysis/error.hpp"
 #include "analysis/text.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <limits>
 
-#include "analysis/error.hpp"
 #include "analysis/json_scan.hpp"
 #include "analysis/series.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

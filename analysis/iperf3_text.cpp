@@ -6,10 +6,10 @@
 #include <cmath>
 #include <set>
 
-#include "analysis/error.hpp"
 #include "analysis/iperf3.hpp"
 #include "analysis/series.hpp"
 #include "analysis/text.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

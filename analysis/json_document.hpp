@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/error.hpp"
 #include "analysis/source.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <map>
 
-#include "analysis/error.hpp"
 #include "analysis/format.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

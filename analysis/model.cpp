@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/format.hpp"
 #include "analysis/rate.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/error.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -10,8 +10,8 @@
 #include <functional>
 #include <map>
 
-#include "analysis/error.hpp"
 #include "analysis/rate.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

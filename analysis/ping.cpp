@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "analysis/error.hpp"
 #include "analysis/series.hpp"
 #include "analysis/text.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "analysis/error.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/json_document.hpp"
 #include "analysis/version.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 

@@ -5,13 +5,13 @@
 #include <cstring>
 #include <memory>
 
-#include "analysis/error.hpp"
 #include "analysis/iperf2.hpp"
 #include "analysis/iperf3.hpp"
 #include "analysis/iperf3_text.hpp"
 #include "analysis/ping.hpp"
 #include "analysis/run_reader.hpp"
 #include "analysis/text.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "analysis/contract.hpp"
-#include "analysis/error.hpp"
 #include "analysis/explain.hpp"
+#include "src/common/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {

@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/source.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::fuzz {
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "analysis/error.hpp"
 #include "analysis/params.hpp"
+#include "src/common/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {

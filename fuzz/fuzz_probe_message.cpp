@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/error.hpp"
 #include "analysis/trace.hpp"
+#include "src/common/errors.hpp"
 #include "src/common/probe_protocol.hpp"
 
 namespace proto = np::probe_protocol;

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/error.hpp"
 #include "analysis/format.hpp"
 #include "analysis/ledger.hpp"
 #include "analysis/parity.hpp"
 #include "analysis/version.hpp"
 #include "report/embedded_scripts.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/contract.hpp"
-#include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/names.hpp"
@@ -17,6 +16,7 @@
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

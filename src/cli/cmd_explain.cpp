@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/rate.hpp"
@@ -10,6 +9,7 @@
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

@@ -2,11 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/format.hpp"
 #include "analysis/model.hpp"
 #include "analysis/rate.hpp"
 #include "src/cli/commands.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

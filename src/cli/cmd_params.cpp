@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/params.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

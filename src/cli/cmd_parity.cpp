@@ -3,11 +3,11 @@
 #include <filesystem>
 
 #include "analysis/contract.hpp"
-#include "analysis/error.hpp"
 #include "analysis/parity.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

@@ -9,15 +9,16 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/contract.hpp"
-#include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "report/report.hpp"
 #include "analysis/trace.hpp"
 #include "report/embedded_scripts.hpp"
+#include "report/report.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
+#include "src/common/errors.hpp"
+#include "src/common/run_dir.hpp"
 
 namespace np::cli {
 namespace {
@@ -40,19 +41,18 @@ void warn(const InputError& e, const std::string& what) {
 // leaves such files behind and its contract already says so.
 ReportMode read_mode(const fs::path& dir, Contract c) {
     ReportMode m;
-    const std::string source = "np_contract_" + c.mode + ".json";
+    const std::string source = run_dir::contract(c.mode);
     if (const auto it = c.document.find("link_mbps"); it != c.document.end() && it->is_number())
         m.link_bps = it->get<double>() * 1e6;
     if (const auto it = c.document.find("explain"); it != c.document.end() && !it->is_null())
         m.explanation = parse_explanation(*it, source + ": explain");
 
-    for (const char* suffix : {"_ping.txt", "_tcp.json", "_udp.json"}) {
-        const fs::path path = dir / (c.mode + suffix);
+    for (const std::string_view which : {run_dir::kPing, run_dir::kTcp, run_dir::kUdp}) {
+        const fs::path path = dir / run_dir::output(c.mode, which);
         std::error_code ec;
         if (!fs::is_regular_file(path, ec)) continue;
         try {
-            InputFile in(path, suffix == std::string_view("_ping.txt") ? kMaxPingBytes
-                                                                       : kMaxToolOutputBytes);
+            InputFile in(path, which == run_dir::kPing ? kMaxPingBytes : kMaxToolOutputBytes);
             m.measurements.append(parse_measurements(in, path.filename().string()));
         } catch (const InputError& e) {
             warn(e, "left out of the report");
@@ -63,7 +63,7 @@ ReportMode read_mode(const fs::path& dir, Contract c) {
     for (const auto& ref : contract_trace_files(c)) traces.push_back(dir / ref);
     if (traces.empty()) {
         // A contract written before traces were referenced: the run dir's naming.
-        const std::string prefix = c.mode + "_trace_";
+        const std::string prefix = run_dir::trace_prefix(c.mode);
         for (const auto& entry : fs::directory_iterator(dir)) {
             const auto name = entry.path().filename().string();
             if (name.rfind(prefix, 0) == 0 && entry.path().extension() == ".json")
@@ -110,7 +110,7 @@ int run_report(const ReportArgs& a) {
     const fs::path dir = a.dir.empty() ? default_run_dir() : fs::path(a.dir);
     // Markdown is for pasting: to stdout unless --out names a file.
     std::string out = a.out;
-    if (out.empty()) out = a.format == "html" ? (dir / "report.html").string() : "-";
+    if (out.empty()) out = a.format == "html" ? (dir / run_dir::kReport).string() : "-";
     const ReportInput in = read_report_input(dir);
     const std::string text = a.format == "html" ? render_report_html(in, embedded_chart_scripts())
                                                 : render_report_markdown(in);
@@ -128,10 +128,9 @@ int run_report(const ReportArgs& a) {
 
 }  // namespace
 
-fs::path write_run_report(const fs::path& run_dir) {
-    const fs::path out = run_dir / "report.html";
-    write_report_file(out,
-                      render_report_html(read_report_input(run_dir), embedded_chart_scripts()));
+fs::path write_run_report(const fs::path& dir) {
+    const fs::path out = dir / run_dir::kReport;
+    write_report_file(out, render_report_html(read_report_input(dir), embedded_chart_scripts()));
     return out;
 }
 

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/format.hpp"
 #include "analysis/names.hpp"
 #include "analysis/params.hpp"
@@ -14,6 +13,7 @@
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
+#include "src/common/errors.hpp"
 #include "src/common/output_file.hpp"
 #include "src/experiment/experiment.hpp"
 #include "src/experiment/interrupt.hpp"

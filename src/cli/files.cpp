@@ -15,9 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "analysis/error.hpp"
 #include "analysis/json_document.hpp"
+#include "src/common/errors.hpp"
 #include "src/common/executable.hpp"
+#include "src/common/run_dir.hpp"
 
 namespace np::cli {
 
@@ -240,7 +241,9 @@ std::vector<Contract> read_run_dir_contracts(const std::filesystem::path& dir) {
     std::vector<Contract> contracts;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         const auto name = entry.path().filename().string();
-        if (name.rfind("np_contract_", 0) != 0 || entry.path().extension() != ".json") continue;
+        if (!name.starts_with(run_dir::kContractPrefix) ||
+            !name.ends_with(run_dir::kContractSuffix))
+            continue;
         contracts.push_back(read_contract_file(entry.path()));
     }
     if (contracts.empty()) {

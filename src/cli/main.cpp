@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <exception>
 
-#include "analysis/error.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/terminal.hpp"
 #include "src/common/errors.hpp"

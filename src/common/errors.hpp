@@ -1,13 +1,31 @@
 #pragma once
-// The error type for what is wrong with the environment rather than the input: a node that is
-// unreachable, refuses the key, offers an unknown host key, a remote command that times out; a
-// host without the privileges, BTF, hook or interface the probe needs.
-// main() prints it and maps it to exit status 3 (docs/design.md, "Contracts"); bad input stays np::InputError (2).
+// The two error types every part shares (analysis, the probe, the transport, the CLI), each with
+// its exit status (docs/design.md, "Contracts"): InputError, bad input (2), and
+// EnvironmentError, what is wrong with the environment rather than the input (3).
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
 namespace np {
 
+// Bad input anywhere — an option, a params key, a JSON field, a line of a tool's output: it
+// names what was wrong (`field`) and, for text inputs, the line. main() maps it to exit status 2.
+class InputError : public std::runtime_error {
+  public:
+    InputError(std::string field, const std::string& message, int64_t line = 0)
+        : std::runtime_error(message), field_(std::move(field)), line_(line) {}
+
+    const std::string& field() const { return field_; }
+    int64_t line() const { return line_; }  // 1-based; 0 when the input has no lines
+
+  private:
+    std::string field_;
+    int64_t line_;
+};
+
+// The environment: a node that is unreachable, refuses the key, offers an unknown host key, a
+// remote command that times out; a host without the privileges, BTF, hook or interface the
+// probe needs.
 class EnvironmentError : public std::runtime_error {
   public:
     enum class Kind {

@@ -10,7 +10,6 @@
 #include <random>
 #include <string>
 
-#include "analysis/error.hpp"
 #include "src/common/errors.hpp"
 
 namespace np {

@@ -19,12 +19,12 @@
 
 #include "analysis/codes.hpp"
 #include "analysis/contract.hpp"
-#include "analysis/error.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/preflight.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/output_file.hpp"
+#include "src/common/run_dir.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
 #include "src/experiment/progress.hpp"
@@ -100,7 +100,7 @@ class RunDir {
                             {"finished", finished_}};
         if (!current_.empty()) j["current"] = current_;
         if (!stopped.empty()) j["stopped"] = stopped;
-        save(mode_ + "_phases.json", j.dump(2) + "\n");
+        save(run_dir::phases(mode_), j.dump(2) + "\n");
     }
     const std::vector<std::filesystem::path>& files() const { return files_; }
 
@@ -112,17 +112,6 @@ class RunDir {
     std::vector<std::string> finished_;
     std::string current_;
 };
-
-std::string raw_name(const std::string& mode, const char* what) {
-    return mode + "_" + what;
-}
-std::string trace_name(const std::string& mode, const std::string& node) {
-    return mode + "_trace_" + node + ".json";
-}
-// Not named like a trace (<mode>_trace_*): readers of the run dir take it for none.
-std::string partial_trace_name(const std::string& mode, const std::string& node) {
-    return mode + "_partial-trace_" + node + ".json";
-}
 
 // Pauses here under the test hook (test_pause.hpp); a signal that arrived meanwhile stops the
 // run at this point like one that arrived during the phase's work.
@@ -389,7 +378,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                  "the phases this node's probe had closed when the run last saved; its whole "
                  "np-trace/1 trace replaces this file once the probe hands it over"},
                 {"phases", probe->closed_phases()}};
-            dir.save(partial_trace_name(mode, probe->node()), partial.dump(2) + "\n");
+            dir.save(run_dir::partial_trace(mode, probe->node()), partial.dump(2) + "\n");
         }
     };
     try {
@@ -414,7 +403,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                               fmt::format("ping -c {} -I {} {}", p.ping_count,
                                           shell_quote(p.data_iface), shell_quote(p.server_ip)),
                               p.ping_count, "ping", *pa, progress, link);
-        dir.save(raw_name(mode, "ping.txt"), rec.ping);
+        dir.save(run_dir::output(mode, run_dir::kPing), rec.ping);
         dir.done("ping");
         announce("tcp");
         if (!server_gone()) {
@@ -422,7 +411,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                                  fmt::format("iperf3 -c {} -p {} -t {} -J",
                                              shell_quote(p.server_ip), p.port, p.tcp_duration_s),
                                  p.tcp_duration_s, "tcp", *pa, progress, link);
-            dir.save(raw_name(mode, "tcp.json"), rec.tcp);
+            dir.save(run_dir::output(mode, run_dir::kTcp), rec.tcp);
             if (!server_gone()) {
                 dir.done("tcp");
                 announce("udp");
@@ -433,7 +422,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                                                shell_quote(p.server_ip), p.port,
                                                shell_quote(p.udp_bandwidth), p.udp_duration_s),
                                    p.udp_duration_s, "udp", *pa, progress, link);
-                    dir.save(raw_name(mode, "udp.json"), rec.udp);
+                    dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);
                     if (!server_gone()) dir.done("udp");
                 }
             }
@@ -469,17 +458,17 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         std::string trace = probe->stop(Millis(10000), why);
         if (!trace.empty()) {
             try_save([&] {
-                dir.save(trace_name(mode, probe->node()), trace);
-                dir.remove(partial_trace_name(mode, probe->node()));
+                dir.save(run_dir::trace(mode, probe->node()), trace);
+                dir.remove(run_dir::partial_trace(mode, probe->node()));
             });
             rec.traces.emplace_back(probe->node(), std::move(trace));
         } else {
             Finding f = make_finding("TRACE_MISSING");
             f.title = fmt::format("No trace from the probe on {}", probe->node());
             f.detail = fmt::format("The probe on {} handed over no trace: {}.", probe->node(), why);
-            if (dir.saved(partial_trace_name(mode, probe->node())))
+            if (dir.saved(run_dir::partial_trace(mode, probe->node())))
                 f.detail += fmt::format(" The phases it had closed before are in {}.",
-                                        partial_trace_name(mode, probe->node()));
+                                        run_dir::partial_trace(mode, probe->node()));
             f.evidence = {{"node", probe->node()}};
             rec.findings.push_back(std::move(f));
         }
@@ -656,10 +645,10 @@ RunOutcome run_experiment(const RunOptions& o) {
     // Analysis: the tools' outputs against the model, then the traces.
     RunOutcome out;
     Measurements measured;
-    const std::string prefix = o.mode + "_";
-    const std::pair<const std::string*, std::string> raw[] = {{&rec.ping, prefix + "ping.txt"},
-                                                              {&rec.tcp, prefix + "tcp.json"},
-                                                              {&rec.udp, prefix + "udp.json"}};
+    const std::pair<const std::string*, std::string> raw[] = {
+        {&rec.ping, run_dir::output(o.mode, run_dir::kPing)},
+        {&rec.tcp, run_dir::output(o.mode, run_dir::kTcp)},
+        {&rec.udp, run_dir::output(o.mode, run_dir::kUdp)}};
     for (const auto& [text, name] : raw) {
         if (text->empty()) continue;
         try {
@@ -715,14 +704,14 @@ RunOutcome run_experiment(const RunOptions& o) {
             if (!text->empty() && !dir.saved(name)) dir.save(name, *text);
         std::vector<std::string> trace_files;
         for (const auto& [node, text] : rec.traces) {
-            trace_files.push_back(trace_name(o.mode, node));
+            trace_files.push_back(run_dir::trace(o.mode, node));
             if (!dir.saved(trace_files.back())) dir.save(trace_files.back(), text);
         }
-        if (!rec.command_log.empty()) dir.save(prefix + "commands.log", rec.command_log);
-        dir.save(prefix + "findings.json", to_json(out.explanation).dump(2) + "\n");
+        if (!rec.command_log.empty()) dir.save(run_dir::commands_log(o.mode), rec.command_log);
+        dir.save(run_dir::findings(o.mode), to_json(out.explanation).dump(2) + "\n");
         const auto contract = build_contract(o.mode, o.node_a, o.node_b, measured, out.explanation,
                                              trace_files, out.link_bps);
-        out.contract_path = dir.save("np_contract_" + o.mode + ".json", contract.dump(2) + "\n");
+        out.contract_path = dir.save(run_dir::contract(o.mode), contract.dump(2) + "\n");
         if (dir.current() == "teardown") dir.done("teardown");
         dir.save_phases(rec.stopped.empty() ? "complete" : "stopped", rec.stopped);
     } catch (const EnvironmentError& e) {

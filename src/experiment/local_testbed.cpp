@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <vector>
 
-#include "analysis/error.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/executable.hpp"
 #include "src/experiment/interrupt.hpp"

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstring>
 
-#include "analysis/error.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/probe_protocol.hpp"
 

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <exception>
 
-#include "analysis/error.hpp"
 #include "src/common/errors.hpp"
 #include "src/probe/probe.hpp"
 #include "src/probe/probe_cli.hpp"

@@ -22,7 +22,6 @@
 #include <optional>
 #include <string_view>
 
-#include "analysis/error.hpp"
 #include "analysis/trace.hpp"
 #include "probe.skel.h"
 #include "src/common/errors.hpp"

@@ -11,7 +11,6 @@
 #include <random>
 #include <regex>
 
-#include "analysis/error.hpp"
 #include "src/common/errors.hpp"
 #include "src/remote/shell.hpp"
 

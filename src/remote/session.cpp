@@ -12,7 +12,6 @@
 #include <fstream>
 #include <vector>
 
-#include "analysis/error.hpp"
 #include "src/common/errors.hpp"
 
 namespace np::remote {

@@ -16,7 +16,6 @@
 #include <string>
 #include <thread>
 
-#include "analysis/error.hpp"
 #include "src/common/errors.hpp"
 #include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"

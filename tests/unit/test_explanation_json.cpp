@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
+#include "src/common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/codes.hpp"
-#include "analysis/error.hpp"
 #include "analysis/finding.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -13,7 +13,6 @@
 #include <string>
 
 #include "analysis/contract.hpp"
-#include "analysis/error.hpp"
 #include "analysis/json_document.hpp"
 #include "analysis/names.hpp"
 #include "analysis/trace.hpp"

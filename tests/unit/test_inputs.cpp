@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "analysis/error.hpp"
 #include "analysis/inputs.hpp"
+#include "src/common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "analysis/error.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/iperf2.hpp"
+#include "src/common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
-#include "analysis/error.hpp"
+#include "src/common/errors.hpp"
 
 #include "analysis/iperf3.hpp"
 #include "analysis/series.hpp"

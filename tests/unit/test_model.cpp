@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/error.hpp"
 #include "analysis/model.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

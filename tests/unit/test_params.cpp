@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "analysis/error.hpp"
 #include "analysis/params.hpp"
+#include "src/common/errors.hpp"
 
 namespace {
 

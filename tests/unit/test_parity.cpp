@@ -3,8 +3,8 @@
 #include <string>
 
 #include "analysis/contract.hpp"
-#include "analysis/error.hpp"
 #include "analysis/parity.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -9,11 +9,11 @@
 #include <set>
 
 #include "analysis/contract.hpp"
-#include "analysis/error.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "report/report.hpp"
 #include "analysis/trace.hpp"
+#include "report/report.hpp"
+#include "src/common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "analysis/error.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/trace.hpp"
+#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -3,9 +3,9 @@
 // handwritten/ pages are the seed tutorial's step 3 and the 2019 optical page.
 #include <gtest/gtest.h>
 
-#include "analysis/error.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/transcript.hpp"
+#include "src/common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite: set up and build, run each parser's libFuzzer target for a fixed,
-# short time (15 s each; NP_FUZZ_SECONDS=0 skips), the unit and CLI tests built with ASan and
-# UBSan in build-san/ (any report fails; NP_SANITIZE_TESTS=0 skips), then every test registered in CTest — unit
-# tests, the real np-explain binary, the BPF probe in the running kernel, `run` over SSH on the
-# local testbed, the report in headless Chromium (root needed), the man pages and completion
-# against --help, and the Debian package built, extracted and run. Extra arguments go to ctest.
+# The whole test suite: set up and build; run each reader's libFuzzer target for a short time
+# (10 s each here, 15 s by itself; NP_FUZZ_SECONDS=0 skips); the unit and CLI tests built with
+# ASan and UBSan in build-san/ (any report fails; NP_SANITIZE_TESTS=0 skips); then every test
+# registered in CTest — unit tests, the real np-explain binary, the BPF probe in the running
+# kernel, `run` over SSH on the local testbed, the fault suite and the fault matrix, the
+# tutorial's three modes, the report in headless Chromium (root needed), the man pages and
+# completion against --help, and the Debian package built, extracted and run. Extra arguments
+# go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-if [ "${NP_FUZZ_SECONDS:-20}" != 0 ]; then
+if [ "${NP_FUZZ_SECONDS:-10}" != 0 ]; then
+  export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
   bash scripts/fuzz.sh
 fi
 if [ "${NP_SANITIZE_TESTS:-1}" != 0 ]; then
@@ -16,7 +19,7 @@ if [ "${NP_SANITIZE_TESTS:-1}" != 0 ]; then
   # sanitized process (the CLI tests run np-explain) logs any report to build-san/sanitizer.*.
   [ -f build-san/CMakeCache.txt ] ||
     cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DNP_SANITIZE=ON >/dev/null
-  cmake --build build-san -j"${NP_BUILD_JOBS:-2}" --target np_unit_tests np_cli_tests
+  cmake --build build-san -j"${NP_BUILD_JOBS:-$(nproc)}" --target np_unit_tests np_cli_tests
   rm -f build-san/sanitizer.*
   export ASAN_OPTIONS="log_path=$PWD/build-san/sanitizer:detect_leaks=1"
   export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_on_error=1"

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -14,12 +15,12 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 
 #include "analysis/codes.hpp"
 #include "analysis/contract.hpp"
 #include "analysis/inputs.hpp"
+#include "analysis/names.hpp"
 #include "analysis/preflight.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/errors.hpp"
@@ -570,24 +571,12 @@ Finding unreadable(const char* code, std::string title, const InputError& e,
 
 }  // namespace
 
-bool is_valid_mode(const std::string& mode) {
-    static const std::regex ok("[A-Za-z0-9_-]{1,32}");
-    return std::regex_match(mode, ok);
-}
+namespace {
 
-RunOutcome run_experiment(const RunOptions& o) {
-    if (!is_valid_mode(o.mode)) {
-        throw InputError("--mode",
-                         fmt::format("'{}' is not a mode name: 1-32 of A-Z a-z 0-9 _ -", o.mode));
-    }
-    if (o.node_a == o.node_b) throw InputError("NODE_B", "the two nodes must differ");
-    InterruptGuard guard;
-    // Before anything is touched on a node: a run dir that cannot be made stops the run here.
-    RunDir dir(o.run_dir, o.mode);
-    dir.save_phases("running");
-    Progress progress(o.progress);
-    Record rec;
-    Node a{o.node_a, nullptr, nullptr}, b{o.node_b, nullptr, nullptr};
+// Connects to both nodes (an unreachable one is a finding), then preflight and the phases.
+// What stops the run (a signal, a lost node) is recorded in `rec`, never thrown.
+void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Progress& progress,
+                         RunDir& dir) {
     try {
         progress.step(fmt::format("connecting to {} and {}", o.node_a, o.node_b));
         const auto reach = [&](Node& n) -> std::string {
@@ -623,32 +612,37 @@ RunOutcome run_experiment(const RunOptions& o) {
         rec.stopped = e.what();
         rec.environment_failed = true;
     }
-    progress.clear();
-    // Only a node we reached can hold anything of ours.
+}
+
+// Undoes everything on the nodes we reached and closes them. Returns a note when a signal came
+// once nothing checked for it any more (collecting, tearing down): the run finished those
+// steps as it would have anyway; the exit status still says it came.
+std::string leave_nodes(const RunOptions& o, Node& a, Node& b, Record& rec) {
     on_both([&] { return a.ssh ? (sweep(o, a, rec), 0) : 0; },
             [&] { return b.ssh ? (sweep(o, b, rec), 0) : 0; });
     log_commands(a, rec.command_log);
     log_commands(b, rec.command_log);
     a.close();
     b.close();
-    // A signal that came once nothing checked for it any more (collecting, tearing down): the
-    // run finished those steps as it would have anyway; the exit status still says it came.
-    std::string late_signal;
-    if (!rec.signal && interrupt_signal()) {
-        rec.signal = interrupt_signal();
-        late_signal = fmt::format(
-            "{} arrived during the {} phase; the run finished collecting and tearing down",
-            signal_name(rec.signal),
-            rec.late_signal_phase.empty() ? "teardown" : rec.late_signal_phase);
-    }
+    if (rec.signal || !interrupt_signal()) return {};
+    rec.signal = interrupt_signal();
+    return fmt::format(
+        "{} arrived during the {} phase; the run finished collecting and tearing down",
+        signal_name(rec.signal),
+        rec.late_signal_phase.empty() ? "teardown" : rec.late_signal_phase);
+}
 
-    // Analysis: the tools' outputs against the model, then the traces.
-    RunOutcome out;
-    Measurements measured;
-    const std::pair<const std::string*, std::string> raw[] = {
-        {&rec.ping, run_dir::output(o.mode, run_dir::kPing)},
-        {&rec.tcp, run_dir::output(o.mode, run_dir::kTcp)},
-        {&rec.udp, run_dir::output(o.mode, run_dir::kUdp)}};
+// The tools' raw outputs under their run-dir names.
+using RawOutputs = std::array<std::pair<const std::string*, std::string>, 3>;
+RawOutputs raw_outputs(const Record& rec, const std::string& mode) {
+    return {{{&rec.ping, run_dir::output(mode, run_dir::kPing)},
+             {&rec.tcp, run_dir::output(mode, run_dir::kTcp)},
+             {&rec.udp, run_dir::output(mode, run_dir::kUdp)}}};
+}
+
+// What the tools and the probes recorded, read; what cannot be read is a finding, not fatal.
+ExplainInput read_evidence(const RawOutputs& raw, Record& rec) {
+    ExplainInput in;
     for (const auto& [text, name] : raw) {
         if (text->empty()) continue;
         try {
@@ -656,49 +650,43 @@ RunOutcome run_experiment(const RunOptions& o) {
             // The run knows which test failed even when the tool's error does not say.
             for (auto& f : m.failures)
                 if (!f.transport) f.transport = text == &rec.udp ? Transport::udp : Transport::tcp;
-            measured.append(std::move(m));
+            in.measurements.append(std::move(m));
         } catch (const InputError& e) {
             rec.findings.push_back(unreadable("TOOL_OUTPUT_UNREADABLE",
                                               fmt::format("Could not read {}", name), e,
                                               {"file", name}));
         }
     }
-    std::vector<Trace> traces;
     for (const auto& [node, text] : rec.traces) {
         try {
-            traces.push_back(parse_trace_text(text));
+            in.traces.push_back(parse_trace_text(text));
         } catch (const InputError& e) {
             rec.findings.push_back(unreadable("TRACE_UNREADABLE",
                                               fmt::format("Could not read the trace from {}", node),
                                               e, {"node", node}));
         }
     }
-    out.link_bps = o.link_bps ? o.link_bps : o.params.link_rate_bps;
-    if (!out.link_bps && rec.speed_mbps && *rec.speed_mbps > 0)
-        out.link_bps = *rec.speed_mbps * 1e6;
-    out.explanation = explain(ExplainInput{measured, out.link_bps, std::move(traces)});
-    if (!rec.stopped.empty()) {
-        Finding f = make_finding("RUN_INCOMPLETE");
-        f.title = "The run did not complete";
-        f.detail = fmt::format(
-            "The run stopped early: {}. What was measured before that is saved and explained "
-            "below.",
-            rec.stopped);
-        f.evidence = {{"stopped", rec.stopped}};
-        if (rec.environment_failed)
-            f.next_step = fmt::format(
-                "Check the nodes, then run 'np-explain teardown {} {}' if anything was left "
-                "behind.",
-                o.node_a, o.node_b);
-        rec.findings.push_back(std::move(f));
-    }
-    out.explanation.findings.insert(out.explanation.findings.begin(), rec.findings.begin(),
-                                    rec.findings.end());
-    out.stopped = rec.stopped;
+    return in;
+}
 
-    // The run dir: what was not saved as it came, then the explanation and the contract. A
-    // failure to save is said (and is exit 3); what was saved before stays.
-    std::string save_failed;
+Finding run_incomplete(const RunOptions& o, const Record& rec) {
+    Finding f = make_finding("RUN_INCOMPLETE");
+    f.title = "The run did not complete";
+    f.detail = fmt::format(
+        "The run stopped early: {}. What was measured before that is saved and explained below.",
+        rec.stopped);
+    f.evidence = {{"stopped", rec.stopped}};
+    if (rec.environment_failed)
+        f.next_step = fmt::format(
+            "Check the nodes, then run 'np-explain teardown {} {}' if anything was left behind.",
+            o.node_a, o.node_b);
+    return f;
+}
+
+// The run dir: what was not saved as it came, then the explanation and the contract. Returns
+// why saving failed (exit 3), empty when it did not; what was saved before stays.
+std::string save_results(const RunOptions& o, const RawOutputs& raw, const Record& rec,
+                         const Measurements& measured, RunDir& dir, RunOutcome& out) {
     try {
         for (const auto& [text, name] : raw)
             if (!text->empty() && !dir.saved(name)) dir.save(name, *text);
@@ -714,13 +702,47 @@ RunOutcome run_experiment(const RunOptions& o) {
         out.contract_path = dir.save(run_dir::contract(o.mode), contract.dump(2) + "\n");
         if (dir.current() == "teardown") dir.done("teardown");
         dir.save_phases(rec.stopped.empty() ? "complete" : "stopped", rec.stopped);
+        return {};
     } catch (const EnvironmentError& e) {
-        save_failed = e.what();
         out.contract_path.clear();
-        if (out.stopped.empty()) out.stopped = save_failed;
+        return e.what();
     }
+}
+
+}  // namespace
+
+RunOutcome run_experiment(const RunOptions& o) {
+    check_mode_name(o.mode, "--mode");
+    if (o.node_a == o.node_b) throw InputError("NODE_B", "the two nodes must differ");
+    InterruptGuard guard;
+    // Before anything is touched on a node: a run dir that cannot be made stops the run here.
+    RunDir dir(o.run_dir, o.mode);
+    dir.save_phases("running");
+    Progress progress(o.progress);
+    Record rec;
+    Node a{o.node_a, nullptr, nullptr}, b{o.node_b, nullptr, nullptr};
+    connect_and_measure(o, a, b, rec, progress, dir);
+    progress.clear();
+    RunOutcome out;
+    out.note = leave_nodes(o, a, b, rec);
+
+    // Analysis: the tools' outputs against the model, then the traces.
+    const RawOutputs raw = raw_outputs(rec, o.mode);
+    ExplainInput in = read_evidence(raw, rec);
+    out.link_bps = o.link_bps ? o.link_bps : o.params.link_rate_bps;
+    if (!out.link_bps && rec.speed_mbps && *rec.speed_mbps > 0)
+        out.link_bps = *rec.speed_mbps * 1e6;
+    const Measurements measured = in.measurements;
+    in.link_bps = out.link_bps;
+    out.explanation = explain(in);
+    if (!rec.stopped.empty()) rec.findings.push_back(run_incomplete(o, rec));
+    out.explanation.findings.insert(out.explanation.findings.begin(), rec.findings.begin(),
+                                    rec.findings.end());
+    out.stopped = rec.stopped;
+
+    const std::string save_failed = save_results(o, raw, rec, measured, dir, out);
+    if (!save_failed.empty() && out.stopped.empty()) out.stopped = save_failed;
     out.files = dir.files();
-    out.note = late_signal;
 
     if (rec.signal) {
         out.exit_status = 128 + rec.signal;

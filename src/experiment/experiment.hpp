@@ -48,7 +48,4 @@ RunOutcome run_experiment(const RunOptions& o);
 std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
                            const std::string& ssh_config, bool& all_reached);
 
-// Mode names become file names: [A-Za-z0-9_-], 1..32 characters.
-bool is_valid_mode(const std::string& mode);
-
 }  // namespace np::experiment

@@ -149,29 +149,6 @@ const auto* const kPrintTable = ::testing::AddGlobalTestEnvironment(new PrintTab
 
 // ------------------------------------------------------------------ faults and checks
 
-// The per-connection sshd processes serving np-explain on `node` (as in test_run.cpp).
-std::vector<pid_t> session_sshds(const std::string& node) {
-    const pid_t listener =
-        std::atoi(read_file(testbed_state_dir() + "/" + node + "/sshd.pid").c_str());
-    std::vector<pid_t> out;
-    if (listener <= 1) return out;
-    std::vector<pid_t> parents = {listener};
-    while (!parents.empty()) {
-        const std::string p = std::to_string(parents.back());
-        parents.pop_back();
-        std::istringstream children(read_file("/proc/" + p + "/task/" + p + "/children"));
-        for (pid_t child; children >> child;) {
-            std::error_code ec;
-            const auto exe =
-                std::filesystem::read_symlink("/proc/" + std::to_string(child) + "/exe", ec);
-            if (ec || exe.filename() != "sshd") continue;
-            out.push_back(child);
-            parents.push_back(child);
-        }
-    }
-    return out;
-}
-
 // Kills the process whose PID is in `pidfile` if it runs `program`; false when there is none.
 bool kill_from_pidfile(const std::string& pidfile, const std::string& program) {
     const pid_t pid = std::atoi(read_file(pidfile).c_str());
@@ -355,12 +332,14 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
             run.signal(SIGKILL);
             break;
         case Fault::ssh_cut: {
-            const auto sshds = session_sshds(kClient);
+            const auto sshds = session_sshds(testbed_state_dir(), kClient);
             injected = !sshds.empty();
             for (const pid_t pid : sshds) kill(pid, SIGKILL);
             // Event-driven: B's sshd for the run is gone before the run goes on.
             injected =
-                injected && wait_until([&] { return session_sshds(kClient).empty(); }, seconds(20));
+                injected &&
+                wait_until([&] { return session_sshds(testbed_state_dir(), kClient).empty(); },
+                           seconds(20));
             break;
         }
         case Fault::server_killed:

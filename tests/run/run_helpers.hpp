@@ -12,6 +12,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -38,6 +39,30 @@ inline std::string read_file(const std::filesystem::path& path) {
 
 inline nlohmann::json read_json(const std::filesystem::path& path) {
     return nlohmann::json::parse(read_file(path), nullptr, false);
+}
+
+// The per-connection sshd processes serving np-explain on `node` of the testbed in `state_dir`:
+// the testbed sshd's descendants that are sshd themselves (the shells and tools they started are
+// left to notice the lost connection, as on a real node).
+inline std::vector<pid_t> session_sshds(const std::string& state_dir, const std::string& node) {
+    const pid_t listener = std::atoi(read_file(state_dir + "/" + node + "/sshd.pid").c_str());
+    std::vector<pid_t> out;
+    if (listener <= 1) return out;
+    std::vector<pid_t> parents = {listener};
+    while (!parents.empty()) {
+        const std::string p = std::to_string(parents.back());
+        parents.pop_back();
+        std::istringstream children(read_file("/proc/" + p + "/task/" + p + "/children"));
+        for (pid_t child; children >> child;) {
+            std::error_code ec;
+            const auto exe =
+                std::filesystem::read_symlink("/proc/" + std::to_string(child) + "/exe", ec);
+            if (ec || exe.filename() != "sshd") continue;
+            out.push_back(child);
+            parents.push_back(child);
+        }
+    }
+    return out;
 }
 
 // Polls `done` every 50 ms until it holds or `timeout` passes; returns whether it held.

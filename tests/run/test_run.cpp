@@ -556,36 +556,11 @@ TEST_F(RunTest, ProbeKilledMidRunLeavesNoHookBehind) {
     expect_nodes_clean();
 }
 
-// The per-connection sshd processes serving np-explain on `node`: the testbed sshd's
-// descendants that are sshd themselves (the shells and tools they started are left to notice
-// the lost connection, as on a real node).
-std::vector<pid_t> session_sshds(const std::string& node) {
-    const pid_t listener = std::atoi(read_file(state_dir + "/" + node + "/sshd.pid").c_str());
-    std::vector<pid_t> out;
-    if (listener <= 1) return out;
-    std::vector<pid_t> parents = {listener};
-    while (!parents.empty()) {
-        const pid_t parent = parents.back();
-        parents.pop_back();
-        const std::string p = std::to_string(parent);
-        std::istringstream children(read_file("/proc/" + p + "/task/" + p + "/children"));
-        for (pid_t child; children >> child;) {
-            std::error_code ec;
-            const auto exe =
-                std::filesystem::read_symlink("/proc/" + std::to_string(child) + "/exe", ec);
-            if (ec || exe.filename() != "sshd") continue;
-            out.push_back(child);
-            parents.push_back(child);
-        }
-    }
-    return out;
-}
-
 TEST_F(RunTest, SshSessionToTheClientCutMidRunIsReportedAndBothNodesCleaned) {
     BackgroundRun run(run_args(long_tcp()));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     std::this_thread::sleep_for(milliseconds(1000));
-    const auto sshds = session_sshds(kClient);
+    const auto sshds = session_sshds(state_dir, kClient);
     ASSERT_FALSE(sshds.empty());
     for (const pid_t pid : sshds) kill(pid, SIGKILL);
     const CommandResult r = run.wait(seconds(60));
@@ -607,7 +582,7 @@ TEST_F(RunTest, SshSessionToTheServerCutMidRunIsReportedAndBothNodesCleaned) {
     BackgroundRun run(run_args(long_tcp()));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     std::this_thread::sleep_for(milliseconds(1000));
-    const auto sshds = session_sshds(kServer);
+    const auto sshds = session_sshds(state_dir, kServer);
     ASSERT_FALSE(sshds.empty());
     for (const pid_t pid : sshds) kill(pid, SIGKILL);
     const CommandResult r = run.wait(seconds(60));

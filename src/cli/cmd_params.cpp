@@ -10,6 +10,7 @@
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
 #include "src/common/errors.hpp"
+#include "src/remote/shell.hpp"
 
 namespace np::cli {
 namespace {
@@ -37,12 +38,6 @@ nlohmann::json params_json(const Params& p) {
     return j;
 }
 
-std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-}
-
 int run_params(const ParamsOptions& o) {
     const ParamsReading r = parse_params(read_text_file(o.file, kMaxParamsBytes), o.file);
     for (const auto& w : r.warnings)
@@ -58,7 +53,7 @@ int run_params(const ParamsOptions& o) {
             v = value.get<std::string>();
         else if (!value.is_null())
             v = value.dump();
-        fmt::print("{}={}\n", key, shell_quote(v));
+        fmt::print("{}={}\n", key, remote::shell_quote(v));
     }
     return 0;
 }

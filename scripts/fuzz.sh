@@ -15,9 +15,9 @@ targets=("$@")
 out=build-fuzz
 mkdir -p "$out/artifacts"
 
-if [ ! -f "$out/CMakeCache.txt" ]; then
-  cmake -S fuzz -B "$out" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None >/dev/null
-fi
+# Configured every time (a second when nothing changed): a build dir made before a target was
+# added knows no rule for it, and make stops before it would regenerate.
+cmake -S fuzz -B "$out" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None >/dev/null
 cmake --build "$out" -j"${NP_FUZZ_JOBS:-2}" --target "${targets[@]/#/fuzz_}"
 
 f=tests/fixtures

@@ -49,7 +49,7 @@ for t in "${targets[@]}"; do
     tail -30 "$out/fuzz_$t.log" >&2
     status=1
   else
-    grep -E "stat::number_of_executed_units|Done" "$out/fuzz_$t.log" | tail -2
+    grep -E "DONE|stat::number_of_executed_units" "$out/fuzz_$t.log" | tail -2
   fi
 done
 exit $status

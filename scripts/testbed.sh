@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
-# The local two-node testbed (docs/testbed.md): network namespaces node1-1
-# (server) and node1-2 (client), each running its own sshd, so that everything np-explain
-# does over SSH to real nodes can run, and be tested, on one machine.
+# The local testbed (docs/testbed.md): a row of network namespaces nodeR-1 (server), nodeR-2
+# (client), … each running its own sshd, so that everything np-explain does over SSH to real
+# nodes can run, and be tested, on one machine. Two nodes by default; --nodes 4 gives a row
+# for the tutorial's fan-out over pairs.
 #
 #   scripts/testbed.sh up   [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS]
+#                           [--nodes N] [--row R]
 #   scripts/testbed.sh down [--state DIR]
 #   scripts/testbed.sh shell-delay [--state DIR] --slow-shell SECONDS   # of a testbed that is up
 #
-# What `up` builds (all addresses from the benchmarking range 198.18.0.0/15):
-#   control  root ns bridge nptb-ctl 198.19.0.254/24; node1-1 ctl0 198.19.0.1, node1-2 ctl0
-#            198.19.0.2 (veths nptb-c1/nptb-c2); sshd listens there, port 22
-#   data     enp0s25 <-> enp0s25, one veth pair between the nodes: the shared segment
-#            198.18.0.0/24 (left unaddressed, up, like a node's dark data NIC; `run`
-#            configures it). The profile shapes both ends.
-#   wrong    enp3s0 in each node, each paired with its own root-ns end (nptb-x1/nptb-x2):
-#            carrier, but two separate segments (198.18.1.0/24 is what params for the
-#            wrong-port case would give them), so ARP between them goes unanswered
+# What `up` builds (all addresses from the benchmarking range 198.18.0.0/15), for row R
+# (default 1) of N nodes (default 2, at most 8); names below are row 1's, another row's links
+# start nptbR- instead of nptb-:
+#   control  root ns bridge nptb-ctl 198.19.(R-1).254/24; nodeR-i ctl0 198.19.(R-1).i (veths
+#            nptb-ci); sshd listens there, port 22
+#   data     enp0s25 in every node: the shared segment 198.18.(2R-2).0/24 (left unaddressed,
+#            up, like a node's dark data NIC; `run` configures it). Two nodes: one veth pair
+#            between them. More: each node's enp0s25 paired with a port nptb-di of the root
+#            ns bridge nptb-data (unaddressed), like a row of nodes on one switch. The profile
+#            shapes every node's end.
+#   wrong    enp3s0 in each node, each paired with its own root-ns end (nptb-xi): carrier,
+#            but separate segments (198.18.(2R-1).0/24 is what params for the wrong-port case
+#            would give them), so ARP between them goes unanswered
 #   state    DIR (default /run/np-testbed): host keys, the client key, authorized_keys,
-#            known_hosts, ssh_config, params.yml, the image marker, sshd logs and pidfiles
+#            known_hosts, ssh_config, params.yml (node R-1 server, R-2 client), pairs.yml
+#            (more than two nodes: the fan-out's pairs), the image marker, sshd logs and
+#            pidfiles, testbed.conf (row and nodes, for `down`)
 #   slow     --slow-shell S: every SSH command and subsystem on the nodes waits S seconds
 #            before it runs, as on a node whose root shell start files are slow (a login
 #            there runs version-manager init). sshd sets HOME to DIR/slow-home, whose
@@ -28,16 +36,10 @@
 # It never reads or writes ~/.ssh: try it with `ssh -F DIR/ssh_config node1-1`.
 #
 # `down` stops each sshd by the PID in its pidfile (checked against /proc first), then any
-# process still inside the two namespaces by PID, deletes the namespaces, links and the state
+# process still inside the namespaces by PID, deletes the namespaces, links and the state
 # dir. It is safe to run twice and after a failed `up`.
 set -Eeuo pipefail
 
-readonly NODES=(node1-1 node1-2)
-readonly CTL_IPS=(198.19.0.1 198.19.0.2)
-readonly CTL_BRIDGE=nptb-ctl
-readonly CTL_ROOT_IP=198.19.0.254/24
-readonly CTL_VETHS=(nptb-c1 nptb-c2)
-readonly WRONG_VETHS=(nptb-x1 nptb-x2)
 readonly DATA_IFACE=enp0s25
 readonly WRONG_IFACE=enp3s0
 
@@ -46,7 +48,7 @@ die() {
     exit 2
 }
 usage() {
-    echo "usage: scripts/testbed.sh up|down|shell-delay [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS]" >&2
+    echo "usage: scripts/testbed.sh up|down|shell-delay [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R]" >&2
     exit 2
 }
 
@@ -56,17 +58,47 @@ shift
 profile=100M
 state=/run/np-testbed
 slow_shell=0
+nodes=2
+row=1
 while [[ $# -gt 0 ]]; do
     case $1 in
         --profile) [[ $# -ge 2 ]] || usage; profile=$2; shift 2 ;;
         --state) [[ $# -ge 2 ]] || usage; state=$2; shift 2 ;;
         --slow-shell) [[ $# -ge 2 ]] || usage; slow_shell=$2; shift 2 ;;
+        --nodes) [[ $# -ge 2 ]] || usage; nodes=$2; shift 2 ;;
+        --row) [[ $# -ge 2 ]] || usage; row=$2; shift 2 ;;
         *) usage ;;
     esac
 done
 case $profile in 100M | 1G | unshaped) ;; *) die "--profile: '$profile' is not 100M, 1G or unshaped" ;; esac
 [[ $slow_shell =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--slow-shell: '$slow_shell' is not a number of seconds"
 [[ $state == /* ]] || die "--state: '$state' must be an absolute path"
+[[ $nodes =~ ^[2-8]$ ]] || die "--nodes: '$nodes' is not a number of nodes from 2 to 8"
+[[ $row =~ ^[1-9]$ ]] || die "--row: '$row' is not a row from 1 to 9"
+# `down` and `shell-delay` act on the testbed that is up there, whatever their options say.
+if [[ $action != up && -r $state/testbed.conf ]]; then
+    conf=$(<"$state/testbed.conf")
+    [[ $conf =~ ^row=([1-9])\ nodes=([2-8])$ ]] || die "$state/testbed.conf: '$conf' is not 'row=R nodes=N'"
+    row=${BASH_REMATCH[1]}
+    nodes=${BASH_REMATCH[2]}
+fi
+# The row's names and addresses (row 1 keeps the names the tests and docs use).
+pfx=nptb
+[[ $row == 1 ]] || pfx=nptb$row
+NODES=()
+CTL_IPS=()
+CTL_VETHS=()
+WRONG_VETHS=()
+DATA_PORTS=()
+for ((i = 1; i <= nodes; i++)); do
+    NODES+=("node$row-$i")
+    CTL_IPS+=("198.19.$((row - 1)).$i")
+    CTL_VETHS+=("$pfx-c$i")
+    WRONG_VETHS+=("$pfx-x$i")
+    DATA_PORTS+=("$pfx-d$i")
+done
+readonly CTL_BRIDGE=$pfx-ctl CTL_ROOT_IP=198.19.$((row - 1)).254/24 DATA_BRIDGE=$pfx-data
+readonly DATA_NET=198.18.$((2 * row - 2))
 [[ $(id -u) -eq 0 ]] || { echo "testbed: needs root (network namespaces, sshd)" >&2; exit 3; }
 
 # The sshd we started for NODE, if its pidfile names a live sshd running our config.
@@ -119,10 +151,12 @@ down() {
     done
     # Deleting a namespace deletes its veths, and with them these peers, asynchronously: one
     # that `ip link show` still saw may be gone when it is deleted (down then failed halfway).
-    for i in 0 1; do
+    for i in "${!NODES[@]}"; do
         ip link delete "${CTL_VETHS[$i]}" 2>/dev/null || true
         ip link delete "${WRONG_VETHS[$i]}" 2>/dev/null || true
+        ip link delete "${DATA_PORTS[$i]}" 2>/dev/null || true
     done
+    ip link show "$DATA_BRIDGE" &>/dev/null && ip link delete "$DATA_BRIDGE"
     ip link show "$CTL_BRIDGE" &>/dev/null && ip link delete "$CTL_BRIDGE"
     # sshd needs its privilege-separation dir; remove it only if we created it.
     if [[ -f $state/created-run-sshd ]]; then rmdir /run/sshd 2>/dev/null || true; fi
@@ -157,6 +191,23 @@ shell_delay() {
     mv "$state/slow-home/.bashrc.new" "$state/slow-home/.bashrc"
 }
 
+# More than two nodes: the fan-out's pairs (tutorial/network-performance/, docs/tutorial.md).
+# Neighbours (1,2), (3,4), … are disjoint and run in parallel; (2,3), (4,5), … share a node
+# with them and run after. Each node keeps its own address .i on the data segment.
+write_pairs() {
+    local i
+    {
+        echo "# network-performance_pairs.yml for the local testbed (scripts/testbed.sh up --nodes $nodes --row $row)"
+        echo "pairs:"
+        for ((i = 1; i < nodes; i += 2)); do
+            echo "  - {server: node$row-$i, client: node$row-$((i + 1)), server_ip: $DATA_NET.$i, client_ip: $DATA_NET.$((i + 1))}"
+        done
+        for ((i = 2; i < nodes; i += 2)); do
+            echo "  - {server: node$row-$i, client: node$row-$((i + 1)), server_ip: $DATA_NET.$i, client_ip: $DATA_NET.$((i + 1))}"
+        done
+    } >"$state/pairs.yml"
+}
+
 up() {
     local i node dir t0=$SECONDS
     for node in "${NODES[@]}"; do
@@ -172,9 +223,21 @@ up() {
     ip link set "$CTL_BRIDGE" alias "np-testbed $state"
     ip addr add "$CTL_ROOT_IP" dev "$CTL_BRIDGE"
     ip link set "$CTL_BRIDGE" up
+    echo "row=$row nodes=$nodes" >"$state/testbed.conf"
     for node in "${NODES[@]}"; do ip netns add "$node"; done
-    ip link add "$DATA_IFACE" netns node1-1 type veth peer name "$DATA_IFACE" netns node1-2
-    for i in 0 1; do
+    if [[ $nodes == 2 ]]; then
+        ip link add "$DATA_IFACE" netns "${NODES[0]}" type veth peer name "$DATA_IFACE" netns "${NODES[1]}"
+    else
+        ip link add "$DATA_BRIDGE" type bridge
+        ip link set "$DATA_BRIDGE" addrgenmode none
+        ip link set "$DATA_BRIDGE" up
+        for i in "${!NODES[@]}"; do
+            ip link add "${DATA_PORTS[$i]}" type veth peer name "$DATA_IFACE" netns "${NODES[$i]}"
+            ip link set "${DATA_PORTS[$i]}" addrgenmode none
+            ip link set "${DATA_PORTS[$i]}" master "$DATA_BRIDGE" up
+        done
+    fi
+    for i in "${!NODES[@]}"; do
         node=${NODES[$i]}
         ns "$node" ip link set lo up
         ip link add "${CTL_VETHS[$i]}" type veth peer name ctl0 netns "$node"
@@ -197,7 +260,7 @@ up() {
     cp "$state/id_ed25519.pub" "$state/authorized_keys"
     : >"$state/known_hosts"
     echo "np-testbed (stands in for /.omf-image-name)" >"$state/omf-image-name"
-    for i in 0 1; do
+    for i in "${!NODES[@]}"; do
         node=${NODES[$i]}
         dir=$state/$node
         mkdir -m 0700 "$dir"
@@ -245,8 +308,8 @@ EOF
     cat >"$state/params.yml" <<EOF
 # network-performance_params.yml for the local testbed (scripts/testbed.sh up --profile $profile)
 np_data_iface: $DATA_IFACE
-np_server_ip: 198.18.0.1
-np_client_ip: 198.18.0.2
+np_server_ip: $DATA_NET.1
+np_client_ip: $DATA_NET.2
 np_prefix_len: 24
 np_port: 5201
 np_ping_count: 5
@@ -256,17 +319,21 @@ np_udp_bandwidth: 1G
 np_image_marker: $state/omf-image-name
 $link_rate
 EOF
+    [[ $nodes == 2 ]] || write_pairs
     # sshd writes its pidfile once it listens.
+    local listening
     for i in $(seq 50); do
-        sshd_pid node1-1 >/dev/null && sshd_pid node1-2 >/dev/null && break
+        listening=0
+        for node in "${NODES[@]}"; do sshd_pid "$node" >/dev/null && listening=$((listening + 1)); done
+        [[ $listening == "$nodes" ]] && break
         sleep 0.1
     done
     for node in "${NODES[@]}"; do
         sshd_pid "$node" >/dev/null || { cat "$state/$node/sshd.log" >&2; false; }
     done
     trap - ERR
-    echo "testbed up ($profile, shell start +${slow_shell} s, $((SECONDS - t0)) s): nodes node1-1 (server) node1-2 (client); state $state"
-    echo "try: ssh -F $state/ssh_config node1-1 ip -br addr"
+    echo "testbed up ($profile, shell start +${slow_shell} s, $((SECONDS - t0)) s): nodes ${NODES[*]} (${NODES[0]} server, ${NODES[1]} client); state $state"
+    echo "try: ssh -F $state/ssh_config ${NODES[0]} ip -br addr"
 }
 
 case $action in

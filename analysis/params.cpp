@@ -52,18 +52,20 @@ struct Address {
     std::array<uint8_t, 16> bytes{};
 };
 
-Address address(const std::string& key, const YAML::Node& value) {
-    const std::string text = scalar(key, value);
+Address parse_address(const std::string& text, const std::string& field, int line) {
     Address a;
     if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1) {
         a.family = AF_INET;
     } else if (inet_pton(AF_INET6, text.c_str(), a.bytes.data()) == 1) {
         a.family = AF_INET6;
     } else {
-        throw InputError(key, fmt::format("'{}' is not an IPv4 or IPv6 address", text),
-                         line_of(value));
+        throw InputError(field, fmt::format("'{}' is not an IPv4 or IPv6 address", text), line);
     }
     return a;
+}
+
+Address address(const std::string& key, const YAML::Node& value) {
+    return parse_address(scalar(key, value), key, line_of(value));
 }
 
 bool same_prefix(const Address& a, const Address& b, int prefix_len) {
@@ -75,6 +77,29 @@ bool same_prefix(const Address& a, const Address& b, int prefix_len) {
 }
 
 }  // namespace
+
+void check_address_pair(const std::string& server_ip, const std::string& client_ip, int prefix_len,
+                        const std::string& field, int line) {
+    const Address server = parse_address(server_ip, field, line);
+    const Address client = parse_address(client_ip, field, line);
+    if (server.family != client.family) {
+        throw InputError(
+            field, fmt::format("{} and {} are not of the same IP version", server_ip, client_ip),
+            line);
+    }
+    if (server.bytes == client.bytes) {
+        throw InputError(
+            field, fmt::format("the server and the client both have address {}", server_ip), line);
+    }
+    if (prefix_len > (server.family == AF_INET ? 32 : 128) ||
+        !same_prefix(server, client, prefix_len)) {
+        throw InputError(field,
+                         fmt::format("{} and {} are not in the same /{} subnet, so the data "
+                                     "interfaces would not reach each other directly",
+                                     server_ip, client_ip, prefix_len),
+                         line);
+    }
+}
 
 bool is_valid_ifname(std::string_view name) {
     // IFNAMSIZ is 16 including the NUL. A leading '-' would read as an option to ip/ethtool.
@@ -103,7 +128,6 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
 
     ParamsReading r;
     Params& p = r.params;
-    Address server, client;
     int server_line = 0, client_line = 0, prefix_line = 0;
     const std::map<std::string, std::function<void(const std::string&, const YAML::Node&)>> keys = {
         {"np_data_iface",
@@ -119,13 +143,13 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
          }},
         {"np_server_ip",
          [&](const std::string& k, const YAML::Node& v) {
-             server = address(k, v);
+             address(k, v);
              p.server_ip = v.Scalar();
              server_line = line_of(v);
          }},
         {"np_client_ip",
          [&](const std::string& k, const YAML::Node& v) {
-             client = address(k, v);
+             address(k, v);
              p.client_ip = v.Scalar();
              client_line = line_of(v);
          }},
@@ -188,35 +212,21 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
         handler->second(key, entry.second);
     }
 
-    // Defaults stand in for keys that are absent, so check the pair as it will be used.
-    if (server.family == 0) server = address("np_server_ip", YAML::Node(p.server_ip));
-    if (client.family == 0) client = address("np_client_ip", YAML::Node(p.client_ip));
-    const auto pair_error = [&](const std::string& message) {
-        return client_line > 0 || server_line == 0
-                   ? InputError("np_client_ip", message, client_line)
-                   : InputError("np_server_ip", message, server_line);
-    };
-    if (server.family != client.family) {
-        throw pair_error(
-            fmt::format("{} and {} are not of the same IP version", p.server_ip, p.client_ip));
+    // Defaults stand in for keys that are absent, so check the pair as it will be used. A
+    // problem with the pair is the client's when its line is given (or neither is).
+    const auto max_prefix = [&](const Address& a) { return a.family == AF_INET ? 32 : 128; };
+    const Address server = parse_address(p.server_ip, "np_server_ip", server_line);
+    if (p.prefix_len > max_prefix(server)) {
+        throw InputError(
+            "np_prefix_len",
+            fmt::format("{} is out of range 1 … {} for {}", p.prefix_len, max_prefix(server),
+                        server.family == AF_INET ? "IPv4" : "IPv6"),
+            prefix_line);
     }
-    const int max_prefix = server.family == AF_INET ? 32 : 128;
-    if (p.prefix_len > max_prefix) {
-        throw InputError("np_prefix_len",
-                         fmt::format("{} is out of range 1 … {} for {}", p.prefix_len, max_prefix,
-                                     server.family == AF_INET ? "IPv4" : "IPv6"),
-                         prefix_line);
-    }
-    if (server.bytes == client.bytes) {
-        throw pair_error(
-            fmt::format("the server and the client both have address {}", p.server_ip));
-    }
-    if (!same_prefix(server, client, p.prefix_len)) {
-        throw pair_error(
-            fmt::format("{} and {} are not in the same /{} subnet, so the data "
-                        "interfaces would not reach each other directly",
-                        p.server_ip, p.client_ip, p.prefix_len));
-    }
+    const bool blame_client = client_line > 0 || server_line == 0;
+    check_address_pair(p.server_ip, p.client_ip, p.prefix_len,
+                       blame_client ? "np_client_ip" : "np_server_ip",
+                       blame_client ? client_line : server_line);
     return r;
 }
 

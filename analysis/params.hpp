@@ -36,6 +36,12 @@ struct ParamsReading {
 // and naming `source` when the text is not a YAML mapping.
 ParamsReading parse_params(std::string_view yaml_text, const std::string& source);
 
+// A server/client pair of data addresses as np_server_ip/np_client_ip are checked: IP
+// addresses of one version, different, in the same /prefix_len subnet. InputError naming
+// `field` (and `line`, 0 when not known) otherwise. The fan-out's pairs are checked the same.
+void check_address_pair(const std::string& server_ip, const std::string& client_ip, int prefix_len,
+                        const std::string& field, int line);
+
 // A Linux interface name as the kernel accepts it and as is safe to put in a command:
 // 1-15 characters of [A-Za-z0-9_.-], not "." or "..".
 bool is_valid_ifname(std::string_view name);

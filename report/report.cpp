@@ -1011,7 +1011,13 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
         }
     }
 
-    if (in.modes.size() > 1) {
+    if (!in.pairs.empty()) {
+        const auto result = check_pairs(in.pairs);
+        out +=
+            fmt::format("<h2 id=\"pairs\">Pairs <span class=\"{}\">{}</span></h2>\n<pre>{}</pre>\n",
+                        result.pass ? "pass" : "fail", result.pass ? "PASS" : "FAIL",
+                        html(render_pairs(in.pairs, result)));
+    } else if (in.modes.size() > 1) {
         const auto contracts = contracts_of(in);
         const auto result = check_parity(contracts);
         out += fmt::format(
@@ -1114,7 +1120,9 @@ std::string render_report_markdown(const ReportInput& in) {
             if (!f.next_step.empty()) out += fmt::format("  - next step: {}\n", f.next_step);
         }
     }
-    if (in.modes.size() > 1) {
+    if (!in.pairs.empty()) {
+        out += "\n## Pairs\n\n```text\n" + render_pairs(in.pairs, check_pairs(in.pairs)) + "```\n";
+    } else if (in.modes.size() > 1) {
         const auto contracts = contracts_of(in);
         out += "\n## Parity\n\n```text\n" + render_parity(contracts, check_parity(contracts)) +
                "```\n";

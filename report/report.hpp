@@ -15,6 +15,7 @@
 #include "analysis/contract.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/measurement.hpp"
+#include "analysis/pairs.hpp"
 #include "analysis/trace.hpp"
 
 namespace np {
@@ -32,6 +33,9 @@ struct ReportInput {
     std::string title;              // e.g. the run dir
     std::string generated_at;       // shown in the header (UTC)
     std::vector<ReportMode> modes;  // in the order to show them; at least one
+    // A fan-out's gathered dir: every pair, measured or not. Each measured pair is also one of
+    // `modes`, named by the pair; the pairs table then stands where the parity table would.
+    std::vector<PairOutcome> pairs;
 };
 
 // One chart: a Vega-Lite spec whose data is inline.

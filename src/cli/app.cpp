@@ -22,6 +22,7 @@ std::unique_ptr<CLI::App> make_app(Runner& run) {
     add_run_command(*app, run);
     add_attach_command(*app, run);
     add_params_command(*app, run);
+    add_pairs_command(*app, run);
     add_report_command(*app, run);
     add_codes_command(*app, run);
     return app;

@@ -15,6 +15,11 @@ namespace {
 int run_parity(const std::string& dir_arg) {
     const std::filesystem::path dir =
         dir_arg.empty() ? default_run_dir() : std::filesystem::path(dir_arg);
+    if (const auto pairs = read_pairs_dir(dir)) {
+        const PairsResult result = check_pairs(*pairs);
+        print_text(render_pairs(*pairs, result));
+        return result.pass ? 0 : 1;
+    }
     const std::vector<Contract> contracts = read_run_dir_contracts(dir);
     const auto result = check_parity(contracts);
     print_text(render_parity(contracts, result));
@@ -27,7 +32,8 @@ void add_parity_command(CLI::App& app, Runner& run) {
     auto dir = std::make_shared<std::string>();
     CLI::App* sub = app.add_subcommand("parity",
                                        "The tutorial's parity table from every "
-                                       "np_contract_<mode>.json in a run dir; exit 1 on FAIL");
+                                       "np_contract_<mode>.json in a run dir (or the pairs "
+                                       "table of a fan-out's gathered dir); exit 1 on FAIL");
     sub->add_option(
         "RUN_DIR", *dir,
         "Run dir (default $NETWORK_PERFORMANCE_RUN_DIR, else /tmp/network-performance-$USER/)");

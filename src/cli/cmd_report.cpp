@@ -102,6 +102,21 @@ ReportInput read_report_input(const fs::path& dir) {
     ReportInput in;
     in.title = dir.lexically_normal().string();
     in.generated_at = utc_now();
+    if (auto pairs = read_pairs_dir(dir)) {
+        // A fan-out's gathered dir: each measured pair's run dir is a mode named by the pair.
+        for (const auto& o : *pairs) {
+            if (!o.contract) continue;
+            ReportMode m = read_mode(dir / o.pair.name, *o.contract);
+            m.contract.mode = o.pair.name;
+            in.modes.push_back(std::move(m));
+        }
+        if (in.modes.empty()) {
+            throw InputError(dir.string(),
+                             fmt::format("no pair of {} was measured", run_dir::kPairs));
+        }
+        in.pairs = std::move(*pairs);
+        return in;
+    }
     for (auto& c : read_run_dir_contracts(dir)) in.modes.push_back(read_mode(dir, std::move(c)));
     return in;
 }

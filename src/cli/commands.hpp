@@ -22,6 +22,7 @@ void add_parity_command(CLI::App& app, Runner& run);
 void add_run_command(CLI::App& app, Runner& run);  // run and teardown
 void add_attach_command(CLI::App& app, Runner& run);
 void add_params_command(CLI::App& app, Runner& run);
+void add_pairs_command(CLI::App& app, Runner& run);
 void add_report_command(CLI::App& app, Runner& run);
 void add_codes_command(CLI::App& app, Runner& run);
 

@@ -231,6 +231,22 @@ int mode_rank(const std::string& mode) {
 }
 }  // namespace
 
+namespace {
+
+bool is_contract_name(const std::string& name) {
+    return name.starts_with(run_dir::kContractPrefix) && name.ends_with(run_dir::kContractSuffix);
+}
+
+// A directory that holds at least one np_contract_<mode>.json (false when it is no directory).
+bool holds_contract(const std::filesystem::path& dir) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (is_contract_name(it->path().filename().string())) return true;
+    return false;
+}
+
+}  // namespace
+
 std::vector<Contract> read_run_dir_contracts(const std::filesystem::path& dir) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
@@ -240,10 +256,7 @@ std::vector<Contract> read_run_dir_contracts(const std::filesystem::path& dir) {
     }
     std::vector<Contract> contracts;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-        const auto name = entry.path().filename().string();
-        if (!name.starts_with(run_dir::kContractPrefix) ||
-            !name.ends_with(run_dir::kContractSuffix))
-            continue;
+        if (!is_contract_name(entry.path().filename().string())) continue;
         contracts.push_back(read_contract_file(entry.path()));
     }
     if (contracts.empty()) {
@@ -253,6 +266,50 @@ std::vector<Contract> read_run_dir_contracts(const std::filesystem::path& dir) {
         return std::pair(mode_rank(a.mode), a.mode) < std::pair(mode_rank(b.mode), b.mode);
     });
     return contracts;
+}
+
+std::optional<std::vector<PairOutcome>> read_pairs_dir(const std::filesystem::path& dir) {
+    const std::filesystem::path plan_file = dir / run_dir::kPairs;
+    std::error_code ec;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(plan_file, ec))) return {};
+    const PairPlan plan =
+        pair_plan_from_json(read_json_file(plan_file, kMaxContractBytes), plan_file.string());
+    std::vector<PairOutcome> outcomes;
+    for (const Pair& p : plan.pairs) {
+        PairOutcome o{p, {}, {}, {}};
+        const std::filesystem::path pair_dir = dir / p.name;
+        const std::filesystem::path failed = pair_dir / run_dir::kFailed;
+        if (std::filesystem::exists(std::filesystem::symlink_status(failed, ec))) {
+            const nlohmann::json f = read_json_file(failed, kMaxContractBytes);
+            const auto text = [&](const char* key) {
+                const auto it = f.is_object() ? f.find(key) : f.end();
+                if (it == f.end() || !it->is_string())
+                    throw InputError(failed.string() + ": " + key, "must be a string");
+                return it->get<std::string>();
+            };
+            o.failure = fmt::format("{}: {}", text("step"), text("message"));
+        } else if (!holds_contract(pair_dir)) {
+            o.failure = std::filesystem::is_directory(pair_dir, ec)
+                            ? "no contract and no np_failed.json: the pair's run stopped (a "
+                              "node unreachable mid-run, or the fan-out interrupted)"
+                            : "nothing gathered (the fan-out did not reach this pair)";
+        } else {
+            std::vector<Contract> contracts = read_run_dir_contracts(pair_dir);
+            if (contracts.size() > 1) {
+                throw InputError(pair_dir.string(),
+                                 "holds more than one np_contract_<mode>.json; a pair's run dir "
+                                 "holds one");
+            }
+            o.contract = std::move(contracts.front());
+            if (const auto it = o.contract->document.find("explain");
+                it != o.contract->document.end() && !it->is_null()) {
+                o.explanation = parse_explanation(
+                    *it, (pair_dir / run_dir::contract(o.contract->mode)).string() + ": explain");
+            }
+        }
+        outcomes.push_back(std::move(o));
+    }
+    return outcomes;
 }
 
 std::filesystem::path default_run_dir() {

@@ -3,11 +3,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/contract.hpp"
 #include "analysis/inputs.hpp"
+#include "analysis/pairs.hpp"
 #include "analysis/source.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/output_file.hpp"
@@ -79,6 +81,12 @@ std::filesystem::path default_run_dir();
 // manual, jupyter, then the others by name). InputError when the directory does not exist or
 // holds no contract, or a contract does not parse.
 std::vector<Contract> read_run_dir_contracts(const std::filesystem::path& dir);
+
+// A directory the fan-out over pairs gathered (np_pairs.json beside a run dir per pair): every
+// pair of np_pairs.json in its order, with its contract and explanation when it was measured,
+// else what its np_failed.json says (or that nothing was gathered). Empty when `dir` holds no
+// np_pairs.json; InputError when it or a pair's files do not parse.
+std::optional<std::vector<PairOutcome>> read_pairs_dir(const std::filesystem::path& dir);
 
 // np-probe, the static probe `run` uploads and `probe` runs: $NP_PROBE, else next to
 // np-explain (an install puts both in bin/: cmake/Install.cmake), else the build tree's

@@ -11,6 +11,10 @@
 //   M_phases.json               the phases finished and the one in progress (np-run-phases/1)
 //   M_partial-trace_NODE.json   the phases a probe closed, until its trace is saved
 //   report.html                 the report of every mode in the dir
+//   np_failed.json              a run that stopped: {"step", "message"} (the tutorial's playbook)
+//
+// The fan-out over pairs gathers one such run dir per pair, named <server>_<client>, into one
+// directory beside np_pairs.json (np-pairs/1: the pairs and their waves).
 #include <string>
 #include <string_view>
 
@@ -19,6 +23,8 @@ namespace np::run_dir {
 inline constexpr std::string_view kContractPrefix = "np_contract_";
 inline constexpr std::string_view kContractSuffix = ".json";
 inline constexpr std::string_view kReport = "report.html";
+inline constexpr std::string_view kFailed = "np_failed.json";
+inline constexpr std::string_view kPairs = "np_pairs.json";
 
 // The tools' raw outputs, by the suffix after "M_".
 inline constexpr std::string_view kPing = "ping.txt";

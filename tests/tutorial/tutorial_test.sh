@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
 # tests/tutorial: the tutorial's files against the local testbed (see CMakeLists.txt).
-#   tutorial_test.sh parity | teardown_after_kill
-# Needs: NP_TESTBED_STATE (a testbed up there), NP_EXPLAIN, NP_PROBE, NP_TUTORIAL_DIR.
+#   tutorial_test.sh parity | teardown_after_kill | refusals | fanout
+# Needs: NP_TESTBED_STATE (a testbed up there; fanout brings up a row of four of its own there),
+# NP_EXPLAIN, NP_PROBE, NP_TUTORIAL_DIR.
 set -euo pipefail
 test=$1
 state=${NP_TESTBED_STATE:?}
 tut=${NP_TUTORIAL_DIR:?}
 work=$(mktemp -d /tmp/np-tutorial-test.XXXXXX)
 bg_pid=""
+nodes=(node1-1 node1-2)
+testbed=$(dirname "$0")/../../scripts/testbed.sh
+if [[ $test == fanout ]]; then
+    # Row 2 of four nodes on one bridged segment, beside (not instead of) the two-node testbed.
+    nodes=(node2-1 node2-2 node2-3 node2-4)
+    bash "$testbed" down --state "$state" >/dev/null 2>&1 || true
+    bash "$testbed" up --nodes 4 --row 2 --state "$state"
+fi
 cleanup() {
     [[ -n $bg_pid ]] && kill -KILL "$bg_pid" 2>/dev/null
     # Whatever the test did, the nodes are handed back clean for the next test.
-    for n in node1-1 node1-2; do
+    for n in "${nodes[@]}"; do
         ssh -F "$state/ssh_config" "root@$n" sh -s -- teardown "$n" enp0s25 \
             <"$tut/network-performance_node.sh" >/dev/null 2>&1 || true
     done
     rm -rf "$work"
+    [[ $test != fanout ]] || bash "$testbed" down --state "$state"
 }
 trap cleanup EXIT
 fail() {
@@ -25,7 +35,7 @@ fail() {
 
 # The tutorial's machinery, not a slow node image, is under test here (the SSH and run tests
 # hold the product to that): every Ansible task opens SSH connections of its own.
-bash "$(dirname "$0")/../../scripts/testbed.sh" shell-delay --state "$state" --slow-shell 0
+bash "$testbed" shell-delay --state "$state" --slow-shell 0
 
 export NETWORK_PERFORMANCE_SSH_CONFIG=$state/ssh_config
 export NETWORK_PERFORMANCE_RUN_DIR=$work/run
@@ -44,7 +54,7 @@ export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_NOCOLOR=1
 # no state dir (uploads, sockets, pidfiles).
 assert_clean() {
     local n pid comm
-    for n in node1-1 node1-2; do
+    for n in "${nodes[@]}"; do
         for pid in $(ip netns pids "$n"); do
             comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
             [[ $comm == np-probe || $comm == iperf3 ]] && fail "$1: $comm (pid $pid) left in $n"
@@ -166,6 +176,77 @@ refusals)
         grep -q 'inet ' <<<"$(ip netns exec "$n" ip -o addr show dev enp3s0)" && fail "address left on $n enp3s0"
     done
     assert_clean "the wrong port"
+    ;;
+fanout)
+    # The testbed's pairs — node2-1/node2-2 and node2-3/node2-4 disjoint, node2-2/node2-3
+    # sharing a node with each — and one that cannot work: node2-9 does not answer (its
+    # address on the control segment is nobody's). Three are measured, two of them at the same
+    # time; the fourth is reported and spoils nothing.
+    cp "$state/pairs.yml" "$work/pairs.yml"
+    echo "  - {server: node2-4, client: node2-9, server_ip: 198.18.2.4, client_ip: 198.18.2.9}" >>"$work/pairs.yml"
+    printf 'Host node2-9\n    HostName 198.19.1.9\n    User root\n    IdentityFile %s/id_ed25519\n    UserKnownHostsFile %s/known_hosts\n    StrictHostKeyChecking yes\n    BatchMode yes\n    ConnectTimeout 5\n' \
+        "$state" "$state" >>"$state/ssh_config"
+    export NETWORK_PERFORMANCE_PAIRS=$work/pairs.yml
+    "$NP_EXPLAIN" pairs "$NETWORK_PERFORMANCE_PAIRS" --params "$NETWORK_PERFORMANCE_PARAMS"
+    t0=$SECONDS
+    set +e
+    ansible-playbook "$tut/network-performance_fanout.yml" >"$work/fanout.out" 2>&1
+    rc=$?
+    set -e
+    echo "fan-out playbook: exit $rc in $((SECONDS - t0)) s"
+    sed -n '/TASK \[The pairs\]/,$p' "$work/fanout.out"
+    [[ $rc -ne 0 ]] || fail "the playbook ended 0 with a pair that cannot be reached"
+    gathered=$NETWORK_PERFORMANCE_RUN_DIR/pairs
+    set +e
+    "$NP_EXPLAIN" parity "$gathered" >"$work/parity.out"
+    prc=$?
+    set -e
+    cat "$work/parity.out"
+    [[ $prc -eq 1 ]] || { tail -n 120 "$work/fanout.out"; fail "np-explain parity over the gathered dir: exit $prc, not 1"; }
+    # On a failed check, what Ansible did (its output is otherwise only summarised above).
+    "${PY:-/usr/bin/python3}" - "$gathered" "$work/parity.out" <<'PY' || { tail -n 120 "$work/fanout.out"; fail "the fan-out's results"; }
+import datetime, json, os, sys
+d, table = sys.argv[1], open(sys.argv[2]).read()
+plan = json.load(open(os.path.join(d, "np_pairs.json")))
+assert plan["schema"] == "np-pairs/1" and plan["waves"] == 2, plan
+waves = {p["name"]: p["wave"] for p in plan["pairs"]}
+assert waves == {"node2-1_node2-2": 0, "node2-3_node2-4": 0, "node2-2_node2-3": 1, "node2-4_node2-9": 1}, waves
+tcp = {}
+for name in ("node2-1_node2-2", "node2-3_node2-4", "node2-2_node2-3"):
+    c = json.load(open(os.path.join(d, name, "np_contract_ansible.json")))
+    server, client = name.split("_")
+    assert (c["node1"], c["node2"]) == (server, client), (name, c["node1"], c["node2"])
+    assert c["tcp_mbps"] > 50 and c["udp_mbps"] > 50, (name, c["tcp_mbps"], c["udp_mbps"])
+    assert c["link_mbps"] == 100 and len(c["traces"]) == 2, (name, c["traces"])
+    for t in c["traces"]:
+        tr = json.load(open(os.path.join(d, name, t)))
+        assert tr["node"] in (server, client) and tr["iface"] == "enp0s25", (name, t)
+        start = datetime.datetime.fromisoformat(tr["started_at"].replace("Z", "+00:00")).timestamp()
+        p = next(p for p in tr["phases"] if p["name"] == "tcp")
+        assert p["tx"]["wire_bytes"] + p["rx"]["wire_bytes"] > 10_000_000, (name, t, "tcp saw too little")
+        if tr["node"] == client:
+            tcp[name] = (start + p["start_ms"] / 1000, start + p["end_ms"] / 1000)
+    row = next(l for l in table.splitlines() if l.strip().startswith(f"{server} -> {client}"))
+    assert "line-rate bound" in row or "TCP" in row, row
+    print(f"{name}: tcp {c['tcp_mbps']:.2f} udp {c['udp_mbps']:.2f} Mbit/s, tcp phase {tcp[name][0]:.0f}…{tcp[name][1]:.0f}")
+# started_at has whole seconds: one second of slack either way.
+a, b, s = tcp["node2-1_node2-2"], tcp["node2-3_node2-4"], tcp["node2-2_node2-3"]
+overlap = min(a[1], b[1]) - max(a[0], b[0])
+assert overlap >= 2, f"the disjoint pairs' TCP tests did not run together: {a} {b}"
+assert s[0] >= max(a[1], b[1]) - 1, f"the pair sharing a node ran during the first wave: {s} {a} {b}"
+print(f"wave 1 ran together ({overlap:.0f} s of TCP overlap); the shared pair's TCP started after it")
+failed = json.load(open(os.path.join(d, "node2-4_node2-9", "np_failed.json")))
+assert "node2-9" in failed["step"] + failed["message"], failed
+assert "node2-4 -> node2-9  " in table or "node2-4 -> node2-9" in table, table
+assert "PAIRS: FAIL (3 of 4 pairs measured" in table, table
+assert "node2-4 -> node2-9: not measured: " in table, table
+report = open(os.path.join(d, "report.html")).read()
+for name in ("node2-1_node2-2", "node2-3_node2-4", "node2-2_node2-3"):
+    assert name in report, name
+assert 'id="pairs"' in report
+print("gathered: 3 contracts with both traces, 1 failure recorded; table and report show every pair")
+PY
+    assert_clean "the fan-out"
     ;;
 *) fail "unknown test $test" ;;
 esac

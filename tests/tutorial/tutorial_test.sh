@@ -247,6 +247,11 @@ assert 'id="pairs"' in report
 print("gathered: 3 contracts with both traces, 1 failure recorded; table and report show every pair")
 PY
     assert_clean "the fan-out"
+    # The teardown playbook over the pairs' nodes (-e np_fanout=true) finds nothing left.
+    NETWORK_PERFORMANCE_PAIRS=$state/pairs.yml ansible-playbook "$tut/network-performance_teardown.yml" \
+        -e np_fanout=true >"$work/teardown.out" 2>&1 || { cat "$work/teardown.out"; fail "teardown over the pairs"; }
+    [[ $(grep -c 'nothing to tear down' "$work/teardown.out") -eq 4 ]] || { cat "$work/teardown.out"; fail "teardown did not visit the four nodes"; }
+    echo "teardown over the pairs' four nodes: nothing to tear down"
     ;;
 *) fail "unknown test $test" ;;
 esac

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "analysis/json_document.hpp"
 #include "analysis/model.hpp"
 #include "analysis/names.hpp"
 #include "src/common/errors.hpp"
+#include "src/common/json_document.hpp"
 #include "src/common/run_dir.hpp"
 
 namespace np {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "analysis/json_document.hpp"
 #include "analysis/version.hpp"
 #include "src/common/errors.hpp"
+#include "src/common/json_document.hpp"
 
 namespace np {
 

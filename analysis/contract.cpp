@@ -1,43 +1,13 @@
 #include "analysis/contract.hpp"
 
-#include <fmt/format.h>
-
-#include "analysis/json_document.hpp"
+#include "analysis/json_field.hpp"
 #include "analysis/model.hpp"
 #include "analysis/names.hpp"
 #include "src/common/errors.hpp"
+#include "src/common/json_document.hpp"
 #include "src/common/run_dir.hpp"
 
 namespace np {
-namespace {
-
-std::optional<double> number_field(const nlohmann::json& doc, const char* key,
-                                   const std::string& source) {
-    const auto it = doc.find(key);
-    if (it == doc.end() || it->is_null()) return std::nullopt;
-    if (!it->is_number()) {
-        throw InputError(fmt::format("{}: {}", source, key),
-                         fmt::format("expected a number, found {}", it->type_name()));
-    }
-    return it->get<double>();
-}
-
-std::string string_field(const nlohmann::json& doc, const char* key, const std::string& source,
-                         bool required) {
-    const auto it = doc.find(key);
-    if (it == doc.end() || it->is_null()) {
-        if (required) throw InputError(fmt::format("{}: {}", source, key), "missing");
-        return {};
-    }
-    if (!it->is_string()) {
-        throw InputError(fmt::format("{}: {}", source, key),
-                         fmt::format("expected a string, found {}", it->type_name()));
-    }
-    return it->get<std::string>();
-}
-
-}  // namespace
-
 Contract parse_contract(std::string_view text, const std::string& source) {
     return contract_from_json(parse_json_document(text, source), source);
 }
@@ -48,15 +18,17 @@ Contract contract_from_json(nlohmann::json document, const std::string& source) 
     if (!c.document.is_object()) {
         throw InputError(source, "not a result contract: the top level is not a JSON object");
     }
-    c.mode = string_field(c.document, "mode", source, true);
+    const JsonField doc = JsonField::document(c.document, source);
+    const JsonField mode = doc.required("mode");
+    c.mode = mode.str();
     // The mode becomes part of file names (np_contract_<mode>.json, <mode>_tcp.json, …).
-    check_mode_name(c.mode, fmt::format("{}: mode", source));
-    c.ping_rtt_ms = number_field(c.document, "ping_rtt_ms", source);
-    c.tcp_mbps = number_field(c.document, "tcp_mbps", source);
-    c.udp_mbps = number_field(c.document, "udp_mbps", source);
-    c.udp_loss_pct = number_field(c.document, "udp_loss_pct", source);
-    c.node1 = string_field(c.document, "node1", source, false);
-    c.node2 = string_field(c.document, "node2", source, false);
+    check_mode_name(c.mode, mode.path());
+    c.ping_rtt_ms = doc.optional_number("ping_rtt_ms");
+    c.tcp_mbps = doc.optional_number("tcp_mbps");
+    c.udp_mbps = doc.optional_number("udp_mbps");
+    c.udp_loss_pct = doc.optional_number("udp_loss_pct");
+    c.node1 = doc.optional_str("node1").value_or("");
+    c.node2 = doc.optional_str("node2").value_or("");
     return c;
 }
 
@@ -142,17 +114,12 @@ Measurements measurements_from_contract(const Contract& c) {
 
 std::vector<std::string> contract_trace_files(const Contract& c) {
     std::vector<std::string> files;
-    const auto it = c.document.find("traces");
-    if (it == c.document.end() || it->is_null()) return files;
-    const std::string field = fmt::format("np_contract_{}.json: traces", c.mode);
-    if (!it->is_array())
-        throw InputError(field,
-                         fmt::format("expected an array of file names, found {}", it->type_name()));
-    for (const auto& f : *it) {
-        if (!f.is_string())
-            throw InputError(field, fmt::format("expected a file name, found {}", f.type_name()));
-        check_contained_path(f.get_ref<const std::string&>(), field);
-        files.push_back(f.get<std::string>());
+    const auto traces = JsonField::document(c.document, run_dir::contract(c.mode)).find("traces");
+    if (!traces) return files;
+    for (size_t i = 0; i < traces->array_size(); ++i) {
+        const JsonField f = traces->at(i);
+        files.push_back(f.str());
+        check_contained_path(files.back(), f.path());
     }
     return files;
 }

@@ -9,6 +9,7 @@
 
 #include "analysis/codes.hpp"
 #include "analysis/format.hpp"
+#include "analysis/json_field.hpp"
 #include "analysis/rules.hpp"
 #include "src/common/errors.hpp"
 
@@ -143,58 +144,48 @@ nlohmann::json to_json(const Explanation& e) {
     return doc;
 }
 
-Explanation parse_explanation(const nlohmann::json& doc, const std::string& where) {
-    if (!doc.is_object()) throw InputError(where, "expected an object with findings and verdicts");
-    const auto list = [&](const char* key) {
-        const auto it = doc.find(key);
-        if (it == doc.end() || it->is_null()) return nlohmann::json::array();
-        if (!it->is_array()) throw InputError(fmt::format("{}.{}", where, key), "expected a list");
-        return *it;
+Explanation parse_explanation(const nlohmann::json& document, const std::string& where) {
+    const JsonField doc(document, where);
+    if (!document.is_object()) doc.fail("expected an object with findings and verdicts");
+    // A list that is absent or null is empty.
+    const auto list_size = [](const std::optional<JsonField>& list) {
+        return list ? list->array_size() : size_t{0};
     };
     Explanation e;
-    const auto findings = list("findings");
-    for (size_t i = 0; i < findings.size(); ++i)
-        e.findings.push_back(parse_finding(findings[i], fmt::format("{}.findings[{}]", where, i)));
-    const auto verdicts = list("verdicts");
-    for (size_t i = 0; i < verdicts.size(); ++i) {
-        const auto& r = verdicts[i];
-        const std::string at = fmt::format("{}.verdicts[{}]", where, i);
-        if (!r.is_object()) throw InputError(at, "expected a verdict object");
-        const auto text = [&](const char* key) {
-            const auto it = r.find(key);
-            if (it == r.end() || it->is_null()) return std::string();
-            if (!it->is_string()) throw InputError(at + "." + key, "expected a string");
-            return it->get<std::string>();
-        };
-        const auto number = [&](const char* key) -> std::optional<double> {
-            const auto it = r.find(key);
-            if (it == r.end() || it->is_null()) return std::nullopt;
-            if (!it->is_number()) throw InputError(at + "." + key, "expected a number");
-            return it->get<double>();
-        };
+    const auto findings = doc.find("findings");
+    for (size_t i = 0; i < list_size(findings); ++i) {
+        const JsonField f = findings->at(i);
+        e.findings.push_back(parse_finding(f.value(), f.path()));
+    }
+    const auto verdicts = doc.find("verdicts");
+    for (size_t i = 0; i < list_size(verdicts); ++i) {
+        const JsonField r = verdicts->at(i);
+        if (!r.value().is_object()) r.fail("expected a verdict object");
         Verdict v;
-        v.test = text("test");
-        v.source = text("source");
-        v.command = text("command");
-        v.measured = text("measured");
-        v.verdict = text("verdict");
-        if (const auto m = number("measured_mbps")) v.measured_bps = *m * 1e6;
-        if (const auto c = number("ceiling_mbps")) v.ceiling_bps = *c * 1e6;
-        if (const auto p = number("pct_of_ceiling")) v.ratio = *p / 100;
-        const auto codes = r.find("codes");
-        if (codes != r.end() && codes->is_array()) {
+        v.test = r.optional_str("test").value_or("");
+        v.source = r.optional_str("source").value_or("");
+        v.command = r.optional_str("command").value_or("");
+        v.measured = r.optional_str("measured").value_or("");
+        v.verdict = r.optional_str("verdict").value_or("");
+        if (const auto m = r.optional_number("measured_mbps")) v.measured_bps = *m * 1e6;
+        if (const auto c = r.optional_number("ceiling_mbps")) v.ceiling_bps = *c * 1e6;
+        if (const auto p = r.optional_number("pct_of_ceiling")) v.ratio = *p / 100;
+        const auto codes = r.value().find("codes");
+        if (codes != r.value().end() && codes->is_array()) {
             for (const auto& c : *codes)
                 if (c.is_string()) v.codes.push_back(c.get<std::string>());
         }
         e.verdicts.push_back(std::move(v));
     }
-    const auto ledgers = list("ledgers");
-    for (size_t i = 0; i < ledgers.size(); ++i)
-        e.ledgers.push_back(parse_ledger(ledgers[i], fmt::format("{}.ledgers[{}]", where, i)));
-    if (const auto it = doc.find("path_mbps"); it != doc.end() && !it->is_null()) {
-        if (!it->is_number() || it->get<double>() <= 0 || !std::isfinite(it->get<double>()))
-            throw InputError(where + ".path_mbps", "expected a positive number");
-        e.path_bps = it->get<double>() * 1e6;
+    const auto ledgers = doc.find("ledgers");
+    for (size_t i = 0; i < list_size(ledgers); ++i) {
+        const JsonField l = ledgers->at(i);
+        e.ledgers.push_back(parse_ledger(l.value(), l.path()));
+    }
+    if (const auto path = doc.find("path_mbps")) {
+        const double mbps = path->number();
+        if (mbps <= 0 || !std::isfinite(mbps)) path->fail("expected a positive number");
+        e.path_bps = mbps * 1e6;
     }
     return e;
 }

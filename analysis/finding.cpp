@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "analysis/json_field.hpp"
 #include "analysis/version.hpp"
 #include "src/common/errors.hpp"
 
@@ -47,23 +48,12 @@ nlohmann::json to_json(const Finding& f) {
             {"next_step", f.next_step}};
 }
 
-Finding parse_finding(const nlohmann::json& doc, const std::string& where) {
-    if (!doc.is_object()) throw InputError(where, "expected a finding object");
-    const auto text = [&](const char* key, bool required) {
-        const auto it = doc.find(key);
-        if (it == doc.end() || it->is_null()) {
-            if (required) throw InputError(fmt::format("{}.{}", where, key), "missing");
-            return std::string();
-        }
-        if (!it->is_string()) {
-            throw InputError(fmt::format("{}.{}", where, key),
-                             fmt::format("expected a string, found {}", it->type_name()));
-        }
-        return it->get<std::string>();
-    };
+Finding parse_finding(const nlohmann::json& document, const std::string& where) {
+    const JsonField doc(document, where);
+    if (!document.is_object()) doc.fail("expected a finding object");
     Finding f;
-    f.code = text("code", true);
-    const std::string severity = text("severity", true);
+    f.code = doc.required("code").str();
+    const std::string severity = doc.required("severity").str();
     if (severity == "info") {
         f.severity = Severity::info;
     } else if (severity == "warn") {
@@ -71,22 +61,18 @@ Finding parse_finding(const nlohmann::json& doc, const std::string& where) {
     } else if (severity == "error") {
         f.severity = Severity::error;
     } else {
-        throw InputError(where + ".severity",
-                         fmt::format("'{}' is not info, warn or error", severity));
+        doc.at("severity").fail(fmt::format("'{}' is not info, warn or error", severity));
     }
-    f.test = text("test", false);
-    f.title = text("title", true);
-    f.detail = text("detail", false);
-    f.next_step = text("next_step", false);
-    const auto evidence = doc.find("evidence");
-    if (evidence != doc.end() && !evidence->is_null()) {
-        if (!evidence->is_object())
-            throw InputError(where + ".evidence", "expected an object of key -> value");
+    f.test = doc.optional_str("test").value_or("");
+    f.title = doc.required("title").str();
+    f.detail = doc.optional_str("detail").value_or("");
+    f.next_step = doc.optional_str("next_step").value_or("");
+    if (const auto evidence = doc.find("evidence")) {
+        if (!evidence->value().is_object()) evidence->fail("expected an object of key -> value");
         // to_json's object sorts its keys, so the engine's order is already gone here.
-        for (const auto& [k, v] : evidence->items()) {
+        for (const auto& [k, v] : evidence->value().items()) {
             if (v.is_object() || v.is_array())
-                throw InputError(fmt::format("{}.evidence.{}", where, k),
-                                 "expected a string, a number or true/false");
+                evidence->at(k).fail("expected a string, a number or true/false");
             // Documents from before findings had their own "test" named it in the evidence.
             if (k == "test" && f.test.empty() && v.is_string()) {
                 f.test = v.get<std::string>();

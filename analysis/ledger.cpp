@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analysis/format.hpp"
+#include "analysis/json_field.hpp"
 #include "src/common/errors.hpp"
 
 namespace np {
@@ -503,33 +504,23 @@ nlohmann::json drop_json(const LedgerDrop& d) {
             {"housekeeping", d.housekeeping}};
 }
 
-template <typename T>
-T get(const nlohmann::json& j, const char* key, const std::string& where) {
-    const auto it = j.find(key);
-    if (it == j.end()) throw InputError(where + "." + key, "missing");
-    try {
-        return it->get<T>();
-    } catch (const nlohmann::json::exception&) {
-        throw InputError(where + "." + key, fmt::format("is a {}", it->type_name()));
-    }
-}
-
-LedgerDrop parse_drop(const nlohmann::json& j, const std::string& where) {
-    if (!j.is_object()) throw InputError(where, "expected a drop object");
+LedgerDrop parse_drop(const JsonField& j) {
+    if (!j.value().is_object()) j.fail("expected a drop object");
     LedgerDrop d;
-    d.node = get<std::string>(j, "node", where);
-    const auto stage = get<std::string>(j, "stage", where);
+    d.node = j.at("node").str();
+    const JsonField stage = j.at("stage");
+    const std::string name = stage.str();
     bool known = false;
     for (int i = 0; i <= static_cast<int>(Stage::unknown); ++i) {
-        if (key_of(static_cast<Stage>(i)) == stage) {
+        if (key_of(static_cast<Stage>(i)) == name) {
             d.stage = static_cast<Stage>(i);
             known = true;
         }
     }
-    if (!known) throw InputError(where + ".stage", fmt::format("'{}' is not a stage", stage));
-    d.reason = get<std::string>(j, "reason", where);
-    d.packets = get<uint64_t>(j, "packets", where);
-    d.housekeeping = get<bool>(j, "housekeeping", where);
+    if (!known) stage.fail(fmt::format("'{}' is not a stage", name));
+    d.reason = j.at("reason").str();
+    d.packets = j.at("packets").u64();
+    d.housekeeping = j.at("housekeeping").boolean();
     return d;
 }
 
@@ -563,45 +554,39 @@ nlohmann::json to_json(const Ledger& l) {
              l.retransmitted ? nlohmann::json(*l.retransmitted) : nlohmann::json(nullptr)}};
 }
 
-Ledger parse_ledger(const nlohmann::json& doc, const std::string& where) {
-    if (!doc.is_object()) throw InputError(where, "expected a ledger object");
+Ledger parse_ledger(const nlohmann::json& document, const std::string& where) {
+    const JsonField doc(document, where);
+    if (!document.is_object()) doc.fail("expected a ledger object");
     Ledger l;
-    l.test = get<std::string>(doc, "test", where);
-    const auto transport = get<std::string>(doc, "transport", where);
-    if (transport != "tcp" && transport != "udp")
-        throw InputError(where + ".transport", fmt::format("'{}' is not tcp or udp", transport));
-    l.transport = transport == "tcp" ? Transport::tcp : Transport::udp;
-    l.unit = get<std::string>(doc, "unit", where);
-    l.sender_node = get<std::string>(doc, "sender_node", where);
-    l.receiver_node = get<std::string>(doc, "receiver_node", where);
-    const auto points = get<nlohmann::json>(doc, "points", where);
-    if (!points.is_array()) throw InputError(where + ".points", "expected a list");
-    for (size_t i = 0; i < points.size(); ++i) {
-        const std::string at = fmt::format("{}.points[{}]", where, i);
-        const auto& j = points[i];
-        if (!j.is_object()) throw InputError(at, "expected a point object");
+    l.test = doc.at("test").str();
+    const JsonField transport = doc.at("transport");
+    const std::string name = transport.str();
+    if (name != "tcp" && name != "udp") transport.fail(fmt::format("'{}' is not tcp or udp", name));
+    l.transport = name == "tcp" ? Transport::tcp : Transport::udp;
+    l.unit = doc.at("unit").str();
+    l.sender_node = doc.at("sender_node").str();
+    l.receiver_node = doc.at("receiver_node").str();
+    const JsonField points = doc.at("points");
+    for (size_t i = 0; i < points.array_size(); ++i) {
+        const JsonField j = points.at(i);
+        if (!j.value().is_object()) j.fail("expected a point object");
         LedgerPoint p;
-        p.label = get<std::string>(j, "label", at);
-        p.node = get<std::string>(j, "node", at);
-        if (!j.contains("count") || !j["count"].is_null()) p.count = get<uint64_t>(j, "count", at);
-        p.inferred = get<bool>(j, "inferred", at);
-        p.unattributed = get<int64_t>(j, "unattributed", at);
-        p.queued_at_end = j.contains("queued_at_end") ? get<uint64_t>(j, "queued_at_end", at) : 0;
-        p.undercounted = j.contains("undercounted") ? get<uint64_t>(j, "undercounted", at) : 0;
-        const auto drops = get<nlohmann::json>(j, "drops", at);
-        if (!drops.is_array()) throw InputError(at + ".drops", "expected a list");
-        for (size_t k = 0; k < drops.size(); ++k)
-            p.drops.push_back(parse_drop(drops[k], fmt::format("{}.drops[{}]", at, k)));
+        p.label = j.at("label").str();
+        p.node = j.at("node").str();
+        if (const JsonField count = j.at("count"); !count.is_null()) p.count = count.u64();
+        p.inferred = j.at("inferred").boolean();
+        p.unattributed = j.at("unattributed").i64();
+        if (const auto queued = j.find("queued_at_end")) p.queued_at_end = queued->u64();
+        if (const auto under = j.find("undercounted")) p.undercounted = under->u64();
+        const JsonField drops = j.at("drops");
+        for (size_t k = 0; k < drops.array_size(); ++k) p.drops.push_back(parse_drop(drops.at(k)));
         l.drops.insert(l.drops.end(), p.drops.begin(), p.drops.end());
         l.points.push_back(std::move(p));
     }
-    const auto reverse = get<nlohmann::json>(doc, "other_direction_drops", where);
-    if (!reverse.is_array()) throw InputError(where + ".other_direction_drops", "expected a list");
-    for (size_t k = 0; k < reverse.size(); ++k)
-        l.drops.push_back(
-            parse_drop(reverse[k], fmt::format("{}.other_direction_drops[{}]", where, k)));
-    if (doc.contains("retransmitted_segments") && !doc["retransmitted_segments"].is_null())
-        l.retransmitted = get<uint64_t>(doc, "retransmitted_segments", where);
+    const JsonField reverse = doc.at("other_direction_drops");
+    for (size_t k = 0; k < reverse.array_size(); ++k) l.drops.push_back(parse_drop(reverse.at(k)));
+    if (const auto retransmitted = doc.find("retransmitted_segments"))
+        l.retransmitted = retransmitted->u64();
     return l;
 }
 

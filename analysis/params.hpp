@@ -21,8 +21,8 @@ struct Params {
     std::string udp_bandwidth = "1G";         // np_udp_bandwidth, as written (iperf3 -b)
     double udp_bandwidth_bps = 1e9;
     std::string image_marker = "/.omf-image-name";  // np_image_marker
-    // np_link_rate: the nominal rate to model against when ethtool cannot tell (a shaped
-    // veth reports 10000 Mb/s); unset means "take the link speed from ethtool".
+    // np_link_rate: the nominal rate to model against when the NIC's speed cannot tell (a
+    // shaped veth reports 10000 Mb/s); unset means "take the link speed the NIC reports".
     std::optional<double> link_rate_bps;
 };
 

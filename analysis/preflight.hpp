@@ -23,7 +23,7 @@ struct NodeFacts {
     // After the link is set up:
     std::optional<bool> carrier;
     std::vector<std::string> ports_with_carrier;  // other ports that do have carrier
-    std::optional<int> speed_mbps;                // ethtool; absent when the driver does not say
+    std::optional<int> speed_mbps;                // sysfs; absent when the driver does not say
     std::string duplex;                           // full | half | unknown
     std::optional<int> mtu_bytes;
     std::string driver;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "analysis/json_document.hpp"
+#include "analysis/json_field.hpp"
 #include "analysis/version.hpp"
-#include "src/common/errors.hpp"
+#include "src/common/json_document.hpp"
 
 namespace np {
 
@@ -160,59 +160,7 @@ json to_json(const Trace& t) {
 
 namespace {
 
-// A JSON value with the path that reached it, so every error names its field.
-class Node {
-  public:
-    Node(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
-
-    Node at(const std::string& key) const {
-        if (!j_.is_object()) fail("is not an object");
-        auto it = j_.find(key);
-        if (it == j_.end()) throw InputError(sub(key), "missing");
-        return Node(*it, sub(key));
-    }
-    bool has(const std::string& key) const { return j_.is_object() && j_.contains(key); }
-    Node at(size_t i) const { return Node(j_.at(i), path_ + "[" + std::to_string(i) + "]"); }
-
-    uint64_t u64() const {
-        if (!j_.is_number_unsigned() && !(j_.is_number_integer() && j_.get<int64_t>() >= 0))
-            fail("is not a non-negative integer");
-        return j_.get<uint64_t>();
-    }
-    int64_t i64() const {
-        if (!j_.is_number_integer()) fail("is not an integer");
-        return j_.get<int64_t>();
-    }
-    bool boolean() const {
-        if (!j_.is_boolean()) fail("is not true or false");
-        return j_.get<bool>();
-    }
-    std::string str() const {
-        if (!j_.is_string()) fail("is not a string");
-        return j_.get<std::string>();
-    }
-    size_t array_size() const {
-        if (!j_.is_array()) fail("is not an array");
-        return j_.size();
-    }
-    std::vector<std::string> keys() const {
-        if (!j_.is_object()) fail("is not an object");
-        std::vector<std::string> k;
-        for (auto it = j_.begin(); it != j_.end(); ++it) k.push_back(it.key());
-        return k;
-    }
-    bool is_null() const { return j_.is_null(); }
-    [[noreturn]] void fail(const std::string& what) const { throw InputError(path_, what); }
-
-  private:
-    std::string sub(const std::string& key) const {
-        return path_.empty() ? key : path_ + "." + key;
-    }
-    const json& j_;
-    std::string path_;
-};
-
-TrafficCounts read_counts(const Node& n) {
+TrafficCounts read_counts(const JsonField& n) {
     TrafficCounts c;
     c.packets = n.at("packets").u64();
     c.bytes = n.at("bytes").u64();
@@ -221,14 +169,14 @@ TrafficCounts read_counts(const Node& n) {
     return c;
 }
 
-DirectionTraffic read_direction(const Node& n) {
+DirectionTraffic read_direction(const JsonField& n) {
     DirectionTraffic d;
     d.total = read_counts(n);
-    const Node protocols = n.at("by_protocol");
+    const JsonField protocols = n.at("by_protocol");
     for (const auto& k : protocols.keys()) d.by_protocol[k] = read_counts(protocols.at(k));
-    const Node flows = n.at("by_flow");
+    const JsonField flows = n.at("by_flow");
     for (const auto& k : flows.keys()) d.by_flow[k] = read_counts(flows.at(k));
-    const Node sizes = n.at("frame_sizes");
+    const JsonField sizes = n.at("frame_sizes");
     for (size_t i = 0; i < sizes.array_size(); ++i) {
         d.frame_sizes.push_back(
             {sizes.at(i).at("max_frame_bytes").u64(), sizes.at(i).at("frames").u64()});
@@ -236,13 +184,13 @@ DirectionTraffic read_direction(const Node& n) {
     return d;
 }
 
-std::map<std::string, int64_t> read_counter_map(const Node& n) {
+std::map<std::string, int64_t> read_counter_map(const JsonField& n) {
     std::map<std::string, int64_t> m;
     for (const auto& k : n.keys()) m[k] = n.at(k).i64();
     return m;
 }
 
-PhaseTrace read_phase(const Node& n) {
+PhaseTrace read_phase(const JsonField& n) {
     PhaseTrace p;
     p.name = n.at("name").str();
     p.start_ms = n.at("start_ms").i64();
@@ -250,40 +198,40 @@ PhaseTrace read_phase(const Node& n) {
     if (p.end_ms < p.start_ms) n.at("end_ms").fail("is before start_ms");
     p.tx = read_direction(n.at("tx"));
     p.rx = read_direction(n.at("rx"));
-    if (n.has("xmit")) p.xmit = read_direction(n.at("xmit"));
-    const Node r = n.at("retransmits");
+    if (const auto xmit = n.find("xmit")) p.xmit = read_direction(*xmit);
+    const JsonField r = n.at("retransmits");
     p.retransmits.segments = r.at("segments").u64();
-    const Node by_flow = r.at("by_flow");
+    const JsonField by_flow = r.at("by_flow");
     for (const auto& k : by_flow.keys()) p.retransmits.segments_by_flow[k] = by_flow.at(k).u64();
-    const Node reasons = n.at("drops").at("by_reason");
+    const JsonField reasons = n.at("drops").at("by_reason");
     for (size_t i = 0; i < reasons.array_size(); ++i) {
-        const Node d = reasons.at(i);
+        const JsonField d = reasons.at(i);
         DropReasonCount c;
         c.reason = d.at("reason").str();
         c.unattributed = d.at("unattributed").boolean();
         c.packets = d.at("packets").u64();
         c.bytes = d.at("bytes").u64();
-        const Node where = d.at("where");
+        const JsonField where = d.at("where");
         for (size_t w = 0; w < where.array_size(); ++w) {
-            const Node l = where.at(w);
+            const JsonField l = where.at(w);
             c.where.push_back({l.at("iface").str(), static_cast<uint32_t>(l.at("ifindex").u64()),
                                l.at("protocol").str(), l.at("flow").str(), l.at("packets").u64(),
                                l.at("bytes").u64()});
         }
         p.drops.push_back(std::move(c));
     }
-    const Node k = n.at("kernel_counters");
+    const JsonField k = n.at("kernel_counters");
     p.nstat = read_counter_map(k.at("nstat"));
     p.ethtool_stats = read_counter_map(k.at("ethtool"));
     p.softnet_dropped = k.at("softnet_dropped").i64();
-    if (k.has("qdisc")) p.qdisc_stats = read_counter_map(k.at("qdisc"));
+    if (const auto qdisc = k.find("qdisc")) p.qdisc_stats = read_counter_map(*qdisc);
     return p;
 }
 
 }  // namespace
 
 Trace parse_trace(const json& doc) {
-    const Node root(doc, "");
+    const JsonField root(doc, "");
     Trace t;
     t.schema = root.at("schema").str();
     if (t.schema != kTraceSchema)
@@ -294,36 +242,35 @@ Trace parse_trace(const json& doc) {
     t.ifindex = static_cast<uint32_t>(root.at("ifindex").u64());
     t.netns_inode = root.at("netns_inode").u64();
     t.kernel = root.at("kernel").str();
-    const Node link = root.at("link");
+    const JsonField link = root.at("link");
     t.link.carrier = link.at("carrier").boolean();
     if (!link.at("speed_mbps").is_null()) t.link.speed_mbps = link.at("speed_mbps").i64();
     t.link.duplex = link.at("duplex").str();
     t.link.mtu_bytes = static_cast<int>(link.at("mtu_bytes").i64());
     t.link.driver = link.at("driver").str();
     // Written by probes since the qdisc facts were added; absent in older traces.
-    if (link.has("qdisc")) t.link.qdisc = link.at("qdisc").str();
-    if (link.has("qdisc_rate_bps") && !link.at("qdisc_rate_bps").is_null())
-        t.link.qdisc_rate_bps = link.at("qdisc_rate_bps").i64();
+    t.link.qdisc = link.optional_str("qdisc").value_or("");
+    if (const auto rate = link.find("qdisc_rate_bps")) t.link.qdisc_rate_bps = rate->i64();
     t.iperf_port = static_cast<uint16_t>(root.at("iperf_port").u64());
     t.sample_interval_ms = root.at("sample_interval_ms").i64();
     t.started_at = root.at("started_at").str();
     t.duration_ms = root.at("duration_ms").i64();
-    const Node phases = root.at("phases");
+    const JsonField phases = root.at("phases");
     for (size_t i = 0; i < phases.array_size(); ++i) t.phases.push_back(read_phase(phases.at(i)));
-    const Node samples = root.at("samples");
+    const JsonField samples = root.at("samples");
     for (size_t i = 0; i < samples.array_size(); ++i) {
-        const Node s = samples.at(i);
+        const JsonField s = samples.at(i);
         t.samples.push_back({s.at("t_ms").i64(), s.at("interval_ms").i64(), s.at("phase").str(),
                              s.at("tx_wire_packets").u64(), s.at("rx_wire_packets").u64(),
                              s.at("tx_wire_bytes").u64(), s.at("rx_wire_bytes").u64(),
                              s.at("retransmits").u64(), s.at("drops").u64()});
     }
-    const Node cost = root.at("probe_cost");
+    const JsonField cost = root.at("probe_cost");
     for (size_t i = 0; i < cost.array_size(); ++i) {
-        const Node c = cost.at(i);
+        const JsonField c = cost.at(i);
+        const auto misses = c.find("recursion_misses");
         t.probe_cost.push_back({c.at("program").str(), c.at("run_cnt").u64(),
-                                c.at("run_time_ns").u64(),
-                                c.has("recursion_misses") ? c.at("recursion_misses").u64() : 0});
+                                c.at("run_time_ns").u64(), misses ? misses->u64() : 0});
     }
     return t;
 }

@@ -94,7 +94,7 @@ int run_attach(const AttachOptions& o) {
         in.traces.push_back(read_trace_file(dir / ref));
     }
 
-    // Neither --link nor the contract: the link speed ethtool gave the probes, as `run` takes it.
+    // Neither --link nor the contract: the link speed the probes read, as `run` takes it.
     if (!in.link_bps) {
         for (const auto& t : in.traces) {
             if (t.link.speed_mbps && *t.link.speed_mbps > 0) {

@@ -15,9 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "analysis/json_document.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/executable.hpp"
+#include "src/common/json_document.hpp"
 #include "src/common/run_dir.hpp"
 
 namespace np::cli {

@@ -68,7 +68,7 @@ Measurements read_measurements_file(const std::filesystem::path& path, InputForm
 std::string read_text_file(const std::filesystem::path& path, int64_t max_bytes);
 
 // A contract or a trace: read as InputFile reads (never blocking, never more than `max_bytes`),
-// parsed as parse_json_document parses (bounded depth and values; analysis/json_document.hpp).
+// parsed as parse_json_document parses (bounded depth and values; src/common/json_document.hpp).
 nlohmann::json read_json_file(const std::filesystem::path& path, int64_t max_bytes);
 Contract read_contract_file(const std::filesystem::path& path);
 // InputError "<path> (<field>)" when the trace does not parse.

@@ -24,6 +24,7 @@
 #include "analysis/preflight.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/errors.hpp"
+#include "src/common/link_facts.hpp"
 #include "src/common/output_file.hpp"
 #include "src/common/run_dir.hpp"
 #include "src/experiment/interrupt.hpp"
@@ -52,7 +53,7 @@ struct Record {
     int signal = 0;
     std::string late_signal_phase;  // collect or teardown: a signal came once nothing stops
     bool environment_failed = false;
-    std::optional<int> speed_mbps;  // node A's data link as ethtool reports it
+    std::optional<int> speed_mbps;  // node A's data link as sysfs states it
     std::string command_log;        // every command run on the nodes, with status and stderr
 };
 
@@ -230,33 +231,40 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
     return n;
 }
 
-// After the link is up: carrier (a NIC takes a few seconds to negotiate), speed, duplex, MTU.
+// After the link is up: carrier (a NIC takes a few seconds to negotiate), speed, duplex, MTU
+// and driver, from the sysfs files np-probe reads too (src/common/link_facts.hpp).
 void gather_link_facts(CommandShell& s, NodeFacts& n) {
-    const std::string iface = shell_quote(n.iface);
+    namespace file = sysfs_link;
     const auto kv = key_values(
         s.run(fmt::format(
-                  "i=0; while [ $i -lt 50 ]; do c=$(cat /sys/class/net/{0}/carrier 2>/dev/null); "
-                  "[ \"$c\" = 1 ] && break; sleep 0.1; i=$((i+1)); done; echo carrier=$c; "
-                  "echo mtu=$(cat /sys/class/net/{0}/mtu); "
-                  "if command -v ethtool >/dev/null; then "
-                  "ethtool {0} 2>/dev/null | sed -n 's/^[[:space:]]*Speed: "
-                  "\\([0-9]*\\)Mb\\/s.*/speed=\\1/p; "
-                  "s/^[[:space:]]*Duplex: \\(.*\\)/duplex=\\1/p'; "
-                  "ethtool -i {0} 2>/dev/null | sed -n 's/^driver: /driver=/p'; fi; "
-                  "printf 'others='; for d in /sys/class/net/*; do b=${{d##*/}}; "
-                  "[ \"$b\" = lo ] || [ \"$b\" = {0} ] && continue; "
-                  "[ \"$(cat $d/carrier 2>/dev/null)\" = 1 ] && printf '%s ' \"$b\"; done; echo",
-                  iface),
+                  "d={dir}; i=0; while [ $i -lt 50 ]; do c=$(cat \"$d/{carrier}\" 2>/dev/null); "
+                  "[ \"$c\" = 1 ] && break; sleep 0.1; i=$((i+1)); done; echo {carrier}=$c; "
+                  "for f in {speed} {duplex} {mtu}; do "
+                  "echo \"$f=$(cat \"$d/$f\" 2>/dev/null)\"; done; "
+                  "echo \"{driver}=$(readlink \"$d/{driver}\" 2>/dev/null)\"; "
+                  "printf 'others='; for p in {net}*; do b=${{p##*/}}; "
+                  "[ \"$b\" = lo ] || [ \"$b\" = {iface} ] && continue; "
+                  "[ \"$(cat \"$p/{carrier}\" 2>/dev/null)\" = 1 ] && printf '%s ' \"$b\"; "
+                  "done; echo",
+                  fmt::arg("dir", std::string(kSysClassNet) + shell_quote(n.iface)),
+                  fmt::arg("iface", shell_quote(n.iface)), fmt::arg("net", kSysClassNet),
+                  fmt::arg("carrier", file::kCarrier), fmt::arg("speed", file::kSpeed),
+                  fmt::arg("duplex", file::kDuplex), fmt::arg("mtu", file::kMtu),
+                  fmt::arg("driver", file::kDriver)),
               Millis(20000))
             .out);
-    const auto get = [&](const char* k) { return kv.count(k) ? kv.at(k) : std::string(); };
-    n.carrier = get("carrier") == "1";
-    if (!get("mtu").empty()) n.mtu_bytes = std::atoi(get("mtu").c_str());
-    if (!get("speed").empty()) n.speed_mbps = std::atoi(get("speed").c_str());
-    std::string duplex = get("duplex");
-    for (auto& c : duplex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    n.duplex = duplex == "full" || duplex == "half" ? duplex : "unknown";
-    n.driver = get("driver");
+    const auto get = [&](std::string_view k) {
+        const auto it = kv.find(std::string(k));
+        return it != kv.end() ? it->second : std::string();
+    };
+    const LinkState link =
+        parse_link_state({get(file::kCarrier), get(file::kSpeed), get(file::kDuplex),
+                          get(file::kMtu), get(file::kDriver)});
+    n.carrier = link.carrier;
+    n.speed_mbps = link.speed_mbps;
+    n.duplex = link.duplex;
+    n.mtu_bytes = link.mtu_bytes;
+    n.driver = link.driver;
     n.ports_with_carrier = words(get("others"));
 }
 
@@ -339,10 +347,12 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
 // down, or (a veth, a direct cable) the other end's. Read on A, whose shell is free while B
 // runs the tools.
 void check_link(Node& a, const std::string& iface) {
-    const auto r = a.sh->run(
-        fmt::format("cat /sys/class/net/{}/carrier 2>/dev/null || echo 0", shell_quote(iface)),
-        Millis(15000));
-    if (r.out.substr(0, 1) != "1")
+    SysfsLinkText text;
+    text.carrier = a.sh->run(fmt::format("cat {}{}/{} 2>/dev/null || echo 0", kSysClassNet,
+                                         shell_quote(iface), sysfs_link::kCarrier),
+                             Millis(15000))
+                       .out;
+    if (!parse_link_state(text).carrier)
         throw EnvironmentError(
             EnvironmentError::Kind::remote,
             fmt::format("{}: the data link {} went down (no carrier)", a.ssh->name(), iface));

@@ -12,13 +12,16 @@
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <vector>
 
 #include "src/common/errors.hpp"
+#include "src/common/link_facts.hpp"
 #include "src/probe/qdisc.hpp"
 
 namespace np::probe {
@@ -47,6 +50,27 @@ bool ethtool(const std::string& iface, void* cmd) {
     std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
     ifr.ifr_data = static_cast<char*>(cmd);
     return ioctl(s.get(), SIOCETHTOOL, &ifr) == 0;
+}
+
+// The first line of a file, empty when it cannot be read (sysfs refuses some of an iface's files
+// while it is down).
+std::string read_first_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+// Whether /sys/class/net/IFACE/ is this network namespace's IFACE: sysfs shows the interfaces of
+// the namespace it was mounted in (`ip netns exec` mounts the namespace's own, docs/design.md,
+// "Kernel facts"), so a probe entered into a namespace without it would read another
+// namespace's interface of the same name, or none.
+bool sysfs_shows_this_netns(const std::string& iface, const std::string& dir) {
+    const std::string text = read_first_line(dir + "ifindex");
+    unsigned sysfs_index = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), sysfs_index);
+    return ec == std::errc() && end == text.data() + text.size() && sysfs_index != 0 &&
+           sysfs_index == if_nametoindex(iface.c_str());
 }
 
 // /proc/net/snmp and /proc/net/netstat: pairs of lines "Prefix: names..." / "Prefix: values".
@@ -140,37 +164,24 @@ std::string node_name() {
 }
 
 LinkFacts read_link_facts(const std::string& iface) {
-    LinkFacts f;
-    ethtool_value link{};
-    link.cmd = ETHTOOL_GLINK;
-    f.carrier = ethtool(iface, &link) && link.data != 0;
-
-    // ETHTOOL_GLINKSETTINGS handshake: the first call reports how many mask words the
-    // kernel uses (negated), the second fetches the settings with room for them.
-    alignas(8) uint8_t ls_buf[sizeof(ethtool_link_settings) + 3 * 127 * sizeof(uint32_t)] = {};
-    auto* ls = reinterpret_cast<ethtool_link_settings*>(ls_buf);
-    ls->cmd = ETHTOOL_GLINKSETTINGS;
-    if (ethtool(iface, ls) && ls->link_mode_masks_nwords < 0) {
-        ls->link_mode_masks_nwords = static_cast<int8_t>(-ls->link_mode_masks_nwords);
-        ls->cmd = ETHTOOL_GLINKSETTINGS;
-        if (ethtool(iface, ls)) {
-            if (ls->speed != 0 && ls->speed != static_cast<uint32_t>(SPEED_UNKNOWN))
-                f.speed_mbps = ls->speed;
-            f.duplex = ls->duplex == DUPLEX_FULL   ? "full"
-                       : ls->duplex == DUPLEX_HALF ? "half"
-                                                   : "unknown";
-        }
+    const std::string dir = std::string(kSysClassNet) + iface + "/";
+    SysfsLinkText text;
+    if (sysfs_shows_this_netns(iface, dir)) {
+        text.carrier = read_first_line(dir + std::string(sysfs_link::kCarrier));
+        text.speed = read_first_line(dir + std::string(sysfs_link::kSpeed));
+        text.duplex = read_first_line(dir + std::string(sysfs_link::kDuplex));
+        text.mtu = read_first_line(dir + std::string(sysfs_link::kMtu));
+        std::error_code ec;
+        text.driver_link =
+            std::filesystem::read_symlink(dir + std::string(sysfs_link::kDriver), ec).string();
     }
-    if (f.duplex.empty()) f.duplex = "unknown";
-
-    ethtool_drvinfo drv{};
-    drv.cmd = ETHTOOL_GDRVINFO;
-    if (ethtool(iface, &drv)) f.driver = drv.driver;
-
-    Fd s(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    ifreq ifr{};
-    std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
-    if (s.get() >= 0 && ioctl(s.get(), SIOCGIFMTU, &ifr) == 0) f.mtu_bytes = ifr.ifr_mtu;
+    const LinkState state = parse_link_state(text);
+    LinkFacts f;
+    f.carrier = state.carrier;
+    f.speed_mbps = state.speed_mbps;
+    f.duplex = state.duplex;
+    f.mtu_bytes = state.mtu_bytes.value_or(0);
+    f.driver = state.driver;
     if (const unsigned ifindex = if_nametoindex(iface.c_str())) {
         const QdiscState q = read_qdisc_state(ifindex);
         f.qdisc = q.root_kind;

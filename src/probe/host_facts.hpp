@@ -1,6 +1,7 @@
 #pragma once
-// What the probe reads from the host besides its BPF maps: the data iface's link facts
-// (ethtool ioctls), and the kernel counters the trace carries per phase as deltas.
+// What the probe reads from the host besides its BPF maps: the data iface's link facts (sysfs,
+// read as preflight reads them: src/common/link_facts.hpp), and the kernel counters the trace
+// carries per phase as deltas.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -13,10 +13,10 @@
 #include <string>
 
 #include "analysis/contract.hpp"
-#include "analysis/json_document.hpp"
 #include "analysis/names.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/errors.hpp"
+#include "src/common/json_document.hpp"
 #include "src/common/output_file.hpp"
 #include "src/common/probe_protocol.hpp"
 #include "src/remote/shell.hpp"

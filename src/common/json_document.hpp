@@ -8,7 +8,8 @@
 // for a 1e400 there), with no library prefix and no raw bytes of the input in the message.
 //
 // Header-only, depending on nlohmann_json and the standard library only: np-probe, linked
-// fully static, compiles analysis/trace.cpp in directly.
+// fully static, compiles analysis/trace.cpp in directly, and the probe's messages are read with
+// it (probe_protocol.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -17,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/source.hpp"
+#include "src/common/byte_source.hpp"
 #include "src/common/errors.hpp"
 
 namespace np {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/format.hpp"
+#include "analysis/json_field.hpp"
 #include "analysis/names.hpp"
 #include "src/common/errors.hpp"
 
@@ -142,43 +143,27 @@ nlohmann::json to_json(const PairPlan& plan) {
 }
 
 PairPlan pair_plan_from_json(const nlohmann::json& doc, const std::string& source) {
-    const auto field = [&](const nlohmann::json& obj, const char* key,
-                           const std::string& at) -> const nlohmann::json& {
-        const auto it = obj.find(key);
-        if (it == obj.end()) throw InputError(source + ": " + at + key, "is missing");
-        return *it;
+    const JsonField top = JsonField::document(doc, source);
+    if (top.at("schema").str() != "np-pairs/1") top.at("schema").fail("is not np-pairs/1");
+    const auto wave = [](const JsonField& f) {
+        const int64_t w = f.i64();
+        if (w < 0 || w > 10000) f.fail("must be a whole number 0 … 10000");
+        return static_cast<int>(w);
     };
-    const auto text = [&](const nlohmann::json& obj, const char* key, const std::string& at) {
-        const auto& v = field(obj, key, at);
-        if (v.is_null() && std::string_view(key) == "link") return std::string();
-        if (!v.is_string()) throw InputError(source + ": " + at + key, "must be a string");
-        return v.get<std::string>();
-    };
-    const auto whole = [&](const nlohmann::json& obj, const char* key, const std::string& at) {
-        const auto& v = field(obj, key, at);
-        if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 10000)
-            throw InputError(source + ": " + at + key, "must be a whole number 0 … 10000");
-        return static_cast<int>(v.get<long long>());
-    };
-    if (!doc.is_object() || doc.value("schema", "") != "np-pairs/1")
-        throw InputError(source, "is not an np-pairs/1 document");
     PairPlan plan;
-    plan.waves = whole(doc, "waves", "");
-    const auto& list = field(doc, "pairs", "");
-    if (!list.is_array()) throw InputError(source + ": pairs", "must be a list");
-    for (size_t i = 0; i < list.size(); ++i) {
-        const std::string at = fmt::format("pairs[{}].", i);
-        if (!list[i].is_object()) throw InputError(source + ": pairs", "holds a non-object");
+    plan.waves = wave(top.at("waves"));
+    const JsonField list = top.at("pairs");
+    for (size_t i = 0; i < list.array_size(); ++i) {
+        const JsonField f = list.at(i);
         Pair p;
-        p.name = text(list[i], "name", at);
-        p.server = text(list[i], "server", at);
-        p.client = text(list[i], "client", at);
-        p.server_ip = text(list[i], "server_ip", at);
-        p.client_ip = text(list[i], "client_ip", at);
-        p.link = text(list[i], "link", at);
-        p.wave = whole(list[i], "wave", at);
-        if (p.name != p.server + "_" + p.client)
-            throw InputError(source + ": " + at + "name", "is not <server>_<client>");
+        p.name = f.at("name").str();
+        p.server = f.at("server").str();
+        p.client = f.at("client").str();
+        p.server_ip = f.at("server_ip").str();
+        p.client_ip = f.at("client_ip").str();
+        p.link = f.optional_str("link").value_or("");
+        p.wave = wave(f.at("wave"));
+        if (p.name != p.server + "_" + p.client) f.at("name").fail("is not <server>_<client>");
         plan.pairs.push_back(std::move(p));
     }
     check_plan(plan, source);

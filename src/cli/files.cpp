@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "analysis/json_field.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/executable.hpp"
 #include "src/common/json_document.hpp"
@@ -280,14 +281,9 @@ std::optional<std::vector<PairOutcome>> read_pairs_dir(const std::filesystem::pa
         const std::filesystem::path pair_dir = dir / p.name;
         const std::filesystem::path failed = pair_dir / run_dir::kFailed;
         if (std::filesystem::exists(std::filesystem::symlink_status(failed, ec))) {
-            const nlohmann::json f = read_json_file(failed, kMaxContractBytes);
-            const auto text = [&](const char* key) {
-                const auto it = f.is_object() ? f.find(key) : f.end();
-                if (it == f.end() || !it->is_string())
-                    throw InputError(failed.string() + ": " + key, "must be a string");
-                return it->get<std::string>();
-            };
-            o.failure = fmt::format("{}: {}", text("step"), text("message"));
+            const nlohmann::json doc = read_json_file(failed, kMaxContractBytes);
+            const JsonField f = JsonField::document(doc, failed.string());
+            o.failure = fmt::format("{}: {}", f.at("step").str(), f.at("message").str());
         } else if (!holds_contract(pair_dir)) {
             o.failure = std::filesystem::is_directory(pair_dir, ec)
                             ? "no contract and no np_failed.json: the pair's run stopped (a "

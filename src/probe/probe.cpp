@@ -18,6 +18,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <ctime>
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -25,6 +26,7 @@
 #include "analysis/trace.hpp"
 #include "probe.skel.h"
 #include "src/common/errors.hpp"
+#include "src/common/output_file.hpp"
 #include "src/common/probe_protocol.hpp"
 #include "src/probe/control.hpp"
 #include "src/probe/host_facts.hpp"
@@ -91,16 +93,6 @@ std::string utc_now_iso8601() {
     return buf;
 }
 
-// Written to a temporary name and renamed, so a reader never sees half a file.
-void write_file(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) throw EnvironmentError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0)
-        throw EnvironmentError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-}
-
 ProgramCost program_cost(const bpf_program* prog) {
     bpf_prog_info info{};
     uint32_t len = sizeof(info);
@@ -162,7 +154,7 @@ class WatchedProcess {
 class PidFile {
   public:
     explicit PidFile(std::string path) : path_(std::move(path)) {
-        if (!path_.empty()) write_file(path_, fmt::format("{}\n", getpid()));
+        if (!path_.empty()) write_file_atomically(path_, fmt::format("{}\n", getpid()), 0644);
     }
     ~PidFile() {
         if (path_.empty()) return;
@@ -509,7 +501,18 @@ void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const prob
     for (const bpf_program* p : all_programs(skel)) trace.probe_cost.push_back(program_cost(p));
 
     const nlohmann::json doc = to_json(trace);
-    if (!o.out_path.empty()) write_file(o.out_path, doc.dump(2) + "\n");
+    // Mode 0644, as fopen made it under the usual umask: `sudo np-probe --out` writes a trace
+    // its user reads. A --out that cannot be written (a link planted there, a full disk)
+    // still leaves the trace on stdout and the control socket, then ends the probe with its
+    // exit status (docs/security.md, "Files np-explain writes").
+    std::exception_ptr out_failed;
+    if (!o.out_path.empty()) {
+        try {
+            write_file_atomically(o.out_path, doc.dump(2) + "\n", 0644);
+        } catch (const std::exception&) {
+            out_failed = std::current_exception();
+        }
+    }
     const nlohmann::json last = message(proto::kMessageTrace, doc);
     emit(last);
     if (control) control->answer_later(last.dump());
@@ -525,6 +528,7 @@ void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const prob
                            "PATH or --background"
                          : "");
     }
+    if (out_failed) std::rethrow_exception(out_failed);
 }
 
 }  // namespace

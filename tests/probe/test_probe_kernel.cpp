@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/model.hpp"
-#include "analysis/trace.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
+#include "analysis/model.hpp"
+#include "analysis/trace.hpp"
 #include "tests/probe/testbed.hpp"
 
 namespace np::testing {
@@ -189,7 +189,7 @@ TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
     ASSERT_GT(lost, 1000) << "the overload did not make the receiver drop";
     EXPECT_NEAR(double(rcvbuff) / double(lost), 1.0, 0.005);
 
-        // And the explanation says where the loss was.
+    // And the explanation says where the loss was.
     ExplainInput in;
     in.measurements = parse_measurements(j.dump(), "iperf3.json");
     in.traces = {t};
@@ -229,7 +229,7 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
                 static_cast<long long>(p->nstat.at("TcpRetransSegs")));
     ASSERT_GT(iperf_retrans, 50) << "the tbf did not force retransmits";
     EXPECT_NEAR(double(probe_retrans) / double(iperf_retrans), 1.0, 0.02);
-        ExplainInput in;
+    ExplainInput in;
     in.measurements = parse_measurements(j.dump(), "iperf3.json");
     in.traces = {t};
     const auto findings = explain(in).findings;
@@ -250,7 +250,7 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     Probe receiver(b, ifb, {"--port", "5304", "--role", "server"});
     sender.phase("udp");
     receiver.phase("udp");
-        const auto j = iperf3_client(a, "-c 198.18.29.2 -p 5304 -u -b 200M -t 2");
+    const auto j = iperf3_client(a, "-c 198.18.29.2 -p 5304 -u -b 200M -t 2");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the queue drains
     const Trace ts = sender.stop();
     const Trace tr = receiver.stop();
@@ -277,7 +277,7 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     EXPECT_EQ(ts.link.qdisc, "tbf");
     EXPECT_EQ(ts.link.qdisc_rate_bps, 50000000);
     EXPECT_EQ(p->qdisc_stats.at("drops"), static_cast<int64_t>(dropped));
-        EXPECT_GT(p->qdisc_stats.at("overlimits"), 0);
+    EXPECT_GT(p->qdisc_stats.at("overlimits"), 0);
 
     // The explanation puts the loss at the sender's queue, and only there.
     ExplainInput in;
@@ -516,6 +516,60 @@ TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {
         Child bad({NP_EXPLAIN_BIN, "probe", "--duration", "1"});
         EXPECT_EQ(bad.wait(), 2) << bad.err();
     }
+    expect_clean(a, ifa, {});
+}
+
+// np-probe writes its trace and pidfile with the one atomic writer (src/common/output_file.hpp,
+// docs/security.md "Files np-explain writes"): never through a link planted at either path, nor
+// through one at the fixed name beside --out that its own fopen + rename writer used to open.
+TEST(ProbeCli, ItNeverWritesThroughALinkPlantedAtItsTraceOrPidfile) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 26);
+    const TempDir dir("npp-links-" + tag());
+    const auto victim = dir.path() / "victim";
+    std::ofstream(victim) << "untouched\n";
+    const auto probe = [&](const std::string& option, const std::filesystem::path& path) {
+        return std::vector<std::string>{"ip",         "netns",   "exec",       a.name(),
+                                        NP_PROBE_BIN, "--iface", ifa,          "--duration",
+                                        "0.5",        option,    path.string()};
+    };
+    {
+        const auto link = dir.path() / "trace.json";
+        std::filesystem::create_symlink(victim, link);
+        Child run(probe("--out", link));
+        EXPECT_EQ(run.wait(), 2) << run.err();
+        EXPECT_NE(run.err().find(link.string() + ": exists and is a symbolic link"),
+                  std::string::npos)
+            << run.err();
+        // Refused at the end, after counting: the trace is still handed over on stdout.
+        EXPECT_EQ(run.wait_for_line("trace").value("iface", ""), ifa);
+        EXPECT_TRUE(std::filesystem::is_symlink(link));
+    }
+    {
+        const auto link = dir.path() / "probe.pid";
+        std::filesystem::create_symlink(victim, link);
+        Child run(probe("--pidfile", link));
+        EXPECT_EQ(run.wait(), 2) << run.err();
+        EXPECT_NE(run.err().find(link.string() + ": exists and is a symbolic link"),
+                  std::string::npos)
+            << run.err();
+        EXPECT_TRUE(std::filesystem::is_symlink(link));
+    }
+    {
+        const auto out = dir.path() / "out.json";
+        std::filesystem::create_symlink(victim, out.string() + ".tmp");
+        Child run(probe("--out", out));
+        EXPECT_EQ(run.wait(), 0) << run.err();
+        EXPECT_EQ(parse_trace_text(read_file(out)).iface, ifa);
+        // Nothing else is left beside it: no temporary file.
+        size_t files = 0;
+        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path()))
+            ++files;
+        EXPECT_EQ(files, 5U);  // victim, two links, out.json and the link beside it
+    }
+    EXPECT_EQ(read_file(victim), "untouched\n");
     expect_clean(a, ifa, {});
 }
 

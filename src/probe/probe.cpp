@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <ctime>
 #include <exception>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -28,6 +29,7 @@
 #include "src/common/errors.hpp"
 #include "src/common/output_file.hpp"
 #include "src/common/probe_protocol.hpp"
+#include "src/probe/capabilities.hpp"
 #include "src/probe/control.hpp"
 #include "src/probe/host_facts.hpp"
 #include "src/probe/kernel_btf.hpp"
@@ -402,6 +404,23 @@ int remove_what_a_killed_probe_left(const ProbeOptions& o) {
     return 0;
 }
 
+// What the probe does once attached that may need a capability (capabilities.hpp): read its
+// maps, and create or remove files beside --out, --pidfile and --control.
+NeedsAfterAttach after_attach(const ProbeOptions& o, const probe_bpf* skel) {
+    NeedsAfterAttach needs;
+    const bpf_map* map = skel->maps.traffic;
+    needs.read_a_map = [map] {
+        std::vector<unsigned char> key(bpf_map__key_size(map));
+        return bpf_map_get_next_key(bpf_map__fd(map), nullptr, key.data()) == 0;
+    };
+    for (const std::string& path : {o.out_path, o.pidfile, o.control_path}) {
+        if (path.empty()) continue;
+        const std::filesystem::path p(path);
+        needs.dirs.push_back(p.has_parent_path() ? p.parent_path().string() : ".");
+    }
+    return needs;
+}
+
 // Who and where: the trace's fields that do not change while it counts.
 Trace trace_header(const ProbeOptions& o, uint32_t ifindex, uint64_t netns) {
     Trace trace;
@@ -563,6 +582,9 @@ int run_probe(const ProbeOptions& o) {
     if (!o.control_path.empty()) control.emplace(o.control_path);
 
     Trace trace = trace_header(o, ifindex, netns);
+    // Everything is loaded and attached: from here on the probe holds only what it needs until
+    // it has detached and exited (docs/security.md, "The probe").
+    const std::vector<std::string> kept = drop_capabilities(after_attach(o, skel.get()));
 
     Recorder rec(skel.get(), {o.iface, ifindex, &btf}, o.iface);
     nlohmann::json programs = nlohmann::json::array();
@@ -581,6 +603,7 @@ int run_probe(const ProbeOptions& o) {
                                                   {"ifindex", ifindex},
                                                   {"netns_inode", netns},
                                                   {"clsact_created", qdisc.owned()},
+                                                  {"capabilities_kept", kept},
                                                   {"pid", getpid()}}));
 
     const Stop stop =

@@ -1,6 +1,7 @@
 #pragma once
 // The one way np-explain writes a file (contracts, reports, traces, findings, raw outputs,
-// --out) and prepares the run dir, for src/cli and src/experiment alike.
+// --out) and prepares the run dir, for src/cli and src/experiment alike; np-probe writes its
+// trace and pidfile with it too (compiled into np_probe_core, src/probe/CMakeLists.txt).
 #include <sys/types.h>
 
 #include <filesystem>

@@ -115,7 +115,10 @@ ManProse np_probe_prose() {
         {"",
          "It needs root (CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN), the kernel's BTF "
          "(/sys/kernel/btf/vmlinux) and kfree_skb with drop reasons (Linux 5.17 or "
-         "later). It detaches everything it attached when it exits."},
+         "later). Once attached it keeps only CAP_NET_ADMIN, which detaching needs (and "
+         "CAP_DAC_OVERRIDE when --out, --pidfile or --control lies in a directory root "
+         "writes to only with it), and sets no_new_privs; the \"ready\" line lists what it "
+         "kept. It detaches everything it attached when it exits."},
     };
     p.after = {
         {"EXIT STATUS",

@@ -18,6 +18,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <ctime>
+#include <exception>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -25,7 +27,9 @@
 #include "analysis/trace.hpp"
 #include "probe.skel.h"
 #include "src/common/errors.hpp"
+#include "src/common/output_file.hpp"
 #include "src/common/probe_protocol.hpp"
+#include "src/probe/capabilities.hpp"
 #include "src/probe/control.hpp"
 #include "src/probe/host_facts.hpp"
 #include "src/probe/kernel_btf.hpp"
@@ -91,16 +95,6 @@ std::string utc_now_iso8601() {
     return buf;
 }
 
-// Written to a temporary name and renamed, so a reader never sees half a file.
-void write_file(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) throw EnvironmentError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0)
-        throw EnvironmentError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-}
-
 ProgramCost program_cost(const bpf_program* prog) {
     bpf_prog_info info{};
     uint32_t len = sizeof(info);
@@ -162,7 +156,7 @@ class WatchedProcess {
 class PidFile {
   public:
     explicit PidFile(std::string path) : path_(std::move(path)) {
-        if (!path_.empty()) write_file(path_, fmt::format("{}\n", getpid()));
+        if (!path_.empty()) write_file_atomically(path_, fmt::format("{}\n", getpid()), 0644);
     }
     ~PidFile() {
         if (path_.empty()) return;
@@ -410,6 +404,23 @@ int remove_what_a_killed_probe_left(const ProbeOptions& o) {
     return 0;
 }
 
+// What the probe does once attached that may need a capability (capabilities.hpp): read its
+// maps, and create or remove files beside --out, --pidfile and --control.
+NeedsAfterAttach after_attach(const ProbeOptions& o, const probe_bpf* skel) {
+    NeedsAfterAttach needs;
+    const bpf_map* map = skel->maps.traffic;
+    needs.read_a_map = [map] {
+        std::vector<unsigned char> key(bpf_map__key_size(map));
+        return bpf_map_get_next_key(bpf_map__fd(map), nullptr, key.data()) == 0;
+    };
+    for (const std::string& path : {o.out_path, o.pidfile, o.control_path}) {
+        if (path.empty()) continue;
+        const std::filesystem::path p(path);
+        needs.dirs.push_back(p.has_parent_path() ? p.parent_path().string() : ".");
+    }
+    return needs;
+}
+
 // Who and where: the trace's fields that do not change while it counts.
 Trace trace_header(const ProbeOptions& o, uint32_t ifindex, uint64_t netns) {
     Trace trace;
@@ -509,7 +520,18 @@ void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const prob
     for (const bpf_program* p : all_programs(skel)) trace.probe_cost.push_back(program_cost(p));
 
     const nlohmann::json doc = to_json(trace);
-    if (!o.out_path.empty()) write_file(o.out_path, doc.dump(2) + "\n");
+    // Mode 0644, as fopen made it under the usual umask: `sudo np-probe --out` writes a trace
+    // its user reads. A --out that cannot be written (a link planted there, a full disk)
+    // still leaves the trace on stdout and the control socket, then ends the probe with its
+    // exit status (docs/security.md, "Files np-explain writes").
+    std::exception_ptr out_failed;
+    if (!o.out_path.empty()) {
+        try {
+            write_file_atomically(o.out_path, doc.dump(2) + "\n", 0644);
+        } catch (const std::exception&) {
+            out_failed = std::current_exception();
+        }
+    }
     const nlohmann::json last = message(proto::kMessageTrace, doc);
     emit(last);
     if (control) control->answer_later(last.dump());
@@ -525,6 +547,7 @@ void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const prob
                            "PATH or --background"
                          : "");
     }
+    if (out_failed) std::rethrow_exception(out_failed);
 }
 
 }  // namespace
@@ -559,6 +582,9 @@ int run_probe(const ProbeOptions& o) {
     if (!o.control_path.empty()) control.emplace(o.control_path);
 
     Trace trace = trace_header(o, ifindex, netns);
+    // Everything is loaded and attached: from here on the probe holds only what it needs until
+    // it has detached and exited (docs/security.md, "The probe").
+    const std::vector<std::string> kept = drop_capabilities(after_attach(o, skel.get()));
 
     Recorder rec(skel.get(), {o.iface, ifindex, &btf}, o.iface);
     nlohmann::json programs = nlohmann::json::array();
@@ -577,6 +603,7 @@ int run_probe(const ProbeOptions& o) {
                                                   {"ifindex", ifindex},
                                                   {"netns_inode", netns},
                                                   {"clsact_created", qdisc.owned()},
+                                                  {"capabilities_kept", kept},
                                                   {"pid", getpid()}}));
 
     const Stop stop =

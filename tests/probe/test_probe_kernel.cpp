@@ -525,5 +525,135 @@ TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {
     expect_clean(a, ifa, {});
 }
 
+// A capability set of a running process from /proc/PID/status ("CapEff", "CapPrm", "CapBnd",
+// …), as the mask it prints; NoNewPrivs too.
+uint64_t status_field(pid_t pid, const std::string& key) {
+    std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind(key + ":", 0) == 0)
+            return std::stoull(line.substr(key.size() + 1), nullptr, key == "NoNewPrivs" ? 10 : 16);
+    }
+    throw std::runtime_error("no " + key + " in /proc/" + std::to_string(pid) + "/status");
+}
+
+std::string capability_sets(pid_t pid) {
+    return fmt::format(
+        "CapEff {:016x} CapPrm {:016x} CapBnd {:016x} CapInh {:016x} CapAmb {:016x} "
+        "NoNewPrivs {}",
+        status_field(pid, "CapEff"), status_field(pid, "CapPrm"), status_field(pid, "CapBnd"),
+        status_field(pid, "CapInh"), status_field(pid, "CapAmb"), status_field(pid, "NoNewPrivs"));
+}
+
+// Once attached, the probe holds CAP_NET_ADMIN only (docs/security.md, "The probe"): in its
+// effective, permitted and bounding sets, none inheritable or ambient, no_new_privs set. With
+// that it still counts, writes its trace and detaches everything. CAP_DAC_OVERRIDE is kept
+// only when --out lies in a directory root may write to only with it.
+TEST(ProbeKernel, OnceAttachedItKeepsOnlyCapNetAdminAndStillTracesAndDetaches) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 20);
+    constexpr uint64_t net_admin = 1ULL << 12, dac_override = 1ULL << 1;  // linux/capability.h
+    std::printf("the test (root):         %s\n", capability_sets(getpid()).c_str());
+    {
+        Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5305"});
+        Probe probe(a, ifa, {"--port", "5305"});
+        const auto ids = probe.program_ids();
+        const pid_t pid = probe.ready().at("pid").get<pid_t>();
+        std::printf("np-probe once attached: %s\n", capability_sets(pid).c_str());
+        EXPECT_EQ(probe.ready().at("capabilities_kept"), nlohmann::json::array({"CAP_NET_ADMIN"}));
+        EXPECT_EQ(status_field(pid, "CapEff"), net_admin);
+        EXPECT_EQ(status_field(pid, "CapPrm"), net_admin);
+        EXPECT_EQ(status_field(pid, "CapBnd"), net_admin);
+        EXPECT_EQ(status_field(pid, "CapInh"), 0U);
+        EXPECT_EQ(status_field(pid, "CapAmb"), 0U);
+        EXPECT_EQ(status_field(pid, "NoNewPrivs"), 1U);
+        const auto j = iperf3_client(a, "-c 198.18.20.2 -p 5305 -t 1");
+        const Trace t = probe.stop();
+        // Its maps, /proc/net and the qdisc were read without the rest.
+        const PhaseTrace all = merged_phases(t);
+        EXPECT_GT(double(all.tx.by_flow.at("iperf_tcp").bytes),
+                  j["end"]["sum_received"]["bytes"].get<double>());
+        ASSERT_FALSE(t.phases.empty());
+        EXPECT_GT(t.phases.back().nstat.count("TcpRetransSegs"), 0U);
+        EXPECT_GT(t.samples.size(), 0U);
+        expect_clean(a, ifa, ids);
+    }
+    {
+        // A user's directory, not writable by others: root writes there only by
+        // CAP_DAC_OVERRIDE, so that is kept beside CAP_NET_ADMIN.
+        const TempDir foreign("npp-foreign-" + tag());
+        std::filesystem::permissions(foreign.path(), std::filesystem::perms(0755));
+        sh("chown 65534:65534 " + foreign.path().string());
+        const auto out = foreign.path() / "trace.json";
+        Child run({"ip", "netns", "exec", a.name(), NP_PROBE_BIN, "--iface", ifa, "--duration", "1",
+                   "--out", out.string()});
+        const auto ready = run.wait_for_line("ready");
+        const pid_t pid = ready.at("pid").get<pid_t>();
+        std::printf("np-probe, --out in a user's directory: %s\n", capability_sets(pid).c_str());
+        EXPECT_EQ(ready.at("capabilities_kept"),
+                  nlohmann::json::array({"CAP_DAC_OVERRIDE", "CAP_NET_ADMIN"}));
+        EXPECT_EQ(status_field(pid, "CapEff"), net_admin | dac_override);
+        EXPECT_EQ(status_field(pid, "CapBnd"), net_admin | dac_override);
+        EXPECT_EQ(run.wait(), 0) << run.err();
+        EXPECT_EQ(parse_trace_text(read_file(out)).iface, ifa);
+        expect_clean(a, ifa, {});
+    }
+}
+
+// np-probe writes its trace and pidfile with the one atomic writer (src/common/output_file.hpp,
+// docs/security.md "Files np-explain writes"): never through a link planted at either path, nor
+// through one at the fixed name beside --out that its own fopen + rename writer used to open.
+TEST(ProbeCli, ItNeverWritesThroughALinkPlantedAtItsTraceOrPidfile) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 26);
+    const TempDir dir("npp-links-" + tag());
+    const auto victim = dir.path() / "victim";
+    std::ofstream(victim) << "untouched\n";
+    const auto probe = [&](const std::string& option, const std::filesystem::path& path) {
+        return std::vector<std::string>{"ip",         "netns",   "exec",       a.name(),
+                                        NP_PROBE_BIN, "--iface", ifa,          "--duration",
+                                        "0.5",        option,    path.string()};
+    };
+    {
+        const auto link = dir.path() / "trace.json";
+        std::filesystem::create_symlink(victim, link);
+        Child run(probe("--out", link));
+        EXPECT_EQ(run.wait(), 2) << run.err();
+        EXPECT_NE(run.err().find(link.string() + ": exists and is a symbolic link"),
+                  std::string::npos)
+            << run.err();
+        // Refused at the end, after counting: the trace is still handed over on stdout.
+        EXPECT_EQ(run.wait_for_line("trace").value("iface", ""), ifa);
+        EXPECT_TRUE(std::filesystem::is_symlink(link));
+    }
+    {
+        const auto link = dir.path() / "probe.pid";
+        std::filesystem::create_symlink(victim, link);
+        Child run(probe("--pidfile", link));
+        EXPECT_EQ(run.wait(), 2) << run.err();
+        EXPECT_NE(run.err().find(link.string() + ": exists and is a symbolic link"),
+                  std::string::npos)
+            << run.err();
+        EXPECT_TRUE(std::filesystem::is_symlink(link));
+    }
+    {
+        const auto out = dir.path() / "out.json";
+        std::filesystem::create_symlink(victim, out.string() + ".tmp");
+        Child run(probe("--out", out));
+        EXPECT_EQ(run.wait(), 0) << run.err();
+        EXPECT_EQ(parse_trace_text(read_file(out)).iface, ifa);
+        // Nothing else is left beside it: no temporary file.
+        size_t files = 0;
+        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path()))
+            ++files;
+        EXPECT_EQ(files, 5U);  // victim, two links, out.json and the link beside it
+    }
+    EXPECT_EQ(read_file(victim), "untouched\n");
+    expect_clean(a, ifa, {});
+}
+
 }  // namespace
 }  // namespace np::testing

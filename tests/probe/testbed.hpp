@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -197,6 +198,25 @@ class Child {
     int stdin_fd_ = -1;
     int exit_status_ = kRunning;
     std::string out_path_, err_path_;
+};
+
+// A directory under /tmp for one test's files, removed with everything in it in the destructor.
+class TempDir {
+  public:
+    explicit TempDir(const std::string& name) : path_("/tmp/" + name) {
+        std::filesystem::remove_all(path_);
+        std::filesystem::create_directory(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::filesystem::path& path() const { return path_; }
+
+  private:
+    std::filesystem::path path_;
 };
 
 // Runs iperf3 as a client to completion and returns its -J document.

@@ -35,6 +35,24 @@ std::string_view take_word(std::string_view& s) {
     return w;
 }
 
+std::vector<std::string> words(std::string_view s) {
+    std::vector<std::string> out;
+    for (std::string_view w = take_word(s); !w.empty(); w = take_word(s)) out.emplace_back(w);
+    return out;
+}
+
+std::map<std::string, std::string> key_values(std::string_view s) {
+    std::map<std::string, std::string> kv;
+    while (!s.empty()) {
+        const size_t end = std::min(s.find('\n'), s.size());
+        const std::string_view line = s.substr(0, end);
+        if (const size_t eq = line.find('='); eq != std::string_view::npos)
+            kv[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
+        s.remove_prefix(std::min(end + 1, s.size()));
+    }
+    return kv;
+}
+
 bool take_prefix(std::string_view& s, std::string_view prefix) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     if (!s.starts_with(prefix)) return false;

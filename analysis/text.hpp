@@ -1,9 +1,12 @@
 #pragma once
-// Small helpers the text readers (iperf2, iperf3 text, ping, transcripts) share: read numbers
-// without locale or exceptions, and the transfer and rate columns iperf2 and iperf3 print.
+// Small helpers the text readers (iperf2, iperf3 text, ping, transcripts, the nodes' replies to
+// `run`'s checks) share: read numbers without locale or exceptions, words and KEY=value lines,
+// and the transfer and rate columns iperf2 and iperf3 print.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace np::text {
 
@@ -13,6 +16,11 @@ std::string_view trim(std::string_view s);
 std::optional<double> take_number(std::string_view& s);
 // The next blank-separated word; advances past it.
 std::string_view take_word(std::string_view& s);
+// Every blank-separated word of `s`.
+std::vector<std::string> words(std::string_view s);
+// The KEY=value lines of `s` (split at the first '='; a later line wins, lines without '=' are
+// skipped), as a node's shell prints them for `run`'s checks.
+std::map<std::string, std::string> key_values(std::string_view s);
 // Skips blanks; true when `s` then starts with `prefix` (which is consumed).
 bool take_prefix(std::string_view& s, std::string_view prefix);
 

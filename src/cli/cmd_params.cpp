@@ -20,7 +20,7 @@ struct ParamsOptions {
     bool shell = false;
 };
 
-// The keys as the params file names them; np_link_rate as a number of bit/s (null: ethtool's).
+// The keys as the params file names them; np_link_rate as a number of bit/s (null: the NIC's speed).
 nlohmann::json params_json(const Params& p) {
     nlohmann::json j = nlohmann::json::object();
     j["np_data_iface"] = p.data_iface;

@@ -22,6 +22,7 @@
 #include "analysis/inputs.hpp"
 #include "analysis/names.hpp"
 #include "analysis/preflight.hpp"
+#include "analysis/text.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/link_facts.hpp"
@@ -179,37 +180,10 @@ auto on_both(FA for_a, FB for_b) {
     return std::pair{std::move(ra), std::move(rb)};
 }
 
-std::map<std::string, std::string> key_values(const std::string& text) {
-    std::map<std::string, std::string> kv;
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        const std::string line = text.substr(start, end - start);
-        if (const auto eq = line.find('='); eq != std::string::npos)
-            kv[line.substr(0, eq)] = line.substr(eq + 1);
-        start = end + 1;
-    }
-    return kv;
-}
-
-std::vector<std::string> words(const std::string& text) {
-    std::vector<std::string> out;
-    size_t i = 0;
-    while (i < text.size()) {
-        while (i < text.size() && text[i] == ' ') ++i;
-        size_t j = i;
-        while (j < text.size() && text[j] != ' ') ++j;
-        if (j > i) out.push_back(text.substr(i, j - i));
-        i = j;
-    }
-    return out;
-}
-
 NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std::string& role,
                             const Params& p) {
     const std::string iface = shell_quote(p.data_iface);
-    const auto kv = key_values(
+    const auto kv = text::key_values(
         s.run(fmt::format(
                   "if [ -e {0} ]; then echo marker=1; else echo marker=0; fi; "
                   "if [ -d /sys/class/net/{1} ]; then echo iface=1; else echo iface=0; fi; "
@@ -225,7 +199,7 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
     n.image_marker = p.image_marker;
     n.image_marker_present = kv.count("marker") && kv.at("marker") == "1";
     n.iface_exists = kv.count("iface") && kv.at("iface") == "1";
-    n.ifaces = words(kv.count("ifaces") ? kv.at("ifaces") : "");
+    n.ifaces = text::words(kv.count("ifaces") ? kv.at("ifaces") : "");
     n.iperf3_present = kv.count("iperf3") && kv.at("iperf3") == "1";
     n.ping_present = kv.count("ping") && kv.at("ping") == "1";
     return n;
@@ -235,7 +209,7 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
 // and driver, from the sysfs files np-probe reads too (src/common/link_facts.hpp).
 void gather_link_facts(CommandShell& s, NodeFacts& n) {
     namespace file = sysfs_link;
-    const auto kv = key_values(
+    const auto kv = text::key_values(
         s.run(fmt::format(
                   "d={dir}; i=0; while [ $i -lt 50 ]; do c=$(cat \"$d/{carrier}\" 2>/dev/null); "
                   "[ \"$c\" = 1 ] && break; sleep 0.1; i=$((i+1)); done; echo {carrier}=$c; "
@@ -265,11 +239,11 @@ void gather_link_facts(CommandShell& s, NodeFacts& n) {
     n.duplex = link.duplex;
     n.mtu_bytes = link.mtu_bytes;
     n.driver = link.driver;
-    n.ports_with_carrier = words(get("others"));
+    n.ports_with_carrier = text::words(get("others"));
 }
 
 PathFacts check_path(CommandShell& b, const Params& p) {
-    const auto kv = key_values(
+    const auto kv = text::key_values(
         b.run(fmt::format("if ping -c 1 -W 2 -I {0} {1} >/dev/null 2>&1; then echo ping=1; else "
                           "echo ping=0; fi; "
                           "echo neigh=$(ip neigh show {1} dev {0} | awk '{{print $NF}}')",

@@ -87,6 +87,8 @@ struct Field {
 };
 
 constexpr double kAny = std::numeric_limits<double>::max();
+// The largest integer a field may hold (below 2^63).
+constexpr double kI64 = 9.0e18;
 
 // Length, first and last byte: two keys of one context that share these are compared whole.
 uint32_t tag_of(std::string_view k) {
@@ -182,6 +184,10 @@ class Reader {
         std::vector<uint32_t> tags;
         std::array<std::pair<size_t, size_t>, static_cast<size_t>(Ctx::count_)> ranges{};
     };
+    static std::vector<Field> start_fields();
+    static std::vector<Field> interval_fields();
+    static std::vector<Field> end_fields();
+    static std::vector<Field> summary_fields();
     static Table build_table();
     static inline const Table table_ = build_table();
 
@@ -379,11 +385,10 @@ class Reader {
     EndStream end_stream_;
 };
 
-Reader::Table Reader::build_table() {
+// The document's top, a --json-stream line's event, and "start": the test as set up.
+std::vector<Field> Reader::start_fields() {
     using R = Reader;
-    const double i64 = 9.0e18;
-    Table t;
-    t.fields = {
+    return {
         {Ctx::root, "start", Kind::object, 0, 0, nullptr, Ctx::start},
         {Ctx::root, "intervals", Kind::array, 0, 0, nullptr, Ctx::intervals},
         {Ctx::root, "end", Kind::object, 0, 0, nullptr, Ctx::end},
@@ -400,9 +405,9 @@ Reader::Table Reader::build_table() {
          [](R& r, const Value& v) { r.run().version = std::string(v.text); }},
         {Ctx::start, "tcp_mss_default", Kind::integer, 0, 65535,
          [](R& r, const Value& v) { r.run().tcp_mss_default = static_cast<int>(v.integer); }},
-        {Ctx::start, "sndbuf_actual", Kind::integer, 0, i64,
+        {Ctx::start, "sndbuf_actual", Kind::integer, 0, kI64,
          [](R& r, const Value& v) { r.run().sndbuf_actual = v.integer; }},
-        {Ctx::start, "rcvbuf_actual", Kind::integer, 0, i64,
+        {Ctx::start, "rcvbuf_actual", Kind::integer, 0, kI64,
          [](R& r, const Value& v) { r.run().rcvbuf_actual = v.integer; }},
         {Ctx::start, "target_bitrate", Kind::number, 0, kAny,
          [](R& r, const Value& v) {
@@ -418,7 +423,7 @@ Reader::Table Reader::build_table() {
          [](R& r, const Value& v) { r.run().protocol = std::string(v.text); }},
         {Ctx::test_start, "num_streams", Kind::integer, 1, kMaxIperf3Streams,
          [](R& r, const Value& v) { r.run().num_streams = static_cast<int>(v.integer); }},
-        {Ctx::test_start, "blksize", Kind::integer, 0, i64,
+        {Ctx::test_start, "blksize", Kind::integer, 0, kI64,
          [](R& r, const Value& v) { r.run().blksize = v.integer; }},
         {Ctx::test_start, "duration", Kind::number, 0, kAny,
          [](R& r, const Value& v) { r.run().duration_s = v.number; }},
@@ -430,7 +435,13 @@ Reader::Table Reader::build_table() {
          [](R& r, const Value& v) {
              if (v.number > 0) r.run().target_bitrate = v.number;
          }},
+    };
+}
 
+// "intervals": each interval's sums and per-stream RTT, cwnd and path MTU.
+std::vector<Field> Reader::interval_fields() {
+    using R = Reader;
+    return {
         {Ctx::interval, "streams", Kind::array, 0, 0, nullptr, Ctx::interval_streams},
         {Ctx::interval, "sum", Kind::object, 0, 0, nullptr, Ctx::interval_sum},
         {Ctx::interval, "sum_bidir_reverse", Kind::object, 0, 0, nullptr,
@@ -446,14 +457,20 @@ Reader::Table Reader::build_table() {
              s.rtt_sum_us += v.number;
              s.rtt_max_us = std::max(s.rtt_max_us, v.number);
          }},
-        {Ctx::interval_stream, "snd_cwnd", Kind::integer, 0, i64,
+        {Ctx::interval_stream, "snd_cwnd", Kind::integer, 0, kI64,
          [](R& r, const Value& v) {
              auto& s = r.run().interval_stats;
              s.snd_cwnd_max = std::max(s.snd_cwnd_max, v.integer);
          }},
         {Ctx::interval_stream, "pmtu", Kind::integer, 0, 65535,
          [](R& r, const Value& v) { r.run().interval_stats.pmtu = static_cast<int>(v.integer); }},
+    };
+}
 
+// "end": the totals, each stream's, and the CPU figures.
+std::vector<Field> Reader::end_fields() {
+    using R = Reader;
+    return {
         {Ctx::end, "streams", Kind::array, 0, 0, nullptr, Ctx::end_streams},
         {Ctx::end, "cpu_utilization_percent", Kind::object, 0, 0, nullptr, Ctx::cpu},
         {Ctx::end, "sum_sent", Kind::object, 0, 0, nullptr, Ctx::summary,
@@ -477,7 +494,13 @@ Reader::Table Reader::build_table() {
          [](R& r, const Value& v) { r.run().cpu_host_total = v.number; }},
         {Ctx::cpu, "remote_total", Kind::number, 0, kAny,
          [](R& r, const Value& v) { r.run().cpu_remote_total = v.number; }},
+    };
+}
 
+// A summary object (sum_sent, sum_received, sum, a stream's sender/receiver/udp).
+std::vector<Field> Reader::summary_fields() {
+    using R = Reader;
+    return {
         {Ctx::summary, "seconds", Kind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->seconds = v.number; }},
         {Ctx::summary, "bytes", Kind::number, 0, kAny,
@@ -485,29 +508,37 @@ Reader::Table Reader::build_table() {
         {Ctx::summary, "bits_per_second", Kind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->bits_per_second = v.number; }},
         // -1: not available on this platform.
-        {Ctx::summary, "retransmits", Kind::integer, -1, i64,
+        {Ctx::summary, "retransmits", Kind::integer, -1, kI64,
          [](R& r, const Value& v) {
              if (v.integer >= 0) r.summary()->retransmits = v.integer;
          }},
         {Ctx::summary, "jitter_ms", Kind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->jitter_ms = v.number; }},
-        {Ctx::summary, "lost_packets", Kind::integer, 0, i64,
+        {Ctx::summary, "lost_packets", Kind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->lost_packets = v.integer; }},
-        {Ctx::summary, "packets", Kind::integer, 0, i64,
+        {Ctx::summary, "packets", Kind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->packets = v.integer; }},
         {Ctx::summary, "lost_percent", Kind::number, 0, 100,
          [](R& r, const Value& v) { r.summary()->lost_percent = v.number; }},
-        {Ctx::summary, "out_of_order", Kind::integer, 0, i64,
+        {Ctx::summary, "out_of_order", Kind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->out_of_order = v.integer; }},
         {Ctx::summary, "sender", Kind::flag, 0, 1,
          [](R& r, const Value& v) { r.summary()->sender = v.flag; }},
-        {Ctx::summary, "max_snd_cwnd", Kind::integer, 0, i64,
+        {Ctx::summary, "max_snd_cwnd", Kind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->max_snd_cwnd = v.integer; }},
         {Ctx::summary, "max_rtt", Kind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->max_rtt_us = v.number; }},
         {Ctx::summary, "mean_rtt", Kind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->mean_rtt_us = v.number; }},
     };
+}
+
+Reader::Table Reader::build_table() {
+    Table t;
+    for (auto part : {start_fields, interval_fields, end_fields, summary_fields}) {
+        auto fields = part();
+        t.fields.insert(t.fields.end(), fields.begin(), fields.end());
+    }
     std::stable_sort(t.fields.begin(), t.fields.end(), [](const Field& a, const Field& b) {
         return static_cast<int>(a.ctx) < static_cast<int>(b.ctx);
     });

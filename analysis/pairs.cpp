@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -36,14 +37,14 @@ bool conflict(const Pair& a, const Pair& b) {
 }
 
 void schedule(PairPlan& plan) {
-    for (size_t i = 0; i < plan.pairs.size(); ++i) {
+    auto& pairs = plan.pairs;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        const auto earlier = pairs.begin() + static_cast<std::ptrdiff_t>(i);
         int wave = 0;
-        for (bool clash = true; clash; wave += clash ? 1 : 0) {
-            clash = false;
-            for (size_t j = 0; j < i && !clash; ++j)
-                clash = plan.pairs[j].wave == wave && conflict(plan.pairs[i], plan.pairs[j]);
-        }
-        plan.pairs[i].wave = wave;
+        while (std::any_of(pairs.begin(), earlier,
+                           [&](const Pair& q) { return q.wave == wave && conflict(pairs[i], q); }))
+            ++wave;
+        pairs[i].wave = wave;
         plan.waves = std::max(plan.waves, wave + 1);
     }
 }

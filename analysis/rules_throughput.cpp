@@ -691,19 +691,10 @@ void bidir_acks(const TestEvidence& v, std::vector<Finding>& out) {
 
 // Below the ceiling: with a ledger of both NICs the cause is either loss on the path (placed)
 // or, with none anywhere, the hosts; without one, what the tool's output holds.
-void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
-    if (!v.ceiling || !v.measured_bps) return;
-    const auto& t = v.test;
-    const double m = *v.measured_bps;
-    const double ceiling = v.ceiling->goodput_bps;
-    if (m + t.rate_resolution_bps >= ceiling * kLineRateFraction) return;
-    if (offered_fits(v) && reached_offered(t)) return;  // the offered rate set it
-    if (tcp_tail_bytes(v)) return;                      // the link was full (LINE_RATE_BOUND)
-
-    Evidence evidence{{"measured_mbps", rounded(m / 1e6)},
-                      {"ceiling_mbps", rounded(ceiling / 1e6)},
-                      {"pct_of_ceiling", rounded(100 * m / ceiling)}};
-    // Host-side evidence the tool's output holds: window, CPU, stalls, buffers.
+// Host-side evidence the tool's output holds — window, CPU, stalls, buffers — as sentences for
+// a finding's detail, each also added to `evidence`.
+std::vector<std::string> host_evidence(const ThroughputTest& t, double ceiling,
+                                       Evidence& evidence) {
     std::vector<std::string> host;
     if (t.snd_cwnd_max_bytes && t.rtt_mean_us && *t.rtt_mean_us > 0) {
         const double window_bps = *t.snd_cwnd_max_bytes * 8.0 / (*t.rtt_mean_us * 1e-6);
@@ -743,111 +734,122 @@ void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
         if (static_cast<double>(*t.rcvbuf_bytes) < bdp / 4)
             evidence.emplace_back("rcvbuf_bytes", *t.rcvbuf_bytes);
     }
-    const std::string title =
-        fmt::format("{} is {} of the {} ceiling", rate_text(m, t.rate_resolution_bps),
-                    format_pct(m / ceiling), format_rate(ceiling));
+    return host;
+}
 
-    // UDP is not slowed by loss: below the ceiling, either the sender sent less (the host set
-    // the pace) or it sent at the ceiling and the difference was lost (placed by UDP_LOSS and
-    // the ledger).
-    if (is_udp(t) && t.sent_bps) {
-        if (*t.sent_bps + t.rate_resolution_bps < ceiling * kLineRateFraction) {
-            Finding f = make_finding("HOST_LIMITED", t.label);
-            f.title = title + ": the sending host set the pace";
-            f.detail = fmt::format(
-                "The sender itself sent only {} ({} of the ceiling){}: it could not produce "
-                "datagrams faster, a system call and a copy per datagram",
-                rate_text(*t.sent_bps, t.rate_resolution_bps), format_pct(*t.sent_bps / ceiling),
-                t.offered_bps ? "" : ", with no offered rate (-b 0) to hold it back");
-            if (t.datagrams_sent && t.duration_s > 0) {
-                const double dps = double(*t.datagrams_sent) / t.duration_s;
-                f.detail +=
-                    fmt::format(" (~{:.0f} k datagrams/s, where the ceiling needs ~{:.0f} k)",
-                                dps / 1e3, v.ceiling->units_per_second / 1e3);
-                f.evidence.emplace_back("datagrams_per_s", rounded(dps, 0));
-            }
-            f.detail += ".";
-            for (const auto& h : host) f.detail += " Evidence: " + h + ".";
-            if (*t.sent_bps > m * 1.01)
-                f.detail += fmt::format(" Of what it sent, {} arrived: see UDP_LOSS for the rest.",
-                                        rate_text(m, t.rate_resolution_bps));
-            f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
-            for (auto& e : evidence) f.evidence.push_back(std::move(e));
-            f.next_step = "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
-            out.push_back(std::move(f));
-            return;
+// UDP below the ceiling. UDP is not slowed by loss: either the sender sent less (the host set
+// the pace) or it sent at the ceiling and the difference was lost (placed by UDP_LOSS and the
+// ledger).
+void udp_below_ceiling(const TestEvidence& v, const std::string& title,
+                       const std::vector<std::string>& host, Evidence evidence,
+                       std::vector<Finding>& out) {
+    const auto& t = v.test;
+    const double m = *v.measured_bps;
+    const double ceiling = v.ceiling->goodput_bps;
+    if (*t.sent_bps + t.rate_resolution_bps < ceiling * kLineRateFraction) {
+        Finding f = make_finding("HOST_LIMITED", t.label);
+        f.title = title + ": the sending host set the pace";
+        f.detail = fmt::format(
+            "The sender itself sent only {} ({} of the ceiling){}: it could not produce "
+            "datagrams faster, a system call and a copy per datagram",
+            rate_text(*t.sent_bps, t.rate_resolution_bps), format_pct(*t.sent_bps / ceiling),
+            t.offered_bps ? "" : ", with no offered rate (-b 0) to hold it back");
+        if (t.datagrams_sent && t.duration_s > 0) {
+            const double dps = double(*t.datagrams_sent) / t.duration_s;
+            f.detail += fmt::format(" (~{:.0f} k datagrams/s, where the ceiling needs ~{:.0f} k)",
+                                    dps / 1e3, v.ceiling->units_per_second / 1e3);
+            f.evidence.emplace_back("datagrams_per_s", rounded(dps, 0));
         }
+        f.detail += ".";
+        for (const auto& h : host) f.detail += " Evidence: " + h + ".";
+        if (*t.sent_bps > m * 1.01)
+            f.detail += fmt::format(" Of what it sent, {} arrived: see UDP_LOSS for the rest.",
+                                    rate_text(m, t.rate_resolution_bps));
+        f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
+        for (auto& e : evidence) f.evidence.push_back(std::move(e));
+        f.next_step = "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
+        out.push_back(std::move(f));
+        return;
+    }
+    Finding f = make_finding("BELOW_CEILING", t.label);
+    f.title = title;
+    f.detail = fmt::format(
+        "The sender sent {}, at the ceiling; what is missing at the receiver was lost{}.",
+        rate_text(*t.sent_bps, t.rate_resolution_bps),
+        v.ledger && v.ledger->complete() ? ": " + describe_loss(*v.ledger)
+                                         : " (UDP_LOSS says how much)");
+    f.evidence = std::move(evidence);
+    f.next_step = "See the loss findings for where and why.";
+    out.push_back(std::move(f));
+    return;
+}
+
+// Below the ceiling with both traces: the ledger says whether the path lost any of the flow,
+// and if nothing was lost the hosts set the pace.
+void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::string& title,
+                             const std::vector<std::string>& host, Evidence evidence,
+                             std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (ledger_shows_loss(l)) {
         Finding f = make_finding("BELOW_CEILING", t.label);
         f.title = title;
-        f.detail = fmt::format(
-            "The sender sent {}, at the ceiling; what is missing at the receiver was lost{}.",
-            rate_text(*t.sent_bps, t.rate_resolution_bps),
-            v.ledger && v.ledger->complete() ? ": " + describe_loss(*v.ledger)
-                                             : " (UDP_LOSS says how much)");
+        f.detail = fmt::format("Held below the ceiling by loss on the path: {}.", describe_loss(l));
+        if (l.retransmitted && *l.retransmitted > 0)
+            f.detail += fmt::format(" TCP resent {} segments and cut its window each time.",
+                                    format_count(double(*l.retransmitted)));
+        for (const auto& h : host) f.detail += " Also: " + h + ".";
         f.evidence = std::move(evidence);
+        f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
         f.next_step = "See the loss findings for where and why.";
         out.push_back(std::move(f));
         return;
     }
-
-    if (v.ledger && v.ledger->complete()) {
-        const Ledger& l = *v.ledger;
-        if (ledger_shows_loss(l)) {
-            Finding f = make_finding("BELOW_CEILING", t.label);
-            f.title = title;
-            f.detail =
-                fmt::format("Held below the ceiling by loss on the path: {}.", describe_loss(l));
-            if (l.retransmitted && *l.retransmitted > 0)
-                f.detail += fmt::format(" TCP resent {} segments and cut its window each time.",
-                                        format_count(double(*l.retransmitted)));
-            for (const auto& h : host) f.detail += " Also: " + h + ".";
-            f.evidence = std::move(evidence);
-            f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
-            f.next_step = "See the loss findings for where and why.";
-            out.push_back(std::move(f));
-            return;
-        }
-        // Nothing lost anywhere: the hosts set the pace.
-        Finding f = make_finding("HOST_LIMITED", t.label);
-        f.title = title + ": host-limited";
-        const auto& pts = l.points;
-        f.detail = fmt::format(
-            "Nothing of the flow was lost on the path: {} {} left {}'s NIC and {} arrived at "
-            "{}'s, none dropped on the way. So the limit is in the hosts, not the path",
-            format_count(double(pts[2].count.value_or(0))), l.unit, l.sender_node,
-            format_count(double(pts[3].count.value_or(0))), l.receiver_node);
-        // The per-packet rate the hosts managed against the one the ceiling needs.
-        if (t.duration_s > 0 && pts[2].count) {
-            const double fps = double(*pts[2].count) / t.duration_s;
-            const double needed = v.ceiling->frames_per_second;
-            f.detail +=
-                fmt::format(": they moved ~{} k frames/s where the ceiling needs ~{} k frames/s",
-                            fmt::format("{:.1f}", fps / 1e3), fmt::format("{:.1f}", needed / 1e3));
-            f.evidence.emplace_back("frames_per_s", rounded(fps, 0));
-            f.evidence.emplace_back("ceiling_frames_per_s", rounded(needed, 0));
-        }
-        f.detail += ".";
-        if (l.retransmitted && *l.retransmitted > 0)
-            f.detail += fmt::format(
-                " TCP still resent {} segments that had arrived ({} discarded as duplicates): "
-                "ACKs came back too late, and each spurious retransmit cut the window.",
-                format_count(double(*l.retransmitted)), format_count(double(l.duplicates())));
-        for (const auto& h : host) f.detail += " Evidence: " + h + ".";
-        if (host.empty() && !t.sender_cpu_pct && !t.receiver_cpu_pct)
-            f.detail += " The tool's output has no CPU figures to say which host.";
-        else if (host.empty())
-            f.detail += fmt::format(
-                " CPU: sender {:.0f} %, receiver {:.0f} % (iperf3's own accounting, which misses "
-                "the softirq work of receiving).",
-                t.sender_cpu_pct.value_or(0), t.receiver_cpu_pct.value_or(0));
-        for (auto& e : evidence) f.evidence.push_back(std::move(e));
-        f.next_step =
-            "Look at the hosts: CPU and softirq load on both (mpstat, top), more streams (-P), "
-            "larger socket buffers (-w), a longer test (-t) to leave slow start behind.";
-        out.push_back(std::move(f));
-        return;
+    // Nothing lost anywhere: the hosts set the pace.
+    Finding f = make_finding("HOST_LIMITED", t.label);
+    f.title = title + ": host-limited";
+    const auto& pts = l.points;
+    f.detail = fmt::format(
+        "Nothing of the flow was lost on the path: {} {} left {}'s NIC and {} arrived at "
+        "{}'s, none dropped on the way. So the limit is in the hosts, not the path",
+        format_count(double(pts[2].count.value_or(0))), l.unit, l.sender_node,
+        format_count(double(pts[3].count.value_or(0))), l.receiver_node);
+    // The per-packet rate the hosts managed against the one the ceiling needs.
+    if (t.duration_s > 0 && pts[2].count) {
+        const double fps = double(*pts[2].count) / t.duration_s;
+        const double needed = v.ceiling->frames_per_second;
+        f.detail +=
+            fmt::format(": they moved ~{} k frames/s where the ceiling needs ~{} k frames/s",
+                        fmt::format("{:.1f}", fps / 1e3), fmt::format("{:.1f}", needed / 1e3));
+        f.evidence.emplace_back("frames_per_s", rounded(fps, 0));
+        f.evidence.emplace_back("ceiling_frames_per_s", rounded(needed, 0));
     }
-    // Without both traces: what the output holds, or ask for the traces.
+    f.detail += ".";
+    if (l.retransmitted && *l.retransmitted > 0)
+        f.detail += fmt::format(
+            " TCP still resent {} segments that had arrived ({} discarded as duplicates): "
+            "ACKs came back too late, and each spurious retransmit cut the window.",
+            format_count(double(*l.retransmitted)), format_count(double(l.duplicates())));
+    for (const auto& h : host) f.detail += " Evidence: " + h + ".";
+    if (host.empty() && !t.sender_cpu_pct && !t.receiver_cpu_pct)
+        f.detail += " The tool's output has no CPU figures to say which host.";
+    else if (host.empty())
+        f.detail += fmt::format(
+            " CPU: sender {:.0f} %, receiver {:.0f} % (iperf3's own accounting, which misses "
+            "the softirq work of receiving).",
+            t.sender_cpu_pct.value_or(0), t.receiver_cpu_pct.value_or(0));
+    for (auto& e : evidence) f.evidence.push_back(std::move(e));
+    f.next_step =
+        "Look at the hosts: CPU and softirq load on both (mpstat, top), more streams (-P), "
+        "larger socket buffers (-w), a longer test (-t) to leave slow start behind.";
+    out.push_back(std::move(f));
+    return;
+}
+
+// Below the ceiling without both traces: what the tool's output holds, or ask for the traces.
+void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
+                               const std::vector<std::string>& host, Evidence evidence,
+                               std::vector<Finding>& out) {
+    const auto& t = v.test;
     std::vector<std::string> causes;
     if (t.retransmits && *t.retransmits > 0) {
         causes.push_back(fmt::format(
@@ -876,6 +878,28 @@ void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
         f.next_step = "Run with the probe on both data NICs to see whether anything was lost.";
     }
     out.push_back(std::move(f));
+}
+
+void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!v.ceiling || !v.measured_bps) return;
+    const auto& t = v.test;
+    const double m = *v.measured_bps;
+    const double ceiling = v.ceiling->goodput_bps;
+    if (m + t.rate_resolution_bps >= ceiling * kLineRateFraction) return;
+    if (offered_fits(v) && reached_offered(t)) return;  // the offered rate set it
+    if (tcp_tail_bytes(v)) return;                      // the link was full (LINE_RATE_BOUND)
+
+    Evidence evidence{{"measured_mbps", rounded(m / 1e6)},
+                      {"ceiling_mbps", rounded(ceiling / 1e6)},
+                      {"pct_of_ceiling", rounded(100 * m / ceiling)}};
+    const std::vector<std::string> host = host_evidence(t, ceiling, evidence);
+    const std::string title =
+        fmt::format("{} is {} of the {} ceiling", rate_text(m, t.rate_resolution_bps),
+                    format_pct(m / ceiling), format_rate(ceiling));
+    if (is_udp(t) && t.sent_bps) return udp_below_ceiling(v, title, host, std::move(evidence), out);
+    if (v.ledger && v.ledger->complete())
+        return below_ceiling_on_ledger(v, *v.ledger, title, host, std::move(evidence), out);
+    below_ceiling_from_output(v, title, host, std::move(evidence), out);
 }
 
 // Retransmits: with a ledger, set against the loss and the duplicates it holds; without one,

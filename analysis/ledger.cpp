@@ -304,194 +304,259 @@ std::string_view short_label(std::string_view label) {
 
 }  // namespace
 
-Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
-    Ledger l;
-    l.test = t.label;
-    l.transport = t.transport;
-    l.unit = t.transport == Transport::tcp ? "segments" : "datagrams";
-    const std::string proto = transport_key(t.transport);
-    const bool udp = t.transport == Transport::udp;
-    l.tool_bytes = t.received_bytes ? t.received_bytes : t.sent_bytes;
+namespace {
 
-    // The drops of the flow each node saw, placed.
-    std::vector<LedgerDrop> sender_drops, receiver_drops;
-    const auto place = [&](const TracedSide& side, bool on_sender, std::vector<LedgerDrop>& into) {
-        const uint64_t arrived = flow_counts(side.phase.rx, proto).wire_packets;
-        for (const auto& [reason, n] : flow_drops(side.phase, proto)) {
-            LedgerDrop d{side.trace->node, stage_of(reason, on_sender), reason, n, false};
-            d.housekeeping = is_housekeeping_reason(reason) && n <= housekeeping_allowance(arrived);
-            into.push_back(d);
-        }
-    };
-    std::optional<uint64_t> egress, left, arrived;
-    bool left_inferred = false;
-    if (traces.sender) {
-        const auto& s = *traces.sender;
-        l.sender_node = s.trace->node;
-        place(s, true, sender_drops);
-        const TrafficCounts tx = flow_counts(s.phase.tx, proto);
-        egress = tx.wire_packets;
-        l.sender_flow_bytes = tx.bytes;
+// The drops of the flow a node saw, each placed in its stage.
+std::vector<LedgerDrop> placed_drops(const TracedSide& side, bool on_sender,
+                                     const std::string& proto) {
+    std::vector<LedgerDrop> into;
+    const uint64_t arrived = flow_counts(side.phase.rx, proto).wire_packets;
+    for (const auto& [reason, n] : flow_drops(side.phase, proto)) {
+        LedgerDrop d{side.trace->node, stage_of(reason, on_sender), reason, n, false};
+        d.housekeeping = is_housekeeping_reason(reason) && n <= housekeeping_allowance(arrived);
+        into.push_back(d);
+    }
+    return into;
+}
+
+std::vector<LedgerDrop> of_stages(const std::vector<LedgerDrop>& from,
+                                  std::initializer_list<Stage> stages) {
+    std::vector<LedgerDrop> out;
+    for (const auto& d : from)
+        if (std::find(stages.begin(), stages.end(), d.stage) != stages.end()) out.push_back(d);
+    return out;
+}
+
+// Moves reasonless drops from `from` into `into` as stage `as`, as many as `gap` needs.
+void fill(std::vector<LedgerDrop>& from, int64_t& gap, Stage as, std::vector<LedgerDrop>& into) {
+    for (auto& d : from) {
+        if (gap <= 0) return;
+        const uint64_t take = std::min<uint64_t>(d.packets, static_cast<uint64_t>(gap));
+        if (take == 0) continue;
+        into.push_back({d.node, as, d.reason, take, false});
+        d.packets -= take;
+        gap -= static_cast<int64_t>(take);
+    }
+}
+
+// What is left of reasonless drops no gap needed, as stage `as`.
+std::vector<LedgerDrop> leftover(const std::vector<LedgerDrop>& from, Stage as) {
+    std::vector<LedgerDrop> out;
+    for (const auto& d : from)
+        if (d.packets > 0) out.push_back({d.node, as, d.reason, d.packets, d.housekeeping});
+    return out;
+}
+
+// The ledger of one test, point by point from the application's count to what the receiving
+// application got (docs/design.md, "The ledger").
+class LedgerBuilder {
+  public:
+    LedgerBuilder(const ThroughputTest& t, const TestTraces& traces)
+        : t_(t), traces_(traces), proto_(transport_key(t.transport)) {
+        l_.test = t.label;
+        l_.transport = t.transport;
+        l_.unit = t.transport == Transport::tcp ? "segments" : "datagrams";
+        l_.tool_bytes = t.received_bytes ? t.received_bytes : t.sent_bytes;
+    }
+
+    Ledger build() {
+        read_sender();
+        read_receiver();
+        read_application();
+        // Reasonless drops fill the gaps nearest the wire first: the NIC's queue before the
+        // sender's stack, the receiver's NIC before its stack.
+        LedgerPoint out = left_point();
+        LedgerPoint hook = egress_point();
+        LedgerPoint in = arrived_point();
+        LedgerPoint got = delivered_point();
+        LedgerPoint app{std::string(kSent), l_.sender_node, app_sent_, false, {}, 0};
+        // Reasonless drops no gap needed: the receiver's stay unplaced (TCP has no application
+        // count to hold them against), the sender's were packets coming in.
+        for (auto& d : leftover(receiver_unknown_, Stage::unknown)) got.drops.push_back(d);
+        for (auto& d : leftover(sender_unknown_, Stage::reverse)) sender_drops_.push_back(d);
+        l_.points = {app, hook, out, in, got};
+        for (const auto& p : l_.points)
+            l_.drops.insert(l_.drops.end(), p.drops.begin(), p.drops.end());
+        // The other direction's drops are listed too, apart: they lost no data of this test.
+        for (const auto* from : {&sender_drops_, &receiver_drops_})
+            for (const auto& d : *from)
+                if (d.stage == Stage::reverse) l_.drops.push_back(d);
+        return l_;
+    }
+
+  private:
+    void read_sender() {
+        if (!traces_.sender) return;
+        const auto& s = *traces_.sender;
+        l_.sender_node = s.trace->node;
+        sender_drops_ = placed_drops(s, true, proto_);
+        const TrafficCounts tx = flow_counts(s.phase.tx, proto_);
+        egress_ = tx.wire_packets;
+        l_.sender_flow_bytes = tx.bytes;
         if (s.phase.xmit) {
-            left = flow_counts(*s.phase.xmit, proto).wire_packets;
+            left_ = flow_counts(*s.phase.xmit, proto_).wire_packets;
         } else {
             uint64_t queued = 0;
-            for (const auto& d : sender_drops)
+            for (const auto& d : sender_drops_)
                 if (d.stage == Stage::sender_queue) queued += d.packets;
-            left = *egress >= queued ? *egress - queued : 0;
-            left_inferred = true;
+            left_ = *egress_ >= queued ? *egress_ - queued : 0;
+            left_inferred_ = true;
         }
-        if (t.transport == Transport::tcp) {
+        if (t_.transport == Transport::tcp) {
             const auto& by_flow = s.phase.retransmits.segments_by_flow;
             const auto it = by_flow.find("iperf");
-            l.retransmitted = it != by_flow.end() ? it->second : 0;
+            l_.retransmitted = it != by_flow.end() ? it->second : 0;
+        }
+        // Drops without a reason (NOT_SPECIFIED) could have happened anywhere on their node:
+        // they are placed where the counts show packets missing, nearest the wire first, and
+        // only what no gap needs is left as unattributed (the sender's: a packet coming in, not
+        // data lost).
+        sender_unknown_ = of_stages(sender_drops_, {Stage::unknown});
+    }
+
+    void read_receiver() {
+        if (traces_.receiver) {
+            const auto& r = *traces_.receiver;
+            l_.receiver_node = r.trace->node;
+            receiver_drops_ = placed_drops(r, false, proto_);
+            const TrafficCounts rx = flow_counts(r.phase.rx, proto_);
+            arrived_ = rx.wire_packets;
+            l_.receiver_flow_bytes = rx.bytes;
+            receiver_unknown_ = of_stages(receiver_drops_, {Stage::unknown});
+        }
+        // A frame that arrived at the receiver left the sender: a transmit count below the
+        // arrivals is that counter's shortfall, not loss (tp_btf/net_dev_start_xmit sees a few
+        // frames per thousand fewer than the tc hooks on both ends of a busy veth;
+        // docs/codes.md).
+        if (left_ && arrived_ && !left_inferred_ && *arrived_ > *left_) {
+            left_undercounted_ = *arrived_ - *left_;
+            left_ = arrived_;
         }
     }
-    if (traces.receiver) {
-        const auto& r = *traces.receiver;
-        l.receiver_node = r.trace->node;
-        place(r, false, receiver_drops);
-        const TrafficCounts rx = flow_counts(r.phase.rx, proto);
-        arrived = rx.wire_packets;
-        l.receiver_flow_bytes = rx.bytes;
-    }
-    // A frame that arrived at the receiver left the sender: a transmit count below the arrivals
-    // is that counter's shortfall, not loss (tp_btf/net_dev_start_xmit sees a few frames per
-    // thousand fewer than the tc hooks on both ends of a busy veth; docs/codes.md).
-    uint64_t left_undercounted = 0;
-    if (left && arrived && !left_inferred && *arrived > *left) {
-        left_undercounted = *arrived - *left;
-        left = arrived;
-    }
-    const auto of_stages = [](const std::vector<LedgerDrop>& from,
-                              std::initializer_list<Stage> stages) {
-        std::vector<LedgerDrop> out;
-        for (const auto& d : from)
-            if (std::find(stages.begin(), stages.end(), d.stage) != stages.end()) out.push_back(d);
-        return out;
-    };
 
-    std::optional<uint64_t> app_sent, app_received;
-    if (udp && t.datagrams_sent && *t.datagrams_sent >= 0)
-        app_sent = static_cast<uint64_t>(*t.datagrams_sent);
-    if (udp && t.datagrams_total && t.datagrams_lost && *t.datagrams_total >= *t.datagrams_lost &&
-        *t.datagrams_lost >= 0)
-        app_received = static_cast<uint64_t>(*t.datagrams_total - *t.datagrams_lost);
+    void read_application() {
+        if (t_.transport != Transport::udp) return;
+        if (t_.datagrams_sent && *t_.datagrams_sent >= 0)
+            app_sent_ = static_cast<uint64_t>(*t_.datagrams_sent);
+        if (t_.datagrams_total && t_.datagrams_lost && *t_.datagrams_total >= *t_.datagrams_lost &&
+            *t_.datagrams_lost >= 0)
+            app_received_ = static_cast<uint64_t>(*t_.datagrams_total - *t_.datagrams_lost);
+    }
 
-    // Drops without a reason (NOT_SPECIFIED) could have happened anywhere on their node: they
-    // are placed where the counts show packets missing, nearest the wire first, and only what
-    // no gap needs is left as unattributed (the sender's: a packet coming in, not data lost).
-    std::vector<LedgerDrop> sender_unknown = of_stages(sender_drops, {Stage::unknown});
-    std::vector<LedgerDrop> receiver_unknown = of_stages(receiver_drops, {Stage::unknown});
-    const auto fill = [](std::vector<LedgerDrop>& from, int64_t& gap, Stage as,
-                         std::vector<LedgerDrop>& into) {
-        for (auto& d : from) {
-            if (gap <= 0) return;
-            const uint64_t take = std::min<uint64_t>(d.packets, static_cast<uint64_t>(gap));
-            if (take == 0) continue;
-            into.push_back({d.node, as, d.reason, take, false});
-            d.packets -= take;
-            gap -= static_cast<int64_t>(take);
+    // 1. The sender's egress hook, with the stack's drops between it and the application.
+    LedgerPoint egress_point() {
+        LedgerPoint hook{std::string(kEgress),
+                         l_.sender_node,
+                         egress_,
+                         false,
+                         of_stages(sender_drops_, {Stage::sender_stack}),
+                         0};
+        if (app_sent_ && egress_) {
+            int64_t gap =
+                int64_t(*app_sent_) - int64_t(sum_drops(hook.drops, false)) - int64_t(*egress_);
+            fill(sender_unknown_, gap, Stage::sender_stack, hook.drops);
+            hook.unattributed = beyond_slack(gap, *app_sent_);
         }
-    };
-    const auto leftover = [](std::vector<LedgerDrop>& from, Stage as) {
-        std::vector<LedgerDrop> out;
-        for (auto& d : from)
-            if (d.packets > 0) out.push_back({d.node, as, d.reason, d.packets, d.housekeeping});
-        return out;
-    };
+        return hook;
+    }
 
-    // 1. The application's count, then the sender's egress hook with the stack's drops between.
-    LedgerPoint app{std::string(kSent), l.sender_node, app_sent, false, {}, 0};
-    LedgerPoint hook{std::string(kEgress),
-                     l.sender_node,
-                     egress,
-                     false,
-                     of_stages(sender_drops, {Stage::sender_stack}),
-                     0};
     // 2. What left the NIC, with the queue's drops between.
-    LedgerPoint out{std::string(kLeft),
-                    l.sender_node,
-                    left,
-                    left_inferred,
-                    of_stages(sender_drops, {Stage::sender_queue}),
-                    0};
-    out.undercounted = left_undercounted;
-    if (egress && left && !left_inferred) {
-        int64_t gap = int64_t(*egress) - int64_t(sum_drops(out.drops, false)) - int64_t(*left);
-        // What the queue still held when the phase was cut left the NIC in the next phase.
-        const auto queued = traces.sender->phase.qdisc_stats.find("queued_at_end");
-        if (gap > 0 && queued != traces.sender->phase.qdisc_stats.end() && queued->second > 0) {
-            out.queued_at_end = std::min<uint64_t>(gap, queued->second);
-            gap -= static_cast<int64_t>(out.queued_at_end);
+    LedgerPoint left_point() {
+        LedgerPoint out{std::string(kLeft),
+                        l_.sender_node,
+                        left_,
+                        left_inferred_,
+                        of_stages(sender_drops_, {Stage::sender_queue}),
+                        0};
+        out.undercounted = left_undercounted_;
+        if (egress_ && left_ && !left_inferred_) {
+            int64_t gap =
+                int64_t(*egress_) - int64_t(sum_drops(out.drops, false)) - int64_t(*left_);
+            // What the queue still held when the phase was cut left the NIC in the next phase.
+            const auto& stats = traces_.sender->phase.qdisc_stats;
+            const auto queued = stats.find("queued_at_end");
+            if (gap > 0 && queued != stats.end() && queued->second > 0) {
+                out.queued_at_end = std::min<uint64_t>(gap, queued->second);
+                gap -= static_cast<int64_t>(out.queued_at_end);
+            }
+            fill(sender_unknown_, gap, Stage::sender_queue, out.drops);
+            out.unattributed = beyond_slack(gap, *egress_);
         }
-        fill(sender_unknown, gap, Stage::sender_queue, out.drops);
-        out.unattributed = beyond_slack(gap, *egress);
+        return out;
     }
-    if (app_sent && egress) {
-        int64_t gap = int64_t(*app_sent) - int64_t(sum_drops(hook.drops, false)) - int64_t(*egress);
-        fill(sender_unknown, gap, Stage::sender_stack, hook.drops);
-        hook.unattributed = beyond_slack(gap, *app_sent);
-    }
+
     // 3. What arrived: the receiver's drops before its hook (with a reason, then without one),
     // its NIC's counters, and what no kernel saw (the wire).
-    LedgerPoint in{std::string(kArrived),
-                   l.receiver_node,
-                   arrived,
-                   false,
-                   of_stages(receiver_drops, {Stage::receiver_nic}),
-                   0};
-    if (left && arrived) {
-        int64_t missing = int64_t(*left) - int64_t(*arrived) - int64_t(sum_drops(in.drops, false));
+    LedgerPoint arrived_point() {
+        LedgerPoint in{std::string(kArrived),
+                       l_.receiver_node,
+                       arrived_,
+                       false,
+                       of_stages(receiver_drops_, {Stage::receiver_nic}),
+                       0};
+        if (!left_ || !arrived_) return in;
+        int64_t missing =
+            int64_t(*left_) - int64_t(*arrived_) - int64_t(sum_drops(in.drops, false));
         const size_t reasonless = in.drops.size();
-        fill(receiver_unknown, missing, Stage::receiver_nic, in.drops);
-        const auto counters = nic_counters(traces.receiver->phase);
+        fill(receiver_unknown_, missing, Stage::receiver_nic, in.drops);
+        const auto counters = nic_counters(traces_.receiver->phase);
         // A NIC counter that rose by as many says what the reasonless drops were.
         for (size_t i = reasonless; i < in.drops.size(); ++i)
             for (const auto& [counter, n] : counters)
                 if (std::llabs(int64_t(n) - int64_t(in.drops[i].packets)) <=
                     int64_t(ledger_slack(n)))
                     in.drops[i].reason += fmt::format(" ({} +{})", counter, n);
-        if (beyond_slack(missing, *left) > 0) {
+        if (beyond_slack(missing, *left_) > 0) {
             for (const auto& [counter, n] : counters) {
                 const uint64_t take = std::min<uint64_t>(n, static_cast<uint64_t>(missing));
                 if (take == 0) break;
-                in.drops.push_back({l.receiver_node, Stage::receiver_nic, counter, take, false});
+                in.drops.push_back({l_.receiver_node, Stage::receiver_nic, counter, take, false});
                 missing -= static_cast<int64_t>(take);
             }
         }
-        if (beyond_slack(missing, *left) > 0) {
+        if (beyond_slack(missing, *left_) > 0) {
             in.drops.push_back({"", Stage::wire, "", static_cast<uint64_t>(missing), false});
         } else {
-            in.unattributed = beyond_slack(missing, *left);  // more arrived than left
+            in.unattributed = beyond_slack(missing, *left_);  // more arrived than left
         }
+        return in;
     }
+
     // 4. What the receiving application got: the receiver's drops after its hook.
-    LedgerPoint got{
-        std::string(kDelivered),
-        l.receiver_node,
-        app_received,
-        false,
-        of_stages(receiver_drops, {Stage::receiver_filter, Stage::receiver_ip,
+    LedgerPoint delivered_point() {
+        LedgerPoint got{std::string(kDelivered),
+                        l_.receiver_node,
+                        app_received_,
+                        false,
+                        of_stages(receiver_drops_,
+                                  {Stage::receiver_filter, Stage::receiver_ip,
                                    Stage::receiver_socket, Stage::receiver_tcp, Stage::duplicate}),
-        0};
-    if (arrived && app_received) {
-        int64_t gap =
-            int64_t(*arrived) - int64_t(sum_drops(got.drops, false)) - int64_t(*app_received);
-        fill(receiver_unknown, gap, Stage::unknown, got.drops);
-        got.unattributed = beyond_slack(gap, *arrived);
+                        0};
+        if (arrived_ && app_received_) {
+            int64_t gap =
+                int64_t(*arrived_) - int64_t(sum_drops(got.drops, false)) - int64_t(*app_received_);
+            fill(receiver_unknown_, gap, Stage::unknown, got.drops);
+            got.unattributed = beyond_slack(gap, *arrived_);
+        }
+        return got;
     }
-    // Reasonless drops no gap needed: the receiver's stay unplaced (TCP has no application
-    // count to hold them against), the sender's were packets coming in.
-    for (auto& d : leftover(receiver_unknown, Stage::unknown)) got.drops.push_back(d);
-    for (auto& d : leftover(sender_unknown, Stage::reverse)) sender_drops.push_back(d);
-    l.points = {app, hook, out, in, got};
-    for (const auto& p : l.points) l.drops.insert(l.drops.end(), p.drops.begin(), p.drops.end());
-    // The other direction's drops are listed too, apart: they lost no data of this test.
-    for (const auto* from : {&sender_drops, &receiver_drops})
-        for (const auto& d : *from)
-            if (d.stage == Stage::reverse) l.drops.push_back(d);
-    return l;
+
+    const ThroughputTest& t_;
+    const TestTraces& traces_;
+    const std::string proto_;
+    Ledger l_;
+    std::vector<LedgerDrop> sender_drops_, receiver_drops_;
+    std::vector<LedgerDrop> sender_unknown_, receiver_unknown_;  // reasonless, not yet placed
+    std::optional<uint64_t> egress_, left_, arrived_;
+    bool left_inferred_ = false;
+    uint64_t left_undercounted_ = 0;
+    std::optional<uint64_t> app_sent_, app_received_;  // UDP: the tool's datagram counts
+};
+
+}  // namespace
+
+Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
+    return LedgerBuilder(t, traces).build();
 }
 
 namespace {

@@ -11,22 +11,11 @@
 #include "analysis/format.hpp"
 #include "analysis/json_field.hpp"
 #include "analysis/names.hpp"
+#include "analysis/yaml_scalar.hpp"
 #include "src/common/errors.hpp"
 
 namespace np {
 namespace {
-
-int line_of(const YAML::Node& node) {
-    return node.Mark().line + 1;
-}
-
-std::string scalar(const std::string& field, const YAML::Node& value) {
-    if (!value.IsScalar()) {
-        throw InputError(field, value.IsNull() ? "has no value" : "must be a single value",
-                         line_of(value));
-    }
-    return value.Scalar();
-}
 
 // What two pairs must not share to run at the same time.
 bool conflict(const Pair& a, const Pair& b) {
@@ -82,14 +71,14 @@ PairPlan parse_pair_plan(std::string_view yaml_text, const std::string& source,
     }
     const YAML::Node list = root["pairs"];
     if (!list.IsSequence() || list.size() == 0)
-        throw InputError("pairs", "must be a list of at least one pair", line_of(list));
+        throw InputError("pairs", "must be a list of at least one pair", yaml_line(list));
 
     PairPlan plan;
     for (size_t i = 0; i < list.size(); ++i) {
         const YAML::Node entry = list[i];
         const std::string at = fmt::format("pairs[{}]", i);
         if (!entry.IsMap())
-            throw InputError(at, "must be a mapping with server and client", line_of(entry));
+            throw InputError(at, "must be a mapping with server and client", yaml_line(entry));
         Pair p;
         p.server_ip = params.server_ip;
         p.client_ip = params.client_ip;
@@ -106,15 +95,15 @@ PairPlan parse_pair_plan(std::string_view yaml_text, const std::string& source,
                                  fmt::format("unknown key '{}' (server, client, server_ip, "
                                              "client_ip, link)",
                                              terminal_safe(key)),
-                                 line_of(kv.first));
+                                 yaml_line(kv.first));
             }
-            *it->second = scalar(at + "." + key, kv.second);
+            *it->second = yaml_scalar(at + "." + key, kv.second);
         }
         for (const char* required : {"server", "client"}) {
             if (!entry[required])
-                throw InputError(at, fmt::format("has no {}", required), line_of(entry));
+                throw InputError(at, fmt::format("has no {}", required), yaml_line(entry));
         }
-        const int line = line_of(entry);
+        const int line = yaml_line(entry);
         check_node_name(p.server, at + ".server");
         check_node_name(p.client, at + ".client");
         check_address_pair(p.server_ip, p.client_ip, params.prefix_len, at + ".client_ip", line);

@@ -11,25 +11,14 @@
 #include <map>
 
 #include "analysis/rate.hpp"
+#include "analysis/yaml_scalar.hpp"
 #include "src/common/errors.hpp"
 
 namespace np {
 namespace {
 
-int line_of(const YAML::Node& node) {
-    return node.Mark().line + 1;
-}
-
-std::string scalar(const std::string& key, const YAML::Node& value) {
-    if (!value.IsScalar()) {
-        throw InputError(key, value.IsNull() ? "has no value" : "must be a single value",
-                         line_of(value));
-    }
-    return value.Scalar();
-}
-
 int integer(const std::string& key, const YAML::Node& value, int min, int max) {
-    const std::string text = scalar(key, value);
+    const std::string text = yaml_scalar(key, value);
     long long v = 0;
     size_t used = 0;
     try {
@@ -38,11 +27,11 @@ int integer(const std::string& key, const YAML::Node& value, int min, int max) {
         used = 0;
     }
     if (used == 0 || used != text.size()) {
-        throw InputError(key, fmt::format("'{}' is not a whole number", text), line_of(value));
+        throw InputError(key, fmt::format("'{}' is not a whole number", text), yaml_line(value));
     }
     if (v < min || v > max) {
         throw InputError(key, fmt::format("{} is out of range {} … {}", v, min, max),
-                         line_of(value));
+                         yaml_line(value));
     }
     return static_cast<int>(v);
 }
@@ -65,7 +54,7 @@ Address parse_address(const std::string& text, const std::string& field, int lin
 }
 
 Address address(const std::string& key, const YAML::Node& value) {
-    return parse_address(scalar(key, value), key, line_of(value));
+    return parse_address(yaml_scalar(key, value), key, yaml_line(value));
 }
 
 bool same_prefix(const Address& a, const Address& b, int prefix_len) {
@@ -132,31 +121,31 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
     const std::map<std::string, std::function<void(const std::string&, const YAML::Node&)>> keys = {
         {"np_data_iface",
          [&](const std::string& k, const YAML::Node& v) {
-             p.data_iface = scalar(k, v);
+             p.data_iface = yaml_scalar(k, v);
              if (!is_valid_ifname(p.data_iface)) {
                  throw InputError(k,
                                   fmt::format("'{}' is not an interface name (1-15 characters of "
                                               "A-Z a-z 0-9 _ . -, not starting with -)",
                                               p.data_iface),
-                                  line_of(v));
+                                  yaml_line(v));
              }
          }},
         {"np_server_ip",
          [&](const std::string& k, const YAML::Node& v) {
              address(k, v);
              p.server_ip = v.Scalar();
-             server_line = line_of(v);
+             server_line = yaml_line(v);
          }},
         {"np_client_ip",
          [&](const std::string& k, const YAML::Node& v) {
              address(k, v);
              p.client_ip = v.Scalar();
-             client_line = line_of(v);
+             client_line = yaml_line(v);
          }},
         {"np_prefix_len",
          [&](const std::string& k, const YAML::Node& v) {
              p.prefix_len = integer(k, v, 1, 128);
-             prefix_line = line_of(v);
+             prefix_line = yaml_line(v);
          }},
         {"np_port",
          [&](const std::string& k, const YAML::Node& v) { p.port = integer(k, v, 1, 65535); }},
@@ -172,31 +161,31 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
          }},
         {"np_udp_bandwidth",
          [&](const std::string& k, const YAML::Node& v) {
-             p.udp_bandwidth = scalar(k, v);
+             p.udp_bandwidth = yaml_scalar(k, v);
              try {
                  p.udp_bandwidth_bps = parse_rate_bps(p.udp_bandwidth, k);
              } catch (const InputError& e) {
-                 throw InputError(k, e.what(), line_of(v));
+                 throw InputError(k, e.what(), yaml_line(v));
              }
              if (p.udp_bandwidth_bps < 1) {
-                 throw InputError(k, "the offered load must be at least 1 bit/s", line_of(v));
+                 throw InputError(k, "the offered load must be at least 1 bit/s", yaml_line(v));
              }
          }},
         {"np_image_marker",
          [&](const std::string& k, const YAML::Node& v) {
-             p.image_marker = scalar(k, v);
+             p.image_marker = yaml_scalar(k, v);
              if (p.image_marker.empty() || p.image_marker.front() != '/' ||
                  p.image_marker.find_first_of(std::string("\n\0", 2)) != std::string::npos) {
                  throw InputError(k, fmt::format("'{}' is not an absolute path", p.image_marker),
-                                  line_of(v));
+                                  yaml_line(v));
              }
          }},
         {"np_link_rate",
          [&](const std::string& k, const YAML::Node& v) {
              try {
-                 p.link_rate_bps = parse_link_rate_bps(scalar(k, v), k);
+                 p.link_rate_bps = parse_link_rate_bps(yaml_scalar(k, v), k);
              } catch (const InputError& e) {
-                 throw InputError(k, e.what(), line_of(v));
+                 throw InputError(k, e.what(), yaml_line(v));
              }
          }},
     };
@@ -206,7 +195,7 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
         const auto handler = keys.find(key);
         if (handler == keys.end()) {
             r.warnings.push_back(fmt::format("{}: line {}: unknown key '{}' (ignored)", source,
-                                             line_of(entry.first), key));
+                                             yaml_line(entry.first), key));
             continue;
         }
         handler->second(key, entry.second);

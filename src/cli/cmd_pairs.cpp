@@ -22,13 +22,7 @@ struct PairsOptions {
 };
 
 int run_pairs(const PairsOptions& o) {
-    Params params;
-    if (!o.params.empty()) {
-        const ParamsReading r = parse_params(read_text_file(o.params, kMaxParamsBytes), o.params);
-        for (const auto& w : r.warnings)
-            print_text(stderr, fmt::format("np-explain: warning: {}\n", w));
-        params = r.params;
-    }
+    const Params params = o.params.empty() ? Params{} : read_params_file(o.params);
     const PairPlan plan = parse_pair_plan(read_text_file(o.file, kMaxParamsBytes), o.file, params);
     if (o.json) {
         fmt::print("{}\n", to_json(plan).dump(2));

@@ -8,7 +8,6 @@
 #include "analysis/params.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
-#include "src/cli/terminal.hpp"
 #include "src/common/errors.hpp"
 #include "src/remote/shell.hpp"
 
@@ -20,7 +19,8 @@ struct ParamsOptions {
     bool shell = false;
 };
 
-// The keys as the params file names them; np_link_rate as a number of bit/s (null: the NIC's speed).
+// The keys as the params file names them; np_link_rate as a number of bit/s (null: the NIC's
+// speed).
 nlohmann::json params_json(const Params& p) {
     nlohmann::json j = nlohmann::json::object();
     j["np_data_iface"] = p.data_iface;
@@ -39,10 +39,7 @@ nlohmann::json params_json(const Params& p) {
 }
 
 int run_params(const ParamsOptions& o) {
-    const ParamsReading r = parse_params(read_text_file(o.file, kMaxParamsBytes), o.file);
-    for (const auto& w : r.warnings)
-        print_text(stderr, fmt::format("np-explain: warning: {}\n", w));
-    const nlohmann::json j = params_json(r.params);
+    const nlohmann::json j = params_json(read_params_file(o.file));
     if (!o.shell) {
         fmt::print("{}\n", j.dump(2));
         return 0;

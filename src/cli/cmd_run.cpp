@@ -241,7 +241,8 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
                     "/tmp/network-performance-$USER/)");
     sub->add_flag("--keep-iface", a->keep_iface, "Leave the data iface configured after the run");
     sub->add_option("--link", a->link,
-                    "Nominal link rate to model against (default: np_link_rate, else the NIC's speed as the kernel reports it)");
+                    "Nominal link rate to model against (default: np_link_rate, else the NIC's "
+                    "speed as the kernel reports it)");
     sub->add_flag("--json", a->json,
                   "Print the result contract as JSON instead of the explanation");
     const std::pair<const char*, const char*> overrides[] = {

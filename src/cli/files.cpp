@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "analysis/json_field.hpp"
+#include "src/cli/terminal.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/executable.hpp"
 #include "src/common/json_document.hpp"
@@ -306,6 +307,13 @@ std::optional<std::vector<PairOutcome>> read_pairs_dir(const std::filesystem::pa
         outcomes.push_back(std::move(o));
     }
     return outcomes;
+}
+
+Params read_params_file(const std::filesystem::path& path) {
+    const ParamsReading r = parse_params(read_text_file(path, kMaxParamsBytes), path.string());
+    for (const auto& w : r.warnings)
+        print_text(stderr, fmt::format("np-explain: warning: {}\n", w));
+    return r.params;
 }
 
 std::filesystem::path default_run_dir() {

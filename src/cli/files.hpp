@@ -10,6 +10,7 @@
 #include "analysis/contract.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/pairs.hpp"
+#include "analysis/params.hpp"
 #include "analysis/source.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/output_file.hpp"
@@ -66,6 +67,9 @@ Measurements read_measurements_file(const std::filesystem::path& path, InputForm
 // InputError naming the path when it is missing, unreadable, not a regular file (as InputFile)
 // or larger than `max_bytes`.
 std::string read_text_file(const std::filesystem::path& path, int64_t max_bytes);
+
+// A params file read and checked (parse_params), its warnings (unknown keys) printed to stderr.
+Params read_params_file(const std::filesystem::path& path);
 
 // A contract or a trace: read as InputFile reads (never blocking, never more than `max_bytes`),
 // parsed as parse_json_document parses (bounded depth and values; src/common/json_document.hpp).

@@ -4,14 +4,14 @@
 # each for a fixed time with the fixtures as its seed corpus. Exit status is non-zero when a
 # target finds a crash, leak or UB report (the reproducer is left in build-fuzz/artifacts/).
 #
-#   bash scripts/fuzz.sh                          # 15 s per target (9 targets: ~2.5 min)
+#   bash scripts/fuzz.sh                          # 15 s per target (10 targets: ~2.5 min)
 #   NP_FUZZ_SECONDS=300 bash scripts/fuzz.sh iperf2 transcript
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${NP_FUZZ_SECONDS:-15}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(iperf3_json iperf3_ndjson iperf2 ping transcript params contract trace
-                                     probe_message)
+[ ${#targets[@]} -gt 0 ] || targets=(iperf3_json iperf3_ndjson iperf2 ping transcript params pairs contract
+                                     trace probe_message)
 out=build-fuzz
 mkdir -p "$out/artifacts"
 
@@ -28,6 +28,7 @@ declare -A seeds=(
   [ping]="$f/ping/* $f/handwritten/busybox-ping.txt"
   [transcript]="$f/transcripts/* $f/handwritten/*.md $f/handwritten/*.mediawiki"
   [params]="fuzz/seeds/params/*"
+  [pairs]="fuzz/seeds/pairs/*"
   [contract]="$f/run-report/np_contract_*.json"
   [trace]="$f/probe/*.json $f/run-100m/np-explain_trace_*.json $f/run-report/np-explain_trace_*.json"
   [probe_message]="fuzz/seeds/probe_message/* $f/run-100m/np-explain_trace_*.json"

@@ -1,12 +1,14 @@
 #pragma once
-// Reads a file under tests/fixtures for unit tests of the parsers and the engine, and makes
-// inputs too large to hold.
+// Reads a file under tests/fixtures for unit tests of the parsers and the engine, makes inputs
+// too large to hold, and says what InputError a call throws.
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "analysis/source.hpp"
+#include "src/common/errors.hpp"
 
 namespace np::testing {
 
@@ -17,6 +19,16 @@ inline std::string fixture(const std::string& relative) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+// "field: what" of the InputError `f` throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.field() + ": " + e.what();
+    }
+    return "(no error)";
 }
 
 // `head`, then `body` `times` times, then `tail`, in 64 KiB chunks, without holding it all:

@@ -27,14 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.field() + ": " + e.what();
-    }
-    return "(no error)";
-}
+using testing::error_of;
 
 TEST(JsonDocument, ANestingOf100000IsRefusedAtTheLimitWithoutReadingOn) {
     // 100,000 levels, produced a chunk at a time: refused after the first 64.

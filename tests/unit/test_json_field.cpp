@@ -7,19 +7,12 @@
 #include <string>
 
 #include "src/common/errors.hpp"
+#include "tests/unit/fixture.hpp"
 
 namespace np {
 namespace {
 
-// "field: what" of the InputError `f` throws, or "(no error)".
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.field() + ": " + e.what();
-    }
-    return "(no error)";
-}
+using testing::error_of;
 
 const nlohmann::json kDoc = nlohmann::json::parse(R"({
     "n": 3, "neg": -1, "big": 18446744073709551615, "frac": 1.5, "s": "x", "b": true,

@@ -9,7 +9,9 @@
 // busy), located as SOCKET_RCVBUFF drops on node1-1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -19,6 +21,27 @@ namespace {
 
 using namespace np::testing;
 using nlohmann::json;
+
+// Whether a child of `parent` runs a command line holding each of `words` as an argument (or,
+// for the first, as the end of one: a script's path).
+bool child_runs(pid_t parent, const std::vector<std::string>& words) {
+    std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
+                           "/children");
+    pid_t child = 0;
+    while (children >> child) {
+        std::ifstream f("/proc/" + std::to_string(child) + "/cmdline");
+        std::vector<std::string> args;
+        for (std::string a; std::getline(f, a, '\0');) args.push_back(a);
+        bool all = true;
+        for (size_t w = 0; w < words.size() && all; ++w) {
+            all = std::any_of(args.begin(), args.end(), [&](const std::string& a) {
+                return w == 0 ? a.ends_with(words[w]) : a == words[w];
+            });
+        }
+        if (all) return true;
+    }
+    return false;
+}
 
 TEST(RunLocal, Profile1GUdpAtTwiceTheLinkIsOfferedAboveCeilingWithTheLossLocated) {
     char dir[] = "/tmp/np-run-dir-XXXXXX";
@@ -36,7 +59,7 @@ TEST(RunLocal, Profile1GUdpAtTwiceTheLinkIsOfferedAboveCeilingWithTheLossLocated
 
     const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr) << codes(c);
-        EXPECT_EQ(offered->at("evidence").value("offered_mbps", 0.0), 2000.0) << offered->dump(2);
+    EXPECT_EQ(offered->at("evidence").value("offered_mbps", 0.0), 2000.0) << offered->dump(2);
     ASSERT_TRUE(c["udp_loss_pct"].is_number());
     ASSERT_GT(c["udp_loss_pct"].get<double>(), 0) << "expected loss at 2G on this profile";
     // Loss located: the receiving host (node1-1, the iperf3 server), and the kernel's reason.
@@ -48,7 +71,7 @@ TEST(RunLocal, Profile1GUdpAtTwiceTheLinkIsOfferedAboveCeilingWithTheLossLocated
     EXPECT_NE(text.find("SOCKET_RCVBUFF"), std::string::npos) << located->dump(2);
     // ... and the drops the probe counted there account for what iperf3 lost.
     const auto& evidence = located->at("evidence");
-        const double drops = evidence.value("lost_datagrams", 0.0);
+    const double drops = evidence.value("lost_datagrams", 0.0);
     const double lost = evidence.value("tool_lost_datagrams", -1.0);
     EXPECT_GE(drops, 0.9 * lost) << located->dump(2);
 
@@ -62,8 +85,14 @@ TEST(RunLocal, CtrlCWhileTheTestbedComesUpEndsAtOnceAndLeavesNothing) {
     char dir[] = "/tmp/np-run-dir-XXXXXX";
     const std::string run_dir = mkdtemp(dir);
     BackgroundRun run({"run", "--local", "--run-dir", run_dir});
-    // `up` takes ~0.3 s here; the signal goes to np-explain alone, as `kill -INT PID` does.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // Once `testbed.sh up` runs (~0.3 s here, longer on a slow machine or under ASan), the
+    // signal goes to np-explain alone, as `kill -INT PID` does.
+    bool saw_up = false;
+    for (int i = 0; i < 12000 && !saw_up; ++i) {
+        saw_up = child_runs(run.pid(), {"testbed.sh", "up"});
+        if (!saw_up) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_TRUE(saw_up) << "testbed.sh up never ran";  // the signal still ends the run
     kill(run.pid(), SIGINT);
     const CommandResult r = run.wait(std::chrono::seconds(30));
     EXPECT_EQ(r.exit_status, 130) << r.err;
@@ -80,13 +109,13 @@ TEST(RunLocal, CtrlCWhileTheTestbedComesUpEndsAtOnceAndLeavesNothing) {
 TEST(RunLocal, TeardownWithTheRunsOwnArgumentsRemovesWhatAKilledLocalRunLeft) {
     char dir[] = "/tmp/np-run-dir-XXXXXX";
     const std::string run_dir = mkdtemp(dir);
-    std::vector<std::string> args = {"run", "--local", "--tcp-duration", "20", "--ping-count", "1",
-                                     "--run-dir", run_dir};
+    std::vector<std::string> args = {"run",          "--local", "--tcp-duration", "20",
+                                     "--ping-count", "1",       "--run-dir",      run_dir};
     {
         BackgroundRun run(args);
-        ASSERT_TRUE(wait_until(
-            [&] { return !programs("node1-2", "iperf3", is_iperf3_client).empty(); },
-            std::chrono::seconds(60)))
+        ASSERT_TRUE(
+            wait_until([&] { return !programs("node1-2", "iperf3", is_iperf3_client).empty(); },
+                       std::chrono::seconds(60)))
             << "the TCP phase did not start";
         run.signal(SIGKILL);
         run.wait(std::chrono::seconds(10));

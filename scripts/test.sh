@@ -7,10 +7,11 @@
 #               completion against --help, the Debian package built, extracted and run, the
 #               bench's smoke run, and `run --local` (the main job) end to end;
 #   build-san/  (ASan+UBSan, -DNP_SANITIZE=ON; NP_SANITIZE_TESTS=0 leaves it out and runs the
-#               testbed tests in build/ instead): the unit and CLI tests again, and every testbed
-#               test — `run` over SSH, the fault suite and the fault matrix, the tutorial's
-#               three modes and its fan-out — with the sanitized np-explain. Any report fails
-#               the suite; each sanitized process logs it to build-san/sanitizer.*.
+#               testbed tests in build/ instead): the unit, CLI and kernel tests again, and every
+#               testbed test — `run` over SSH, the fault suite and the fault matrix, the
+#               tutorial's three modes and its fan-out — with the sanitized np-explain and
+#               np-probe. Any report fails the suite; each sanitized process logs it to
+#               build-san/sanitizer.* (a probe on a testbed node too: src/probe/np_probe_main.cpp).
 # Extra arguments go to both ctest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +38,7 @@ rm -f build-san/sanitizer.*
 export ASAN_OPTIONS="log_path=$PWD/build-san/sanitizer:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_on_error=1"
 status=0
-(cd build-san && ctest --output-on-failure -j"$jobs" -LE 'browser|kernel|package' \
+(cd build-san && ctest --output-on-failure -j"$jobs" -LE 'browser|package' \
   -E '^(docs|bench)\.' "$@") || status=$?
 unset ASAN_OPTIONS UBSAN_OPTIONS
 if compgen -G "build-san/sanitizer.*" >/dev/null; then
@@ -46,4 +47,4 @@ if compgen -G "build-san/sanitizer.*" >/dev/null; then
   exit 1
 fi
 [ "$status" = 0 ] || exit "$status"
-echo "sanitizers: the unit, CLI and testbed tests ran clean under ASan+UBSan (build-san/)"
+echo "sanitizers: the unit, CLI, kernel and testbed tests ran clean under ASan+UBSan (build-san/)"

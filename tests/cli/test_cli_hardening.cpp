@@ -99,7 +99,7 @@ TEST_F(CliHardening, NestedArraysAsATraceAreRefusedInBoundedMemory) {
         return std::make_pair(at == std::string::npos ? -1L : std::stol(r.err.substr(at + 10)),
                               r.err);
     };
-    const auto [floor_kb, floor_err] = peak_kb({}, 0);
+    const long floor_kb = peak_kb({}, 0).first;
     const auto [kb, err] = peak_kb({"--trace", (dir_ / "trace.json").string()}, 2);
     EXPECT_NE(err.find("trace.json: nested deeper than 64 levels"), std::string::npos) << err;
     // Refused after reading a bounded prefix: ~2 MB above np-explain's own floor (~10 MB, ~140 MB

@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <csignal>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "tests/run/run_helpers.hpp"
@@ -22,23 +22,16 @@ namespace {
 using namespace np::testing;
 using nlohmann::json;
 
-// Whether a child of `parent` runs a command line holding each of `words` as an argument (or,
-// for the first, as the end of one: a script's path).
-bool child_runs(pid_t parent, const std::vector<std::string>& words) {
-    std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
-                           "/children");
-    pid_t child = 0;
-    while (children >> child) {
-        std::ifstream f("/proc/" + std::to_string(child) + "/cmdline");
-        std::vector<std::string> args;
-        for (std::string a; std::getline(f, a, '\0');) args.push_back(a);
-        bool all = true;
-        for (size_t w = 0; w < words.size() && all; ++w) {
-            all = std::any_of(args.begin(), args.end(), [&](const std::string& a) {
-                return w == 0 ? a.ends_with(words[w]) : a == words[w];
-            });
-        }
-        if (all) return true;
+// Whether a child of `parent` runs the script named `script` with the argument `arg`.
+bool child_runs_script(pid_t parent, const std::string& script, const std::string& arg) {
+    const std::string p = std::to_string(parent);
+    std::istringstream children(read_file("/proc/" + p + "/task/" + p + "/children"));
+    for (pid_t child; children >> child;) {
+        const NodeProcess proc{child, cmdline(child)};
+        if (has_arg(proc, arg) &&
+            std::any_of(proc.argv.begin(), proc.argv.end(),
+                        [&](const std::string& a) { return basename_of(a) == script; }))
+            return true;
     }
     return false;
 }
@@ -87,12 +80,10 @@ TEST(RunLocal, CtrlCWhileTheTestbedComesUpEndsAtOnceAndLeavesNothing) {
     BackgroundRun run({"run", "--local", "--run-dir", run_dir});
     // Once `testbed.sh up` runs (~0.3 s here, longer on a slow machine or under ASan), the
     // signal goes to np-explain alone, as `kill -INT PID` does.
-    bool saw_up = false;
-    for (int i = 0; i < 12000 && !saw_up; ++i) {
-        saw_up = child_runs(run.pid(), {"testbed.sh", "up"});
-        if (!saw_up) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    EXPECT_TRUE(saw_up) << "testbed.sh up never ran";  // the signal still ends the run
+    // The signal goes even when `up` was never seen, so the run still ends and cleans up.
+    EXPECT_TRUE(wait_until([&] { return child_runs_script(run.pid(), "testbed.sh", "up"); },
+                           std::chrono::seconds(60)))
+        << "testbed.sh up never ran";
     kill(run.pid(), SIGINT);
     const CommandResult r = run.wait(std::chrono::seconds(30));
     EXPECT_EQ(r.exit_status, 130) << r.err;

@@ -18,7 +18,7 @@ using text::take_number;
 using text::take_prefix;
 using text::take_word;
 
-[[noreturn]] void bad(int64_t line, const std::string& what) {
+[[noreturn]] void bad_iperf2(int64_t line, const std::string& what) {
     throw InputError("iperf2", what, line);
 }
 
@@ -65,16 +65,17 @@ void parse_udp_tail(Report& r, std::string_view rest, int64_t line) {
     std::string_view s = rest;
     const auto jitter = take_number(s);
     if (!jitter || !take_prefix(s, "ms")) return;  // a TCP -e tail or a sender's UDP line
-    if (*jitter < 0) bad(line, "a negative jitter");
+    if (*jitter < 0) bad_iperf2(line, "a negative jitter");
     r.jitter_ms = *jitter;
     std::string_view counts = text::trim(s);
     const auto lost = take_number(s);
-    if (!lost || !take_prefix(s, "/")) bad(line, "expected lost/total datagrams after the jitter");
+    if (!lost || !take_prefix(s, "/"))
+        bad_iperf2(line, "expected lost/total datagrams after the jitter");
     const auto total = take_number(s);
-    if (!total) bad(line, "expected the total datagrams after '/'");
+    if (!total) bad_iperf2(line, "expected the total datagrams after '/'");
     if (*lost < 0 || *total < 0 || *total > 9e15 || *lost > 9e15)
-        bad(line, "datagram counts out of range");
-    if (*lost > *total) bad(line, "more datagrams lost than the total");
+        bad_iperf2(line, "datagram counts out of range");
+    if (*lost > *total) bad_iperf2(line, "more datagrams lost than the total");
     r.lost = static_cast<int64_t>(*lost);
     r.total = static_cast<int64_t>(*total);
     if (take_prefix(s, "(")) {
@@ -99,7 +100,7 @@ std::optional<std::pair<std::string, Report>> parse_report(std::string_view s, i
     const auto start = take_number(probe);
     if (!start || !take_prefix(probe, "-")) return std::nullopt;
     const auto end = take_number(probe);
-    if (!end || !take_prefix(probe, "sec")) bad(line, "expected 'A-B sec' after the id");
+    if (!end || !take_prefix(probe, "sec")) bad_iperf2(line, "expected 'A-B sec' after the id");
     {
         // "[  3] 0.0000-10.0256 sec  2 datagrams received out-of-order"
         std::string_view ooo = probe;
@@ -108,11 +109,12 @@ std::optional<std::pair<std::string, Report>> parse_report(std::string_view s, i
     Report r;
     r.start_s = *start;
     r.end_s = *end;
-    if (r.start_s < 0 || r.end_s < r.start_s) bad(line, "the interval ends before it starts");
+    if (r.start_s < 0 || r.end_s < r.start_s)
+        bad_iperf2(line, "the interval ends before it starts");
     const auto bytes = text::take_quantity(probe, false);
-    if (!bytes) bad(line, "expected a transfer like '11.0 GBytes'");
+    if (!bytes) bad_iperf2(line, "expected a transfer like '11.0 GBytes'");
     const auto rate = text::take_quantity(probe, true);
-    if (!rate) bad(line, "expected a rate like '9.42 Gbits/sec'");
+    if (!rate) bad_iperf2(line, "expected a rate like '9.42 Gbits/sec'");
     r.bytes = bytes->value;
     r.bytes_resolution = bytes->resolution;
     r.bps = rate->value;
@@ -283,7 +285,7 @@ ThroughputTest test_of(const Run& run, const std::string& source) {
     return t;
 }
 
-class Reader : public RunReader {
+class Iperf2Reader : public RunReader {
   public:
     void line(std::string_view t, int64_t number) override {
         last_line_ = number;
@@ -356,7 +358,7 @@ class Reader : public RunReader {
             if (take_prefix(sent, "Sent ")) {
                 const auto n = take_number(sent);
                 if (!n || *n < 0 || *n > 9e15 || !take_prefix(sent, "datagrams"))
-                    bad(number, "expected 'Sent N datagrams'");
+                    bad_iperf2(number, "expected 'Sent N datagrams'");
                 new_id(*id, number);
                 run_.datagrams_sent[*id] = static_cast<int64_t>(*n);
                 return;
@@ -399,7 +401,7 @@ class Reader : public RunReader {
     }
 
     std::unique_ptr<RunReader> next_run() const override {
-        auto next = std::make_unique<Reader>();
+        auto next = std::make_unique<Iperf2Reader>();
         if (!run_.client) {
             // The same server goes on: what its banner said holds for its next test.
             next->run_.client = false;
@@ -448,8 +450,9 @@ class Reader : public RunReader {
             run_.datagrams_sent.count(id))
             return;
         if (++ids_ > kMaxIperf2Streams)
-            bad(number, fmt::format("more than {} stream ids in one run: not one iperf2 test",
-                                    kMaxIperf2Streams));
+            bad_iperf2(number,
+                       fmt::format("more than {} stream ids in one run: not one iperf2 test",
+                                   kMaxIperf2Streams));
     }
 
     Run run_;
@@ -480,7 +483,7 @@ bool iperf2_report(std::string_view line) {
 }
 
 std::unique_ptr<RunReader> make_iperf2_reader() {
-    return std::make_unique<Reader>();
+    return std::make_unique<Iperf2Reader>();
 }
 
 OfferedRate offered_rate_from_ipg(int datagram_bytes, double ipg_us) {

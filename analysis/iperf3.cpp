@@ -40,21 +40,21 @@ enum class Ctx : uint8_t {
 
 // What a known key holds. `event_data` is --json-stream's "data": an object, or the message
 // of an "error" event.
-enum class Kind : uint8_t { text, number, integer, flag, object, array, event_data };
+enum class FieldKind : uint8_t { text, number, integer, flag, object, array, event_data };
 
-const char* kind_name(Kind k) {
+const char* kind_name(FieldKind k) {
     switch (k) {
-        case Kind::text:
+        case FieldKind::text:
             return "a string";
-        case Kind::number:
-        case Kind::integer:
+        case FieldKind::number:
+        case FieldKind::integer:
             return "a number";
-        case Kind::flag:
+        case FieldKind::flag:
             return "true/false or 0/1";
-        case Kind::object:
-        case Kind::event_data:
+        case FieldKind::object:
+        case FieldKind::event_data:
             return "an object";
-        case Kind::array:
+        case FieldKind::array:
             return "a list";
     }
     return "a value";
@@ -64,7 +64,7 @@ constexpr size_t kMaxDepth = 64;
 // Entries of end.streams and of an interval's streams: two per stream with --bidir.
 constexpr int64_t kMaxStreamEntries = 2 * kMaxIperf3Streams;
 
-class Reader;
+class Iperf3JsonReader;
 
 struct Value {
     std::string_view text;
@@ -78,12 +78,12 @@ struct Value {
 struct Field {
     Ctx ctx;
     std::string_view key;
-    Kind kind;
+    FieldKind kind;
     double min = 0;
     double max = 0;
-    void (*set)(Reader&, const Value&) = nullptr;
+    void (*set)(Iperf3JsonReader&, const Value&) = nullptr;
     Ctx child = Ctx::skip;
-    Iperf3Summary* (*target)(Reader&) = nullptr;  // the summary block a child fills
+    Iperf3Summary* (*target)(Iperf3JsonReader&) = nullptr;  // the summary block a child fills
 };
 
 constexpr double kAny = std::numeric_limits<double>::max();
@@ -101,9 +101,9 @@ uint32_t tag_of(std::string_view k) {
 // The reader is a json_scan handler. A key is looked up the moment it is read (its view is
 // valid only then): `field_` is what the next value under it means, nullptr when nothing reads
 // it. Containers under unknown keys are skipped whole.
-class Reader {
+class Iperf3JsonReader {
   public:
-    Reader(Iperf3Run& run, Ctx top) : run_(run), top_(top) {}
+    Iperf3JsonReader(Iperf3Run& run, Ctx top) : run_(run), top_(top) {}
 
     void start_object() { open(false); }
     void start_array() { open(true); }
@@ -116,13 +116,13 @@ class Reader {
     void null() {
         // cJSON writes a NaN or infinite number as null: the figure is not there.
         if (const Field* f = scalar_field();
-            f && (f->kind == Kind::object || f->kind == Kind::array))
+            f && (f->kind == FieldKind::object || f->kind == FieldKind::array))
             wrong_type(f, "null");
     }
     void boolean(bool b) {
         const Field* f = scalar_field();
         if (!f) return;
-        if (f->kind != Kind::flag) wrong_type(f, b ? "true" : "false");
+        if (f->kind != FieldKind::flag) wrong_type(f, b ? "true" : "false");
         Value v;
         v.flag = b;
         f->set(*this, v);
@@ -133,13 +133,13 @@ class Reader {
         Value v;
         v.text = text;
         switch (f->kind) {
-            case Kind::number:
+            case FieldKind::number:
                 v.number = to_double(text, f);
                 break;
-            case Kind::integer:
+            case FieldKind::integer:
                 v.integer = to_integer(text, f);
                 break;
-            case Kind::flag:
+            case FieldKind::flag:
                 v.flag = to_double(text, f) != 0;
                 break;
             default:
@@ -150,12 +150,12 @@ class Reader {
     void string(std::string_view s) {
         const Field* f = scalar_field();
         if (!f) return;
-        if (f->kind == Kind::event_data) {
+        if (f->kind == FieldKind::event_data) {
             // 3.17+ streams an error as {"event":"error","data":"message"}.
             if (event_ == "error") run_.error = std::string(s);
             return;
         }
-        if (f->kind != Kind::text) wrong_type(f, "a string");
+        if (f->kind != FieldKind::text) wrong_type(f, "a string");
         Value v;
         v.text = s;
         f->set(*this, v);
@@ -314,10 +314,10 @@ class Reader {
                                         kMaxStreamEntries, kMaxIperf3Streams));
             } else if (const Field* f = field_) {
                 child.key = f->key;
-                if (f->kind == Kind::event_data) {
+                if (f->kind == FieldKind::event_data) {
                     child.ctx = event_child(array);
                 } else {
-                    if (f->kind != (array ? Kind::array : Kind::object))
+                    if (f->kind != (array ? FieldKind::array : FieldKind::object))
                         wrong_type(f, array ? "a list" : "an object");
                     child.ctx = f->child;
                     if (f->target) child.summary = f->target(*this);
@@ -386,52 +386,52 @@ class Reader {
 };
 
 // The document's top, a --json-stream line's event, and "start": the test as set up.
-std::vector<Field> Reader::start_fields() {
-    using R = Reader;
+std::vector<Field> Iperf3JsonReader::start_fields() {
+    using R = Iperf3JsonReader;
     return {
-        {Ctx::root, "start", Kind::object, 0, 0, nullptr, Ctx::start},
-        {Ctx::root, "intervals", Kind::array, 0, 0, nullptr, Ctx::intervals},
-        {Ctx::root, "end", Kind::object, 0, 0, nullptr, Ctx::end},
-        {Ctx::root, "error", Kind::text, 0, 0,
+        {Ctx::root, "start", FieldKind::object, 0, 0, nullptr, Ctx::start},
+        {Ctx::root, "intervals", FieldKind::array, 0, 0, nullptr, Ctx::intervals},
+        {Ctx::root, "end", FieldKind::object, 0, 0, nullptr, Ctx::end},
+        {Ctx::root, "error", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.run().error = std::string(v.text); }},
 
-        {Ctx::stream_event, "event", Kind::text, 0, 0,
+        {Ctx::stream_event, "event", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.event_.assign(v.text); }},
-        {Ctx::stream_event, "data", Kind::event_data},
+        {Ctx::stream_event, "data", FieldKind::event_data},
 
-        {Ctx::start, "test_start", Kind::object, 0, 0, nullptr, Ctx::test_start},
-        {Ctx::start, "connecting_to", Kind::object, 0, 0, nullptr, Ctx::connecting_to},
-        {Ctx::start, "version", Kind::text, 0, 0,
+        {Ctx::start, "test_start", FieldKind::object, 0, 0, nullptr, Ctx::test_start},
+        {Ctx::start, "connecting_to", FieldKind::object, 0, 0, nullptr, Ctx::connecting_to},
+        {Ctx::start, "version", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.run().version = std::string(v.text); }},
-        {Ctx::start, "tcp_mss_default", Kind::integer, 0, 65535,
+        {Ctx::start, "tcp_mss_default", FieldKind::integer, 0, 65535,
          [](R& r, const Value& v) { r.run().tcp_mss_default = static_cast<int>(v.integer); }},
-        {Ctx::start, "sndbuf_actual", Kind::integer, 0, kI64,
+        {Ctx::start, "sndbuf_actual", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.run().sndbuf_actual = v.integer; }},
-        {Ctx::start, "rcvbuf_actual", Kind::integer, 0, kI64,
+        {Ctx::start, "rcvbuf_actual", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.run().rcvbuf_actual = v.integer; }},
-        {Ctx::start, "target_bitrate", Kind::number, 0, kAny,
+        {Ctx::start, "target_bitrate", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) {
              if (v.number > 0) r.run().target_bitrate = v.number;
          }},
 
-        {Ctx::connecting_to, "host", Kind::text, 0, 0,
+        {Ctx::connecting_to, "host", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.run().connecting_to_host = std::string(v.text); }},
-        {Ctx::connecting_to, "port", Kind::integer, 0, 65535,
+        {Ctx::connecting_to, "port", FieldKind::integer, 0, 65535,
          [](R& r, const Value& v) { r.run().connecting_to_port = static_cast<int>(v.integer); }},
 
-        {Ctx::test_start, "protocol", Kind::text, 0, 0,
+        {Ctx::test_start, "protocol", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.run().protocol = std::string(v.text); }},
-        {Ctx::test_start, "num_streams", Kind::integer, 1, kMaxIperf3Streams,
+        {Ctx::test_start, "num_streams", FieldKind::integer, 1, kMaxIperf3Streams,
          [](R& r, const Value& v) { r.run().num_streams = static_cast<int>(v.integer); }},
-        {Ctx::test_start, "blksize", Kind::integer, 0, kI64,
+        {Ctx::test_start, "blksize", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.run().blksize = v.integer; }},
-        {Ctx::test_start, "duration", Kind::number, 0, kAny,
+        {Ctx::test_start, "duration", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.run().duration_s = v.number; }},
-        {Ctx::test_start, "reverse", Kind::flag, 0, 1,
+        {Ctx::test_start, "reverse", FieldKind::flag, 0, 1,
          [](R& r, const Value& v) { r.run().reverse = v.flag; }},
-        {Ctx::test_start, "bidir", Kind::flag, 0, 1,
+        {Ctx::test_start, "bidir", FieldKind::flag, 0, 1,
          [](R& r, const Value& v) { r.run().bidir = v.flag; }},
-        {Ctx::test_start, "target_bitrate", Kind::number, 0, kAny,
+        {Ctx::test_start, "target_bitrate", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) {
              if (v.number > 0) r.run().target_bitrate = v.number;
          }},
@@ -439,101 +439,101 @@ std::vector<Field> Reader::start_fields() {
 }
 
 // "intervals": each interval's sums and per-stream RTT, cwnd and path MTU.
-std::vector<Field> Reader::interval_fields() {
-    using R = Reader;
+std::vector<Field> Iperf3JsonReader::interval_fields() {
+    using R = Iperf3JsonReader;
     return {
-        {Ctx::interval, "streams", Kind::array, 0, 0, nullptr, Ctx::interval_streams},
-        {Ctx::interval, "sum", Kind::object, 0, 0, nullptr, Ctx::interval_sum},
-        {Ctx::interval, "sum_bidir_reverse", Kind::object, 0, 0, nullptr,
+        {Ctx::interval, "streams", FieldKind::array, 0, 0, nullptr, Ctx::interval_streams},
+        {Ctx::interval, "sum", FieldKind::object, 0, 0, nullptr, Ctx::interval_sum},
+        {Ctx::interval, "sum_bidir_reverse", FieldKind::object, 0, 0, nullptr,
          Ctx::interval_sum_reverse},
-        {Ctx::interval_sum, "bits_per_second", Kind::number, 0, kAny,
+        {Ctx::interval_sum, "bits_per_second", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.interval_sum_ = v.number; }},
-        {Ctx::interval_sum_reverse, "bits_per_second", Kind::number, 0, kAny,
+        {Ctx::interval_sum_reverse, "bits_per_second", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.interval_reverse_sum_ = v.number; }},
-        {Ctx::interval_stream, "rtt", Kind::number, 0, kAny,
+        {Ctx::interval_stream, "rtt", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) {
              auto& s = r.run().interval_stats;
              ++s.rtt_samples;
              s.rtt_sum_us += v.number;
              s.rtt_max_us = std::max(s.rtt_max_us, v.number);
          }},
-        {Ctx::interval_stream, "snd_cwnd", Kind::integer, 0, kI64,
+        {Ctx::interval_stream, "snd_cwnd", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) {
              auto& s = r.run().interval_stats;
              s.snd_cwnd_max = std::max(s.snd_cwnd_max, v.integer);
          }},
-        {Ctx::interval_stream, "pmtu", Kind::integer, 0, 65535,
+        {Ctx::interval_stream, "pmtu", FieldKind::integer, 0, 65535,
          [](R& r, const Value& v) { r.run().interval_stats.pmtu = static_cast<int>(v.integer); }},
     };
 }
 
 // "end": the totals, each stream's, and the CPU figures.
-std::vector<Field> Reader::end_fields() {
-    using R = Reader;
+std::vector<Field> Iperf3JsonReader::end_fields() {
+    using R = Iperf3JsonReader;
     return {
-        {Ctx::end, "streams", Kind::array, 0, 0, nullptr, Ctx::end_streams},
-        {Ctx::end, "cpu_utilization_percent", Kind::object, 0, 0, nullptr, Ctx::cpu},
-        {Ctx::end, "sum_sent", Kind::object, 0, 0, nullptr, Ctx::summary,
+        {Ctx::end, "streams", FieldKind::array, 0, 0, nullptr, Ctx::end_streams},
+        {Ctx::end, "cpu_utilization_percent", FieldKind::object, 0, 0, nullptr, Ctx::cpu},
+        {Ctx::end, "sum_sent", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.run().sum_sent; }},
-        {Ctx::end, "sum_received", Kind::object, 0, 0, nullptr, Ctx::summary,
+        {Ctx::end, "sum_received", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.run().sum_received; }},
-        {Ctx::end, "sum", Kind::object, 0, 0, nullptr, Ctx::summary,
+        {Ctx::end, "sum", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.run().sum; }},
-        {Ctx::end, "sum_sent_bidir_reverse", Kind::object, 0, 0, nullptr, Ctx::summary,
+        {Ctx::end, "sum_sent_bidir_reverse", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.run().sum_sent_bidir_reverse; }},
-        {Ctx::end, "sum_received_bidir_reverse", Kind::object, 0, 0, nullptr, Ctx::summary,
+        {Ctx::end, "sum_received_bidir_reverse", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.run().sum_received_bidir_reverse; }},
-        {Ctx::end_stream, "sender", Kind::object, 0, 0, nullptr, Ctx::summary,
+        {Ctx::end_stream, "sender", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.end_stream_.sender; }},
-        {Ctx::end_stream, "receiver", Kind::object, 0, 0, nullptr, Ctx::summary,
+        {Ctx::end_stream, "receiver", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.end_stream_.receiver; }},
-        {Ctx::end_stream, "udp", Kind::object, 0, 0, nullptr, Ctx::summary,
+        {Ctx::end_stream, "udp", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.end_stream_.udp; }},
 
-        {Ctx::cpu, "host_total", Kind::number, 0, kAny,
+        {Ctx::cpu, "host_total", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.run().cpu_host_total = v.number; }},
-        {Ctx::cpu, "remote_total", Kind::number, 0, kAny,
+        {Ctx::cpu, "remote_total", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.run().cpu_remote_total = v.number; }},
     };
 }
 
 // A summary object (sum_sent, sum_received, sum, a stream's sender/receiver/udp).
-std::vector<Field> Reader::summary_fields() {
-    using R = Reader;
+std::vector<Field> Iperf3JsonReader::summary_fields() {
+    using R = Iperf3JsonReader;
     return {
-        {Ctx::summary, "seconds", Kind::number, 0, kAny,
+        {Ctx::summary, "seconds", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->seconds = v.number; }},
-        {Ctx::summary, "bytes", Kind::number, 0, kAny,
+        {Ctx::summary, "bytes", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->bytes = v.number; }},
-        {Ctx::summary, "bits_per_second", Kind::number, 0, kAny,
+        {Ctx::summary, "bits_per_second", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->bits_per_second = v.number; }},
         // -1: not available on this platform.
-        {Ctx::summary, "retransmits", Kind::integer, -1, kI64,
+        {Ctx::summary, "retransmits", FieldKind::integer, -1, kI64,
          [](R& r, const Value& v) {
              if (v.integer >= 0) r.summary()->retransmits = v.integer;
          }},
-        {Ctx::summary, "jitter_ms", Kind::number, 0, kAny,
+        {Ctx::summary, "jitter_ms", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->jitter_ms = v.number; }},
-        {Ctx::summary, "lost_packets", Kind::integer, 0, kI64,
+        {Ctx::summary, "lost_packets", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->lost_packets = v.integer; }},
-        {Ctx::summary, "packets", Kind::integer, 0, kI64,
+        {Ctx::summary, "packets", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->packets = v.integer; }},
-        {Ctx::summary, "lost_percent", Kind::number, 0, 100,
+        {Ctx::summary, "lost_percent", FieldKind::number, 0, 100,
          [](R& r, const Value& v) { r.summary()->lost_percent = v.number; }},
-        {Ctx::summary, "out_of_order", Kind::integer, 0, kI64,
+        {Ctx::summary, "out_of_order", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->out_of_order = v.integer; }},
-        {Ctx::summary, "sender", Kind::flag, 0, 1,
+        {Ctx::summary, "sender", FieldKind::flag, 0, 1,
          [](R& r, const Value& v) { r.summary()->sender = v.flag; }},
-        {Ctx::summary, "max_snd_cwnd", Kind::integer, 0, kI64,
+        {Ctx::summary, "max_snd_cwnd", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->max_snd_cwnd = v.integer; }},
-        {Ctx::summary, "max_rtt", Kind::number, 0, kAny,
+        {Ctx::summary, "max_rtt", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->max_rtt_us = v.number; }},
-        {Ctx::summary, "mean_rtt", Kind::number, 0, kAny,
+        {Ctx::summary, "mean_rtt", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->mean_rtt_us = v.number; }},
     };
 }
 
-Reader::Table Reader::build_table() {
+Iperf3JsonReader::Table Iperf3JsonReader::build_table() {
     Table t;
     for (auto part : {start_fields, interval_fields, end_fields, summary_fields}) {
         auto fields = part();
@@ -564,8 +564,8 @@ Iperf3Run parse_iperf3(ByteSource& source, bool embedded) {
     const std::string_view head = in.peek(4096);
     Iperf3Run run;
     run.json_stream = looks_like_json_stream(head);
-    Reader reader(run, run.json_stream ? Ctx::stream_event : Ctx::root);
-    json_scan::Scanner<Reader> scanner(in, reader);
+    Iperf3JsonReader reader(run, run.json_stream ? Ctx::stream_event : Ctx::root);
+    json_scan::Scanner<Iperf3JsonReader> scanner(in, reader);
     try {
         if (!scanner.value()) throw InputError("json", "empty input: no iperf3 JSON", 1);
         if (run.json_stream) {

@@ -18,7 +18,7 @@ using text::take_number;
 using text::take_prefix;
 using text::take_word;
 
-[[noreturn]] void bad(int64_t line, const std::string& what) {
+[[noreturn]] void bad_iperf3_text(int64_t line, const std::string& what) {
     throw InputError("iperf3", what, line);
 }
 
@@ -71,8 +71,9 @@ std::optional<Line> parse_line(std::string_view s, int64_t number) {
     const auto start = take_number(probe);
     if (!start || !take_prefix(probe, "-")) return std::nullopt;  // "local … connected to …"
     const auto end = take_number(probe);
-    if (!end || !take_prefix(probe, "sec")) bad(number, "expected 'A-B sec' after the id");
-    if (*start < 0 || *end < *start) bad(number, "the interval ends before it starts");
+    if (!end || !take_prefix(probe, "sec"))
+        bad_iperf3_text(number, "expected 'A-B sec' after the id");
+    if (*start < 0 || *end < *start) bad_iperf3_text(number, "the interval ends before it starts");
     {
         std::string_view ooo = probe;  // "[  5] 0.0-10.0 sec  3 datagrams received out-of-order"
         if (take_number(ooo) && take_prefix(ooo, "datagrams")) return std::nullopt;
@@ -80,9 +81,9 @@ std::optional<Line> parse_line(std::string_view s, int64_t number) {
     l.start_s = *start;
     l.end_s = *end;
     const auto bytes = text::take_quantity(probe, false);
-    if (!bytes) bad(number, "expected a transfer like '112 MBytes'");
+    if (!bytes) bad_iperf3_text(number, "expected a transfer like '112 MBytes'");
     const auto rate = text::take_quantity(probe, true);
-    if (!rate) bad(number, "expected a bitrate like '94.1 Mbits/sec'");
+    if (!rate) bad_iperf3_text(number, "expected a bitrate like '94.1 Mbits/sec'");
     l.bytes = *bytes;
     l.rate = *rate;
     std::string_view rest = text::trim(probe);
@@ -95,17 +96,17 @@ std::optional<Line> parse_line(std::string_view s, int64_t number) {
     std::string_view u = rest;
     const auto first = take_number(u);
     if (first && take_prefix(u, "ms")) {
-        if (*first < 0) bad(number, "a negative jitter");
+        if (*first < 0) bad_iperf3_text(number, "a negative jitter");
         l.jitter_ms = *first;
         std::string_view counts = text::trim(u);
         const auto lost = take_number(u);
         if (!lost || !take_prefix(u, "/"))
-            bad(number, "expected lost/total datagrams after the jitter");
+            bad_iperf3_text(number, "expected lost/total datagrams after the jitter");
         const auto total = take_number(u);
-        if (!total) bad(number, "expected the total datagrams after '/'");
+        if (!total) bad_iperf3_text(number, "expected the total datagrams after '/'");
         if (*lost < 0 || *total < 0 || *lost > 9e15 || *total > 9e15)
-            bad(number, "datagram counts out of range");
-        if (*lost > *total) bad(number, "more datagrams lost than the total");
+            bad_iperf3_text(number, "datagram counts out of range");
+        if (*lost > *total) bad_iperf3_text(number, "more datagrams lost than the total");
         l.lost = static_cast<int64_t>(*lost);
         l.total = static_cast<int64_t>(*total);
         if (take_prefix(u, "(")) {
@@ -144,7 +145,7 @@ struct Direction {
     Summary sender, receiver;
 };
 
-class Reader : public RunReader {
+class Iperf3TextReader : public RunReader {
   public:
     void line(std::string_view t, int64_t number) override {
         last_line_ = number;
@@ -246,7 +247,7 @@ class Reader : public RunReader {
     }
 
     std::unique_ptr<RunReader> next_run() const override {
-        auto next = std::make_unique<Reader>();
+        auto next = std::make_unique<Iperf3TextReader>();
         if (!client_) {
             next->client_ = false;
             next->carried_ = true;
@@ -295,7 +296,8 @@ class Reader : public RunReader {
     void stream_seen(const std::string& id, int64_t number) {
         if (stream_ids_.count(id)) return;
         if (stream_ids_.size() >= 2 * static_cast<size_t>(kMaxIperf3Streams))
-            bad(number, fmt::format("more than {} stream ids in one run: iperf3 runs at most {} "
+            bad_iperf3_text(
+                number, fmt::format("more than {} stream ids in one run: iperf3 runs at most {} "
                                     "streams (-P)",
                                     2 * kMaxIperf3Streams, kMaxIperf3Streams));
         stream_ids_.insert(id);
@@ -467,7 +469,7 @@ bool iperf3_text_report(std::string_view line) {
 }
 
 std::unique_ptr<RunReader> make_iperf3_text_reader() {
-    return std::make_unique<Reader>();
+    return std::make_unique<Iperf3TextReader>();
 }
 
 }  // namespace np

@@ -12,7 +12,7 @@ namespace {
 using text::take_number;
 using text::take_prefix;
 
-[[noreturn]] void bad(int64_t line, const std::string& what) {
+[[noreturn]] void bad_ping(int64_t line, const std::string& what) {
     throw InputError("ping", what, line);
 }
 
@@ -36,9 +36,10 @@ void parse_counts(PingTest& p, std::string_view line, int64_t number) {
         words = text::trim(words);
         if (item.starts_with("time")) continue;  // "time 9013ms"
         if (!n)
-            bad(number, fmt::format("'{}' is not a count in the ping summary", item.substr(0, 80)));
+            bad_ping(number,
+                     fmt::format("'{}' is not a count in the ping summary", item.substr(0, 80)));
         if (*n < 0 || *n > 9e15)
-            bad(number, fmt::format("'{}' is out of range", item.substr(0, 80)));
+            bad_ping(number, fmt::format("'{}' is out of range", item.substr(0, 80)));
         const auto count = static_cast<int64_t>(*n);
         if (words == "packets transmitted") {
             p.transmitted = count;
@@ -51,33 +52,33 @@ void parse_counts(PingTest& p, std::string_view line, int64_t number) {
         } else if (words == "errors") {
             p.errors = count;
         } else if (words == "% packet loss") {
-            if (*n > 100) bad(number, fmt::format("{}% packet loss is more than all", *n));
+            if (*n > 100) bad_ping(number, fmt::format("{}% packet loss is more than all", *n));
             p.printed_loss_pct = *n;
         }
         // Anything else ("pipe 4" comes on its own line; future items) is not needed.
     }
     if (!saw_transmitted || !saw_received)
-        bad(number, "the ping summary lacks 'packets transmitted' or 'received'");
+        bad_ping(number, "the ping summary lacks 'packets transmitted' or 'received'");
     if (p.received > p.transmitted + p.duplicates)
-        bad(number, "more replies received than requests transmitted");
+        bad_ping(number, "more replies received than requests transmitted");
 }
 
 // "rtt min/avg/max/mdev = 0.030/0.045/0.061/0.009 ms" or
 // "round-trip min/avg/max = 0.095/0.113/0.123 ms".
 void parse_rtt(PingTest& p, std::string_view s, int64_t number) {
     const size_t eq = s.find('=');
-    if (eq == std::string_view::npos) bad(number, "the rtt line has no '='");
+    if (eq == std::string_view::npos) bad_ping(number, "the rtt line has no '='");
     const std::string_view names = text::trim(s.substr(0, eq));
     s.remove_prefix(eq + 1);
     const bool with_mdev = names.ends_with("/mdev");
     std::optional<double> v[4];
     const int count = with_mdev ? 4 : 3;
     for (int i = 0; i < count; ++i) {
-        if (i > 0 && !take_prefix(s, "/")) bad(number, "the rtt line is truncated");
+        if (i > 0 && !take_prefix(s, "/")) bad_ping(number, "the rtt line is truncated");
         v[i] = take_number(s);
-        if (!v[i] || *v[i] < 0) bad(number, "the rtt line has a value that is not a time");
+        if (!v[i] || *v[i] < 0) bad_ping(number, "the rtt line has a value that is not a time");
     }
-    if (!take_prefix(s, "ms")) bad(number, "the rtt line does not end in ms");
+    if (!take_prefix(s, "ms")) bad_ping(number, "the rtt line does not end in ms");
     p.rtt_min_ms = v[0];
     p.rtt_avg_ms = v[1];
     p.rtt_max_ms = v[2];
@@ -108,7 +109,7 @@ struct KeepFirst {
     PingReply operator()(const PingReply& a, size_t, const PingReply&, size_t) const { return a; }
 };
 
-class Reader : public RunReader {
+class PingReader : public RunReader {
   public:
     void line(std::string_view t, int64_t number) override {
         last_line_ = number;
@@ -158,13 +159,14 @@ class Reader : public RunReader {
         return read_any_ &&
                (t.starts_with("PING ") || (summary_header(t) && state_ != State::replies));
     }
-    std::unique_ptr<RunReader> next_run() const override { return std::make_unique<Reader>(); }
+    std::unique_ptr<RunReader> next_run() const override { return std::make_unique<PingReader>(); }
     bool empty() const override { return !read_any_; }
     int64_t last_line() const override { return last_line_; }
 
     std::optional<std::string> finish(const RunInfo& info, Measurements& out) override {
         if (state_ == State::counts)
-            bad(summary_line_, "the ping statistics end after their header (truncated output?)");
+            bad_ping(summary_line_,
+                     "the ping statistics end after their header (truncated output?)");
         if (state_ == State::replies) {
             if (!failure_.empty()) {
                 out.failures.push_back({info.source, Tool::ping, failure_});
@@ -174,7 +176,7 @@ class Reader : public RunReader {
                 "no '--- HOST ping statistics ---' summary (truncated, or not ping output)");
         }
         if (test_.received > 0 && !test_.rtt_avg_ms)
-            bad(summary_line_ + 1, "replies were received but there is no rtt line");
+            bad_ping(summary_line_ + 1, "replies were received but there is no rtt line");
         test_.source = info.source;
         test_.flavour = flavour_;
         test_.label = "ping " + test_.target;
@@ -208,7 +210,7 @@ bool ping_line(std::string_view line) {
 }
 
 std::unique_ptr<RunReader> make_ping_reader() {
-    return std::make_unique<Reader>();
+    return std::make_unique<PingReader>();
 }
 
 }  // namespace np

@@ -86,39 +86,39 @@ void decode_entities(std::string& s) {
     s = std::move(out);
 }
 
-enum class Kind { none, iperf2, iperf3_text, iperf3_json, ping };
+enum class ToolKind { none, iperf2, iperf3_text, iperf3_json, ping };
 
-Tool tool_of(Kind k) {
-    return k == Kind::iperf2 ? Tool::iperf2 : k == Kind::ping ? Tool::ping : Tool::iperf3;
+Tool tool_of(ToolKind k) {
+    return k == ToolKind::iperf2 ? Tool::iperf2 : k == ToolKind::ping ? Tool::ping : Tool::iperf3;
 }
 
 // Which tool's output a line begins, read from the line alone (no command shown).
-Kind kind_of_header(std::string_view t) {
+ToolKind kind_of_header(std::string_view t) {
     // Headers begin with '{', "PING", "---", "Client", "Server", "Connecting" or "iperf3:".
     if (t.empty() ||
         (t[0] != '{' && t[0] != 'P' && t[0] != '-' && t[0] != 'C' && t[0] != 'S' && t[0] != 'i'))
-        return Kind::none;
-    if (t.starts_with("{")) return Kind::iperf3_json;
-    if (ping_header(t)) return Kind::ping;
-    if (iperf3_text_header(t)) return Kind::iperf3_text;
-    if (iperf2_header(t)) return Kind::iperf2;
-    return Kind::none;
+        return ToolKind::none;
+    if (t.starts_with("{")) return ToolKind::iperf3_json;
+    if (ping_header(t)) return ToolKind::ping;
+    if (iperf3_text_header(t)) return ToolKind::iperf3_text;
+    if (iperf2_header(t)) return ToolKind::iperf2;
+    return ToolKind::none;
 }
-Kind kind_of_line(std::string_view t) {
-    if (const Kind k = kind_of_header(t); k != Kind::none) return k;
-    if (ping_line(t)) return Kind::ping;
-    if (iperf3_text_report(t)) return Kind::iperf3_text;
-    if (iperf2_report(t)) return Kind::iperf2;
-    return Kind::none;
+ToolKind kind_of_line(std::string_view t) {
+    if (const ToolKind k = kind_of_header(t); k != ToolKind::none) return k;
+    if (ping_line(t)) return ToolKind::ping;
+    if (iperf3_text_report(t)) return ToolKind::iperf3_text;
+    if (iperf2_report(t)) return ToolKind::iperf2;
+    return ToolKind::none;
 }
 
-std::unique_ptr<RunReader> make_reader(Kind k) {
+std::unique_ptr<RunReader> make_reader(ToolKind k) {
     switch (k) {
-        case Kind::iperf2:
+        case ToolKind::iperf2:
             return make_iperf2_reader();
-        case Kind::iperf3_text:
+        case ToolKind::iperf3_text:
             return make_iperf3_text_reader();
-        case Kind::ping:
+        case ToolKind::ping:
             return make_ping_reader();
         default:
             return nullptr;
@@ -223,25 +223,25 @@ class Transcript {
         }
         if (run_) {
             // Another tool's header without a prompt between: outputs pasted one after another.
-            const Kind k = kind_of_header(t);
-            if (k != Kind::none && k != kind_ &&
-                !(kind_ == Kind::iperf3_text && k == Kind::iperf3_json)) {
+            const ToolKind k = kind_of_header(t);
+            if (k != ToolKind::none && k != kind_ &&
+                !(kind_ == ToolKind::iperf3_text && k == ToolKind::iperf3_json)) {
                 close_run();
                 command_.reset();
             }
         }
         if (!run_) {
-            Kind k = kind_of_line(t);
+            ToolKind k = kind_of_line(t);
             if (command_) {
                 // The command says which tool printed what follows.
                 const Tool tool = command_->tool;
-                k = tool == Tool::iperf2 ? Kind::iperf2
-                    : tool == Tool::ping ? Kind::ping
-                    : t.starts_with("{") ? Kind::iperf3_json
-                                         : Kind::iperf3_text;
+                k = tool == Tool::iperf2 ? ToolKind::iperf2
+                    : tool == Tool::ping ? ToolKind::ping
+                    : t.starts_with("{") ? ToolKind::iperf3_json
+                                         : ToolKind::iperf3_text;
             }
-            if (k == Kind::none || !tools_.allows(tool_of(k))) return;
-            if (k == Kind::iperf3_json) {
+            if (k == ToolKind::none || !tools_.allows(tool_of(k))) return;
+            if (k == ToolKind::iperf3_json) {
                 read_json(l);
                 return;
             }
@@ -252,7 +252,7 @@ class Transcript {
         recognised_ = recognised_ || !run_->empty();
     }
 
-    void start(std::unique_ptr<RunReader> reader, Kind kind, int64_t line) {
+    void start(std::unique_ptr<RunReader> reader, ToolKind kind, int64_t line) {
         run_ = std::move(reader);
         kind_ = kind;
         // A run is found where its command was typed, else where its output begins; a server's
@@ -428,7 +428,7 @@ class Transcript {
     int64_t command_line_ = 0;
     bool run_started_for_command_ = false;  // the command's first run has begun
     std::unique_ptr<RunReader> run_;
-    Kind kind_ = Kind::none;
+    ToolKind kind_ = ToolKind::none;
     int64_t run_line_ = 0;
     Measurements out_;
     std::vector<Placed> placed_;

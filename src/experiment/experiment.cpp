@@ -340,9 +340,13 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
     const std::string& mode = o.mode;
     dir.begin("upload");
     progress.step(fmt::format("uploading np-probe to {} and {}", o.node_a, o.node_b));
-    auto [pa, pb] =
+    // Named references, not a structured binding: the lambdas below capture them, which
+    // clang 14 (the sanitized build's compiler) does not allow for bindings.
+    auto probes =
         on_both([&] { return std::make_unique<RemoteProbe>(*a.sh, o.node_a, o.probe_binary); },
                 [&] { return std::make_unique<RemoteProbe>(*b.sh, o.node_b, o.probe_binary); });
+    auto& pa = probes.first;
+    auto& pb = probes.second;
     pause_point("upload");
     dir.done("upload");
     dir.begin("probe start");
@@ -472,8 +476,10 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
     dir.begin("preflight");
     pause_point("preflight");
     progress.step("preflight: checking both nodes");
-    auto [fa, fb] = on_both([&] { return gather_node_facts(*a.sh, o.node_a, "server", p); },
-                            [&] { return gather_node_facts(*b.sh, o.node_b, "client", p); });
+    auto facts = on_both([&] { return gather_node_facts(*a.sh, o.node_a, "server", p); },
+                         [&] { return gather_node_facts(*b.sh, o.node_b, "client", p); });
+    auto& fa = facts.first;  // captured below: no structured binding (clang 14)
+    auto& fb = facts.second;
     append(rec.findings, node_findings(fa));
     append(rec.findings, node_findings(fb));
     if (has_error(rec.findings)) {

@@ -106,8 +106,7 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const std::string& node,
 
 // ---------------------------------------------------------------------------------------------
 
-IperfServer::IperfServer(remote::CommandShell& sh, const std::string& node, int port)
-    : sh_(sh), port_(port) {
+IperfServer::IperfServer(remote::CommandShell& sh, const std::string& node, int port) : sh_(sh) {
     const std::string listening = fmt::format("ss -Htln 'sport = :{}' | grep -q .", port);
     if (sh_.run(listening).exit_status == 0) {
         throw EnvironmentError(

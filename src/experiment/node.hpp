@@ -70,7 +70,6 @@ class IperfServer {
 
   private:
     remote::CommandShell& sh_;
-    int port_;
     std::string supervisor_;
     std::string is_alive_cmd_;
     std::unique_ptr<UndoStep> undo_;

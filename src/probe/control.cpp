@@ -19,7 +19,7 @@
 namespace np::probe {
 namespace {
 
-std::string errstr() {
+std::string errno_text() {
     return std::strerror(errno);
 }
 
@@ -80,7 +80,7 @@ ControlSocket::ControlSocket(std::string path) : path_(std::move(path)) {
         unlink(path_.c_str());
     }
     Fd s(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (s.get() < 0) throw EnvironmentError(fmt::format("--control: socket: {}", errstr()));
+    if (s.get() < 0) throw EnvironmentError(fmt::format("--control: socket: {}", errno_text()));
     // Only root (the probe's user) may drive the probe: the socket is created 0600.
     const mode_t old_mask = umask(0177);
     const int bound = bind(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
@@ -92,7 +92,7 @@ ControlSocket::ControlSocket(std::string path) : path_(std::move(path)) {
     }
     if (listen(s.get(), 8) != 0) {
         unlink(path_.c_str());
-        throw EnvironmentError(fmt::format("--control: listen on {}: {}", path_, errstr()));
+        throw EnvironmentError(fmt::format("--control: listen on {}: {}", path_, errno_text()));
     }
     fd_ = s.release();
 }
@@ -140,12 +140,12 @@ std::string send_control_command(const std::string& path, const std::string& com
                                  int timeout_ms) {
     const sockaddr_un addr = socket_address(path);
     Fd s(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (s.get() < 0) throw EnvironmentError(fmt::format("socket: {}", errstr()));
+    if (s.get() < 0) throw EnvironmentError(fmt::format("socket: {}", errno_text()));
     if (connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-        throw EnvironmentError(fmt::format("no probe listens on {}: {}", path, errstr()));
+        throw EnvironmentError(fmt::format("no probe listens on {}: {}", path, errno_text()));
     }
     if (!write_all(s.get(), command + "\n")) {
-        throw EnvironmentError(fmt::format("{}: sending '{}': {}", path, command, errstr()));
+        throw EnvironmentError(fmt::format("{}: sending '{}': {}", path, command, errno_text()));
     }
     shutdown(s.get(), SHUT_WR);
     std::string reply;
@@ -159,7 +159,7 @@ std::string send_control_command(const std::string& path, const std::string& com
         const ssize_t n = recv(s.get(), buf, sizeof(buf), 0);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0)
-            throw EnvironmentError(fmt::format("{}: reading the answer: {}", path, errstr()));
+            throw EnvironmentError(fmt::format("{}: reading the answer: {}", path, errno_text()));
         if (n == 0) break;
         reply.append(buf, static_cast<size_t>(n));
     }

@@ -26,6 +26,15 @@ std::string errstr(int err) {
     return std::strerror(err < 0 ? -err : err);
 }
 
+// A libbpf options struct, every byte zero but its size: libbpf refuses one whose bytes past the
+// fields it knows are not zero, padding included ("has non-zero extra bytes"), and `T x{}`
+// does not zero padding (clang leaves it), so this is libbpf's own LIBBPF_OPTS in C++.
+template <class Opts>
+void clear_opts(Opts& o) {
+    std::memset(&o, 0, sizeof o);
+    o.sz = sizeof o;
+}
+
 std::string program_name(uint32_t prog_id) {
     const int fd = bpf_prog_get_fd_by_id(prog_id);
     if (fd < 0) return {};
@@ -93,8 +102,8 @@ ProbeSkeleton::~ProbeSkeleton() {
 ClsactQdisc::ClsactQdisc(uint32_t ifindex, const std::string& iface)
     : ifindex_(ifindex),
       marker_(fmt::format("{}/clsact-{}-{}-{}", marker_dir, netns_cookie(), ifindex, iface)) {
-    bpf_tc_hook hook{};
-    hook.sz = sizeof(hook);
+    bpf_tc_hook hook;
+    clear_opts(hook);
     hook.ifindex = static_cast<int>(ifindex);
     hook.attach_point = BPF_TC_INGRESS;
     const int err = [&] {
@@ -123,8 +132,8 @@ ClsactQdisc::ClsactQdisc(uint32_t ifindex, const std::string& iface)
 
 ClsactQdisc::~ClsactQdisc() {
     if (!owned_) return;
-    bpf_tc_hook hook{};
-    hook.sz = sizeof(hook);
+    bpf_tc_hook hook;
+    clear_opts(hook);
     hook.ifindex = static_cast<int>(ifindex_);
     hook.attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS);
     bpf_tc_hook_destroy(&hook);
@@ -133,11 +142,11 @@ ClsactQdisc::~ClsactQdisc() {
 }
 
 TcFilter::TcFilter(uint32_t ifindex, bpf_tc_attach_point point, const bpf_program* prog) {
-    hook_.sz = sizeof(hook_);
+    clear_opts(hook_);
     hook_.ifindex = static_cast<int>(ifindex);
     hook_.attach_point = point;
-    bpf_tc_opts opts{};
-    opts.sz = sizeof(opts);
+    bpf_tc_opts opts;
+    clear_opts(opts);
     opts.handle = kTcHandle;
     opts.priority = kTcPriority;
     opts.prog_fd = bpf_program__fd(prog);
@@ -148,8 +157,8 @@ TcFilter::TcFilter(uint32_t ifindex, bpf_tc_attach_point point, const bpf_progra
 }
 
 TcFilter::~TcFilter() {
-    bpf_tc_opts opts{};
-    opts.sz = sizeof(opts);
+    bpf_tc_opts opts;
+    clear_opts(opts);
     opts.handle = kTcHandle;
     opts.priority = kTcPriority;
     bpf_tc_detach(&hook_, &opts);
@@ -158,12 +167,12 @@ TcFilter::~TcFilter() {
 int remove_stale_filters(uint32_t ifindex) {
     int removed = 0;
     for (auto point : {BPF_TC_INGRESS, BPF_TC_EGRESS}) {
-        bpf_tc_hook hook{};
-        hook.sz = sizeof(hook);
+        bpf_tc_hook hook;
+        clear_opts(hook);
         hook.ifindex = static_cast<int>(ifindex);
         hook.attach_point = point;
-        bpf_tc_opts opts{};
-        opts.sz = sizeof(opts);
+        bpf_tc_opts opts;
+        clear_opts(opts);
         opts.handle = kTcHandle;
         opts.priority = kTcPriority;
         if (QuietLibbpf quiet; bpf_tc_query(&hook, &opts) != 0) continue;  // slot is empty
@@ -174,8 +183,8 @@ int remove_stale_filters(uint32_t ifindex) {
                 "priority {}; remove it or use another iface",
                 point_name(point), name, opts.prog_id, kTcHandle, kTcPriority));
         }
-        bpf_tc_opts del{};
-        del.sz = sizeof(del);
+        bpf_tc_opts del;
+        clear_opts(del);
         del.handle = kTcHandle;
         del.priority = kTcPriority;
         if (const int err = bpf_tc_detach(&hook, &del)) {

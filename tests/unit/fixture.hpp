@@ -7,10 +7,22 @@
 #include <stdexcept>
 #include <string>
 
+#include "analysis/explain.hpp"
 #include "analysis/source.hpp"
 #include "src/common/errors.hpp"
 
 namespace np::testing {
+
+// The explanation's finding with `code`, or nullptr.
+inline const Finding* find_finding(const Explanation& e, const std::string& code) {
+    for (const auto& f : e.findings)
+        if (f.code == code) return &f;
+    return nullptr;
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 inline std::string fixture(const std::string& relative) {
     const std::string path = std::string(NP_FIXTURES_DIR) + "/" + relative;

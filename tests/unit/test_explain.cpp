@@ -10,6 +10,8 @@
 namespace np {
 namespace {
 
+using testing::contains;
+using testing::find_finding;
 using testing::fixture;
 
 Explanation explain_files(const std::vector<std::string>& files, std::optional<double> link) {
@@ -19,16 +21,6 @@ Explanation explain_files(const std::vector<std::string>& files, std::optional<d
     return explain(in);
 }
 
-const Finding* find(const Explanation& e, const std::string& code) {
-    for (const auto& f : e.findings)
-        if (f.code == code) return &f;
-    return nullptr;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-    return haystack.find(needle) != std::string::npos;
-}
-
 #define EXPECT_CONTAINS(text, part) EXPECT_TRUE(contains(text, part)) << (text)
 
 TEST(Explain, ExplainsTcpAt941AsLineRateBound) {
@@ -36,7 +28,7 @@ TEST(Explain, ExplainsTcpAt941AsLineRateBound) {
     ASSERT_EQ(e.verdicts.size(), 1u);
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
     EXPECT_NEAR(*e.verdicts[0].ratio, 941.0 / 941.48, 1e-4);
-    const Finding* f = find(e, "LINE_RATE_BOUND");
+    const Finding* f = find_finding(e, "LINE_RATE_BOUND");
     ASSERT_NE(f, nullptr);
     EXPECT_CONTAINS(f->title, "99.95 % of the 941.48 Mbit/s TCP ceiling");
     EXPECT_CONTAINS(f->detail, "of every 1538 bytes on the wire, 1448 carry data");
@@ -47,47 +39,47 @@ TEST(Explain, ExplainsTcpAt941AsLineRateBound) {
 TEST(Explain, ExplainsTcpAt934AsLineRateBound) {
     const auto e = explain_files({"handwritten/iperf3-3.12-tcp-1g-934.json"}, 1e9);
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
-    EXPECT_CONTAINS(find(e, "LINE_RATE_BOUND")->title, "99.21 %");
+    EXPECT_CONTAINS(find_finding(e, "LINE_RATE_BOUND")->title, "99.21 %");
 }
 
 TEST(Explain, ExplainsUdpAt949AsLineRateBoundWithTheSenderHeldBack) {
     const auto e = explain_files({"handwritten/iperf3-3.12-udp-1g-b1G-949.json"}, 1e9);
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
-    const Finding* line = find(e, "LINE_RATE_BOUND");
+    const Finding* line = find_finding(e, "LINE_RATE_BOUND");
     ASSERT_NE(line, nullptr);
     EXPECT_CONTAINS(line->title, "99.23 % of the 956.41 Mbit/s UDP ceiling");
     EXPECT_CONTAINS(line->detail, "8 bytes against TCP's 32");
-    const Finding* offered = find(e, "OFFERED_ABOVE_CEILING");
+    const Finding* offered = find_finding(e, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr);
     EXPECT_EQ(offered->severity, Severity::info) << "no loss: nothing to warn about";
     EXPECT_CONTAINS(offered->title, "needs 1.046 Gbit/s on the wire");
     EXPECT_CONTAINS(offered->detail, "held back by its own NIC queue");
     EXPECT_CONTAINS(offered->detail, "nothing was lost");
-    EXPECT_EQ(find(e, "UDP_LOSS"), nullptr);
+    EXPECT_EQ(find_finding(e, "UDP_LOSS"), nullptr);
 }
 
 TEST(Explain, ExplainsTenGigIperf2TcpAsLineRateBoundDespiteRounding) {
     const auto e = explain_files({"handwritten/iperf2-2.0-tcp-10g-9.42.client.txt"}, 10e9);
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
-    const Finding* f = find(e, "LINE_RATE_BOUND");
+    const Finding* f = find_finding(e, "LINE_RATE_BOUND");
     ASSERT_NE(f, nullptr);
     EXPECT_CONTAINS(f->detail, "9.42 Gbit/s means 9.415 to 9.425 Gbit/s");
     EXPECT_CONTAINS(f->detail, "10.95 to 11.05 GiB");
-    EXPECT_EQ(find(e, "ABOVE_CEILING"), nullptr) << "9.42 > 9.415 is print rounding";
+    EXPECT_EQ(find_finding(e, "ABOVE_CEILING"), nullptr) << "9.42 > 9.415 is print rounding";
 }
 
 TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossAtTheReceiver) {
     const auto e = explain_files({"handwritten/iperf2-2.2-udp-10g-b9g.client.txt"}, 10e9);
     EXPECT_EQ(e.verdicts[0].verdict, "sender-limited, loss");
 
-    const Finding* sender = find(e, "SENDER_LIMITED");
+    const Finding* sender = find_finding(e, "SENDER_LIMITED");
     ASSERT_NE(sender, nullptr);
     EXPECT_CONTAINS(sender->title, "8.39 Gbit/s of the 9.00 Gbit/s offered");
     EXPECT_CONTAINS(sender->detail, "~713 k datagrams/s");
     EXPECT_CONTAINS(sender->detail, "needs 9.404 Gbit/s on the wire");
     EXPECT_CONTAINS(sender->detail, "under the 10 Gbit/s link, so the link was not the limit");
 
-    const Finding* loss = find(e, "UDP_LOSS");
+    const Finding* loss = find_finding(e, "UDP_LOSS");
     ASSERT_NE(loss, nullptr);
     EXPECT_EQ(loss->severity, Severity::warn);
     EXPECT_CONTAINS(loss->title, "4.80 % of UDP datagrams were lost");
@@ -100,7 +92,7 @@ TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossAtTheReceiver) {
     EXPECT_CONTAINS(loss->next_step, "net.core.rmem_max");
     EXPECT_CONTAINS(loss->next_step, "lower -b");
 
-    const Finding* printed = find(e, "PRINTED_LOSS_WRONG");
+    const Finding* printed = find_finding(e, "PRINTED_LOSS_WRONG");
     ASSERT_NE(printed, nullptr);
     EXPECT_CONTAINS(printed->detail, "342498/7134255 (0%)");
     EXPECT_CONTAINS(printed->detail, "4.80 %");
@@ -109,7 +101,7 @@ TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossAtTheReceiver) {
 
 TEST(Explain, ToolErrorIsAnErrorFindingWithTheTutorialsAdvice) {
     const auto e = explain_files({"iperf3/unreachable-refused.json"}, 1e9);
-    const Finding* f = find(e, "TOOL_ERROR");
+    const Finding* f = find_finding(e, "TOOL_ERROR");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->severity, Severity::error);
     EXPECT_CONTAINS(f->title, "server is not running");
@@ -120,8 +112,8 @@ TEST(Explain, ToolErrorIsAnErrorFindingWithTheTutorialsAdvice) {
 
 TEST(Explain, WithoutALinkNoCeilingIsClaimed) {
     const auto e = explain_files({"iperf3/tcp-100m.json"}, std::nullopt);
-    EXPECT_NE(find(e, "LINK_RATE_UNKNOWN"), nullptr);
-    EXPECT_EQ(find(e, "LINE_RATE_BOUND"), nullptr);
+    EXPECT_NE(find_finding(e, "LINK_RATE_UNKNOWN"), nullptr);
+    EXPECT_EQ(find_finding(e, "LINE_RATE_BOUND"), nullptr);
     EXPECT_FALSE(e.verdicts[0].ceiling_bps.has_value());
     EXPECT_EQ(e.verdicts[0].verdict, "needs --link");
 }
@@ -137,7 +129,7 @@ TEST(Explain, RealShapedHundredMegRunsAreLineRateBound) {
 
 TEST(Explain, UdpAboveTheCeilingOnARealShapedLink) {
     const auto e = explain_files({"iperf3/udp-100m-b200M.json"}, 100e6);
-    const Finding* f = find(e, "OFFERED_ABOVE_CEILING");
+    const Finding* f = find_finding(e, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(f, nullptr);
     EXPECT_CONTAINS(f->title, "200.00 Mbit/s of UDP payload needs 209.12 Mbit/s");
 }
@@ -146,7 +138,7 @@ TEST(Explain, BidirIsBoundByTheOtherDirectionsAcks) {
     const auto e = explain_files({"iperf3/tcp-100m-bidir.json"}, 100e6);
     ASSERT_EQ(e.verdicts.size(), 2u);
     for (const auto& v : e.verdicts) EXPECT_EQ(v.verdict, "line-rate bound (--bidir)");
-    const Finding* f = find(e, "BIDIR_LINE_RATE_BOUND");
+    const Finding* f = find_finding(e, "BIDIR_LINE_RATE_BOUND");
     ASSERT_NE(f, nullptr);
     EXPECT_CONTAINS(f->detail, "90-byte ACK frame");
 }
@@ -154,7 +146,7 @@ TEST(Explain, BidirIsBoundByTheOtherDirectionsAcks) {
 TEST(Explain, UdpAskedForLessThanTheCeilingIsAtTheOfferedRate) {
     const auto e = explain_files({"iperf2/udp-100m-b90M.client.txt"}, 100e6);
     EXPECT_EQ(e.verdicts[0].verdict, "at the offered rate");
-    EXPECT_CONTAINS(find(e, "OFFERED_RATE_REACHED")->detail, "-b 90M");
+    EXPECT_CONTAINS(find_finding(e, "OFFERED_RATE_REACHED")->detail, "-b 90M");
 }
 
 // Pure-logic cases the fixtures do not hold: a test below its ceiling.
@@ -177,7 +169,7 @@ Explanation explain_one(const ThroughputTest& t, double link) {
 
 TEST(Explain, BelowTheCeilingWithoutEvidenceNeedsATrace) {
     const auto e = explain_one(slow_tcp(), 1e9);
-    const Finding* f = find(e, "BELOW_CEILING_NEEDS_TRACE");
+    const Finding* f = find_finding(e, "BELOW_CEILING_NEEDS_TRACE");
     ASSERT_NE(f, nullptr);
     EXPECT_CONTAINS(f->detail, "needs traces of both data NICs");
     EXPECT_EQ(e.verdicts[0].verdict, "below the ceiling (needs a trace)");
@@ -190,20 +182,20 @@ TEST(Explain, BelowTheCeilingNamesRetransmitsWindowAndCpu) {
     t.rtt_mean_us = 900;  // 64 KiB per 0.9 ms = 582.5 Mbit/s
     t.receiver_cpu_pct = 97;
     const auto e = explain_one(t, 1e9);
-    const Finding* f = find(e, "BELOW_CEILING");
+    const Finding* f = find_finding(e, "BELOW_CEILING");
     ASSERT_NE(f, nullptr);
     EXPECT_CONTAINS(f->detail, "1,234 retransmits");
     EXPECT_CONTAINS(f->detail, "window-limited");
     EXPECT_CONTAINS(f->detail, "582.54 Mbit/s");
     EXPECT_CONTAINS(f->detail, "receiver was CPU-bound");
-    EXPECT_EQ(find(e, "TCP_RETRANSMITS"), nullptr) << "already named as the cause";
+    EXPECT_EQ(find_finding(e, "TCP_RETRANSMITS"), nullptr) << "already named as the cause";
 }
 
 TEST(Explain, BelowTheCeilingNamesStalledIntervals) {
     auto t = slow_tcp();
     t.interval_bps = {900e6, 910e6, 905e6, 40e6, 0, 915e6, 900e6, 908e6, 912e6, 10e6};
     const auto e = explain_one(t, 1e9);
-    const Finding* f = find(e, "BELOW_CEILING");
+    const Finding* f = find_finding(e, "BELOW_CEILING");
     ASSERT_NE(f, nullptr);
     EXPECT_CONTAINS(f->detail, "3 of 10 intervals ran below half the median");
 }
@@ -217,19 +209,19 @@ TEST(Explain, LossIsRecomputedAndAPrintedFigureThatDisagreesIsFlagged) {
     t.printed_loss_pct = 1.0;
     t.printed_loss_text = "50/10000 (1%)";
     auto e = explain_one(t, 1e9);
-    EXPECT_CONTAINS(find(e, "UDP_LOSS")->title, "0.50 %");
-    ASSERT_NE(find(e, "PRINTED_LOSS_WRONG"), nullptr);
+    EXPECT_CONTAINS(find_finding(e, "UDP_LOSS")->title, "0.50 %");
+    ASSERT_NE(find_finding(e, "PRINTED_LOSS_WRONG"), nullptr);
 
     t.printed_loss_pct = 0.5;  // what %.2g prints: agrees
     e = explain_one(t, 1e9);
-    EXPECT_EQ(find(e, "PRINTED_LOSS_WRONG"), nullptr);
+    EXPECT_EQ(find_finding(e, "PRINTED_LOSS_WRONG"), nullptr);
 }
 
 TEST(Explain, ReceiverFigureAboveTheCeilingIsAWarning) {
     auto t = slow_tcp();
     t.received_bps = 990e6;
     const auto e = explain_one(t, 1e9);
-    const Finding* f = find(e, "ABOVE_CEILING");
+    const Finding* f = find_finding(e, "ABOVE_CEILING");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->severity, Severity::warn);
     EXPECT_CONTAINS(f->next_step, "--link");
@@ -237,7 +229,7 @@ TEST(Explain, ReceiverFigureAboveTheCeilingIsAWarning) {
 
 TEST(Explain, PingWithoutRepliesIsAnError) {
     const auto e = explain_files({"ping/iputils-unreachable.txt"}, std::nullopt);
-    const Finding* f = find(e, "PING_NO_REPLY");
+    const Finding* f = find_finding(e, "PING_NO_REPLY");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->severity, Severity::error);
     EXPECT_CONTAINS(f->detail, "ARP went unanswered");
@@ -246,8 +238,8 @@ TEST(Explain, PingWithoutRepliesIsAnError) {
 
 TEST(Explain, PingDuplicatesAreFlagged) {
     const auto e = explain_files({"ping/iputils-broadcast-duplicates.txt"}, std::nullopt);
-    ASSERT_NE(find(e, "PING_DUPLICATES"), nullptr);
-    ASSERT_NE(find(e, "PING_RTT"), nullptr);
+    ASSERT_NE(find_finding(e, "PING_DUPLICATES"), nullptr);
+    ASSERT_NE(find_finding(e, "PING_RTT"), nullptr);
 }
 
 void mark_every_test(const TestEvidence& v, std::vector<Finding>& out) {

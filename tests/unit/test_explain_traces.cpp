@@ -8,35 +8,30 @@
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/trace.hpp"
+#include "tests/unit/fixture.hpp"
 
 namespace np {
 namespace {
 
-std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(NP_FIXTURES_DIR) + "/run-100m/" + name);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+using testing::find_finding;
+
+// A file of the real `run --local` in tests/fixtures/run-100m.
+std::string run_100m_file(const std::string& name) {
+    return testing::fixture("run-100m/" + name);
 }
 
 ExplainInput run_100m(bool with_traces) {
     ExplainInput in;
     in.link_bps = 100e6;
     in.measurements.append(
-        parse_measurements(fixture("np-explain_tcp.json"), "np-explain_tcp.json"));
+        parse_measurements(run_100m_file("np-explain_tcp.json"), "np-explain_tcp.json"));
     in.measurements.append(
-        parse_measurements(fixture("np-explain_udp.json"), "np-explain_udp.json"));
+        parse_measurements(run_100m_file("np-explain_udp.json"), "np-explain_udp.json"));
     if (with_traces) {
-        in.traces.push_back(parse_trace_text(fixture("np-explain_trace_node1-1.json")));
-        in.traces.push_back(parse_trace_text(fixture("np-explain_trace_node1-2.json")));
+        in.traces.push_back(parse_trace_text(run_100m_file("np-explain_trace_node1-1.json")));
+        in.traces.push_back(parse_trace_text(run_100m_file("np-explain_trace_node1-2.json")));
     }
     return in;
-}
-
-const Finding* find(const Explanation& e, const std::string& code) {
-    for (const auto& f : e.findings)
-        if (f.code == code) return &f;
-    return nullptr;
 }
 
 nlohmann::json evidence(const Finding& f, const std::string& key) {
@@ -58,7 +53,7 @@ ExplainInput sender_short(ExplainInput in) {
 TEST(ExplainWithTraces, ASenderAtTheCeilingWithNothingLostIsLineRateBound) {
     for (const bool traced : {false, true}) {
         const auto e = explain(run_100m(traced));
-        const Finding* f = find(e, "LINE_RATE_BOUND");
+        const Finding* f = find_finding(e, "LINE_RATE_BOUND");
         ASSERT_NE(f, nullptr) << traced;
         EXPECT_EQ(f->test, "iperf3 TCP");
         EXPECT_NE(f->detail.find("1,100,480 bytes (94 ms at the ceiling) were still queued or in "
@@ -67,20 +62,20 @@ TEST(ExplainWithTraces, ASenderAtTheCeilingWithNothingLostIsLineRateBound) {
             << f->detail;
         EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
         for (const char* wrong : {"HOST_LIMITED", "BELOW_CEILING", "BELOW_CEILING_NEEDS_TRACE"})
-            EXPECT_EQ(find(e, wrong), nullptr) << wrong;
+            EXPECT_EQ(find_finding(e, wrong), nullptr) << wrong;
     }
 }
 
 TEST(ExplainWithTraces, WithoutTracesTcpBelowTheCeilingNeedsATrace) {
     const auto e = explain(sender_short(run_100m(false)));
-    ASSERT_NE(find(e, "BELOW_CEILING_NEEDS_TRACE"), nullptr);
+    ASSERT_NE(find_finding(e, "BELOW_CEILING_NEEDS_TRACE"), nullptr);
     EXPECT_EQ(e.verdicts[0].verdict, "below the ceiling (needs a trace)");
 }
 
 TEST(ExplainWithTracesOfACleanPath, SaysTheLimitIsTheHostsWithTheLedgersCounts) {
     const auto e = explain(sender_short(run_100m(true)));
-    EXPECT_EQ(find(e, "BELOW_CEILING_NEEDS_TRACE"), nullptr);
-    const Finding* f = find(e, "HOST_LIMITED");
+    EXPECT_EQ(find_finding(e, "BELOW_CEILING_NEEDS_TRACE"), nullptr);
+    const Finding* f = find_finding(e, "HOST_LIMITED");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->test, "iperf3 TCP");
     // node1-2 sent 23,855 segments of the flow and node1-1 received as many, none dropped.
@@ -88,7 +83,7 @@ TEST(ExplainWithTracesOfACleanPath, SaysTheLimitIsTheHostsWithTheLedgersCounts) 
               std::string::npos)
         << f->detail;
     EXPECT_EQ(e.verdicts[0].verdict, "host-limited");
-    EXPECT_EQ(find(e, "WRONG_INTERFACE"), nullptr);  // the traffic did cross enp0s25
+    EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr);  // the traffic did cross enp0s25
     // TCP_FLAGS/NO_SOCKET of the closing connections cost the TCP test nothing: not blamed.
     for (const auto& g : e.findings) {
         if (g.test == "iperf3 TCP") {
@@ -99,7 +94,7 @@ TEST(ExplainWithTracesOfACleanPath, SaysTheLimitIsTheHostsWithTheLedgersCounts) 
 
 TEST(ExplainWithTraces, LocatesTheUdpLossAtTheReceivingSocket) {
     const auto e = explain(run_100m(true));
-    const Finding* f = find(e, "LOSS_AT_RECEIVER_SOCKET");
+    const Finding* f = find_finding(e, "LOSS_AT_RECEIVER_SOCKET");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->test, "iperf3 UDP");
     // node1-1's kernel dropped as many datagrams at the socket as iperf3 counted lost.
@@ -108,7 +103,7 @@ TEST(ExplainWithTraces, LocatesTheUdpLossAtTheReceivingSocket) {
     EXPECT_EQ(evidence(*f, "reason.SOCKET_RCVBUFF"), 102);
     // ... and that is the only place the loss is put.
     for (const char* other : {"LOSS_ON_WIRE", "LOSS_AT_SENDER_QDISC", "LOSS_AT_RECEIVER_NIC"})
-        EXPECT_EQ(find(e, other), nullptr) << other;
+        EXPECT_EQ(find_finding(e, other), nullptr) << other;
     ASSERT_EQ(e.ledgers.size(), 2u);
     EXPECT_EQ(e.ledgers[1].lost(), 102u);
 }

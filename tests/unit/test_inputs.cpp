@@ -9,19 +9,19 @@ namespace {
 
 using testing::fixture;
 
-Measurements read(const std::string& relative, InputFormat f = InputFormat::auto_detect) {
+Measurements read_as(const std::string& relative, InputFormat f = InputFormat::auto_detect) {
     return parse_measurements(fixture(relative), relative, f);
 }
 
 TEST(Inputs, EachToolIsRecognisedWithoutBeingNamed) {
-    EXPECT_EQ(read("iperf3/tcp-100m.json").throughput.at(0).tool, Tool::iperf3);
-    EXPECT_EQ(read("handwritten/iperf3-3.17-json-stream-tcp.ndjson").throughput.at(0).tool,
+    EXPECT_EQ(read_as("iperf3/tcp-100m.json").throughput.at(0).tool, Tool::iperf3);
+    EXPECT_EQ(read_as("handwritten/iperf3-3.17-json-stream-tcp.ndjson").throughput.at(0).tool,
               Tool::iperf3);
-    EXPECT_EQ(read("iperf2/udp-100m-b90M.server.txt").throughput.at(0).tool, Tool::iperf2);
-    EXPECT_EQ(read("handwritten/iperf2-2.0-tcp-10g-9.42.client.txt").throughput.at(0).tool,
+    EXPECT_EQ(read_as("iperf2/udp-100m-b90M.server.txt").throughput.at(0).tool, Tool::iperf2);
+    EXPECT_EQ(read_as("handwritten/iperf2-2.0-tcp-10g-9.42.client.txt").throughput.at(0).tool,
               Tool::iperf2);
-    EXPECT_EQ(read("ping/iputils-ok.txt").pings.size(), 1u);
-    EXPECT_EQ(read("handwritten/busybox-ping.txt").pings.size(), 1u);
+    EXPECT_EQ(read_as("ping/iputils-ok.txt").pings.size(), 1u);
+    EXPECT_EQ(read_as("handwritten/busybox-ping.txt").pings.size(), 1u);
 }
 
 TEST(Inputs, Iperf3TextOutputIsExplainedWithWhatItHolds) {
@@ -58,10 +58,10 @@ TEST(Inputs, Iperf3TextWithoutItsSummaryIsRefusedWithTheReason) {
 }
 
 TEST(Inputs, NamingTheToolRestrictsTheText) {
-    EXPECT_TRUE(read("ping/iputils-ok.txt", InputFormat::ping).throughput.empty());
-    EXPECT_THROW(read("ping/iputils-ok.txt", InputFormat::iperf2), InputError);
-    EXPECT_THROW(read("iperf2/tcp-100m.client.txt", InputFormat::ping), InputError);
-    EXPECT_THROW(read("iperf3/tcp-100m.json", InputFormat::iperf2), InputError);
+    EXPECT_TRUE(read_as("ping/iputils-ok.txt", InputFormat::ping).throughput.empty());
+    EXPECT_THROW(read_as("ping/iputils-ok.txt", InputFormat::iperf2), InputError);
+    EXPECT_THROW(read_as("iperf2/tcp-100m.client.txt", InputFormat::ping), InputError);
+    EXPECT_THROW(read_as("iperf3/tcp-100m.json", InputFormat::iperf2), InputError);
 }
 
 TEST(Inputs, UnknownEmptyAndBinaryAreInputErrors) {
@@ -115,8 +115,8 @@ ServerBanner banner(std::string source, int port, int64_t buffer) {
 }
 
 TEST(ServerBanners, TheServersBufferReplacesTheClientsOwnForTheReceiveSide) {
-    auto m = read("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
-    m.append(read("handwritten/iperf2-2.0-udp-server-banner.txt"));
+    auto m = read_as("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
+    m.append(read_as("handwritten/iperf2-2.0-udp-server-banner.txt"));
     use_server_banners(m);
     const auto& t = m.throughput.at(0);
     EXPECT_EQ(t.socket_buffer_side, "server");
@@ -125,7 +125,7 @@ TEST(ServerBanners, TheServersBufferReplacesTheClientsOwnForTheReceiveSide) {
 }
 
 TEST(ServerBanners, ABannerOnAnotherPortIsNotUsedAndSaysSo) {
-    auto m = read("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
+    auto m = read_as("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
     m.servers.push_back(banner("other.txt", 5002, 4 << 20));
     use_server_banners(m);
     EXPECT_EQ(m.throughput.at(0).socket_buffer_side, "client");
@@ -134,7 +134,7 @@ TEST(ServerBanners, ABannerOnAnotherPortIsNotUsedAndSaysSo) {
 }
 
 TEST(ServerBanners, TheSameSourcesBannerWinsOverAnotherFiles) {
-    auto m = read("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
+    auto m = read_as("handwritten/iperf2-2.2-udp-10g-b9g.client.txt");
     m.servers.push_back(banner("handwritten/iperf2-2.2-udp-10g-b9g.client.txt", 5001, 1 << 20));
     m.servers.insert(m.servers.begin(), banner("elsewhere.txt", 5001, 4 << 20));
     use_server_banners(m);
@@ -142,7 +142,7 @@ TEST(ServerBanners, TheSameSourcesBannerWinsOverAnotherFiles) {
 }
 
 TEST(ServerBanners, ABannerAloneIsNothingToExplain) {
-    auto m = read("handwritten/iperf2-2.0-udp-server-banner.txt");
+    auto m = read_as("handwritten/iperf2-2.0-udp-server-banner.txt");
     try {
         use_server_banners(m);
         FAIL();

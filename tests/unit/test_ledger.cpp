@@ -16,6 +16,9 @@
 namespace np {
 namespace {
 
+using testing::contains;
+using testing::find_finding;
+
 struct Drop {
     std::string reason;
     uint64_t packets;
@@ -102,20 +105,10 @@ Explanation run(std::vector<ThroughputTest> tests, std::vector<Trace> traces, do
     return explain(in);
 }
 
-const Finding* find(const Explanation& e, const std::string& code) {
-    for (const auto& f : e.findings)
-        if (f.code == code) return &f;
-    return nullptr;
-}
-
 std::string codes(const Explanation& e) {
     std::string s;
     for (const auto& f : e.findings) s += f.code + " ";
     return s;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
 }
 
 // What the before-stop check of this repository looks for: an explanation that asks for a
@@ -214,18 +207,18 @@ TEST(Explain, SenderQueueDropsAreNotWireLossNorTheReceivers) {
         node_trace("node1-2", "client", "udp", "udp", 90568, 82600, 0, {{"QDISC_DROP", 7968}});
     const Trace server = node_trace("node1-1", "server", "udp", "udp", 0, 0, 82600);
     const auto e = run({test}, {client, server}, 100e6);
-    const Finding* queue = find(e, "LOSS_AT_SENDER_QDISC");
+    const Finding* queue = find_finding(e, "LOSS_AT_SENDER_QDISC");
     ASSERT_NE(queue, nullptr) << codes(e);
     EXPECT_TRUE(contains(queue->detail, "7,968 QDISC_DROP on node1-2")) << queue->detail;
     for (const char* wrong :
          {"LOSS_ON_WIRE", "LOSS_AT_RECEIVER_SOCKET", "LOSS_AT_RECEIVER_NIC", "LOSS_UNATTRIBUTED"})
-        EXPECT_EQ(find(e, wrong), nullptr) << codes(e);
-    const Finding* udp = find(e, "UDP_LOSS");
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes(e);
+    const Finding* udp = find_finding(e, "UDP_LOSS");
     ASSERT_NE(udp, nullptr);
     EXPECT_TRUE(contains(udp->title, "the sender's queue")) << udp->title;
     EXPECT_FALSE(contains(udp->title, "at the receiver")) << udp->title;
     EXPECT_FALSE(contains(udp->next_step, "receive buffer")) << udp->next_step;
-    const Finding* offered = find(e, "OFFERED_ABOVE_CEILING");
+    const Finding* offered = find_finding(e, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr) << codes(e);
     EXPECT_TRUE(contains(offered->detail, "the ledger places it: 7,968 at the sender's queue"))
         << offered->detail;
@@ -246,16 +239,16 @@ TEST(Explain, SpuriousRetransmitsAreNotLossAndTheLimitIsTheHosts) {
         "node1-1", "server", "tcp", "tcp", 0, 0, 180499,
         {{"TCP_OLD_SEQUENCE", 566, "tcp"}, {"TCP_OLD_DATA", 32, "tcp"}, {"TCP_FLAGS", 6, "tcp"}});
     const auto e = run({test}, {client, server}, 1e9);
-    const Finding* spurious = find(e, "SPURIOUS_RETRANSMITS");
+    const Finding* spurious = find_finding(e, "SPURIOUS_RETRANSMITS");
     ASSERT_NE(spurious, nullptr) << codes(e);
     EXPECT_TRUE(contains(spurious->detail, "598 arrived as duplicates")) << spurious->detail;
-    const Finding* host = find(e, "HOST_LIMITED");
+    const Finding* host = find_finding(e, "HOST_LIMITED");
     ASSERT_NE(host, nullptr) << codes(e);
     EXPECT_TRUE(contains(host->detail, "Nothing of the flow was lost")) << host->detail;
     for (const char* wrong :
          {"BELOW_CEILING", "BELOW_CEILING_NEEDS_TRACE", "RETRANSMITS_CONFIRMED", "TCP_RETRANSMITS",
           "LOSS_ON_WIRE", "LOSS_UNATTRIBUTED", "LOSS_AT_RECEIVER_TCP"})
-        EXPECT_EQ(find(e, wrong), nullptr) << codes(e);
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes(e);
     for (const auto& f : e.findings)
         EXPECT_FALSE(contains(f.detail, "segments were lost")) << f.code << ": " << f.detail;
     EXPECT_EQ(e.verdicts[0].verdict, "host-limited");
@@ -288,14 +281,14 @@ TEST(Explain, APathSlowerThanTheNicIsNamedWithTheHopNotBlamedOnTheHosts) {
     EXPECT_EQ(path, 2) << codes(e);
     for (const char* wrong :
          {"SENDER_LIMITED", "BELOW_CEILING", "HOST_LIMITED", "BELOW_CEILING_NEEDS_TRACE"})
-        EXPECT_EQ(find(e, wrong), nullptr) << codes(e);
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes(e);
     for (const auto& f : e.findings)
         EXPECT_FALSE(contains(f.detail, "window-limited")) << f.code << ": " << f.detail;
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
     EXPECT_NEAR(*e.verdicts[0].ceiling_bps, 94.15e6, 0.01e6);
     // UDP at the path's ceiling with more offered: line-rate bound, the excess held back.
     EXPECT_EQ(e.verdicts[1].verdict, "line-rate bound");
-    EXPECT_NE(find(e, "OFFERED_ABOVE_CEILING"), nullptr) << codes(e);
+    EXPECT_NE(find_finding(e, "OFFERED_ABOVE_CEILING"), nullptr) << codes(e);
     expect_asks_for_no_trace(e);
     // The header says what the tests were held against, and the findings document keeps it.
     EXPECT_TRUE(contains(render_explanation(e, 10e9),
@@ -307,8 +300,8 @@ TEST(Explain, APathSlowerThanTheNicIsNamedWithTheHopNotBlamedOnTheHosts) {
 
     // Without traces the numbers alone say the same, and where the hop is needs a trace.
     const auto untraced = run({tcp, udp}, {}, 10e9);
-    EXPECT_NE(find(untraced, "PATH_SLOWER_THAN_LINK"), nullptr) << codes(untraced);
-    EXPECT_EQ(find(untraced, "SENDER_LIMITED"), nullptr) << codes(untraced);
+    EXPECT_NE(find_finding(untraced, "PATH_SLOWER_THAN_LINK"), nullptr) << codes(untraced);
+    EXPECT_EQ(find_finding(untraced, "SENDER_LIMITED"), nullptr) << codes(untraced);
 }
 
 // The server's firewall dropped the UDP test: iperf3 failed, and the probes saw why.
@@ -321,7 +314,7 @@ TEST(Explain, AToolErrorIsExplainedByWhatTheFlowsPacketsMetOnEachNode) {
         node_trace("node1-1", "server", "udp", "udp", 0, 0, 3,
                    {{"NETFILTER_DROP", 3}, {"NO_SOCKET", 11, "tcp"}, {"TCP_FLAGS", 7, "tcp"}});
     const auto e = run({}, {client, server}, 100e6, {failure});
-    const Finding* f = find(e, "TOOL_ERROR");
+    const Finding* f = find_finding(e, "TOOL_ERROR");
     ASSERT_NE(f, nullptr);
     EXPECT_TRUE(contains(f->detail,
                          "node1-1 sent 0 and received 3 frames of the iperf flow and "
@@ -334,10 +327,10 @@ TEST(Explain, ATraceThatCoversAlmostNothingIsSaidNotReadAsTheWrongInterface) {
     const auto test = tcp_test(94, 0);
     const Trace client = node_trace("node1-2", "client", "default", "tcp", 0, 0, 0, {}, 8);
     const auto e = run({test}, {client}, 100e6);
-    const Finding* f = find(e, "TRACE_SHORT");
+    const Finding* f = find_finding(e, "TRACE_SHORT");
     ASSERT_NE(f, nullptr) << codes(e);
     EXPECT_TRUE(contains(f->detail, "covers 0.008 s")) << f->detail;
-    EXPECT_EQ(find(e, "WRONG_INTERFACE"), nullptr) << codes(e);
+    EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes(e);
 }
 
 TEST(Explain, WhatNoDropExplainsIsReportedAsUnattributed) {
@@ -346,7 +339,7 @@ TEST(Explain, WhatNoDropExplainsIsReportedAsUnattributed) {
     const Trace client = node_trace("node1-2", "client", "udp", "udp", 10000, 10000, 0);
     const Trace server = node_trace("node1-1", "server", "udp", "udp", 0, 0, 10000);
     const auto e = run({test}, {client, server}, 100e6);
-    const Finding* f = find(e, "LOSS_UNATTRIBUTED");
+    const Finding* f = find_finding(e, "LOSS_UNATTRIBUTED");
     ASSERT_NE(f, nullptr) << codes(e);
     EXPECT_TRUE(contains(f->title,
                          "1,000 datagrams missing before 'delivered to the "
@@ -362,10 +355,10 @@ TEST(Explain, AFewDropsTheKernelNamedAreLossNoMatterHowFew) {
     const Trace server =
         node_trace("node1-1", "server", "udp", "udp", 0, 0, 247731, {{"SOCKET_RCVBUFF", 43}});
     const auto e = run({test}, {client, server}, 1e9);
-    const Finding* f = find(e, "LOSS_AT_RECEIVER_SOCKET");
+    const Finding* f = find_finding(e, "LOSS_AT_RECEIVER_SOCKET");
     ASSERT_NE(f, nullptr) << codes(e);
     EXPECT_TRUE(contains(f->detail, "43 SOCKET_RCVBUFF on node1-1")) << f->detail;
-    EXPECT_EQ(find(e, "LOSS_UNATTRIBUTED"), nullptr) << codes(e);
+    EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED"), nullptr) << codes(e);
     // The terminal shows the ledger in a line: the counts point by point and the loss.
     EXPECT_TRUE(contains(
         render_explanation(e, 1e9),
@@ -390,15 +383,15 @@ TEST(Explain, AShortTcpTestsUncountedTailIsNotTheHosts) {
     const Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 23988);
     const auto e = run({test}, {client, server}, 100e6);
     for (const char* wrong : {"HOST_LIMITED", "BELOW_CEILING", "BELOW_CEILING_NEEDS_TRACE"})
-        EXPECT_EQ(find(e, wrong), nullptr) << codes(e);
-    const Finding* f = find(e, "LINE_RATE_BOUND");
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes(e);
+    const Finding* f = find_finding(e, "LINE_RATE_BOUND");
     ASSERT_NE(f, nullptr) << codes(e);
     EXPECT_TRUE(contains(f->detail, "693,592 bytes (59 ms at the ceiling) were still queued"))
         << f->detail;
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
     // With a segment of the flow lost on the way the same figures are not the link's.
     const Trace lossy = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 23900);
-    EXPECT_EQ(find(run({test}, {client, lossy}, 100e6), "LINE_RATE_BOUND"), nullptr);
+    EXPECT_EQ(find_finding(run({test}, {client, lossy}, 100e6), "LINE_RATE_BOUND"), nullptr);
 }
 
 // The 1G testbed at ~720 Mbit/s: the sender's transmit counter saw 738 of 189,378 segments
@@ -411,7 +404,7 @@ TEST(Explain, WhatArrivedLeftWhateverTheTransmitCounterSaw) {
     const Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 189378, {}, 3000);
     const auto e = run({test}, {client, server}, 1e9);
     for (const auto& f : e.findings) EXPECT_FALSE(finding_code(f.code).is_loss) << codes(e);
-    EXPECT_NE(find(e, "HOST_LIMITED"), nullptr) << codes(e);
+    EXPECT_NE(find_finding(e, "HOST_LIMITED"), nullptr) << codes(e);
     EXPECT_TRUE(contains(render_explanation(e, 1e9),
                          "left NIC 189,378 (its counter saw 188,640; the rest arrived, so they "
                          "left) → arrived 189,378; nothing lost"))
@@ -435,7 +428,7 @@ TEST(Explain, AFlowThatMissedTheProbedNicIsNotLossOnIt) {
     const Trace client = node_trace("node1-2", "client", "udp", "udp", 12, 12, 0);
     const Trace server = node_trace("node1-1", "server", "udp", "udp", 0, 0, 12);
     const auto e = run({test}, {client, server}, 100e6);
-    EXPECT_NE(find(e, "WRONG_INTERFACE"), nullptr) << codes(e);
+    EXPECT_NE(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes(e);
     for (const auto& f : e.findings)
         EXPECT_FALSE(finding_code(f.code).is_loss && f.code != "UDP_LOSS") << codes(e);
 }
@@ -445,7 +438,7 @@ TEST(Explain, TcpIsModelledWithTheFramesItSentNotTheLocalMtu) {
     auto test = tcp_test(94.1, 0);
     test.pmtu_bytes = 9000;
     const auto e = run({test}, {}, 100e6);
-    const Finding* f = find(e, "LINE_RATE_BOUND");
+    const Finding* f = find_finding(e, "LINE_RATE_BOUND");
     ASSERT_NE(f, nullptr) << codes(e);
     EXPECT_TRUE(contains(f->detail, "of every 1538 bytes on the wire, 1448 carry data"))
         << f->detail;
@@ -465,13 +458,13 @@ TEST(Explain, RealTracesLocateUdpOverloadAtTheReceivingSocket) {
     in.traces = {probe_fixture("udp-overload-client.json"),
                  probe_fixture("udp-overload-server.json")};
     const auto e = explain(in);
-    const Finding* f = find(e, "LOSS_AT_RECEIVER_SOCKET");
+    const Finding* f = find_finding(e, "LOSS_AT_RECEIVER_SOCKET");
     ASSERT_NE(f, nullptr) << codes(e);
     EXPECT_TRUE(contains(f->detail, "SOCKET_RCVBUFF")) << f->detail;
-    EXPECT_EQ(find(e, "LOSS_ON_WIRE"), nullptr) << codes(e);
-    EXPECT_EQ(find(e, "WRONG_INTERFACE"), nullptr) << codes(e);
+    EXPECT_EQ(find_finding(e, "LOSS_ON_WIRE"), nullptr) << codes(e);
+    EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes(e);
     // The sender could not send faster (-b 0, 93 % CPU): that, not the loss, is why it is low.
-    EXPECT_NE(find(e, "HOST_LIMITED"), nullptr) << codes(e);
+    EXPECT_NE(find_finding(e, "HOST_LIMITED"), nullptr) << codes(e);
     EXPECT_EQ(exit_status_for(e.findings), 0);
     expect_asks_for_no_trace(e);
 }
@@ -482,14 +475,14 @@ TEST(Explain, RealTraceOfAnotherIfaceIsTheWrongInterface) {
                                          "wrong-iface-iperf3.json");
     in.traces = {probe_fixture("wrong-iface-client.json")};
     const auto e = explain(in);
-    const Finding* f = find(e, "WRONG_INTERFACE");
+    const Finding* f = find_finding(e, "WRONG_INTERFACE");
     ASSERT_NE(f, nullptr) << codes(e);
     EXPECT_EQ(f->severity, Severity::error);
     EXPECT_EQ(exit_status_for(e.findings), 1);
     // Without the tool's figures, the traced phase alone says the same.
     ExplainInput traces_only;
     traces_only.traces = in.traces;
-    EXPECT_NE(find(explain(traces_only), "WRONG_INTERFACE"), nullptr);
+    EXPECT_NE(find_finding(explain(traces_only), "WRONG_INTERFACE"), nullptr);
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ Chart chart(const std::vector<Chart>& charts, const std::string& id) {
 }
 
 // Rows of a chart's main data (spec.data.values, else the first layer's).
-const json& rows(const Chart& c) {
+const json& chart_rows(const Chart& c) {
     if (c.spec.contains("data")) return c.spec.at("data").at("values");
     return c.spec.at("layer").at(0).at("data").at("values");
 }
@@ -111,7 +111,7 @@ TEST(Report, EveryChartOfARealRunHasDataRows) {
 
 TEST(Report, CeilingChartPutsEachTestBesideTheModelsCeilingAndTheLinkRate) {
     const Chart c = chart(report_charts(one_mode()), "ceiling");
-    const json& r = rows(c);
+    const json& r = chart_rows(c);
     ASSERT_EQ(r.size(), 2u);
     EXPECT_EQ(r[0]["test"], "TCP");
     EXPECT_NEAR(r[0]["measured_mbps"].get<double>(), 91.86, 0.01);
@@ -124,7 +124,7 @@ TEST(Report, CeilingChartPutsEachTestBesideTheModelsCeilingAndTheLinkRate) {
 TEST(Report, FrameBreakdownAddsUpToTheWireBytesOfOneFrame) {
     const Chart c = chart(report_charts(one_mode()), "frame");
     int tcp = 0, udp = 0;
-    for (const auto& r : rows(c)) {
+    for (const auto& r : chart_rows(c)) {
         const std::string unit = r["unit"];
         (unit.starts_with("TCP") ? tcp : udp) += r["bytes"].get<int>();
     }
@@ -140,7 +140,7 @@ TEST(Report, ThroughputOverTimeIsWireBytesTimesEightOverTheInterval) {
     // node1-2 (client), sample at t_ms 5100 of the tcp phase (started at 2652 ms): 1255008 B
     // in 100 ms = 100.40 Mbit/s on the wire.
     bool found = false;
-    for (const auto& r : rows(c)) {
+    for (const auto& r : chart_rows(c)) {
         if (r["series"] == "node1-2 (client) tx" && r["phase"] == "tcp" &&
             std::abs(r["t_s"].get<double>() - 2.448) < 1e-9) {
             EXPECT_NEAR(r["mbps"].get<double>(), 100.40, 0.01);
@@ -151,7 +151,7 @@ TEST(Report, ThroughputOverTimeIsWireBytesTimesEightOverTheInterval) {
     // The ceiling drawn in is the link rate: wire bytes include every frame's overhead.
     EXPECT_EQ(c.spec.at("spec").at("layer").at(1).at("encoding").at("y").at("datum"), 100.0);
     // The setup time before the first phase is not plotted.
-    for (const auto& r : rows(c)) EXPECT_NE(r["phase"], "default");
+    for (const auto& r : chart_rows(c)) EXPECT_NE(r["phase"], "default");
 }
 
 TEST(Report, ALongPhaseIsPlottedWithSamplesMergedAndItsBytesKept) {
@@ -169,7 +169,7 @@ TEST(Report, ALongPhaseIsPlottedWithSamplesMergedAndItsBytesKept) {
     t.samples = hour;
     const Chart c = chart(report_charts(in), "throughput");
     size_t points = 0;
-    for (const auto& r : rows(c)) {
+    for (const auto& r : chart_rows(c)) {
         if (r["series"] != "node1-1 (server) tx") continue;
         ++points;
         EXPECT_NEAR(r["mbps"].get<double>(), 100.0, 1e-9);
@@ -177,7 +177,7 @@ TEST(Report, ALongPhaseIsPlottedWithSamplesMergedAndItsBytesKept) {
     EXPECT_EQ(points, 600u);
     uint64_t drops = 0;
     const Chart events = chart(report_charts(in), "events");
-    for (const auto& r : rows(events))
+    for (const auto& r : chart_rows(events))
         if (r["series"] == "node1-1 (server) drops") drops += r["count"].get<uint64_t>();
     EXPECT_EQ(drops, 18000u);
 }
@@ -185,12 +185,12 @@ TEST(Report, ALongPhaseIsPlottedWithSamplesMergedAndItsBytesKept) {
 TEST(Report, DropsByReasonShowTheReceiversFullSocketBuffer) {
     const Chart c = chart(report_charts(one_mode()), "drops");
     uint64_t rcvbuf = 0;
-    for (const auto& r : rows(c))
+    for (const auto& r : chart_rows(c))
         if (r["where"] == "node1-1 · SOCKET_RCVBUFF") rcvbuf += r["packets"].get<uint64_t>();
     EXPECT_EQ(rcvbuf, 102u);
     // Beside it, what cost the test nothing is labelled so: TCP's teardown, ping's ICMP.
     std::set<std::string> labels;
-    for (const auto& r : rows(c)) labels.insert(r["where"].get<std::string>());
+    for (const auto& r : chart_rows(c)) labels.insert(r["where"].get<std::string>());
     EXPECT_TRUE(labels.count("node1-1 · TCP_FLAGS (housekeeping)")) << c.spec.dump();
     EXPECT_TRUE(labels.count("node1-2 · NO_SOCKET (other traffic)")) << c.spec.dump();
 }
@@ -198,7 +198,7 @@ TEST(Report, DropsByReasonShowTheReceiversFullSocketBuffer) {
 TEST(Report, TheLedgerShowsEachTestsPacketsPointByPointWithTheDropsBetween) {
     const Chart c = chart(report_charts(one_mode()), "ledger");
     std::vector<std::string> udp;
-    for (const auto& r : rows(c)) {
+    for (const auto& r : chart_rows(c)) {
         if (r["test"] != "iperf3 UDP (node1-2 → node1-1, datagrams)") continue;
         udp.push_back(fmt::format("{} {} {}", r["step"].get<std::string>(),
                                   r["packets"].get<uint64_t>(), r["kind"].get<std::string>()));
@@ -212,7 +212,7 @@ TEST(Report, TheLedgerShowsEachTestsPacketsPointByPointWithTheDropsBetween) {
                        "5. delivered to the application 23870 counted"}));
     // TCP's drops at teardown and on the ACK path are drawn, as what they are: not loss.
     std::set<std::string> tcp_kinds;
-    for (const auto& r : rows(c))
+    for (const auto& r : chart_rows(c))
         if (r["step"].get<std::string>().starts_with("− ") &&
             r["test"].get<std::string>().starts_with("iperf3 TCP"))
             tcp_kinds.insert(r["kind"].get<std::string>());
@@ -285,9 +285,9 @@ TEST(Report, ParitySectionOnlyWithSeveralModes) {
               std::string::npos);
     // Both modes' bars, the tutorial's against the ceiling np-explain's run measured.
     const Chart c = chart(report_charts(in), "ceiling");
-    ASSERT_EQ(rows(c).size(), 4u);
-    EXPECT_EQ(rows(c)[0]["mode"], "manual");
-    EXPECT_NEAR(rows(c)[0]["ceiling_mbps"].get<double>(), 94.15, 0.01);
+    ASSERT_EQ(chart_rows(c).size(), 4u);
+    EXPECT_EQ(chart_rows(c)[0]["mode"], "manual");
+    EXPECT_NEAR(chart_rows(c)[0]["ceiling_mbps"].get<double>(), 94.15, 0.01);
 }
 
 TEST(Report, ATutorialContractAloneGetsTheChartsItHasDataFor) {

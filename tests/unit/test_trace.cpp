@@ -9,19 +9,14 @@
 #include "analysis/inputs.hpp"
 #include "analysis/trace.hpp"
 #include "src/common/errors.hpp"
+#include "tests/unit/fixture.hpp"
 
 namespace np {
 namespace {
 
-std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(NP_FIXTURES_DIR) + "/probe/" + name);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
+// A real np-probe trace of tests/fixtures/probe.
 Trace trace(const std::string& name) {
-    return parse_trace_text(fixture(name));
+    return parse_trace_text(testing::fixture("probe/" + name));
 }
 
 std::string field_of_error(const nlohmann::json& doc) {
@@ -59,7 +54,7 @@ TEST(Trace, RoundTripsThroughItsJson) {
 }
 
 TEST(Trace, NamesTheFieldOfBadInput) {
-    const auto good = nlohmann::json::parse(fixture("udp-overload-server.json"));
+    const auto good = nlohmann::json::parse(testing::fixture("probe/udp-overload-server.json"));
     auto doc = good;
     doc["phases"][1]["tx"].erase("wire_bytes");
     EXPECT_EQ(field_of_error(doc), "phases[1].tx.wire_bytes");

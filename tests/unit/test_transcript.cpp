@@ -14,7 +14,7 @@ namespace {
 using testing::fixture;
 using testing::Repeated;
 
-Measurements read(const std::string& relative, size_t chunk = 0) {
+Measurements read_transcript(const std::string& relative, size_t chunk = 0) {
     const std::string text = fixture(relative);
     StringSource in(text, chunk);
     return parse_measurements(in, relative);
@@ -23,7 +23,7 @@ Measurements read(const std::string& relative, size_t chunk = 0) {
 struct Row {
     std::string label, command, source;
 };
-std::vector<Row> rows(const Measurements& m) {
+std::vector<Row> transcript_rows(const Measurements& m) {
     std::vector<Row> out;
     for (const auto& t : m.throughput) out.push_back({t.label, t.command, t.source});
     for (const auto& p : m.pings) out.push_back({p.label, p.command, p.source});
@@ -31,7 +31,7 @@ std::vector<Row> rows(const Measurements& m) {
 }
 
 TEST(Transcript, ARealSessionGivesOneRowPerRunWithTheCommandThatProducedIt) {
-    const auto m = read("transcripts/client.txt");
+    const auto m = read_transcript("transcripts/client.txt");
     const std::vector<std::vector<std::string>> expected{
         {"iperf3 TCP", "iperf3 -c 198.18.20.1 -t 10", "12"},
         {"iperf3 UDP", "iperf3 -c 198.18.20.1 -u -b 1G -t 10", "32"},
@@ -43,7 +43,7 @@ TEST(Transcript, ARealSessionGivesOneRowPerRunWithTheCommandThatProducedIt) {
         {"iperf2 UDP", "iperf -c 198.18.20.1 -u -b 200M -l 1200 -t 5", "444"},
         {"ping 198.18.20.1", "ping -c 5 -I npx-tr-vb 198.18.20.1", "1"},
     };
-    const auto got = rows(m);
+    const auto got = transcript_rows(m);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i) {
         EXPECT_EQ(got[i].label, expected[i][0]) << i;
@@ -54,7 +54,7 @@ TEST(Transcript, ARealSessionGivesOneRowPerRunWithTheCommandThatProducedIt) {
 }
 
 TEST(Transcript, TheCommandGivesWhatIperf3sTextOutputDoesNotSay) {
-    const auto m = read("transcripts/client.txt");
+    const auto m = read_transcript("transcripts/client.txt");
     const auto& udp = m.throughput.at(1);
     EXPECT_EQ(udp.offered_bps, 1e9) << "-b 1G: the text output has no target bitrate";
     EXPECT_EQ(udp.offered_from, "the command's -b 1G");
@@ -67,7 +67,7 @@ TEST(Transcript, TheCommandGivesWhatIperf3sTextOutputDoesNotSay) {
 }
 
 TEST(Transcript, JsonInsideASessionIsReadLikeAFile) {
-    const Measurements m = read("transcripts/client.txt");
+    const Measurements m = read_transcript("transcripts/client.txt");
     const auto& t = m.throughput.at(2);
     EXPECT_EQ(t.tool_version, "iperf 3.12");
     EXPECT_EQ(t.streams, 2);
@@ -76,7 +76,7 @@ TEST(Transcript, JsonInsideASessionIsReadLikeAFile) {
 }
 
 TEST(Transcript, Iperf3sTextOutputHoldsReverseAndRetransmits) {
-    const auto m = read("transcripts/client.txt");
+    const auto m = read_transcript("transcripts/client.txt");
     const auto& tcp = m.throughput.at(0);
     EXPECT_EQ(tcp.retransmits, 0);
     EXPECT_DOUBLE_EQ(*tcp.sent_bps, 94.9e6);
@@ -102,7 +102,7 @@ TEST(Transcript, AFragmentOfIperf3TextIsCompletedByItsCommand) {
 TEST(Transcript, ARunWhoseServerCrashedKeepsWhatTheClientCounted) {
     // The iperf 2.1.8 UDP server segfaulted on the -l 1200 run: no Server Report reached the
     // client, which still counted what it sent.
-    const Measurements m = read("transcripts/client.txt");
+    const Measurements m = read_transcript("transcripts/client.txt");
     const auto& t = m.throughput.at(7);
     EXPECT_DOUBLE_EQ(*t.sent_bps, 94.9e6);
     EXPECT_EQ(t.datagrams_sent, 49465);
@@ -111,10 +111,10 @@ TEST(Transcript, ARunWhoseServerCrashedKeepsWhatTheClientCounted) {
 }
 
 TEST(Transcript, PagesWithFencesGiveTheSameRunsAsTheTerminal) {
-    const auto terminal = rows(read("transcripts/client.txt"));
+    const auto terminal = transcript_rows(read_transcript("transcripts/client.txt"));
     for (const char* page :
          {"transcripts/session.md", "transcripts/session.mediawiki", "transcripts/session.trac"}) {
-        const auto got = rows(read(page));
+        const auto got = transcript_rows(read_transcript(page));
         ASSERT_EQ(got.size(), terminal.size()) << page;
         for (size_t i = 0; i < got.size(); ++i) {
             EXPECT_EQ(got[i].label, terminal[i].label) << page << " " << i;
@@ -124,16 +124,16 @@ TEST(Transcript, PagesWithFencesGiveTheSameRunsAsTheTerminal) {
 }
 
 TEST(Transcript, ReadInAnyPiecesItIsTheSameSession) {
-    const auto whole = rows(read("transcripts/session.md"));
+    const auto whole = transcript_rows(read_transcript("transcripts/session.md"));
     for (size_t chunk : {1, 3, 64, 4096}) {
-        const auto got = rows(read("transcripts/session.md", chunk));
+        const auto got = transcript_rows(read_transcript("transcripts/session.md", chunk));
         ASSERT_EQ(got.size(), whole.size()) << chunk;
         for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].source, whole[i].source);
     }
 }
 
 TEST(Transcript, TheServersBannerBesideTheClientGivesItsBuffer) {
-    auto m = read("transcripts/session.md");
+    auto m = read_transcript("transcripts/session.md");
     ASSERT_EQ(m.servers.size(), 1u);
     use_server_banners(m);
     for (const auto& t : m.throughput) {
@@ -144,7 +144,7 @@ TEST(Transcript, TheServersBannerBesideTheClientGivesItsBuffer) {
 }
 
 TEST(Transcript, AServerLogIsOneTestPerConnectionAndItsLastBannerNone) {
-    const auto m = read("transcripts/server-iperf3.txt");
+    const auto m = read_transcript("transcripts/server-iperf3.txt");
     ASSERT_EQ(m.throughput.size(), 5u);
     for (const auto& t : m.throughput) {
         EXPECT_TRUE(t.from_server);
@@ -157,7 +157,7 @@ TEST(Transcript, AServerLogIsOneTestPerConnectionAndItsLastBannerNone) {
 }
 
 TEST(Transcript, TheSeedTutorialsStepThreeGivesItsThreeTests) {
-    const auto m = read("handwritten/seed-tutorial-step3-1g.md");
+    const auto m = read_transcript("handwritten/seed-tutorial-step3-1g.md");
     ASSERT_EQ(m.throughput.size(), 2u);
     ASSERT_EQ(m.pings.size(), 1u);
     EXPECT_EQ(m.pings[0].command,
@@ -168,7 +168,7 @@ TEST(Transcript, TheSeedTutorialsStepThreeGivesItsThreeTests) {
 }
 
 TEST(Transcript, TheOpticalPageGivesTcpAndUdpAndTheUdpServersBuffer) {
-    auto m = read("handwritten/optical-10g-session.mediawiki");
+    auto m = read_transcript("handwritten/optical-10g-session.mediawiki");
     ASSERT_EQ(m.throughput.size(), 2u);
     EXPECT_EQ(m.throughput[0].command, "iperf -c 192.168.1.1");
     EXPECT_EQ(m.throughput[1].command, "iperf -c 192.168.1.1 -u -b 9gbps");

@@ -11,8 +11,8 @@ namespace np::cli {
 
 using Runner = std::function<int()>;
 
-// The whole command line: every subcommand, its options and --version. main() parses it;
-// np-docgen walks it to write the man page and the bash completion.
+// The whole command line: every subcommand, its options and --version. run_command_line()
+// parses it; np-docgen walks it to write the man page and the bash completion.
 std::unique_ptr<CLI::App> make_app(Runner& run);
 
 void add_model_command(CLI::App& app, Runner& run);

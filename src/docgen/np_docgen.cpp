@@ -1,6 +1,7 @@
 // np-docgen OUTDIR: writes the man pages (np-explain.1, np-probe.1) and bash completions
 // (np-explain.bash, np-probe.bash) of both programs from the same CLI11 apps they parse, run
 // by the build (src/docgen/CMakeLists.txt). Not installed.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <string>

@@ -1,7 +1,6 @@
 // np-probe: the BPF probe on a node's data iface (what `np-explain run` uploads to each node
 // and `np-explain probe` runs locally). Linked fully static so a node needs no libbpf (but
 // for a sanitized build's, src/probe/CMakeLists.txt).
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 
@@ -23,14 +22,7 @@ extern "C" const char* __ubsan_default_options() {
 
 int main(int argc, char** argv) {
     np::probe::ProbeOptions o;
-    const auto app = np::probe::make_probe_app(o);
-    try {
-        app->parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app->exit(e);
-        std::fprintf(stderr, "np-probe: %s\nRun 'np-probe --help' for usage.\n", e.what());
-        return 2;
-    }
+    if (const auto done = np::probe::parse_probe_command_line(argc, argv, o)) return *done;
     try {
         if (!o.send_command.empty()) {
             if (o.control_path.empty()) throw np::InputError("--send", "needs --control PATH");

@@ -1,5 +1,8 @@
 #include "src/probe/probe_cli.hpp"
 
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
 #include "analysis/version.hpp"
 
 namespace np::probe {
@@ -33,6 +36,18 @@ std::unique_ptr<CLI::App> make_probe_app(ProbeOptions& o) {
     app->add_option("--send", o.send_command,
                     "With --control: send this command to the running probe, print its answer");
     return app;
+}
+
+std::optional<int> parse_probe_command_line(int argc, char** argv, ProbeOptions& options) {
+    const auto app = make_probe_app(options);
+    try {
+        app->parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app->exit(e);
+        std::fprintf(stderr, "np-probe: %s\nRun 'np-probe --help' for usage.\n", e.what());
+        return 2;
+    }
+    return std::nullopt;
 }
 
 }  // namespace np::probe

@@ -1,8 +1,10 @@
 // libFuzzer target: iperf2 client and server text output, banners included.
-#include "fuzz/fuzz_input.hpp"
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz/readers.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    np::fuzz::read_and_explain({reinterpret_cast<const char*>(data), size}, np::InputFormat::iperf2,
-                               10e9);
+    np::fuzz::iperf2({reinterpret_cast<const char*>(data), size});
     return 0;
 }

@@ -1,12 +1,11 @@
 // libFuzzer target: iperf3 --json-stream NDJSON. The input follows a start event, so the reader
 // stays in NDJSON mode however the fuzzer mutates the first line.
-#include <string>
+#include <cstddef>
+#include <cstdint>
 
-#include "fuzz/fuzz_input.hpp"
+#include "fuzz/readers.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    const std::string text = "{\"event\":\"start\",\"data\":{}}\n" +
-                             std::string(reinterpret_cast<const char*>(data), size);
-    np::fuzz::read_and_explain(text, np::InputFormat::iperf3, 1e9);
+    np::fuzz::iperf3_ndjson({reinterpret_cast<const char*>(data), size});
     return 0;
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets — one per reader, defined in fuzz/CMakeLists.txt over the same
-# np_analysis library as the product, with ASan and UBSan — in build-fuzz/ (clang), and runs
-# each for a fixed time with the fixtures as its seed corpus. Exit status is non-zero when a
-# target finds a crash, leak or UB report (the reproducer is left in build-fuzz/artifacts/).
+# Runs each reader's libFuzzer target — fuzz/CMakeLists.txt, over the product's own np_analysis,
+# with ASan and UBSan — for a fixed time with the fixtures as its seed corpus. The targets live in
+# the sanitized build, build-san/ (clang, -DNP_SANITIZE=ON: the tree scripts/test.sh runs the
+# sanitized tests in); this builds only the targets there (scripts/setup.sh --sanitized).
+# Exit status is non-zero when a target finds a crash, leak or UB report (the reproducer is left
+# in build-san/fuzz-artifacts/). Targets run NP_FUZZ_JOBS at a time (default: one per core).
 #
-#   bash scripts/fuzz.sh                          # 15 s per target (10 targets: ~2.5 min)
+#   bash scripts/fuzz.sh                          # 15 s per target (10 targets)
 #   NP_FUZZ_SECONDS=300 bash scripts/fuzz.sh iperf2 transcript
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,13 +14,9 @@ seconds=${NP_FUZZ_SECONDS:-15}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(iperf3_json iperf3_ndjson iperf2 ping transcript params pairs contract
                                      trace probe_message)
-out=build-fuzz
-mkdir -p "$out/artifacts"
-
-# Configured every time (a second when nothing changed): a build dir made before a target was
-# added knows no rule for it, and make stops before it would regenerate.
-cmake -S fuzz -B "$out" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None >/dev/null
-cmake --build "$out" -j"${NP_FUZZ_JOBS:-2}" --target "${targets[@]/#/fuzz_}"
+out=build-san
+bash scripts/setup.sh --sanitized "${targets[@]/#/fuzz_}"
+mkdir -p "$out/fuzz-artifacts"
 
 f=tests/fixtures
 declare -A seeds=(
@@ -34,23 +32,35 @@ declare -A seeds=(
   [probe_message]="fuzz/seeds/probe_message/* $f/run-100m/np-explain_trace_*.json"
 )
 
-status=0
+# One target's run: its corpus seeded from the fixtures, its log in build-san/fuzz_T.log; a
+# failure leaves build-san/fuzz_T.failed.
+run_target() {
+    local t=$1 corpus=$out/fuzz-corpus/$1 s
+    mkdir -p "$corpus"
+    # shellcheck disable=SC2086
+    for s in ${seeds[$t]}; do
+        [ -f "$s" ] && cp -n "$s" "$corpus"/
+    done
+    if ! "$out/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=131072 -timeout=10 \
+        -rss_limit_mb=2048 -artifact_prefix="$out/fuzz-artifacts/${t}-" -print_final_stats=1 \
+        "$corpus" >"$out/fuzz_$t.log" 2>&1; then
+        echo "fuzz: $t FAILED, see $out/fuzz_$t.log and $out/fuzz-artifacts/" >&2
+        tail -30 "$out/fuzz_$t.log" >&2
+        touch "$out/fuzz_$t.failed"
+        return
+    fi
+    echo "fuzz: $t for ${seconds}s: $(grep -oE 'stat::number_of_executed_units: [0-9]+' \
+        "$out/fuzz_$t.log" | grep -oE '[0-9]+$') inputs"
+}
+
+# NP_FUZZ_JOBS targets at a time (default: one per core): each is one process.
+jobs=${NP_FUZZ_JOBS:-$(nproc)}
 for t in "${targets[@]}"; do
-  corpus="$out/corpus_$t"
-  mkdir -p "$corpus"
-  # shellcheck disable=SC2086
-  for s in ${seeds[$t]}; do
-    [ -f "$s" ] && cp -n "$s" "$corpus"/
-  done
-  echo "fuzz: $t for ${seconds}s"
-  if ! "$out/fuzz_$t" -max_total_time="$seconds" -max_len=131072 -timeout=10 \
-      -rss_limit_mb=2048 -artifact_prefix="$out/artifacts/${t}-" -print_final_stats=1 \
-      "$corpus" >"$out/fuzz_$t.log" 2>&1; then
-    echo "fuzz: $t FAILED, see $out/fuzz_$t.log and $out/artifacts/" >&2
-    tail -30 "$out/fuzz_$t.log" >&2
-    status=1
-  else
-    grep -E "DONE|stat::number_of_executed_units" "$out/fuzz_$t.log" | tail -2
-  fi
+    rm -f "$out/fuzz_$t.failed"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    run_target "$t" &
 done
-exit $status
+wait
+for t in "${targets[@]}"; do
+    [ ! -e "$out/fuzz_$t.failed" ] || exit 1
+done

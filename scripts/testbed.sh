@@ -5,13 +5,15 @@
 # for the tutorial's fan-out over pairs.
 #
 #   scripts/testbed.sh up   [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS]
-#                           [--nodes N] [--row R]
+#                           [--nodes N] [--row R|auto]
 #   scripts/testbed.sh down [--state DIR]
 #   scripts/testbed.sh shell-delay [--state DIR] --slow-shell SECONDS   # of a testbed that is up
 #
 # What `up` builds (all addresses from the benchmarking range 198.18.0.0/15), for row R
 # (default 1) of N nodes (default 2, at most 8); names below are row 1's, another row's links
-# start nptbR- instead of nptb-:
+# start nptbR- instead of nptb-. `--row auto` takes the lowest row from 2 to 9 that no testbed
+# uses, claimed under a lock (/run/np-testbed.lock), so testbeds brought up at the same time
+# (the test suite's, one per slot) get rows of their own; row 1 stays free for `run --local`:
 #   control  root ns bridge nptb-ctl 198.19.(R-1).254/24; nodeR-i ctl0 198.19.(R-1).i (veths
 #            nptb-ci); sshd listens there, port 22
 #   data     enp0s25 in every node: the shared segment 198.18.(2R-2).0/24 (left unaddressed,
@@ -25,7 +27,10 @@
 #   state    DIR (default /run/np-testbed): host keys, the client key, authorized_keys,
 #            known_hosts, ssh_config, params.yml (node R-1 server, R-2 client), pairs.yml
 #            (more than two nodes: the fan-out's pairs), the image marker, sshd logs and
-#            pidfiles, testbed.conf (row and nodes, for `down`)
+#            pidfiles, testbed.conf (row and nodes, for `down` and the tests)
+#   tmp      each node's own TMPDIR, /tmp/np-testbed-rowR/nodeR-i (set by its sshd): nodes of
+#            one machine share /tmp, real nodes do not, so what one node's run leaves there
+#            is told apart from another's
 #   slow     --slow-shell S: every SSH command and subsystem on the nodes waits S seconds
 #            before it runs, as on a node whose root shell start files are slow (a login
 #            there runs version-manager init). sshd sets HOME to DIR/slow-home, whose
@@ -48,7 +53,7 @@ die() {
     exit 2
 }
 usage() {
-    echo "usage: scripts/testbed.sh up|down|shell-delay [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R]" >&2
+    echo "usage: scripts/testbed.sh up|down|shell-delay [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto]" >&2
     exit 2
 }
 
@@ -74,31 +79,50 @@ case $profile in 100M | 1G | unshaped) ;; *) die "--profile: '$profile' is not 1
 [[ $slow_shell =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--slow-shell: '$slow_shell' is not a number of seconds"
 [[ $state == /* ]] || die "--state: '$state' must be an absolute path"
 [[ $nodes =~ ^[2-8]$ ]] || die "--nodes: '$nodes' is not a number of nodes from 2 to 8"
-[[ $row =~ ^[1-9]$ ]] || die "--row: '$row' is not a row from 1 to 9"
+[[ $row =~ ^([1-9]|auto)$ ]] || die "--row: '$row' is not a row from 1 to 9, or auto"
 # `down` and `shell-delay` act on the testbed that is up there, whatever their options say.
 if [[ $action != up && -r $state/testbed.conf ]]; then
     conf=$(<"$state/testbed.conf")
     [[ $conf =~ ^row=([1-9])\ nodes=([2-8])$ ]] || die "$state/testbed.conf: '$conf' is not 'row=R nodes=N'"
     row=${BASH_REMATCH[1]}
     nodes=${BASH_REMATCH[2]}
+elif [[ $action != up && $row == auto ]]; then
+    # No testbed.conf (an `up --row auto` killed before it wrote it): the row whose control
+    # bridge names this state dir as its owner; none, and there is nothing of it to take down.
+    row=""
+    for r in 1 2 3 4 5 6 7 8 9; do
+        bridge=nptb$r-ctl
+        [[ $r == 1 ]] && bridge=nptb-ctl
+        if [[ $(cat "/sys/class/net/$bridge/ifalias" 2>/dev/null) == "np-testbed $state" ]]; then
+            row=$r
+            nodes=$(ip netns list | grep -c -- "^node$r-" || true)
+            [[ $nodes -ge 2 ]] || nodes=2
+            break
+        fi
+    done
+    if [[ -z $row ]]; then
+        [[ $action == down ]] || die "no testbed is up with state $state"
+        rm -rf -- "$state"
+        exit 0
+    fi
 fi
-# The row's names and addresses (row 1 keeps the names the tests and docs use).
-pfx=nptb
-[[ $row == 1 ]] || pfx=nptb$row
-NODES=()
-CTL_IPS=()
-CTL_VETHS=()
-WRONG_VETHS=()
-DATA_PORTS=()
-for ((i = 1; i <= nodes; i++)); do
-    NODES+=("node$row-$i")
-    CTL_IPS+=("198.19.$((row - 1)).$i")
-    CTL_VETHS+=("$pfx-c$i")
-    WRONG_VETHS+=("$pfx-x$i")
-    DATA_PORTS+=("$pfx-d$i")
-done
-readonly CTL_BRIDGE=$pfx-ctl CTL_ROOT_IP=198.19.$((row - 1)).254/24 DATA_BRIDGE=$pfx-data
-readonly DATA_NET=198.18.$((2 * row - 2))
+# Row R's names and addresses (row 1 keeps the names the tests and docs use).
+set_row() {
+    local i pfx=nptb
+    row=$1
+    [[ $row == 1 ]] || pfx=nptb$row
+    NODES=() CTL_IPS=() CTL_VETHS=() WRONG_VETHS=() DATA_PORTS=()
+    for ((i = 1; i <= nodes; i++)); do
+        NODES+=("node$row-$i")
+        CTL_IPS+=("198.19.$((row - 1)).$i")
+        CTL_VETHS+=("$pfx-c$i")
+        WRONG_VETHS+=("$pfx-x$i")
+        DATA_PORTS+=("$pfx-d$i")
+    done
+    CTL_BRIDGE=$pfx-ctl CTL_ROOT_IP=198.19.$((row - 1)).254/24 DATA_BRIDGE=$pfx-data
+    DATA_NET=198.18.$((2 * row - 2)) TMP_ROOT=/tmp/np-testbed-row$row
+}
+[[ $row == auto ]] || set_row "$row"
 [[ $(id -u) -eq 0 ]] || { echo "testbed: needs root (network namespaces, sshd)" >&2; exit 3; }
 
 # The sshd we started for NODE, if its pidfile names a live sshd running our config.
@@ -158,9 +182,40 @@ down() {
     done
     ip link show "$DATA_BRIDGE" &>/dev/null && ip link delete "$DATA_BRIDGE"
     ip link show "$CTL_BRIDGE" &>/dev/null && ip link delete "$CTL_BRIDGE"
-    # sshd needs its privilege-separation dir; remove it only if we created it.
-    if [[ -f $state/created-run-sshd ]]; then rmdir /run/sshd 2>/dev/null || true; fi
+    rm -rf -- "$TMP_ROOT"
+    # sshd needs its privilege-separation dir. A testbed that made it marks that machine-wide:
+    # other testbeds' sshds may still need it, so the last one down, when no sshd runs any more
+    # (a read-only look by name), removes it.
+    if [[ -f /run/np-testbed.made-run-sshd ]] && ! pgrep -x sshd >/dev/null; then
+        rmdir /run/sshd 2>/dev/null || true
+        rm -f /run/np-testbed.made-run-sshd
+    fi
     rm -rf -- "$state"
+}
+
+# Whether row R is free: no control bridge, no node namespace, no link of its name.
+row_free() {
+    local pfx=nptb
+    [[ $1 == 1 ]] || pfx=nptb$1
+    ! ip -o link show | grep -q -- " $pfx-" && ! ip netns list | grep -q -- "^node$1-"
+}
+
+# --row auto: the lowest free row from 2 to 9, claimed by making its control bridge while
+# holding the lock, so a second `up --row auto` at the same time sees it taken.
+claim_row() {
+    local r lock
+    exec {lock}>/run/np-testbed.lock
+    flock "$lock"
+    for r in 2 3 4 5 6 7 8 9; do
+        if row_free "$r"; then
+            set_row "$r"
+            ip link add "$CTL_BRIDGE" type bridge
+            exec {lock}>&-
+            return
+        fi
+    done
+    exec {lock}>&-
+    die "--row auto: rows 2 to 9 are all in use (ip netns list)"
 }
 
 ns() { ip netns exec "$1" "${@:2}"; }
@@ -210,15 +265,19 @@ write_pairs() {
 
 up() {
     local i node dir t0=$SECONDS
-    for node in "${NODES[@]}"; do
-        ip netns list | grep -q -- "^$node\b" && die "namespace $node exists: the testbed is up (scripts/testbed.sh down first)"
-    done
     [[ -e $state ]] && die "$state exists: the testbed is up or was left behind (scripts/testbed.sh down --state $state)"
+    if [[ $row == auto ]]; then
+        claim_row
+    else
+        for node in "${NODES[@]}"; do
+            ip netns list | grep -q -- "^$node\b" && die "namespace $node exists: the testbed is up (scripts/testbed.sh down first)"
+        done
+        ip link add "$CTL_BRIDGE" type bridge
+    fi
     trap 'echo "testbed: up failed; removing what was made" >&2; down' ERR
     mkdir -p -m 0700 "$state"
-    if [[ ! -d /run/sshd ]]; then mkdir -m 0755 /run/sshd && touch "$state/created-run-sshd"; fi
+    if mkdir -m 0755 /run/sshd 2>/dev/null; then touch /run/np-testbed.made-run-sshd; fi
 
-    ip link add "$CTL_BRIDGE" type bridge
     # Whose testbed this is: `down --state OTHER` must not tear down this one.
     ip link set "$CTL_BRIDGE" alias "np-testbed $state"
     ip addr add "$CTL_ROOT_IP" dev "$CTL_BRIDGE"
@@ -255,7 +314,7 @@ up() {
     # The nodes' root home: its .bashrc is the shell start file every SSH command reads.
     mkdir -m 0700 "$state/slow-home"
     shell_delay
-    local slow_env="SetEnv HOME=$state/slow-home"
+    mkdir -m 0700 "$TMP_ROOT"
     ssh-keygen -q -t ed25519 -N '' -C np-testbed-client -f "$state/id_ed25519"
     cp "$state/id_ed25519.pub" "$state/authorized_keys"
     : >"$state/known_hosts"
@@ -263,7 +322,7 @@ up() {
     for i in "${!NODES[@]}"; do
         node=${NODES[$i]}
         dir=$state/$node
-        mkdir -m 0700 "$dir"
+        mkdir -m 0700 "$dir" "$TMP_ROOT/$node"
         ssh-keygen -q -t ed25519 -N '' -C "$node" -f "$dir/ssh_host_ed25519_key"
         echo "$node,${CTL_IPS[$i]} $(cut -d' ' -f1,2 "$dir/ssh_host_ed25519_key.pub")" >>"$state/known_hosts"
         cat >"$dir/sshd_config" <<EOF
@@ -286,7 +345,7 @@ PrintLastLog no
 MaxSessions 32
 MaxStartups 32:30:64
 Subsystem sftp /usr/lib/openssh/sftp-server
-$slow_env
+SetEnv HOME=$state/slow-home TMPDIR=$TMP_ROOT/$node
 EOF
         ns "$node" /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
         cat >>"$state/ssh_config" <<EOF

@@ -24,11 +24,6 @@ std::string random_token() {
     return fmt::format("__np_end_{:08x}{:08x}__", rd(), rd());
 }
 
-std::string trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-}
-
 }  // namespace
 
 CommandShell::CommandShell(Session& session) : session_(session) {
@@ -151,12 +146,15 @@ CommandResult CommandShell::run(const std::string& command, Millis timeout) {
 }
 
 std::string CommandShell::make_private_dir() {
-    const std::string path = trimmed(check("mktemp -d /tmp/np-explain.XXXXXXXXXX").out);
+    const std::string path =
+        trimmed(check("mktemp -d \"${TMPDIR:-/tmp}/np-explain.XXXXXXXXXX\"").out);
     // The reply becomes an argument of rm -rf at teardown: only exactly what mktemp makes.
     if (!is_private_dir_reply(path)) {
-        throw EnvironmentError(EnvironmentError::Kind::remote,
-                               fmt::format("{}: mktemp -d printed '{}', not a directory it makes",
-                                           session_.name(), path));
+        throw EnvironmentError(
+            EnvironmentError::Kind::remote,
+            fmt::format("{}: mktemp -d printed '{}', not a directory it makes "
+                        "(is the node's TMPDIR an absolute path of plain names?)",
+                        session_.name(), path));
     }
     return path;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/common/errors.hpp"
+#include "src/remote/shell.hpp"
 
 namespace np::remote {
 namespace {
@@ -35,11 +36,6 @@ std::string option_string(ssh_session s, ssh_options_e option) {
     char* value = nullptr;
     if (ssh_options_get(s, option, &value) != SSH_OK) return {};
     return take(value);
-}
-
-std::string trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-    return s;
 }
 
 int remaining_ms(Clock::time_point deadline) {

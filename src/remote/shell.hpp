@@ -14,10 +14,16 @@ std::string shell_quote(std::string_view text);
 // The words quoted and joined by spaces: shell_join({"ip", "link", "show", iface}).
 std::string shell_join(std::initializer_list<std::string_view> words);
 
-// What `mktemp -d /tmp/np-explain.XXXXXXXXXX` prints, exactly: the node's reply becomes an
-// argument of rm -rf at teardown, so nothing else — no other directory, no second line, no
-// "..", no blank — is accepted (CommandShell::make_private_dir).
-inline constexpr std::string_view kPrivateDirPrefix = "/tmp/np-explain.";
+// A command's reply without the newlines, carriage returns and blanks at its end.
+std::string trimmed(std::string reply);
+
+// What `mktemp -d "${TMPDIR:-/tmp}/np-explain.XXXXXXXXXX"` prints (CommandShell::
+// make_private_dir): the node's TMPDIR is honoured, as mktemp's own default does, because a
+// node's /tmp may be mounted noexec and np-probe runs from there. The reply becomes an argument
+// of rm -rf at teardown, so only an absolute path of plain components ([A-Za-z0-9._+@-], no
+// "." or "..", no blank, no second line) ending in `np-explain.` and ten letters or digits is
+// accepted.
+inline constexpr std::string_view kPrivateDirName = "np-explain.";
 bool is_private_dir_reply(std::string_view path);
 
 }  // namespace np::remote

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 
+#include "tests/faults/tables.hpp"
 #include "tests/run/run_helpers.hpp"
 #include "tests/testbed/testbed_environment.hpp"
 
@@ -25,15 +26,20 @@ using namespace np::testing;
 using nlohmann::json;
 using std::chrono::seconds;
 
-const std::string kServer = "node1-1";  // node A: iperf3 server
-const std::string kClient = "node1-2";  // node B: the client; its session and link are cut
+// The nodes of the testbed this cell was given (tests/testbed/testbed_environment.hpp).
+std::string server() {  // node A: iperf3 server
+    return testbed().server();
+}
+std::string client() {  // node B: the client; its session and link are cut
+    return testbed().client();
+}
 const std::string kDataIface = "enp0s25";
 
 const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
     new np::testing::TestbedEnvironment("/run/np-testbed-fault-matrix", "0"));
 
-const std::vector<std::string> kPhases = {
-    "preflight", "configure", "upload", "probe start", "ping", "tcp", "udp", "collect", "teardown"};
+const std::vector<std::string>& kPhases = kMatrixPhases;
+// In the order of kMatrixFaults, the table's columns (tests/faults/tables.hpp).
 enum class Fault { sigint, sigkill, ssh_cut, server_killed, probe_killed, link_down, disk_full };
 const std::vector<std::pair<Fault, std::string>> kFaults = {{Fault::sigint, "SIGINT"},
                                                             {Fault::sigkill, "SIGKILL+teardown"},
@@ -71,19 +77,19 @@ Expected expected(const std::string& phase, Fault fault) {
         case Fault::ssh_cut:
             if (phase == "teardown")  // B's undo steps fail; the run's sweep redoes them
                 return {"", 0, ""};
-            if (phase == "collect") return {"", 0, "No trace from the probe on " + kClient};
-            return {"", 3, kClient};
+            if (phase == "collect") return {"", 0, "No trace from the probe on " + client()};
+            return {"", 3, client()};
         case Fault::server_killed:
             if (before_server)
                 return not_applicable("no iperf3 server yet: it starts after probe start");
             if (after_tests) return not_applicable("the run has stopped the server already");
-            return {"", 1, "the iperf3 server on " + kServer};
+            return {"", 1, "the iperf3 server on " + server()};
         case Fault::probe_killed:
             if (phase == "teardown")
                 return not_applicable("the run has stopped the probes already (traces collected)");
             if (at < phase_index("probe start"))
                 return not_applicable("no probe yet: it starts at probe start");
-            return {"", 0, "No trace from the probe on " + kServer};
+            return {"", 0, "No trace from the probe on " + server()};
         case Fault::link_down:
             if (phase == "preflight")  // configure brings the link up (and leaves it as found)
                 return {"", 0, ""};
@@ -98,51 +104,20 @@ Expected expected(const std::string& phase, Fault fault) {
 
 // ------------------------------------------------------------------ the table
 
-struct Outcome {
-    std::string cell;    // "130 ok", "n/a", "FAIL"
-    std::string detail;  // the message, the reason for n/a, or what failed
-    double seconds = 0;
-};
-std::map<std::pair<std::string, std::string>, Outcome>& table() {
-    static std::map<std::pair<std::string, std::string>, Outcome> t;
+MatrixTable& table() {  // this process's cells
+    static MatrixTable t;
     return t;
 }
 
+// At the end of the process: under ctest each cell's row is saved for np_fault_tables; run
+// directly, the table of every cell it ran is printed.
 class PrintTable : public ::testing::Environment {
   public:
     void TearDown() override {
-        std::ostringstream out;
-        out << "\nFault matrix: phase x fault -> exit status (ok: every check of the cell "
-               "held)\n\n| phase |";
-        for (const auto& [f, name] : kFaults) out << " " << name << " |";
-        out << "\n|---|";
-        for (size_t i = 0; i < kFaults.size(); ++i) out << "---|";
-        out << "\n";
-        double total = 0;
-        for (const auto& phase : kPhases) {
-            out << "| " << phase << " |";
-            for (const auto& [f, name] : kFaults) {
-                const auto it = table().find({phase, name});
-                out << " " << (it == table().end() ? "not run" : it->second.cell) << " |";
-                if (it != table().end()) total += it->second.seconds;
-            }
-            out << "\n";
-        }
-        out << "\nPer cell: what it said (or why n/a), and its wall time:\n";
-        for (const auto& phase : kPhases)
-            for (const auto& [f, name] : kFaults) {
-                const auto it = table().find({phase, name});
-                if (it == table().end()) continue;
-                char secs[32];
-                std::snprintf(secs, sizeof secs, "%.1f s", it->second.seconds);
-                out << "  " << phase << " x " << name << ": " << it->second.cell << " — "
-                    << it->second.detail
-                    << (it->second.seconds > 0 ? " (" + std::string(secs) + ")" : "") << "\n";
-            }
-        char secs[32];
-        std::snprintf(secs, sizeof secs, "%.0f", total);
-        out << "\ncells' wall time in total: " << secs << " s\n";
-        std::cout << out.str();
+        if (table().empty()) return;
+        std::vector<json> rows;
+        for (const auto& [cell, o] : table()) rows.push_back(to_json(cell, o));
+        if (!save_table_rows("fault-matrix", rows)) print_matrix(table());
     }
 };
 const auto* const kPrintTable = ::testing::AddGlobalTestEnvironment(new PrintTable);
@@ -156,17 +131,6 @@ bool kill_from_pidfile(const std::string& pidfile, const std::string& program) {
     const auto argv = cmdline(pid);
     if (argv.empty() || basename_of(argv[0]) != program) return false;
     return kill(pid, SIGKILL) == 0;
-}
-
-// BPF programs of the probe (np_tc_ingress, np_kfree_skb, ...) loaded now, by id.
-std::set<int> our_bpf_programs() {
-    std::set<int> ids;
-    const json progs = json::parse(sh("bpftool -j prog show 2>/dev/null").out, nullptr, false);
-    if (!progs.is_array()) return ids;
-    for (const auto& p : progs)
-        if (p.value("name", "").starts_with("np_") && p.contains("id"))
-            ids.insert(p["id"].get<int>());
-    return ids;
 }
 
 // A tmpfs of `size` mounted on a new dir for the cell, unmounted (and the dir removed) by the
@@ -211,14 +175,14 @@ class SmallTmpfs {
 
 class FaultMatrix : public ::testing::TestWithParam<std::tuple<std::string, Fault>> {
   protected:
-    void SetUp() override {
-        uploads_before_ = upload_dirs();
-        bpf_before_ = our_bpf_programs();
+    void SetUp() override { uploads_before_ = uploads(); }
+    static std::set<std::string> uploads() {
+        return upload_dirs({testbed().tmpdir(server()), testbed().tmpdir(client())});
     }
-    std::string ssh_config() const { return testbed_state_dir() + "/ssh_config"; }
-    std::string params() const { return testbed_state_dir() + "/params.yml"; }
+    std::string ssh_config() const { return testbed().ssh_config(); }
+    std::string params() const { return testbed().params(); }
     std::vector<std::string> args(const std::string& command, const std::string& run_dir) const {
-        return {command,    kServer,          kClient,     "--ssh-config", ssh_config(),
+        return {command,    server(),         client(),    "--ssh-config", ssh_config(),
                 "--params", params(),         "--run-dir", run_dir,        "--tcp-duration",
                 "1",        "--udp-duration", "1",         "--ping-count", "1"};
     }
@@ -233,7 +197,7 @@ class FaultMatrix : public ::testing::TestWithParam<std::tuple<std::string, Faul
         };
         // One look per node (its processes, then one shell in its namespace for tc and ip):
         // a cell's leak check costs a few process starts, not a dozen.
-        for (const auto& node : {kServer, kClient}) {
+        for (const auto& node : {server(), client()}) {
             check(node, [&] {
                 std::string left;
                 for (const auto& p : node_processes(node)) {
@@ -242,12 +206,12 @@ class FaultMatrix : public ::testing::TestWithParam<std::tuple<std::string, Faul
                         left += program + " (pid " + std::to_string(p.pid) + ") ";
                 }
                 const std::string dev = shell_quote(kDataIface);
-                const std::string kernel =
-                    ns_exec(node, "sh -c " + shell_quote("tc filter show dev " + dev +
-                                                         " ingress; tc filter show dev " + dev +
-                                                         " egress; tc qdisc show dev " + dev +
-                                                         " | grep clsact; ip -o addr show dev " +
-                                                         dev + " | grep -F 198.18.0."));
+                const std::string kernel = ns_exec(
+                    node, "sh -c " + shell_quote("tc filter show dev " + dev +
+                                                 " ingress; tc filter show dev " + dev +
+                                                 " egress; tc qdisc show dev " + dev +
+                                                 " | grep clsact; ip -o addr show dev " + dev +
+                                                 " | grep -F " + testbed().data_net()));
                 if (!kernel.empty()) left += "tc/addr: " + kernel;
                 const std::string undo = join(undo_files(node));
                 if (!undo.empty()) left += "undo state: " + undo;
@@ -256,20 +220,19 @@ class FaultMatrix : public ::testing::TestWithParam<std::tuple<std::string, Faul
         }
         check("upload dirs", [&] {
             std::string left;
-            for (const auto& d : upload_dirs())
+            for (const auto& d : uploads())
                 if (!uploads_before_.count(d)) left += d + " ";
             return left;
         });
         check("BPF programs", [&] {
             std::string left;
-            for (const int id : our_bpf_programs())
-                if (!bpf_before_.count(id)) left += std::to_string(id) + " ";
+            for (const auto& node : {server(), client()})
+                for (const auto& p : node_bpf_programs(node)) left += node + ": " + p + " ";
             return left;
         });
     }
 
     std::set<std::string> uploads_before_;
-    std::set<int> bpf_before_;
 };
 
 TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
@@ -305,7 +268,7 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
     struct LinkUpAtEnd {  // the testbed as it was, whatever the cell did
         bool armed = false;
         ~LinkUpAtEnd() {
-            if (armed) ns_exec(kClient, "ip link set dev " + kDataIface + " up");
+            if (armed) ns_exec(client(), "ip link set dev " + kDataIface + " up");
         }
     } link_up_at_end{fault == Fault::link_down};
 
@@ -332,24 +295,24 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
             run.signal(SIGKILL);
             break;
         case Fault::ssh_cut: {
-            const auto sshds = session_sshds(testbed_state_dir(), kClient);
+            const auto sshds = session_sshds(testbed_state_dir(), client());
             injected = !sshds.empty();
             for (const pid_t pid : sshds) kill(pid, SIGKILL);
             // Event-driven: B's sshd for the run is gone before the run goes on.
             injected =
                 injected &&
-                wait_until([&] { return session_sshds(testbed_state_dir(), kClient).empty(); },
+                wait_until([&] { return session_sshds(testbed_state_dir(), client()).empty(); },
                            seconds(20));
             break;
         }
         case Fault::server_killed:
-            injected = kill_from_pidfile("/run/np-explain/" + kServer + "/iperf3.pid", "iperf3");
+            injected = kill_from_pidfile("/run/np-explain/" + server() + "/iperf3.pid", "iperf3");
             break;
         case Fault::probe_killed:
-            injected = kill_from_pidfile("/run/np-explain/" + kServer + "/probe.pid", "np-probe");
+            injected = kill_from_pidfile("/run/np-explain/" + server() + "/probe.pid", "np-probe");
             break;
         case Fault::link_down:
-            injected = sh("ip netns exec " + kClient + " ip link set dev " + kDataIface + " down")
+            injected = sh("ip netns exec " + client() + " ip link set dev " + kDataIface + " down")
                            .status == 0;
             break;
         case Fault::disk_full:
@@ -392,7 +355,7 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
         if (at > phase_index(test) && !std::filesystem::exists(run_dir + "/" + file))
             failures += std::string(file) + " missing; ";
     if (fault == Fault::sigkill && at >= phase_index("ping")) {
-        for (const auto& node : {kServer, kClient}) {
+        for (const auto& node : {server(), client()}) {
             const std::string kept = phase == "teardown"
                                          ? "np-explain_trace_" + node + ".json"
                                          : "np-explain_partial-trace_" + node + ".json";

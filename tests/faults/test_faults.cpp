@@ -8,6 +8,7 @@
 // Needs root and the np_testbed fixture (tests/remote/CMakeLists.txt; label testbed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "analysis/format.hpp"
+#include "tests/faults/tables.hpp"
 #include "tests/run/run_helpers.hpp"
 #include "tests/testbed/testbed_environment.hpp"
 
@@ -27,8 +29,13 @@ using nlohmann::json;
 const auto* const kTestbed =
     ::testing::AddGlobalTestEnvironment(new TestbedEnvironment("/run/np-testbed-fault-tests", "0"));
 const std::string& state_dir = testbed_state_dir();
-const std::string kServer = "node1-1";
-const std::string kClient = "node1-2";
+// The nodes of the testbed this scenario was given (tests/testbed/testbed_environment.hpp).
+std::string server() {
+    return testbed().server();
+}
+std::string client() {
+    return testbed().client();
+}
 
 // What the testbed's 100M profile puts on both data ends (scripts/testbed.sh), to restore.
 const std::string kShaper100M =
@@ -56,26 +63,33 @@ struct Scenario {
     std::string detail_mentions{};  // a phrase some expected finding's detail must hold
 };
 
-struct Row {
-    std::string scenario, fault, expected, got;
-    bool pass = false;
-};
-std::vector<Row>& table() {
-    static std::vector<Row> rows;
+std::vector<ScenarioRow>& table() {  // this process's scenarios
+    static std::vector<ScenarioRow> rows;
     return rows;
 }
 
-// Prints the truth table once every scenario ran.
+// Where the running test stands among this binary's tests, in the order they are defined.
+int test_order() {
+    const auto* unit = ::testing::UnitTest::GetInstance();
+    const auto* current = unit->current_test_info();
+    int order = 0;
+    for (int i = 0; i < unit->total_test_suite_count(); ++i) {
+        const auto* suite = unit->GetTestSuite(i);
+        for (int j = 0; j < suite->total_test_count(); ++j, ++order)
+            if (suite->GetTestInfo(j) == current) return order;
+    }
+    return order;
+}
+
+// At the end of the process: under ctest each scenario's row is saved for np_fault_tables;
+// run directly, the truth table of every scenario it ran is printed.
 class TruthTable : public ::testing::Environment {
   public:
     void TearDown() override {
         if (table().empty()) return;
-        np::Table t(
-            {"scenario", "fault injected", "expected", "got (warn/error, then info)", "result"});
-        for (const auto& r : table())
-            t.add_row({r.scenario, r.fault, r.expected, r.got, r.pass ? "pass" : "FAIL"});
-        std::cout << "\nGround-truth fault suite (tests/faults/test_faults.cpp):\n"
-                  << t.render_markdown() << "\n";
+        std::vector<json> rows;
+        for (const auto& r : table()) rows.push_back(to_json(r));
+        if (!save_table_rows("faults", rows)) print_truth_table(table());
     }
 };
 const auto* const kTable = ::testing::AddGlobalTestEnvironment(new TruthTable);
@@ -126,7 +140,7 @@ uint64_t udp_socket_drops(const std::string& trace_path) {
 void run_scenario(const Scenario& s) {
     char tmp[] = "/tmp/np-fault-XXXXXX";
     const std::string dir = mkdtemp(tmp);
-    Row row{s.name, s.fault, joined(s.expect), "", false};
+    ScenarioRow row{test_order(), s.name, s.fault, joined(s.expect), "", false};
     struct Restore {
         const Scenario& s;
         ~Restore() {
@@ -135,21 +149,13 @@ void run_scenario(const Scenario& s) {
     } restore{s};
     for (const auto& [node, command] : s.inject) ASSERT_TRUE(on(node, command)) << command;
 
-    std::vector<std::string> args = {"run",
-                                     kServer,
-                                     kClient,
-                                     "--ssh-config",
-                                     state_dir + "/ssh_config",
-                                     "--params",
-                                     params_with(s.params, dir),
-                                     "--run-dir",
-                                     dir,
-                                     "--ping-count",
-                                     "2",
-                                     "--tcp-duration",
-                                     "3",
-                                     "--udp-duration",
-                                     "3"};
+    std::vector<std::string> args = {
+        "run", server(), client(), "--ssh-config", state_dir + "/ssh_config", "--params",
+        params_with(s.params, dir), "--run-dir", dir, "--ping-count", "2",
+        // 2-s tests: at 100 Mbit/s TCP is within 0.2 % of the
+        // ceiling after 2 s (tests/run/test_run.cpp), and every
+        // fault here shows in the first second.
+        "--tcp-duration", "2", "--udp-duration", "2"};
     args.insert(args.end(), s.args.begin(), s.args.end());
     BackgroundRun run(args);
     const CommandResult r = run.wait(std::chrono::seconds(150));
@@ -179,7 +185,7 @@ void run_scenario(const Scenario& s) {
     // is then a second, real cause. It is accepted only as far as the kernel itself counted it
     // in the receiver's raw trace (read here, not from the findings).
     std::set<std::string> incidental;
-    const uint64_t socket_drops = udp_socket_drops(dir + "/np-explain_trace_" + kServer + ".json");
+    const uint64_t socket_drops = udp_socket_drops(dir + "/np-explain_trace_" + server() + ".json");
     if (socket_drops > 0 && !s.expect.count("LOSS_AT_RECEIVER_SOCKET")) {
         for (const auto& f : c["explain"]["findings"])
             if (f.value("code", "") == "LOSS_AT_RECEIVER_SOCKET")
@@ -188,7 +194,7 @@ void run_scenario(const Scenario& s) {
                         incidental = {"LOSS_AT_RECEIVER_SOCKET", "UDP_LOSS"};
         if (!incidental.empty())
             row.got += fmt::format(" (incidental: {} SOCKET_RCVBUFF in {}'s trace)", socket_drops,
-                                   kServer);
+                                   server());
     }
     for (const auto& code : blamed) {
         const bool ok = s.expect.count(code) || s.allow.count(code) || incidental.count(code);
@@ -213,9 +219,9 @@ std::string drop_object() {
 // The 1G profile on both data ends, modelled as 1 Gbit/s: the 2-core machine's hosts cannot
 // keep up one frame at a time.
 Scenario one_gig(Scenario s) {
-    s.inject.insert(s.inject.begin(), {{kServer, kShaper1G}, {kClient, kShaper1G}});
-    s.restore.push_back({kServer, kShaper100M});
-    s.restore.push_back({kClient, kShaper100M});
+    s.inject.insert(s.inject.begin(), {{server(), kShaper1G}, {client(), kShaper1G}});
+    s.restore.push_back({server(), kShaper100M});
+    s.restore.push_back({client(), kShaper100M});
     s.params["np_link_rate"] = "1G";
     return s;
 }
@@ -238,41 +244,41 @@ TEST(Faults, OfferedLoadAboveTheCeilingIsHeldBackAtTheSender) {
 TEST(Faults, LossAtTheSendersQueue) {
     run_scenario({.name = "loss at the sender's queue",
                   .fault = "client tbf limit 3100 B, UDP -b 1G",
-                  .inject = {{kClient,
+                  .inject = {{client(),
                               "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 "
                               "linklayer ethernet tbf rate 100mbit burst 16kb limit 3100"}},
-                  .restore = {{kClient, kShaper100M}},
+                  .restore = {{client(), kShaper100M}},
                   .args = {"--udp-bandwidth", "1G"},
                   .expect = {"LOSS_AT_SENDER_QDISC", "UDP_LOSS", "OFFERED_ABOVE_CEILING"},
                   // TCP meets the same short queue: its segments are dropped there too.
                   .allow = {"BELOW_CEILING", "RETRANSMITS_CONFIRMED"},
-                  .detail_mentions = "QDISC_DROP on node1-2"});
+                  .detail_mentions = "QDISC_DROP on " + client()});
 }
 
 TEST(Faults, LossAtTheReceiversIngressFilter) {
     run_scenario({.name = "loss at the receiver's ingress",
-                  .fault = "tc ingress BPF on node1-1 drops 1 in 20 UDP datagrams",
-                  .inject = {{kServer, "tc qdisc add dev enp0s25 clsact"},
-                             {kServer, "tc filter add dev enp0s25 ingress prio 2 bpf da obj " +
-                                           drop_object() + " sec tc"}},
-                  .restore = {{kServer, "tc qdisc del dev enp0s25 clsact"}},
+                  .fault = "tc ingress BPF on node A drops 1 in 20 UDP datagrams",
+                  .inject = {{server(), "tc qdisc add dev enp0s25 clsact"},
+                             {server(), "tc filter add dev enp0s25 ingress prio 2 bpf da obj " +
+                                            drop_object() + " sec tc"}},
+                  .restore = {{server(), "tc qdisc del dev enp0s25 clsact"}},
                   .args = {"--udp-bandwidth", "50M"},
                   .expect = {"LOSS_AT_RECEIVER_FILTER", "UDP_LOSS"},
-                  .detail_mentions = "TC_INGRESS on node1-1"});
+                  .detail_mentions = "TC_INGRESS on " + server()});
 }
 
 TEST(Faults, LossAtTheReceiversNicBeforeAnyHook) {
     run_scenario(
         {.name = "loss at the receiver's NIC",
-         .fault = "XDP on node1-1 drops 1 in 20 UDP datagrams",
-         .inject = {{kServer, "ip link set dev enp0s25 xdpdrv obj " + drop_object() + " sec xdp"}},
-         .restore = {{kServer, "ip link set dev enp0s25 xdpdrv off"}},
+         .fault = "XDP on node A drops 1 in 20 UDP datagrams",
+         .inject = {{server(), "ip link set dev enp0s25 xdpdrv obj " + drop_object() + " sec xdp"}},
+         .restore = {{server(), "ip link set dev enp0s25 xdpdrv off"}},
          .args = {"--udp-bandwidth", "50M"},
          .expect = {"LOSS_AT_RECEIVER_NIC", "UDP_LOSS"},
          .detail_mentions = "xdp_drops"});
 }
 
-TEST(Faults, ReceiverSocketOverflow) {
+TEST(FaultsOfCpuBoundHosts, ReceiverSocketOverflow) {
     run_scenario(
         one_gig({.name = "receiver socket overflow",
                  .fault = "1G profile, UDP -b 2G: the receiving iperf3 falls behind",
@@ -283,7 +289,7 @@ TEST(Faults, ReceiverSocketOverflow) {
                  .detail_mentions = "SOCKET_RCVBUFF"}));
 }
 
-TEST(Faults, SpuriousRetransmitsOfHostsThatCannotKeepUp) {
+TEST(FaultsOfCpuBoundHosts, SpuriousRetransmitsOfHostsThatCannotKeepUp) {
     run_scenario(one_gig({.name = "host-limited, spurious retransmits",
                           .fault = "1G profile: two hosts that cannot fill the link",
                           .args = {"--udp-bandwidth", "100M"},
@@ -299,16 +305,18 @@ TEST(Faults, WrongPortIsNamedBeforeAnythingRuns) {
 }
 
 TEST(Faults, TrafficOverTheControlNetworkIsTheWrongInterface) {
+    const std::string a = testbed().data_ip(1), b = testbed().data_ip(2);
+    const std::string b_ctl = testbed().ctl_ip(2);
     run_scenario({.name = "traffic over the control network",
                   .fault = "/32 routes send iperf3 over ctl0",
-                  .inject = {{kServer, "ip addr add 198.18.0.1/24 dev enp0s25"},
-                             {kClient, "ip addr add 198.18.0.2/24 dev enp0s25"},
-                             {kServer, "ip route add 198.19.0.2/32 dev ctl0 src 198.18.0.1"},
-                             {kClient, "ip route add 198.18.0.1/32 dev ctl0"}},
-                  .restore = {{kClient, "ip route del 198.18.0.1/32 dev ctl0"},
-                              {kServer, "ip route del 198.19.0.2/32 dev ctl0"},
-                              {kClient, "ip addr del 198.18.0.2/24 dev enp0s25"},
-                              {kServer, "ip addr del 198.18.0.1/24 dev enp0s25"}},
+                  .inject = {{server(), "ip addr add " + a + "/24 dev enp0s25"},
+                             {client(), "ip addr add " + b + "/24 dev enp0s25"},
+                             {server(), "ip route add " + b_ctl + "/32 dev ctl0 src " + a},
+                             {client(), "ip route add " + a + "/32 dev ctl0"}},
+                  .restore = {{client(), "ip route del " + a + "/32 dev ctl0"},
+                              {server(), "ip route del " + b_ctl + "/32 dev ctl0"},
+                              {client(), "ip addr del " + b + "/24 dev enp0s25"},
+                              {server(), "ip addr del " + a + "/24 dev enp0s25"}},
                   .args = {"--udp-bandwidth", "50M"},
                   .expect = {"WRONG_INTERFACE"},
                   // The control network is not shaped: more than the data link could carry.
@@ -317,13 +325,13 @@ TEST(Faults, TrafficOverTheControlNetworkIsTheWrongInterface) {
 
 TEST(Faults, AFailedToolIsExplainedByWhatItsPacketsMet) {
     run_scenario({.name = "failed tool run",
-                  .fault = "nftables on node1-1 rejects UDP to 5201",
-                  .inject = {{kServer, "nft add table inet npfault"},
-                             {kServer,
+                  .fault = "nftables on node A rejects UDP to 5201",
+                  .inject = {{server(), "nft add table inet npfault"},
+                             {server(),
                               "nft add chain inet npfault input '{ type filter hook input "
                               "priority 0; }'"},
-                             {kServer, "nft add rule inet npfault input udp dport 5201 reject"}},
-                  .restore = {{kServer, "nft delete table inet npfault"}},
+                             {server(), "nft add rule inet npfault input udp dport 5201 reject"}},
+                  .restore = {{server(), "nft delete table inet npfault"}},
                   .args = {"--udp-bandwidth", "50M"},
                   .expect = {"TOOL_ERROR"},
                   .detail_mentions = "NETFILTER_DROP"});
@@ -332,8 +340,8 @@ TEST(Faults, AFailedToolIsExplainedByWhatItsPacketsMet) {
 TEST(Faults, MtuMismatchIsSaidAndCostsNothing) {
     run_scenario({.name = "MTU mismatch",
                   .fault = "client MTU 9000, server 1500",
-                  .inject = {{kClient, "ip link set dev enp0s25 mtu 9000"}},
-                  .restore = {{kClient, "ip link set dev enp0s25 mtu 1500"}},
+                  .inject = {{client(), "ip link set dev enp0s25 mtu 9000"}},
+                  .restore = {{client(), "ip link set dev enp0s25 mtu 1500"}},
                   .args = {"--udp-bandwidth", "50M"},
                   .expect = {"MTU_MISMATCH"}});
 }

@@ -38,6 +38,18 @@ const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
     new np::testing::TestbedEnvironment("/run/np-testbed-remote-tests", NP_TESTBED_SLOW_SHELL));
 const std::string& state_dir = np::testing::testbed_state_dir();
 
+// The testbed's two nodes (its row: tests/testbed/testbed_environment.hpp) and the address
+// `i` on its control segment.
+std::string A() {
+    return np::testing::testbed().server();
+}
+std::string B() {
+    return np::testing::testbed().client();
+}
+std::string ctl(int i) {
+    return np::testing::testbed().ctl_ip(i);
+}
+
 SessionOptions node(const std::string& host) {
     SessionOptions o;
     o.host = host;
@@ -81,8 +93,8 @@ EnvironmentError environment_error(const SessionOptions& o) {
 }
 
 TEST(RemoteSession, ExecKeepsExitStatusStdoutAndStderr) {
-    Session s(node("node1-1"));
-    EXPECT_EQ(s.name(), "node1-1 (root@198.19.0.1:22)");
+    Session s(node(A()));
+    EXPECT_EQ(s.name(), A() + " (root@" + ctl(1) + ":22)");
     const auto r = s.exec("echo out; echo err >&2; exit 3");
     EXPECT_EQ(r.exit_status, 3);
     EXPECT_EQ(r.out, "out\n");
@@ -91,29 +103,29 @@ TEST(RemoteSession, ExecKeepsExitStatusStdoutAndStderr) {
 }
 
 TEST(RemoteSession, CommandsRunInsideTheNodesOwnNetwork) {
-    Session a(node("node1-1"));
-    Session b(node("node1-2"));
-    EXPECT_NE(a.exec("ip -br -4 addr show ctl0").out.find("198.19.0.1/24"), std::string::npos);
-    EXPECT_NE(b.exec("ip -br -4 addr show ctl0").out.find("198.19.0.2/24"), std::string::npos);
+    Session a(node(A()));
+    Session b(node(B()));
+    EXPECT_NE(a.exec("ip -br -4 addr show ctl0").out.find(ctl(1) + "/24"), std::string::npos);
+    EXPECT_NE(b.exec("ip -br -4 addr show ctl0").out.find(ctl(2) + "/24"), std::string::npos);
     EXPECT_EQ(a.exec("cat /sys/class/net/enp0s25/carrier").out, "1\n");
 }
 
 TEST(RemoteSession, CheckNamesTheCommandStatusAndStderr) {
-    Session s(node("node1-1"));
+    Session s(node(A()));
     try {
         s.check("ip link show dev nosuchif0");
         FAIL() << "no throw";
     } catch (const EnvironmentError& e) {
         EXPECT_EQ(e.kind(), Kind::remote);
         const std::string m = e.what();
-        EXPECT_NE(m.find("node1-1"), std::string::npos) << m;
+        EXPECT_NE(m.find(A()), std::string::npos) << m;
         EXPECT_NE(m.find("exited with status 1"), std::string::npos) << m;
         EXPECT_NE(m.find("nosuchif0"), std::string::npos) << m;
     }
 }
 
 TEST(RemoteSession, QuotedArgumentsReachTheRemoteProgramUnchanged) {
-    Session s(node("node1-2"));
+    Session s(node(B()));
     for (const std::string text :
          {"a b", "$(id -u)", "`id`", "it's", "x; echo pwned", "\"q\"", "a\nb", "*", "", "\\"}) {
         EXPECT_EQ(s.exec("printf %s " + shell_quote(text)).out, text);
@@ -130,7 +142,7 @@ Millis command_start(Session& s) {
 }
 
 TEST(RemoteSession, ExecTimeoutIsAnErrorAndStopsTheCommand) {
-    Session s(node("node1-1"));
+    Session s(node(A()));
     // Long enough for the command to have started whatever the shell's start costs, so the
     // timeout hits a running command.
     const Millis timeout = command_start(s) * 3 + Millis(1000);
@@ -155,7 +167,7 @@ TEST(RemoteSession, ExecTimeoutIsAnErrorAndStopsTheCommand) {
 }
 
 TEST(RemoteProcess, StreamsLinesBothWaysAndEndsOnStdinEof) {
-    Session s(node("node1-1"));
+    Session s(node(A()));
     auto p = s.start("while read -r l; do echo \"got $l\"; done; echo bye >&2; exit 7");
     p->write_line("phase tcp");
     EXPECT_EQ(p->read_line(Millis(3000)), "got phase tcp");
@@ -177,7 +189,7 @@ TEST(RemoteProcess, StreamsLinesBothWaysAndEndsOnStdinEof) {
 }
 
 TEST(RemoteProcess, LinesPrintedBeforeExitAreStillReadAfterWait) {
-    Session s(node("node1-2"));
+    Session s(node(B()));
     auto p = s.start("echo one; echo two; printf three");
     EXPECT_EQ(p->wait(Millis(5000)), 0);
     EXPECT_EQ(p->read_line(Millis(100)), "one");
@@ -187,7 +199,7 @@ TEST(RemoteProcess, LinesPrintedBeforeExitAreStillReadAfterWait) {
 }
 
 TEST(RemoteProcess, DroppingARunningProcessEndsItOnTheNode) {
-    Session s(node("node1-1"));
+    Session s(node(A()));
     std::string pid;
     {
         // Ignores stdin, so only the signal the destructor sends after EOF can end it.
@@ -201,7 +213,7 @@ TEST(RemoteProcess, DroppingARunningProcessEndsItOnTheNode) {
 }
 
 TEST(CommandShell, RunsCommandsOneAfterAnotherInOneShell) {
-    Session s(node("node1-2"));
+    Session s(node(B()));
     CommandShell shell(s);
     const auto first = shell.run("echo $$; echo err >&2; exit 4");
     EXPECT_EQ(first.exit_status, 4);
@@ -217,7 +229,7 @@ TEST(CommandShell, RunsCommandsOneAfterAnotherInOneShell) {
 }
 
 TEST(CommandShell, ATimedOutCommandIsStoppedAndTheNextCommandGetsAFreshShell) {
-    Session s(node("node1-1"));
+    Session s(node(A()));
     CommandShell shell(s);
     const std::string pidfile = scratch("shell-timeout.pid", "");
     EXPECT_THROW(shell.run("echo $$ > " + shell_quote(pidfile) + "; exec sleep 300", Millis(500)),
@@ -231,11 +243,13 @@ TEST(CommandShell, ATimedOutCommandIsStoppedAndTheNextCommandGetsAFreshShell) {
 }
 
 TEST(CommandShell, PrivateDirIsMadeByMktempWithMode0700) {
-    Session s(node("node1-2"));
+    Session s(node(B()));
     CommandShell shell(s);
     const std::string dir = shell.make_private_dir();
-    EXPECT_EQ(dir.rfind("/tmp/np-explain.", 0), 0u) << dir;
-    EXPECT_EQ(dir.size(), std::string("/tmp/np-explain.").size() + 10) << dir;
+    // Under the node's own TMPDIR (the testbed's sshd sets it), as mktemp makes it.
+    const std::string prefix = np::testing::testbed().tmpdir(B()) + "/np-explain.";
+    EXPECT_EQ(dir.rfind(prefix, 0), 0u) << dir;
+    EXPECT_EQ(dir.size(), prefix.size() + 10) << dir;
     EXPECT_EQ(shell.run("stat -c %a " + shell_quote(dir)).out, "700\n");
     shell.check("rm -rf " + shell_quote(dir));
 }
@@ -249,7 +263,7 @@ TEST(CommandShell, UploadLandsWithItsModeAndAVerifiedChecksumThroughTheShell) {
     content += "\nexit 0\necho pwned > /tmp/np-upload-leak\n";
     const std::string local_path = scratch("upload.bin", content);
 
-    Session s(node("node1-2"));
+    Session s(node(B()));
     CommandShell shell(s);
     const std::string dir = shell.make_private_dir();
     const std::string remote = shell.upload(local_path, dir, "np-probe", 0700);
@@ -266,7 +280,7 @@ TEST(CommandShell, UploadLandsWithItsModeAndAVerifiedChecksumThroughTheShell) {
 
 TEST(CommandShell, AFailedUploadIsAnErrorAndNoDataIsReadAsCommands) {
     const std::string local_path = scratch("upload-cmds.txt", "touch /tmp/np-upload-leak\n");
-    Session s(node("node1-1"));
+    Session s(node(A()));
     CommandShell shell(s);
     try {
         shell.upload(local_path, "/nonexistent-dir", "f");
@@ -279,7 +293,7 @@ TEST(CommandShell, AFailedUploadIsAnErrorAndNoDataIsReadAsCommands) {
 }
 
 TEST(CommandShell, UploadOfAMissingLocalFileOrABadNameIsBadInput) {
-    Session s(node("node1-2"));
+    Session s(node(B()));
     CommandShell shell(s);
     EXPECT_THROW(shell.upload(state_dir + "/no-such-file", "/tmp", "x"), np::InputError);
     EXPECT_THROW(shell.upload(state_dir + "/ssh_config", "/tmp", "../x"), np::InputError);
@@ -287,14 +301,15 @@ TEST(CommandShell, UploadOfAMissingLocalFileOrABadNameIsBadInput) {
 }
 
 TEST(RemoteHostKey, UnknownKeyIsRefusedWithItsFingerprintAndHowToAccept) {
-    auto o = node("node1-1");
+    auto o = node(A());
     o.known_hosts = scratch("known_hosts.empty", "");
     const auto e = environment_error(o);
     EXPECT_EQ(e.kind(), Kind::host_key);
     const std::string m = e.what();
     // The fingerprint OpenSSH shows for the node's key.
     const std::string fp =
-        sh("ssh-keygen -lf " + state_dir + "/node1-1/ssh_host_ed25519_key.pub | cut -d' ' -f2").out;
+        sh("ssh-keygen -lf " + state_dir + "/" + A() + "/ssh_host_ed25519_key.pub | cut -d' ' -f2")
+            .out;
     ASSERT_EQ(fp.rfind("SHA256:", 0), 0u) << fp;
     EXPECT_NE(m.find(fp.substr(0, fp.size() - 1)), std::string::npos) << m;
     EXPECT_NE(m.find("host key unknown"), std::string::npos) << m;
@@ -303,7 +318,7 @@ TEST(RemoteHostKey, UnknownKeyIsRefusedWithItsFingerprintAndHowToAccept) {
 }
 
 TEST(RemoteHostKey, AcceptNewAddsTheKeyAndStrictModeThenConnects) {
-    auto o = node("node1-2");
+    auto o = node(B());
     o.known_hosts = scratch("known_hosts.accept", "");
     o.host_keys = HostKeyPolicy::accept_new;
     { Session s(o); }
@@ -314,24 +329,24 @@ TEST(RemoteHostKey, AcceptNewAddsTheKeyAndStrictModeThenConnects) {
 }
 
 TEST(RemoteHostKey, ChangedKeyIsRefusedEvenWhenAcceptingNewKeys) {
-    // node1-2's key filed under node1-1's address: what a man in the middle looks like.
+    // Node B's key filed under node A's address: what a man in the middle looks like.
     const std::string other =
-        sh("cut -d' ' -f1,2 " + state_dir + "/node1-2/ssh_host_ed25519_key.pub").out;
-    auto o = node("node1-1");
-    o.known_hosts = scratch("known_hosts.changed", "198.19.0.1 " + other);
+        sh("cut -d' ' -f1,2 " + state_dir + "/" + B() + "/ssh_host_ed25519_key.pub").out;
+    auto o = node(A());
+    o.known_hosts = scratch("known_hosts.changed", ctl(1) + " " + other);
     o.host_keys = HostKeyPolicy::accept_new;
     const auto e = environment_error(o);
     EXPECT_EQ(e.kind(), Kind::host_key);
     const std::string m = e.what();
     EXPECT_NE(m.find("HOST KEY MISMATCH"), std::string::npos) << m;
     EXPECT_NE(m.find("SHA256:"), std::string::npos) << m;
-    EXPECT_NE(m.find("ssh-keygen -R '198.19.0.1' -f " + o.known_hosts), std::string::npos) << m;
+    EXPECT_NE(m.find("ssh-keygen -R '" + ctl(1) + "' -f " + o.known_hosts), std::string::npos) << m;
 }
 
 TEST(RemoteConnect, UnreachableNodeIsAClearErrorWithinTheTimeout) {
-    // 198.19.0.99 is on the testbed's control bridge but nobody has it: ARP goes unanswered.
+    // .99 is on the testbed's control segment but nobody has it: ARP goes unanswered.
     const std::string config =
-        scratch("ssh_config.ghost", "Host ghost\n  HostName 198.19.0.99\n  User root\n");
+        scratch("ssh_config.ghost", "Host ghost\n  HostName " + ctl(99) + "\n  User root\n");
     auto o = node("ghost");
     o.ssh_config = config;
     o.connect_timeout = Millis(1500);
@@ -339,27 +354,28 @@ TEST(RemoteConnect, UnreachableNodeIsAClearErrorWithinTheTimeout) {
     const auto e = environment_error(o);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, Millis(6000));
     EXPECT_EQ(e.kind(), Kind::unreachable);
-    EXPECT_NE(std::string(e.what()).find("ghost (198.19.0.99:22): cannot connect"),
+    EXPECT_NE(std::string(e.what()).find("ghost (" + ctl(99) + ":22): cannot connect"),
               std::string::npos)
         << e.what();
 }
 
 TEST(RemoteConnect, RefusedPortIsAClearError) {
     const std::string config =
-        scratch("ssh_config.port", "Host closed\n  HostName 198.19.0.1\n  Port 2222\n");
+        scratch("ssh_config.port", "Host closed\n  HostName " + ctl(1) + "\n  Port 2222\n");
     auto o = node("closed");
     o.ssh_config = config;
     const auto e = environment_error(o);
     EXPECT_EQ(e.kind(), Kind::unreachable);
-    EXPECT_NE(std::string(e.what()).find("198.19.0.1:2222"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(ctl(1) + ":2222"), std::string::npos) << e.what();
 }
 
 TEST(RemoteConnect, AKeyTheNodeDoesNotKnowIsAnAuthenticationError) {
     sh("rm -f " + state_dir + "/stranger_key*; ssh-keygen -q -t ed25519 -N '' -f " + state_dir +
        "/stranger_key");
-    const std::string config = scratch("ssh_config.stranger",
-                                       "Host stranger\n  HostName 198.19.0.1\n  User root\n"
-                                       "  IdentityFile " +
+    const std::string config =
+        scratch("ssh_config.stranger", "Host stranger\n  HostName " + ctl(1) +
+                                           "\n  User root\n"
+                                           "  IdentityFile " +
                                            state_dir +
                                            "/stranger_key\n"
                                            "  UserKnownHostsFile " +
@@ -373,7 +389,7 @@ TEST(RemoteConnect, AKeyTheNodeDoesNotKnowIsAnAuthenticationError) {
 }
 
 TEST(RemoteConnect, AnUnreadableSshConfigIsBadInput) {
-    auto o = node("node1-1");
+    auto o = node(A());
     o.ssh_config = state_dir + "/no-such-config";
     try {
         Session s(o);
@@ -384,11 +400,11 @@ TEST(RemoteConnect, AnUnreadableSshConfigIsBadInput) {
 }
 
 TEST(RemoteSession, ACutSessionIsAClearErrorNotAHang) {
-    Session s(node("node1-2"));
+    Session s(node(B()));
     auto p = s.start("cat");
     // Each connection is served by a child of the node's sshd: cutting it is the session
     // dropping under us.
-    const std::string children = sh("pgrep -P " + sshd_pid("node1-2")).out;
+    const std::string children = sh("pgrep -P " + sshd_pid(B())).out;
     ASSERT_FALSE(children.empty());
     sh("kill -KILL " + children.substr(0, children.find_last_not_of('\n') + 1));
     const auto t0 = std::chrono::steady_clock::now();
@@ -400,21 +416,21 @@ TEST(RemoteSession, ACutSessionIsAClearErrorNotAHang) {
         FAIL() << "the session still works";
     } catch (const EnvironmentError& e) {
         EXPECT_EQ(e.kind(), Kind::unreachable) << e.what();
-        EXPECT_NE(std::string(e.what()).find("node1-2"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(B()), std::string::npos) << e.what();
     }
     EXPECT_LT(std::chrono::steady_clock::now() - t0, Millis(6000));
 }
 
 TEST(RemoteSession, NothingIsLeftOnTheNodeWhenSessionsClose) {
     {
-        Session s(node("node1-1"));
+        Session s(node(A()));
         auto p = s.start("cat");
         p->write_line("x");
         CommandShell shell(s);
         shell.run("true");
     }
     // Every connection is a child of the node's sshd; none may outlive its Session.
-    const std::string pid = sshd_pid("node1-1");
+    const std::string pid = sshd_pid(A());
     ASSERT_FALSE(pid.empty());
     EXPECT_TRUE(eventually([&] { return sh("pgrep -P " + pid).out.empty(); }))
         << sh("ps -o pid,args --ppid " + pid).out;

@@ -12,40 +12,48 @@ fail() {
 }
 trap 'tb down' EXIT
 
-tb up --profile 100M
+# On a free row (row 1 is left to `run --local`), as the suite's own testbeds are.
+tb up --profile 100M --row auto
+[[ $(<"$state/testbed.conf") =~ ^row=([2-9])\ nodes=2$ ]] || fail "testbed.conf: $(<"$state/testbed.conf")"
+r=${BASH_REMATCH[1]}
+a=node$r-1 b=node$r-2 ctl=198.19.$((r - 1)) data=198.18.$((2 * r - 2)) wrong=198.18.$((2 * r - 1))
+pfx=nptb$r
 ssh_node() { ssh -F "$state/ssh_config" "$@" </dev/null; }
 
-# Each node answers on its own sshd, as root, inside its own namespace.
-[[ $(ssh_node node1-1 'ip -br -4 addr show ctl0') == *198.19.0.1/24* ]] || fail "node1-1 ctl0"
-[[ $(ssh_node node1-2 'ip -br -4 addr show ctl0') == *198.19.0.2/24* ]] || fail "node1-2 ctl0"
-[[ $(ssh_node node1-1 'id -u') == 0 ]] || fail "not root on node1-1"
-ssh_node node1-1 "test -s $(grep -o '/.*omf-image-name' "$state/params.yml")" || fail "marker"
-ssh_node node1-1 'tc qdisc show dev enp0s25' | grep -q 'tbf' || fail "100M profile not applied"
+# Each node answers on its own sshd, as root, inside its own namespace, with a TMPDIR of its own.
+[[ $(ssh_node "$a" 'ip -br -4 addr show ctl0') == *$ctl.1/24* ]] || fail "$a ctl0"
+[[ $(ssh_node "$b" 'ip -br -4 addr show ctl0') == *$ctl.2/24* ]] || fail "$b ctl0"
+[[ $(ssh_node "$a" 'id -u') == 0 ]] || fail "not root on $a"
+[[ $(ssh_node "$a" 'echo $TMPDIR') == "/tmp/np-testbed-row$r/$a" ]] || fail "TMPDIR of $a"
+[[ -d /tmp/np-testbed-row$r/$b ]] || fail "no TMPDIR for $b"
+ssh_node "$a" "test -s $(grep -o '/.*omf-image-name' "$state/params.yml")" || fail "marker"
+ssh_node "$a" 'tc qdisc show dev enp0s25' | grep -q 'tbf' || fail "100M profile not applied"
 
 # enp0s25 is one segment; enp3s0 has carrier on both nodes but they do not share a segment.
-ssh_node node1-1 'ip addr add 198.18.0.1/24 dev enp0s25 && ip addr add 198.18.1.1/24 dev enp3s0'
-ssh_node node1-2 'ip addr add 198.18.0.2/24 dev enp0s25 && ip addr add 198.18.1.2/24 dev enp3s0'
-ssh_node node1-2 'ping -c 1 -W 2 -I enp0s25 198.18.0.1' >/dev/null || fail "data segment"
-[[ $(ssh_node node1-2 'cat /sys/class/net/enp3s0/carrier') == 1 ]] || fail "enp3s0 carrier"
-if ssh_node node1-2 'ping -c 1 -W 1 -I enp3s0 198.18.1.1' >/dev/null; then
+ssh_node "$a" "ip addr add $data.1/24 dev enp0s25 && ip addr add $wrong.1/24 dev enp3s0"
+ssh_node "$b" "ip addr add $data.2/24 dev enp0s25 && ip addr add $wrong.2/24 dev enp3s0"
+ssh_node "$b" "ping -c 1 -W 2 -I enp0s25 $data.1" >/dev/null || fail "data segment"
+[[ $(ssh_node "$b" 'cat /sys/class/net/enp3s0/carrier') == 1 ]] || fail "enp3s0 carrier"
+if ssh_node "$b" "ping -c 1 -W 1 -I enp3s0 $wrong.1" >/dev/null; then
     fail "enp3s0 reached the other node"
 fi
 
 # A host key that is not in known_hosts is refused (StrictHostKeyChecking yes).
 : >"$state/empty_known_hosts"
-if ssh -F "$state/ssh_config" -o UserKnownHostsFile="$state/empty_known_hosts" node1-1 true \
+if ssh -F "$state/ssh_config" -o UserKnownHostsFile="$state/empty_known_hosts" "$a" true \
     </dev/null 2>/dev/null; then
     fail "unknown host key accepted"
 fi
 
 # `up` on top of a running testbed refuses instead of half-building a second one.
-if tb up 2>/dev/null; then fail "second up succeeded"; fi
+if tb up --row auto 2>/dev/null; then fail "second up succeeded"; fi
 
 trap - EXIT
 tb down
 tb down  # safe twice
-ip netns list | grep -Eq '^node1-[12]\b' && fail "namespace left"
-ip -br link | grep -q '^nptb-' && fail "link left"
+ip netns list | grep -Eq "^node$r-[12]\b" && fail "namespace left"
+ip -br link | grep -q "^$pfx-" && fail "link left"
 [[ -e $state ]] && fail "state dir left"
+[[ -e /tmp/np-testbed-row$r ]] && fail "the nodes' TMPDIRs left"
 pgrep -f "sshd -f $state/" >/dev/null && fail "sshd left"
-echo "PASS testbed cycle"
+echo "PASS testbed cycle (row $r)"

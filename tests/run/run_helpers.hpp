@@ -234,11 +234,53 @@ inline std::vector<std::string> undo_files(const std::string& node) {
     return out;
 }
 
-// The private upload dirs np-explain makes on a node (/tmp is shared by the namespaces).
-inline std::set<std::string> upload_dirs() {
+// The private upload dirs np-explain made in these nodes' TMPDIRs (the testbed gives each
+// node its own: Testbed::tmpdir), so another testbed's run is never counted.
+inline std::set<std::string> upload_dirs(const std::vector<std::string>& node_tmpdirs) {
     std::set<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator("/tmp"))
-        if (e.path().filename().string().starts_with("np-explain.")) out.insert(e.path().string());
+    for (const auto& dir : node_tmpdirs) {
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+            if (e.path().filename().string().starts_with("np-explain."))
+                out.insert(e.path().string());
+    }
+    return out;
+}
+
+// BPF programs of the probe (named np_*) that belong to `node`: held open by one of its
+// processes (a prog or link fd: "prog_id:" in /proc/PID/fdinfo) or attached to one of its
+// devices (bpftool net in its namespace). A program of another node's probe is neither; one
+// that is neither any more is being freed by the kernel, not left behind.
+inline std::set<std::string> node_bpf_programs(const std::string& node) {
+    std::set<int> ids;
+    for (const auto& p : node_processes(node)) {
+        std::error_code ec;
+        const std::string fdinfo = "/proc/" + std::to_string(p.pid) + "/fdinfo";
+        for (const auto& e : std::filesystem::directory_iterator(fdinfo, ec)) {
+            std::istringstream in(read_file(e.path()));
+            for (std::string line; std::getline(in, line);)
+                if (line.starts_with("prog_id:")) ids.insert(std::atoi(line.c_str() + 8));
+        }
+    }
+    const auto net = nlohmann::json::parse(
+        sh("{ ip netns exec " + shell_quote(node) + " bpftool -j net show 2>/dev/null; }").out,
+        nullptr, false);
+    if (net.is_array())
+        for (const auto& section : net)
+            for (const auto& [kind, attached] : section.items())
+                if (attached.is_array())
+                    for (const auto& a : attached)
+                        if (a.contains("id") && a["id"].is_number()) ids.insert(a["id"].get<int>());
+    std::set<std::string> out;
+    if (ids.empty()) return out;
+    const auto progs =
+        nlohmann::json::parse(sh("{ bpftool -j prog show 2>/dev/null; }").out, nullptr, false);
+    if (!progs.is_array()) return out;
+    for (const auto& p : progs) {
+        const std::string name = p.value("name", "");
+        if (name.starts_with("np_") && p.contains("id") && ids.count(p["id"].get<int>()))
+            out.insert(std::to_string(p["id"].get<int>()) + " " + name);
+    }
     return out;
 }
 

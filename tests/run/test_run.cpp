@@ -20,8 +20,13 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const std::string kServer = "node1-1";
-const std::string kClient = "node1-2";
+// The nodes of the testbed this test was given (its row: tests/testbed/testbed_environment.hpp).
+std::string server() {
+    return testbed().server();
+}
+std::string client() {
+    return testbed().client();
+}
 const std::string kDataIface = "enp0s25";
 const std::string kWrongIface = "enp3s0";
 // The model at 100 Mbit/s, MTU 1500 (np-explain model --link 100M): TCP with timestamps
@@ -78,7 +83,7 @@ class RunTest : public ::testing::Test {
     void SetUp() override {
         char dir[] = "/tmp/np-run-dir-XXXXXX";
         run_dir_ = mkdtemp(dir);
-        uploads_before_ = upload_dirs();
+        uploads_before_ = uploads();
     }
     void TearDown() override {
         if (HasFailure()) {
@@ -88,12 +93,15 @@ class RunTest : public ::testing::Test {
         }
     }
 
-    std::string ssh_config() const { return state_dir + "/ssh_config"; }
-    std::string params() const { return state_dir + "/params.yml"; }
+    std::string ssh_config() const { return testbed().ssh_config(); }
+    std::string params() const { return testbed().params(); }
+    static std::set<std::string> uploads() {
+        return upload_dirs({testbed().tmpdir(server()), testbed().tmpdir(client())});
+    }
 
-    // `run node1-1 node1-2` with the testbed's ssh_config and params, then `extra`.
+    // `run A B` with the testbed's ssh_config and params, then `extra`.
     std::vector<std::string> run_args(std::vector<std::string> extra) const {
-        std::vector<std::string> args = {"run",          kServer,      kClient,
+        std::vector<std::string> args = {"run",          server(),     client(),
                                          "--ssh-config", ssh_config(), "--params",
                                          params(),       "--run-dir",  run_dir_};
         args.insert(args.end(), extra.begin(), extra.end());
@@ -106,7 +114,7 @@ class RunTest : public ::testing::Test {
     static bool wait_for_tcp_phase(BackgroundRun& run, seconds timeout) {
         return wait_until(
             [&] {
-                return !run.running() || !programs(kClient, "iperf3", [](const NodeProcess& p) {
+                return !run.running() || !programs(client(), "iperf3", [](const NodeProcess& p) {
                                               return is_iperf3_client(p) && !is_udp(p);
                                           }).empty();
             },
@@ -117,7 +125,7 @@ class RunTest : public ::testing::Test {
     // iperf3 (the server at once; a client cut off from its session ends with its test within
     // `client_grace`), no uploaded file, no undo script; the data iface as the testbed made it.
     void expect_nodes_clean(seconds client_grace = seconds(0)) {
-        for (const auto& node : {kServer, kClient}) {
+        for (const auto& node : {server(), client()}) {
             SCOPED_TRACE(node);
             EXPECT_EQ(join(programs(node, "np-probe")), "");
             EXPECT_EQ(join(programs(node, "iperf3", is_iperf3_server)), "");
@@ -129,11 +137,11 @@ class RunTest : public ::testing::Test {
             EXPECT_EQ(ns_exec(node, "tc qdisc show dev " + kDataIface).find("clsact"),
                       std::string::npos);
             EXPECT_EQ(join(undo_files(node)), "");
-            EXPECT_EQ(ns_exec(node, "ip -o addr show dev " + kDataIface).find("198.18.0."),
+            EXPECT_EQ(ns_exec(node, "ip -o addr show dev " + kDataIface).find(testbed().data_net()),
                       std::string::npos);
         }
         std::vector<std::string> left;
-        for (const auto& d : upload_dirs())
+        for (const auto& d : uploads())
             if (!uploads_before_.count(d)) left.push_back(d);
         EXPECT_EQ(join(left), "") << "uploaded dirs left behind";
     }
@@ -184,8 +192,8 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
     const json c = contract();
     ASSERT_TRUE(c.is_object());
     EXPECT_EQ(c["mode"], "np-explain");
-    EXPECT_EQ(c["node1"], kServer);
-    EXPECT_EQ(c["node2"], kClient);
+    EXPECT_EQ(c["node1"], server());
+    EXPECT_EQ(c["node2"], client());
     EXPECT_DOUBLE_EQ(num(c, "link_mbps"), 100);
 
     // TCP within the engine's own line-rate band of the ceiling (1.5 %), and said to be
@@ -230,10 +238,10 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
         ASSERT_EQ(traces[i].value("schema", ""), "np-trace/1");
         EXPECT_EQ(traces[i].value("iface", ""), kDataIface);
     }
-    const json& server = traces[0].value("role", "") == "server" ? traces[0] : traces[1];
-    const json& client = traces[0].value("role", "") == "client" ? traces[0] : traces[1];
-    EXPECT_EQ(server.value("node", ""), kServer);
-    EXPECT_EQ(client.value("node", ""), kClient);
+    const json& server_trace = traces[0].value("role", "") == "server" ? traces[0] : traces[1];
+    const json& client_trace = traces[0].value("role", "") == "client" ? traces[0] : traces[1];
+    EXPECT_EQ(server_trace.value("node", ""), server());
+    EXPECT_EQ(client_trace.value("node", ""), client());
     for (const char* f : {"np-explain_ping.txt", "np-explain_tcp.json", "np-explain_udp.json",
                           "np-explain_findings.json"})
         EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/" + f)) << f;
@@ -258,10 +266,14 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
         double wire_per_unit, payload_per_unit;
     };
     const Check checks[] = {
-        {client, "tcp", "tx", "iperf_tcp", tcp_received, kTcpWirePerSegment, kTcpPayloadPerSegment},
-        {server, "tcp", "rx", "iperf_tcp", tcp_received, kTcpWirePerSegment, kTcpPayloadPerSegment},
-        {client, "udp", "tx", "iperf_udp", udp_sent, kUdpWirePerDatagram, kUdpPayloadPerDatagram},
-        {server, "udp", "rx", "iperf_udp", udp_sent, kUdpWirePerDatagram, kUdpPayloadPerDatagram},
+        {client_trace, "tcp", "tx", "iperf_tcp", tcp_received, kTcpWirePerSegment,
+         kTcpPayloadPerSegment},
+        {server_trace, "tcp", "rx", "iperf_tcp", tcp_received, kTcpWirePerSegment,
+         kTcpPayloadPerSegment},
+        {client_trace, "udp", "tx", "iperf_udp", udp_sent, kUdpWirePerDatagram,
+         kUdpPayloadPerDatagram},
+        {server_trace, "udp", "rx", "iperf_udp", udp_sent, kUdpWirePerDatagram,
+         kUdpPayloadPerDatagram},
     };
     for (const auto& k : checks) {
         SCOPED_TRACE(std::string(k.trace.value("node", "")) + " " + k.phase + " " + k.dir);
@@ -299,7 +311,7 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
 
 TEST_F(RunTest, WrongPortIsNamedInPreflightAndNothingIsLeftConfigured) {
     std::string before[2];
-    const std::string nodes[2] = {kServer, kClient};
+    const std::string nodes[2] = {server(), client()};
     for (int i = 0; i < 2; ++i) before[i] = ns_exec(nodes[i], "ip -j addr show dev " + kWrongIface);
     const CommandResult r = np_explain(run_args({"--iface", kWrongIface}));
     EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
@@ -318,7 +330,7 @@ TEST_F(RunTest, WrongPortIsNamedInPreflightAndNothingIsLeftConfigured) {
     for (int i = 0; i < 2; ++i) {
         SCOPED_TRACE(nodes[i]);
         const std::string after = ns_exec(nodes[i], "ip -j addr show dev " + kWrongIface);
-        EXPECT_EQ(after.find("198.18.0."), std::string::npos) << after;
+        EXPECT_EQ(after.find(testbed().data_net()), std::string::npos) << after;
         EXPECT_EQ(after, before[i]);
     }
     expect_nodes_clean();
@@ -330,7 +342,7 @@ TEST_F(RunTest, ImageNotBootedIsNamedWithTheFixAndNothingIsConfigured) {
     const std::string missing_marker = run_dir_ + "/no-such-marker";
     const std::string file = run_dir_ + "/params.yml";
     std::ofstream(file) << read_file(params()) << "np_image_marker: " << missing_marker << "\n";
-    const std::vector<std::string> args = {"run",          kServer,      kClient,
+    const std::vector<std::string> args = {"run",          server(),     client(),
                                            "--ssh-config", ssh_config(), "--params",
                                            file,           "--run-dir",  run_dir_};
     const CommandResult r = np_explain(args);
@@ -374,16 +386,16 @@ TEST_F(RunTest, MissingDataIfaceIsNamedWithThePortsTheNodeHas) {
 class ControlNetworkRoutes {
   public:
     ControlNetworkRoutes() {
-        ok_ = run(kServer, "ip addr add 198.18.0.1/24 dev " + kDataIface) &&
-              run(kClient, "ip addr add 198.18.0.2/24 dev " + kDataIface) &&
-              run(kServer, "ip route add 198.19.0.2/32 dev ctl0 src 198.18.0.1") &&
-              run(kClient, "ip route add 198.18.0.1/32 dev ctl0");
+        ok_ = run(server(), "ip addr add " + a_ + "/24 dev " + kDataIface) &&
+              run(client(), "ip addr add " + b_ + "/24 dev " + kDataIface) &&
+              run(server(), "ip route add " + b_ctl_ + "/32 dev ctl0 src " + a_) &&
+              run(client(), "ip route add " + a_ + "/32 dev ctl0");
     }
     ~ControlNetworkRoutes() {
-        run(kClient, "ip route del 198.18.0.1/32 dev ctl0");
-        run(kServer, "ip route del 198.19.0.2/32 dev ctl0");
-        run(kClient, "ip addr del 198.18.0.2/24 dev " + kDataIface);
-        run(kServer, "ip addr del 198.18.0.1/24 dev " + kDataIface);
+        run(client(), "ip route del " + a_ + "/32 dev ctl0");
+        run(server(), "ip route del " + b_ctl_ + "/32 dev ctl0");
+        run(client(), "ip addr del " + b_ + "/24 dev " + kDataIface);
+        run(server(), "ip addr del " + a_ + "/24 dev " + kDataIface);
     }
     bool ok() const { return ok_; }
 
@@ -391,6 +403,8 @@ class ControlNetworkRoutes {
     static bool run(const std::string& node, const std::string& command) {
         return sh("ip netns exec " + node + " " + command).status == 0;
     }
+    const std::string a_ = testbed().data_ip(1), b_ = testbed().data_ip(2);
+    const std::string b_ctl_ = testbed().ctl_ip(2);
     bool ok_ = false;
 };
 
@@ -421,7 +435,8 @@ TEST_F(RunTest, TrafficRoutedOverTheControlNetworkIsAWrongInterfaceError) {
         EXPECT_EQ(finding(c, "RUN_INCOMPLETE"), nullptr) << codes(c);
         EXPECT_EQ(finding(c, "TOOL_ERROR"), nullptr) << codes(c);
         // The addresses were there before the run: it leaves them.
-        EXPECT_NE(ns_exec(kClient, "ip -o addr show dev " + kDataIface).find("198.18.0.2/24"),
+        EXPECT_NE(ns_exec(client(), "ip -o addr show dev " + kDataIface)
+                      .find(testbed().data_ip(2) + "/24"),
                   std::string::npos);
     }
     expect_nodes_clean();
@@ -459,24 +474,25 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
 // (With --mode: the run dir's files are named after it, as the tutorial's contracts are.)
 TEST_F(RunTest, ADataIfaceThatWasDownIsLeftDown) {
     struct UpAtEnd {  // the testbed's state, whatever the test's outcome
-        ~UpAtEnd() { ns_exec(kClient, "ip link set dev " + kDataIface + " up"); }
+        ~UpAtEnd() { ns_exec(client(), "ip link set dev " + kDataIface + " up"); }
     } up_at_end;
-    ns_exec(kClient, "ip link set dev " + kDataIface + " down");
+    ns_exec(client(), "ip link set dev " + kDataIface + " down");
     const CommandResult r = np_explain(run_args(
         {"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1", "--mode", "row-1"}));
     EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
     const json c = read_json(run_dir_ + "/np_contract_row-1.json");
     ASSERT_TRUE(c.is_object());
     EXPECT_EQ(c["mode"], "row-1");
-    for (const char* f : {"row-1_tcp.json", "row-1_udp.json", "row-1_ping.txt",
-                          "row-1_trace_node1-1.json", "row-1_trace_node1-2.json"})
+    for (const std::string& f : {std::string("row-1_tcp.json"), std::string("row-1_udp.json"),
+                                 std::string("row-1_ping.txt"), "row-1_trace_" + server() + ".json",
+                                 "row-1_trace_" + client() + ".json"})
         EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/" + f)) << f;
-    const json link = json::parse(ns_exec(kClient, "ip -j link show dev " + kDataIface));
+    const json link = json::parse(ns_exec(client(), "ip -j link show dev " + kDataIface));
     ASSERT_TRUE(link.is_array() && !link.empty());
     for (const auto& flag : link[0]["flags"]) EXPECT_NE(flag, "UP") << link.dump();
-    const json server = json::parse(ns_exec(kServer, "ip -j link show dev " + kDataIface));
+    const json server_link = json::parse(ns_exec(server(), "ip -j link show dev " + kDataIface));
     bool server_up = false;
-    for (const auto& flag : server[0]["flags"]) server_up = server_up || flag == "UP";
+    for (const auto& flag : server_link[0]["flags"]) server_up = server_up || flag == "UP";
     EXPECT_TRUE(server_up) << "node A's port was up before the run";
     expect_nodes_clean();
 }
@@ -522,7 +538,7 @@ TEST_F(RunTest, IperfServerKilledMidRunIsReportedAndBothNodesCleaned) {
     BackgroundRun run(run_args(long_tcp()));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     std::this_thread::sleep_for(milliseconds(1000));
-    const std::string pid_text = read_file("/run/np-explain/" + kServer + "/iperf3.pid");
+    const std::string pid_text = read_file("/run/np-explain/" + server() + "/iperf3.pid");
     const pid_t pid = std::atoi(pid_text.c_str());
     ASSERT_GT(pid, 1) << pid_text;
     const auto argv = cmdline(pid);
@@ -530,7 +546,7 @@ TEST_F(RunTest, IperfServerKilledMidRunIsReportedAndBothNodesCleaned) {
     ASSERT_EQ(basename_of(argv[0]), "iperf3");
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     const CommandResult r = run.wait(seconds(60));
-    expect_partial_results(r, "iperf3 server on " + kServer);
+    expect_partial_results(r, "iperf3 server on " + server());
     EXPECT_EQ(contract()["traces"].size(), 2u) << contract().dump(2);
     expect_nodes_clean();
 }
@@ -542,7 +558,7 @@ TEST_F(RunTest, ProbeKilledMidRunLeavesNoHookBehind) {
         run_args({"--tcp-duration", "3", "--udp-duration", "1", "--ping-count", "1"}));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     std::this_thread::sleep_for(milliseconds(1000));
-    const pid_t pid = std::atoi(read_file("/run/np-explain/" + kServer + "/probe.pid").c_str());
+    const pid_t pid = std::atoi(read_file("/run/np-explain/" + server() + "/probe.pid").c_str());
     ASSERT_GT(pid, 1);
     ASSERT_EQ(basename_of(cmdline(pid).at(0)), "np-probe");
     ASSERT_EQ(kill(pid, SIGKILL), 0);
@@ -552,7 +568,7 @@ TEST_F(RunTest, ProbeKilledMidRunLeavesNoHookBehind) {
     ASSERT_TRUE(c.is_object());
     const json* missing = finding(c, "TRACE_MISSING");
     ASSERT_NE(missing, nullptr) << codes(c);
-    EXPECT_NE(missing->value("title", "").find(kServer), std::string::npos) << missing->dump(2);
+    EXPECT_NE(missing->value("title", "").find(server()), std::string::npos) << missing->dump(2);
     expect_nodes_clean();
 }
 
@@ -560,18 +576,18 @@ TEST_F(RunTest, SshSessionToTheClientCutMidRunIsReportedAndBothNodesCleaned) {
     BackgroundRun run(run_args(long_tcp()));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     std::this_thread::sleep_for(milliseconds(1000));
-    const auto sshds = session_sshds(state_dir, kClient);
+    const auto sshds = session_sshds(state_dir, client());
     ASSERT_FALSE(sshds.empty());
     for (const pid_t pid : sshds) kill(pid, SIGKILL);
     const CommandResult r = run.wait(seconds(60));
-    expect_partial_results(r, kClient);
+    expect_partial_results(r, client());
     // The other node's probe still handed over its trace; the cut one is said to be missing.
     const json c = contract();
     ASSERT_EQ(c["traces"].size(), 1u) << c.dump(2);
-    EXPECT_NE(c["traces"][0].get<std::string>().find(kServer), std::string::npos);
+    EXPECT_NE(c["traces"][0].get<std::string>().find(server()), std::string::npos);
     const json* missing = finding(c, "TRACE_MISSING");
     ASSERT_NE(missing, nullptr) << codes(c);
-    EXPECT_NE(missing->value("title", "").find(kClient), std::string::npos);
+    EXPECT_NE(missing->value("title", "").find(client()), std::string::npos);
     // The run's own sweep cleaned the node from a fresh session: no advice to run teardown.
     EXPECT_EQ(r.err.find("teardown"), std::string::npos) << r.err;
     // The iperf3 client lost its session; it ends with its test (8 s at most).
@@ -582,18 +598,18 @@ TEST_F(RunTest, SshSessionToTheServerCutMidRunIsReportedAndBothNodesCleaned) {
     BackgroundRun run(run_args(long_tcp()));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     std::this_thread::sleep_for(milliseconds(1000));
-    const auto sshds = session_sshds(state_dir, kServer);
+    const auto sshds = session_sshds(state_dir, server());
     ASSERT_FALSE(sshds.empty());
     for (const pid_t pid : sshds) kill(pid, SIGKILL);
     const CommandResult r = run.wait(seconds(60));
-    expect_partial_results(r, kServer);
+    expect_partial_results(r, server());
     // The other node's probe still handed over its trace; the cut one is said to be missing.
     const json c = contract();
     ASSERT_EQ(c["traces"].size(), 1u) << c.dump(2);
-    EXPECT_NE(c["traces"][0].get<std::string>().find(kClient), std::string::npos);
+    EXPECT_NE(c["traces"][0].get<std::string>().find(client()), std::string::npos);
     const json* missing = finding(c, "TRACE_MISSING");
     ASSERT_NE(missing, nullptr) << codes(c);
-    EXPECT_NE(missing->value("title", "").find(kServer), std::string::npos);
+    EXPECT_NE(missing->value("title", "").find(server()), std::string::npos);
     // The run's own sweep cleaned the node from a fresh session: no advice to run teardown.
     EXPECT_EQ(r.err.find("teardown"), std::string::npos) << r.err;
     expect_nodes_clean(seconds(8));
@@ -615,7 +631,7 @@ TEST_F(RunTest, TeardownAfterARunKilledWithSigkillUndoesEverything) {
     EXPECT_EQ(phases.value("current", ""), "tcp");
     EXPECT_EQ(phases["finished"], json({"preflight", "configure", "upload", "probe start", "ping"}))
         << phases.dump();
-    for (const auto& node : {kServer, kClient}) {
+    for (const auto& node : {server(), client()}) {
         const json partial = read_json(run_dir_ + "/np-explain_partial-trace_" + node + ".json");
         ASSERT_TRUE(partial.is_object()) << node;
         EXPECT_EQ(partial.value("schema", ""), "np-partial-trace/1");
@@ -624,9 +640,9 @@ TEST_F(RunTest, TeardownAfterARunKilledWithSigkillUndoesEverything) {
     }
     EXPECT_FALSE(std::filesystem::exists(run_dir_ + "/np-explain_tcp.json"));
     // What the killed run left: its undo scripts and the iperf3 server (its own session).
-    EXPECT_FALSE(undo_files(kServer).empty());
-    EXPECT_FALSE(undo_files(kClient).empty());
-    EXPECT_FALSE(programs(kServer, "iperf3", is_iperf3_server).empty());
+    EXPECT_FALSE(undo_files(server()).empty());
+    EXPECT_FALSE(undo_files(client()).empty());
+    EXPECT_FALSE(programs(server(), "iperf3", is_iperf3_server).empty());
     // The run's own command line with 'teardown' for 'run'.
     std::vector<std::string> args = run_args(long_tcp());
     args.front() = "teardown";
@@ -654,7 +670,7 @@ size_t logins(const std::string& node) {
 }
 
 TEST_F(RunTest, UnknownNodeIsAClearError) {
-    const CommandResult r = np_explain({"run", kServer, "node9-9", "--ssh-config", ssh_config(),
+    const CommandResult r = np_explain({"run", server(), "node9-9", "--ssh-config", ssh_config(),
                                         "--params", params(), "--run-dir", run_dir_});
     EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
     EXPECT_NE((r.out + r.err).find("node9-9"), std::string::npos) << r.out << r.err;
@@ -667,18 +683,18 @@ TEST_F(RunTest, UnknownNodeIsAClearError) {
 }
 
 TEST_F(RunTest, AModeThatIsNotAFileNameIsExit2BeforeConnecting) {
-    const size_t before[2] = {logins(kServer), logins(kClient)};
+    const size_t before[2] = {logins(server()), logins(client())};
     const CommandResult r = np_explain(run_args({"--mode", "../../etc/x"}));
     EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
     EXPECT_NE(r.err.find("--mode"), std::string::npos) << r.err;
-    EXPECT_EQ(logins(kServer), before[0]);
-    EXPECT_EQ(logins(kClient), before[1]);
+    EXPECT_EQ(logins(server()), before[0]);
+    EXPECT_EQ(logins(client()), before[1]);
 }
 
 TEST_F(RunTest, UnreadableParamsFileIsExit2NamingTheFile) {
     const std::string missing = run_dir_ + "/no-such-params.yml";
     const CommandResult r =
-        np_explain({"run", kServer, kClient, "--ssh-config", ssh_config(), "--params", missing});
+        np_explain({"run", server(), client(), "--ssh-config", ssh_config(), "--params", missing});
     EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
     EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
 }
@@ -686,32 +702,32 @@ TEST_F(RunTest, UnreadableParamsFileIsExit2NamingTheFile) {
 TEST_F(RunTest, MalformedParamsAreExit2NamingTheKey) {
     const std::string bad_value = run_dir_ + "/bad-port.yml";
     std::ofstream(bad_value) << read_file(params()) << "np_port: seventy\n";
-    CommandResult r =
-        np_explain({"run", kServer, kClient, "--ssh-config", ssh_config(), "--params", bad_value});
+    CommandResult r = np_explain(
+        {"run", server(), client(), "--ssh-config", ssh_config(), "--params", bad_value});
     EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
     EXPECT_NE(r.err.find("np_port"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(bad_value), std::string::npos) << r.err;
 
     const std::string not_yaml = run_dir_ + "/not-yaml.yml";
     std::ofstream(not_yaml) << "np_data_iface: [enp0s25\nnp_port: 5201\n";
-    r = np_explain({"run", kServer, kClient, "--ssh-config", ssh_config(), "--params", not_yaml});
+    r = np_explain({"run", server(), client(), "--ssh-config", ssh_config(), "--params", not_yaml});
     EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
     EXPECT_NE(r.err.find(not_yaml), std::string::npos) << r.err;
 }
 
 TEST_F(RunTest, IfaceWithShellMetacharactersIsRejectedBeforeAnythingIsSent) {
-    const size_t before[2] = {logins(kServer), logins(kClient)};
+    const size_t before[2] = {logins(server()), logins(client())};
     const CommandResult r = np_explain(run_args({"--iface", "enp0s25;reboot"}));
     EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
     EXPECT_NE(r.err.find("--iface"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("enp0s25;reboot"), std::string::npos) << r.err;
-    EXPECT_EQ(logins(kServer), before[0]);
-    EXPECT_EQ(logins(kClient), before[1]);
+    EXPECT_EQ(logins(server()), before[0]);
+    EXPECT_EQ(logins(client()), before[1]);
     EXPECT_FALSE(std::filesystem::exists(run_dir_ + "/np_contract_np-explain.json"));
 }
 
-// A copy of the testbed's ssh_config whose known_hosts pins node1-1 to `server_line` (none
-// when empty) and keeps node1-2's; returns the ssh_config's path.
+// A copy of the testbed's ssh_config whose known_hosts pins node A to `server_line` (none
+// when empty) and keeps node B's; returns the ssh_config's path.
 std::string ssh_config_with_known_server(const std::string& dir, const std::string& server_line) {
     const std::string known = dir + "/known_hosts";
     const std::string config = dir + "/ssh_config";
@@ -720,7 +736,7 @@ std::string ssh_config_with_known_server(const std::string& dir, const std::stri
         if (!server_line.empty()) k << server_line << "\n";
         std::istringstream orig(read_file(state_dir + "/known_hosts"));
         for (std::string line; std::getline(orig, line);)
-            if (!line.starts_with(kServer + ",")) k << line << "\n";
+            if (!line.starts_with(server() + ",")) k << line << "\n";
     }
     std::ofstream cfg(config);
     std::istringstream orig(read_file(state_dir + "/ssh_config"));
@@ -742,14 +758,14 @@ std::string host_key_fingerprint(const std::string& node) {
 }
 
 TEST_F(RunTest, HostKeyMismatchIsRefusedWithTheFingerprint) {
-    // node1-1 pinned to another key (node1-2's).
-    std::istringstream other(read_file(state_dir + "/" + kClient + "/ssh_host_ed25519_key.pub"));
+    // Node A pinned to another key (node B's).
+    std::istringstream other(read_file(state_dir + "/" + client() + "/ssh_host_ed25519_key.pub"));
     std::string type, key;
     other >> type >> key;
-    const std::string config =
-        ssh_config_with_known_server(run_dir_, kServer + ",198.19.0.1 " + type + " " + key);
-    const std::string fingerprint = host_key_fingerprint(kServer);
-    const std::vector<std::string> args = {"run",          kServer,     kClient,
+    const std::string config = ssh_config_with_known_server(
+        run_dir_, server() + "," + testbed().ctl_ip(1) + " " + type + " " + key);
+    const std::string fingerprint = host_key_fingerprint(server());
+    const std::vector<std::string> args = {"run",          server(),    client(),
                                            "--ssh-config", config,      "--params",
                                            params(),       "--run-dir", run_dir_};
     const CommandResult r = np_explain(args);
@@ -770,8 +786,8 @@ TEST_F(RunTest, HostKeyMismatchIsRefusedWithTheFingerprint) {
 
 TEST_F(RunTest, UnknownHostKeyIsRefusedWithTheFingerprintUnlessNewKeysAreAccepted) {
     const std::string config = ssh_config_with_known_server(run_dir_, "");
-    const std::string fingerprint = host_key_fingerprint(kServer);
-    const std::vector<std::string> args = {"run",    kServer,          kClient,  "--ssh-config",
+    const std::string fingerprint = host_key_fingerprint(server());
+    const std::vector<std::string> args = {"run",    server(),         client(), "--ssh-config",
                                            config,   "--params",       params(), "--run-dir",
                                            run_dir_, "--tcp-duration", "1",      "--udp-duration",
                                            "1",      "--ping-count",   "1"};
@@ -790,7 +806,10 @@ TEST_F(RunTest, UnknownHostKeyIsRefusedWithTheFingerprintUnlessNewKeysAreAccepte
     EXPECT_EQ(ok.exit_status, 0) << ok.out << ok.err;
     const std::string known_after = read_file(run_dir_ + "/known_hosts");
     EXPECT_GT(known_after.size(), known_before.size());
-    EXPECT_NE(sh("ssh-keygen -F 198.19.0.1 -f " + shell_quote(run_dir_ + "/known_hosts")).out, "")
+    EXPECT_NE(
+        sh("ssh-keygen -F " + testbed().ctl_ip(1) + " -f " + shell_quote(run_dir_ + "/known_hosts"))
+            .out,
+        "")
         << known_after;
     expect_nodes_clean();
 }
@@ -799,7 +818,7 @@ TEST_F(RunTest, UnknownHostKeyIsRefusedWithTheFingerprintUnlessNewKeysAreAccepte
 // (np-explain stops only what it started, by PID).
 TEST_F(RunTest, ForeignServerOnThePortIsReportedAndLeftRunning) {
     const std::string pidfile = run_dir_ + "/foreign-iperf3.pid";
-    ASSERT_EQ(sh("ip netns exec " + kServer + " iperf3 -s -p 5201 -D -I " + pidfile).status, 0);
+    ASSERT_EQ(sh("ip netns exec " + server() + " iperf3 -s -p 5201 -D -I " + pidfile).status, 0);
     // iperf3 -D creates the pidfile before it writes the PID into it: wait for the PID.
     pid_t foreign = 0;
     ASSERT_TRUE(wait_until([&] { return (foreign = std::atoi(read_file(pidfile).c_str())) > 1; },
@@ -816,16 +835,16 @@ TEST_F(RunTest, ForeignServerOnThePortIsReportedAndLeftRunning) {
     EXPECT_EQ(kill(foreign, 0), 0) << "the foreign iperf3 was stopped";
     EXPECT_EQ(basename_of(cmdline(foreign).at(0)), "iperf3");
     kill(foreign, SIGTERM);
-    EXPECT_TRUE(wait_until([&] { return programs(kServer, "iperf3").empty(); }, seconds(3)));
+    EXPECT_TRUE(wait_until([&] { return programs(server(), "iperf3").empty(); }, seconds(3)));
     expect_nodes_clean();
 }
 
 TEST_F(RunTest, TeardownOfAnUnreachableNodeSaysSoAndExits3) {
     const CommandResult r =
-        np_explain({"teardown", kServer, "node9-9", "--ssh-config", ssh_config()});
+        np_explain({"teardown", server(), "node9-9", "--ssh-config", ssh_config()});
     EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
     EXPECT_NE(r.out.find("node9-9: not reached"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(kServer + ":"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(server() + ":"), std::string::npos) << r.out;
 }
 
 }  // namespace

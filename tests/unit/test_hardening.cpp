@@ -138,10 +138,29 @@ TEST(TerminalSafe, ControlCharactersAreShownNotActedOn) {
 
 TEST(PrivateDirReply, OnlyExactlyWhatMktempMakesCanReachRmRf) {
     EXPECT_TRUE(remote::is_private_dir_reply("/tmp/np-explain.aB3dE5gH7j"));
-    for (const char* bad :
-         {"/tmp/np-explain.aB3dE5gH7", "/tmp/np-explain.aB3dE5gH7jk", "/tmp/np-explain.../../../",
-          "/tmp/np-explain.aB3dE5gH/j", "/tmp/np-explain.aB3dE5gH7j\n/", "/", "", "/tmp",
-          "/tmp/np-explain.aB3 E5gH7j", "/tmp/np-explainXaB3dE5gH7j", "/tmp/np-explain.*"})
+    // Under the node's TMPDIR (mktemp's own default): a plain absolute path.
+    EXPECT_TRUE(remote::is_private_dir_reply("/tmp/np-testbed-row3/node3-1/np-explain.aB3dE5gH7j"));
+    EXPECT_TRUE(remote::is_private_dir_reply("/var/tmp/user@x_1+y/np-explain.aB3dE5gH7j"));
+    for (const char* bad : {"/tmp/np-explain.aB3dE5gH7",
+                            "/tmp/np-explain.aB3dE5gH7jk",
+                            "/tmp/np-explain.../../../",
+                            "/tmp/np-explain.aB3dE5gH/j",
+                            "/tmp/np-explain.aB3dE5gH7j\n/",
+                            "/",
+                            "",
+                            "/tmp",
+                            "/tmp/np-explain.aB3 E5gH7j",
+                            "/tmp/np-explainXaB3dE5gH7j",
+                            "/tmp/np-explain.*",
+                            "tmp/np-explain.aB3dE5gH7j",
+                            "np-explain.aB3dE5gH7j",
+                            "/tmp/../np-explain.aB3dE5gH7j",
+                            "/tmp/./np-explain.aB3dE5gH7j",
+                            "/tmp//np-explain.aB3dE5gH7j",
+                            "/a b/np-explain.aB3dE5gH7j",
+                            "/tmp\n/np-explain.aB3dE5gH7j",
+                            "/$HOME/np-explain.aB3dE5gH7j",
+                            "/tmp/*/np-explain.aB3dE5gH7j"})
         EXPECT_FALSE(remote::is_private_dir_reply(bad)) << bad;
     EXPECT_FALSE(remote::is_private_dir_reply(std::string_view("/tmp/np-explain.aB3dE5gH7\0", 26)));
 }

@@ -1,50 +1,112 @@
 #!/usr/bin/env bash
-# The whole test suite: set up and build; run each reader's libFuzzer target for a short time
-# (10 s each here, 15 s by itself; NP_FUZZ_SECONDS=0 skips); then every test registered in
-# CTest, split over two builds so that none runs twice for nothing:
-#   build/      (the product, as shipped): the unit and CLI tests, the BPF probe in the running
-#               kernel, the report in headless Chromium (root needed), the man pages and
+# The whole test suite, in two builds so that nothing runs twice for nothing:
+#   build/      (the product, as shipped: g++): the unit and CLI tests, the BPF probe in the
+#               running kernel, the report in headless Chromium (root needed), the man pages and
 #               completion against --help, the Debian package built, extracted and run, the
 #               bench's smoke run, and `run --local` (the main job) end to end;
-#   build-san/  (ASan+UBSan, -DNP_SANITIZE=ON; NP_SANITIZE_TESTS=0 leaves it out and runs the
-#               testbed tests in build/ instead): the unit, CLI and kernel tests again, and every
-#               testbed test — `run` over SSH, the fault suite and the fault matrix, the
-#               tutorial's three modes and its fan-out — with the sanitized np-explain and
-#               np-probe. Any report fails the suite; each sanitized process logs it to
+#   build-san/  (clang with ASan+UBSan, -DNP_SANITIZE=ON; NP_SANITIZE_TESTS=0 leaves it out and
+#               runs the testbed tests in build/ instead): each reader's libFuzzer target for a
+#               short time (10 s each here, 15 s by itself; NP_FUZZ_SECONDS=0 skips), then the
+#               unit, CLI and kernel tests again and every testbed test — `run` over SSH, the
+#               fault suite and the fault matrix, the tutorial's three modes and its fan-out —
+#               with the sanitized np-explain and np-probe, on NP_TESTBED_SLOTS testbeds at once
+#               (tests/testbed). Any report fails the suite; each sanitized process logs it to
 #               build-san/sanitizer.* (a probe on a testbed node too: src/probe/np_probe_main.cpp).
-# Extra arguments go to both ctest runs.
+# At the end it prints how long each phase took and the slowest tests of each CTest run
+# (docs/performance.md keeps a table of clean-clone runs). Extra arguments go to every ctest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-if [ "${NP_FUZZ_SECONDS:-10}" != 0 ]; then
-  export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
-  bash scripts/fuzz.sh
-fi
 jobs=$(nproc)
-if [ "${NP_SANITIZE_TESTS:-1}" = 0 ]; then
-  (cd build && ctest --output-on-failure -j"$jobs" "$@")
-  exit
-fi
-[ -f build-san/CMakeCache.txt ] ||
-  cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DNP_SANITIZE=ON >/dev/null
-cmake --build build-san -j"${NP_BUILD_JOBS:-$jobs}"
+t_start=$SECONDS
+phases=()   # "name<TAB>seconds"
+slowest=()  # lines of the summary: each CTest run's slowest five tests
+summary() {
+    local status=$? p
+    echo
+    echo "test.sh: $(((SECONDS - t_start) / 60)) min $(((SECONDS - t_start) % 60)) s in all (exit $status)"
+    for p in "${phases[@]}"; do printf '  %-34s %5s s\n' "${p%%	*}" "${p##*	}"; done
+    for p in "${slowest[@]}"; do echo "$p"; done
+}
+trap summary EXIT
+# phase NAME COMMAND...: runs it and keeps its wall time for the summary.
+phase() {
+    local name=$1 t0=$SECONDS status=0
+    shift
+    "$@" || status=$?
+    phases+=("$name	$((SECONDS - t0))")
+    return $status
+}
+# ctest_run NAME DIR ARGS...: a CTest run, timed, whose slowest five tests go into the summary.
+ctest_run() {
+    local name=$1 dir=$2 log t0=$SECONDS status
+    shift 2
+    mkdir -p "$dir/Testing"
+    log=$dir/Testing/test-sh-$name.log
+    set +e
+    (cd "$dir" && ctest --output-on-failure "$@") 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+    set -e
+    phases+=("ctest: $name	$((SECONDS - t0))")
+    slowest+=("  slowest of ctest $name:")
+    mapfile -t -O "${#slowest[@]}" slowest < <(
+        grep -E 'Test +#[0-9]+: .* sec$' "$log" |
+            sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*[^0-9.]([0-9.]+) sec$/\2 \1/' |
+            sort -rn | head -n 5 | awk '{printf "    %7.1f s  %s\n", $1, $2}')
+    return "$status"
+}
 
-# Tests that share the testbed, the kernel or the package dir are RUN_SERIAL; the rest run in
-# parallel, one per core.
-(cd build && ctest --output-on-failure -j"$jobs" -LE testbed "$@")
-(cd build && ctest --output-on-failure -R '^run\.local_1g$' "$@")
+if [ "${NP_SANITIZE_TESTS:-1}" = 0 ]; then
+    phase "packages (apt, when missing)" bash scripts/setup.sh --packages
+    phase "build: product (g++), testbed tests too" env NP_CMAKE_ARGS=-DNP_TESTBED_TESTS=ON \
+        bash scripts/setup.sh
+    ctest_run product build -LE testbed -j"$jobs" "$@"
+    ctest_run product-testbeds build -L testbed \
+        -j"$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build/CMakeCache.txt)" "$@"
+    exit
+fi
+# What the build needs first; the rest (iperf3, Chromium, Ansible, the notebook's kernel, …)
+# installs while the product builds, which waits on the CPU rather than on the network.
+phase "packages: the build's (apt, when missing)" bash scripts/setup.sh --packages build
+mkdir -p build
+bash scripts/setup.sh --packages >build/test-sh-packages.log 2>&1 &
+packages_pid=$!
+t_packages=$SECONDS
+phase "build: product (g++)" env NP_SETUP_PACKAGES=none bash scripts/setup.sh
+if ! wait "$packages_pid"; then
+    cat build/test-sh-packages.log >&2
+    exit 3
+fi
+phases+=("packages: the rest, during the build	$((SECONDS - t_packages))")
+phase "build: sanitized + fuzz (clang)" bash scripts/setup.sh --sanitized
+export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
+if [ "$NP_FUZZ_SECONDS" != 0 ]; then
+    phase "fuzz: every target, ${NP_FUZZ_SECONDS} s each" bash scripts/fuzz.sh
+fi
+
+# The product's tests that are not about the testbed (those run sanitized below), and `run
+# --local`, the main job, as shipped.
+ctest_run product build -j"$jobs" -LE testbed "$@"
+ctest_run product-run-local build -R '^run\.local_1g$' "$@"
 
 rm -f build-san/sanitizer.*
 export ASAN_OPTIONS="log_path=$PWD/build-san/sanitizer:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_on_error=1"
 status=0
-(cd build-san && ctest --output-on-failure -j"$jobs" -LE 'browser|package' \
-  -E '^(docs|bench)\.' "$@") || status=$?
+# First what keeps the CPUs busy (unit, CLI and kernel tests), then the testbed tests, which
+# spend most of their time waiting for their fixed-length tests and the nodes' shells: one per
+# testbed slot at a time (tests/testbed), with nothing CPU-bound beside them to slow the
+# measurements they explain.
+ctest_run sanitized build-san -j"$jobs" -LE testbed "$@" || status=$?
+ctest_run sanitized-testbeds build-san -L testbed \
+    -j"$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)" "$@" || status=$?
 unset ASAN_OPTIONS UBSAN_OPTIONS
+if [ -x build-san/tests/faults/np_fault_tables ]; then
+    build-san/tests/faults/np_fault_tables || true
+fi
 if compgen -G "build-san/sanitizer.*" >/dev/null; then
-  echo "sanitizers: reports in build-san/sanitizer.*" >&2
-  head -n 60 build-san/sanitizer.* >&2
-  exit 1
+    echo "sanitizers: reports in build-san/sanitizer.*" >&2
+    head -n 60 build-san/sanitizer.* >&2
+    exit 1
 fi
 [ "$status" = 0 ] || exit "$status"
 echo "sanitizers: the unit, CLI, kernel and testbed tests ran clean under ASan+UBSan (build-san/)"

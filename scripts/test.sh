@@ -20,8 +20,10 @@ jobs=$(nproc)
 t_start=$SECONDS
 phases=()   # "name<TAB>seconds"
 slowest=()  # lines of the summary: each CTest run's slowest five tests
+build_pid=""
 summary() {
     local status=$? p
+    if [ -n "$build_pid" ]; then kill -- "-$build_pid" 2>/dev/null || true; fi
     echo
     echo "test.sh: $(((SECONDS - t_start) / 60)) min $(((SECONDS - t_start) % 60)) s in all (exit $status)"
     for p in "${phases[@]}"; do printf '  %-34s %5s s\n' "${p%%	*}" "${p##*	}"; done
@@ -64,42 +66,61 @@ if [ "${NP_SANITIZE_TESTS:-1}" = 0 ]; then
         -j"$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build/CMakeCache.txt)" "$@"
     exit
 fi
-# What the build needs first; the rest (iperf3, Chromium, Ansible, the notebook's kernel, …)
-# installs while the product builds, which waits on the CPU rather than on the network.
+# What the builds need first; the rest (iperf3, Chromium, Ansible, the notebook's kernel, …)
+# installs during the sanitized build, which waits on the CPU rather than on the network.
 phase "packages: the build's (apt, when missing)" bash scripts/setup.sh --packages build
-mkdir -p build
-bash scripts/setup.sh --packages >build/test-sh-packages.log 2>&1 &
+mkdir -p build build-san
+bash scripts/setup.sh --packages >build-san/test-sh-packages.log 2>&1 &
 packages_pid=$!
 t_packages=$SECONDS
-phase "build: product (g++)" env NP_SETUP_PACKAGES=none bash scripts/setup.sh
+phase "build: sanitized + fuzz (clang)" env NP_SETUP_PACKAGES=none bash scripts/setup.sh --sanitized
 if ! wait "$packages_pid"; then
-    cat build/test-sh-packages.log >&2
+    cat build-san/test-sh-packages.log >&2
     exit 3
 fi
-phases+=("packages: the rest, during the build	$((SECONDS - t_packages))")
-phase "build: sanitized + fuzz (clang)" bash scripts/setup.sh --sanitized
-export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
-if [ "$NP_FUZZ_SECONDS" != 0 ]; then
-    phase "fuzz: every target, ${NP_FUZZ_SECONDS} s each" bash scripts/fuzz.sh
-fi
-
-# The product's tests that are not about the testbed (those run sanitized below), and `run
-# --local`, the main job, as shipped.
-ctest_run product build -j"$jobs" -LE testbed "$@"
-ctest_run product-run-local build -R '^run\.local_1g$' "$@"
+phases+=("packages: the rest, during that build	$((SECONDS - t_packages))")
 
 rm -f build-san/sanitizer.*
 export ASAN_OPTIONS="log_path=$PWD/build-san/sanitizer:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_on_error=1"
 status=0
-# First what keeps the CPUs busy (unit, CLI and kernel tests), then the testbed tests, which
-# spend most of their time waiting for their fixed-length tests and the nodes' shells: one per
-# testbed slot at a time (tests/testbed), with nothing CPU-bound beside them to slow the
-# measurements they explain.
-ctest_run sanitized build-san -j"$jobs" -LE testbed "$@" || status=$?
+# The testbed tests spend most of their time waiting for their fixed-length tests and the
+# nodes' shells: one per testbed slot at a time (tests/testbed), and meanwhile the product
+# builds at idle priority (SCHED_IDLE, idle I/O class) in what CPU they leave, so it never
+# slows the measurements they explain; what is left of that build finishes after them.
+# (setsid: its own process group, which the summary stops if the suite ends first.)
+setsid env -u ASAN_OPTIONS -u UBSAN_OPTIONS NP_SETUP_PACKAGES=none chrt --idle 0 ionice -c 3 \
+    bash scripts/setup.sh >build/test-sh-build.log 2>&1 &
+build_pid=$!
+t_build=$SECONDS
 ctest_run sanitized-testbeds build-san -L testbed \
     -j"$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)" "$@" || status=$?
+t_rest=$SECONDS
+build_status=0
+wait "$build_pid" || build_status=$?
+build_pid=""
+if [ "$build_status" != 0 ]; then
+    tail -n 80 build/test-sh-build.log >&2
+    echo "test.sh: the product's build failed (build/test-sh-build.log)" >&2
+    exit 1
+fi
+phases+=("build: product (g++), beside the testbeds	$((SECONDS - t_build))")
+phases+=("  of which after them	$((SECONDS - t_rest))")
+
+export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
+if [ "$NP_FUZZ_SECONDS" != 0 ]; then
+    phase "fuzz: every target, ${NP_FUZZ_SECONDS} s each" \
+        env -u ASAN_OPTIONS -u UBSAN_OPTIONS bash scripts/fuzz.sh || status=$?
+fi
+# The unit, CLI and kernel tests, sanitized.
+ctest_run sanitized build-san -j"$jobs" -LE testbed "$@" || status=$?
 unset ASAN_OPTIONS UBSAN_OPTIONS
+
+# The product's tests that are not about the testbed (those ran sanitized above), and `run
+# --local`, the main job, as shipped.
+ctest_run product build -j"$jobs" -LE testbed "$@" || status=$?
+ctest_run product-run-local build -R '^run\.local_1g$' "$@" || status=$?
+
 if [ -x build-san/tests/faults/np_fault_tables ]; then
     build-san/tests/faults/np_fault_tables || true
 fi

@@ -87,7 +87,7 @@ status=0
 # The testbed tests spend most of their time waiting for their fixed-length tests and the
 # nodes' shells: one per testbed slot at a time (tests/testbed), and meanwhile the product
 # builds at idle priority (SCHED_IDLE, idle I/O class) in what CPU they leave, so it never
-# slows the measurements they explain; what is left of that build finishes after them.
+# slows the measurements they explain; it goes on beside the fuzz runs and the sanitized tests.
 # (setsid: its own process group, which the summary stops if the suite ends first.)
 setsid env -u ASAN_OPTIONS -u UBSAN_OPTIONS NP_SETUP_PACKAGES=none chrt --idle 0 ionice -c 3 \
     bash scripts/setup.sh >build/test-sh-build.log 2>&1 &
@@ -95,18 +95,6 @@ build_pid=$!
 t_build=$SECONDS
 ctest_run sanitized-testbeds build-san -L testbed \
     -j"$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)" "$@" || status=$?
-t_rest=$SECONDS
-build_status=0
-wait "$build_pid" || build_status=$?
-build_pid=""
-if [ "$build_status" != 0 ]; then
-    tail -n 80 build/test-sh-build.log >&2
-    echo "test.sh: the product's build failed (build/test-sh-build.log)" >&2
-    exit 1
-fi
-phases+=("build: product (g++), beside the testbeds	$((SECONDS - t_build))")
-phases+=("  of which after them	$((SECONDS - t_rest))")
-
 export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
 if [ "$NP_FUZZ_SECONDS" != 0 ]; then
     phase "fuzz: every target, ${NP_FUZZ_SECONDS} s each" \
@@ -115,6 +103,19 @@ fi
 # The unit, CLI and kernel tests, sanitized.
 ctest_run sanitized build-san -j"$jobs" -LE testbed "$@" || status=$?
 unset ASAN_OPTIONS UBSAN_OPTIONS
+# The product build, waited for only now: the fuzz runs and the sanitized tests above have the
+# CPU first, the build what they leave (the kernel tests, for one, run one at a time).
+t_wait=$SECONDS
+build_status=0
+wait "$build_pid" || build_status=$?
+build_pid=""
+if [ "$build_status" != 0 ]; then
+    tail -n 80 build/test-sh-build.log >&2
+    echo "test.sh: the product's build failed (build/test-sh-build.log)" >&2
+    exit 1
+fi
+phases+=("build: product (g++), at idle priority	$((SECONDS - t_build))")
+phases+=("  of which waited for	$((SECONDS - t_wait))")
 
 # The product's tests that are not about the testbed (those ran sanitized above), and `run
 # --local`, the main job, as shipped.

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -70,6 +72,21 @@ std::string sshd_pid(const std::string& node) {
     std::string pid;
     in >> pid;
     return pid;
+}
+
+// The node's sshd's children: one per connection. A test judges only the ones its own sessions
+// made (those not there before it), never a connection another client still holds open.
+std::set<std::string> sshd_children(const std::string& node) {
+    std::set<std::string> pids;
+    std::istringstream in(sh("pgrep -P " + sshd_pid(node)).out);
+    for (std::string pid; in >> pid;) pids.insert(pid);
+    return pids;
+}
+std::set<std::string> new_sshd_children(const std::string& node,
+                                        const std::set<std::string>& before) {
+    std::set<std::string> now = sshd_children(node);
+    for (const auto& pid : before) now.erase(pid);
+    return now;
 }
 
 template <typename F>
@@ -400,13 +417,14 @@ TEST(RemoteConnect, AnUnreadableSshConfigIsBadInput) {
 }
 
 TEST(RemoteSession, ACutSessionIsAClearErrorNotAHang) {
+    const std::set<std::string> before = sshd_children(B());
     Session s(node(B()));
     auto p = s.start("cat");
-    // Each connection is served by a child of the node's sshd: cutting it is the session
-    // dropping under us.
-    const std::string children = sh("pgrep -P " + sshd_pid(B())).out;
-    ASSERT_FALSE(children.empty());
-    sh("kill -KILL " + children.substr(0, children.find_last_not_of('\n') + 1));
+    // Each connection is served by a child of the node's sshd: cutting this session's is the
+    // session dropping under us.
+    const std::set<std::string> ours = new_sshd_children(B(), before);
+    ASSERT_FALSE(ours.empty());
+    for (const auto& pid : ours) sh("kill -KILL " + pid);
     const auto t0 = std::chrono::steady_clock::now();
     try {
         p->write_line("x");
@@ -422,6 +440,7 @@ TEST(RemoteSession, ACutSessionIsAClearErrorNotAHang) {
 }
 
 TEST(RemoteSession, NothingIsLeftOnTheNodeWhenSessionsClose) {
+    const std::set<std::string> before = sshd_children(A());
     {
         Session s(node(A()));
         auto p = s.start("cat");
@@ -429,10 +448,11 @@ TEST(RemoteSession, NothingIsLeftOnTheNodeWhenSessionsClose) {
         CommandShell shell(s);
         shell.run("true");
     }
-    // Every connection is a child of the node's sshd; none may outlive its Session.
+    // Every connection is a child of the node's sshd; none of this test's may outlive its
+    // Session.
     const std::string pid = sshd_pid(A());
     ASSERT_FALSE(pid.empty());
-    EXPECT_TRUE(eventually([&] { return sh("pgrep -P " + pid).out.empty(); }))
+    EXPECT_TRUE(eventually([&] { return new_sshd_children(A(), before).empty(); }))
         << sh("ps -o pid,args --ppid " + pid).out;
 }
 

@@ -24,8 +24,19 @@ else
 fi
 work=$(mktemp -d /tmp/np-tutorial-test.XXXXXX)
 bg_pid=""
+# The SSH connections this test's Ansible and scripts keep open (ControlPersist) in DIR's
+# control sockets, closed, so that none outlives the test on a node the next test judges.
+close_masters() {
+    local sock
+    for sock in "$1"/*; do
+        [[ -S $sock ]] && ssh -o "ControlPath=$sock" -O exit x >/dev/null 2>&1 || true
+    done
+}
+# Ansible's control sockets in this test's own dir, not in ~/.ansible/cp.
+export ANSIBLE_SSH_CONTROL_PATH_DIR=$work/ansible-cp
 cleanup() {
     if [[ -n $bg_pid ]]; then kill -KILL "$bg_pid" 2>/dev/null || true; fi
+    close_masters "$ANSIBLE_SSH_CONTROL_PATH_DIR"
     # Whatever the test did, the nodes are handed back clean for the next test.
     for n in "${nodes[@]}"; do
         ssh -F "$state/ssh_config" "root@$n" sh -s -- teardown "$n" enp0s25 \
@@ -158,7 +169,10 @@ teardown_after_kill)
     wait "$bg_pid" 2>/dev/null || true
     bg_pid=""
     for d in /tmp/network-performance-ssh.*; do
-        [[ -d $d ]] && ! grep -qxF "$d" <<<"$ssh_dirs_before" && rm -rf -- "$d"
+        if [[ -d $d ]] && ! grep -qxF "$d" <<<"$ssh_dirs_before"; then
+            close_masters "$d"
+            rm -rf -- "$d"
+        fi
     done
     for n in "${nodes[@]}"; do
         [[ -n $(ip netns exec "$n" tc filter show dev enp0s25 ingress) ]] || fail "nothing was left on $n: the kill came too late to test teardown"

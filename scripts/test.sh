@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite, in two builds so that nothing runs twice for nothing:
-#   build/      (the product, as shipped: g++): the unit and CLI tests, the BPF probe in the
-#               running kernel, the report in headless Chromium (root needed), the man pages and
-#               completion against --help, the Debian package built, extracted and run, the
-#               bench's smoke run, and `run --local` (the main job) end to end;
-#   build-san/  (clang with ASan+UBSan, -DNP_SANITIZE=ON; NP_SANITIZE_TESTS=0 leaves it out and
-#               runs the testbed tests in build/ instead): each reader's libFuzzer target for a
-#               short time (10 s each here, 15 s by itself; NP_FUZZ_SECONDS=0 skips), then the
-#               unit, CLI and kernel tests again and every testbed test — `run` over SSH, the
-#               fault suite and the fault matrix, the tutorial's three modes and its fan-out —
-#               with the sanitized np-explain and np-probe, on NP_TESTBED_SLOTS testbeds at once
-#               (tests/testbed). Any report fails the suite; each sanitized process logs it to
-#               build-san/sanitizer.* (a probe on a testbed node too: src/probe/np_probe_main.cpp).
+#   build-san/  (clang with ASan+UBSan, -DNP_SANITIZE=ON) first: every testbed test — `run` over
+#               SSH, the fault suite and the fault matrix, the tutorial's three modes and its
+#               fan-out, `run --local` — with the sanitized np-explain and np-probe, on
+#               NP_TESTBED_SLOTS testbeds at once (tests/testbed); each reader's libFuzzer
+#               target for a short time (10 s each here, 15 s by itself; NP_FUZZ_SECONDS=0
+#               skips); the unit, CLI and kernel tests. Any report fails the suite; each
+#               sanitized process logs it to build-san/sanitizer.* (a probe on a testbed node
+#               too: src/probe/np_probe_main.cpp).
+#   build/      (the product, as shipped: g++), built at idle priority while the testbed tests
+#               run: the unit and CLI tests, the BPF probe in the running kernel, the report in
+#               headless Chromium (root needed), the man pages and completion against --help,
+#               the Debian package built, extracted and run, the bench's smoke run, and `run
+#               --local` (the main job) end to end.
+# NP_SANITIZE_TESTS=0 leaves build-san/ out and runs the testbed tests in build/ instead.
 # At the end it prints how long each phase took and the slowest tests of each CTest run
 # (docs/performance.md keeps a table of clean-clone runs). Extra arguments go to every ctest run.
 set -euo pipefail
@@ -86,10 +88,10 @@ export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_
 status=0
 # The testbed tests spend most of their time waiting for their fixed-length tests and the
 # nodes' shells: one per testbed slot at a time (tests/testbed), and meanwhile the product
-# builds at idle priority (SCHED_IDLE, idle I/O class) in what CPU they leave, so it never
+# builds at idle priority (SCHED_IDLE) in what CPU they leave, so it never
 # slows the measurements they explain; it goes on beside the fuzz runs and the sanitized tests.
 # (setsid: its own process group, which the summary stops if the suite ends first.)
-setsid env -u ASAN_OPTIONS -u UBSAN_OPTIONS NP_SETUP_PACKAGES=none chrt --idle 0 ionice -c 3 \
+setsid env -u ASAN_OPTIONS -u UBSAN_OPTIONS NP_SETUP_PACKAGES=none chrt --idle 0 \
     bash scripts/setup.sh >build/test-sh-build.log 2>&1 &
 build_pid=$!
 t_build=$SECONDS

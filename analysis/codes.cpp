@@ -8,8 +8,8 @@ namespace np {
 namespace {
 
 // Verdict-deciding findings that a test cannot also be "below the ceiling" with.
-const std::vector<std::string_view> kBelowCeiling = {"BELOW_CEILING", "HOST_LIMITED",
-                                                     "BELOW_CEILING_NEEDS_TRACE"};
+const std::vector<std::string_view> kBelowCeiling = {
+    "BELOW_CEILING", "HOST_LIMITED", "LIMIT_NOT_LOCATED", "BELOW_CEILING_NEEDS_TRACE"};
 
 std::vector<std::string_view> plus(std::vector<std::string_view> a,
                                    std::initializer_list<std::string_view> b) {
@@ -47,6 +47,16 @@ const std::vector<FindingCode>& finding_codes() {
          "more than the wire can carry: the link is faster than the rate given, or the figure "
          "counts bytes still in buffers (info for a sender-side figure)",
          {}},
+        {"LINK_SHARED", S::warn, "link shared",
+         "below the ceiling on a link that was full with other traffic beside the test (at "
+         "least 95 % of its rate on a data NIC, 2 % or more not the test's): the test's share, "
+         "not the link's capacity",
+         plus(kBelowCeiling, {"SENDER_LIMITED"})},
+        {"REVERSE_PATH_LIMITED", S::warn, "reverse path",
+         "TCP below the ceiling while its ACKs were held back on the way to the sender: the "
+         "receiver's egress shaper full (90 % of its rate or more) or ACKs dropped there; with "
+         "the RTT under load against ping's",
+         kBelowCeiling},
         {"SENDER_LIMITED", S::warn, "sender-limited",
          "UDP sent under 97 % of the offered rate although the offered load fits the link",
          kBelowCeiling},
@@ -65,9 +75,15 @@ const std::vector<FindingCode>& finding_codes() {
         {"HOST_LIMITED",
          S::warn,
          "host-limited",
-         "below the ceiling because a host set the pace: TCP with no loss anywhere on the "
-         "path (traces of both NICs), or a UDP sender that sent less than the ceiling; with the "
-         "CPU, per-packet rate and window evidence",
+         "below the ceiling because a host set the pace, named with its own evidence: TCP with "
+         "no loss on the path and a host's CPU saturated (the tool's process at 90 % of a core "
+         "or more), or a UDP sender that sent less than the ceiling; with the per-packet rate",
+         {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
+        {"LIMIT_NOT_LOCATED",
+         S::warn,
+         "limit not located",
+         "below the ceiling with both data NICs traced and no stage showing its own signature "
+         "(no loss, no full link or reverse path, no saturated CPU): what was ruled out, and how",
          {"BELOW_CEILING_NEEDS_TRACE"}},
         {"BELOW_CEILING_NEEDS_TRACE",
          S::warn,

@@ -15,10 +15,22 @@
 
 namespace np {
 
-std::optional<Model> model_for(const ThroughputTest& t, double link_bps) {
+std::optional<int> nic_mtu(const std::vector<Trace>& traces) {
+    std::optional<int> mtu;
+    for (const auto& t : traces)
+        if (t.link.mtu_bytes >= 576 && t.link.mtu_bytes <= 65535)
+            mtu = std::min(mtu.value_or(t.link.mtu_bytes), t.link.mtu_bytes);
+    return mtu;
+}
+
+std::optional<Model> model_for(const ThroughputTest& t, double link_bps,
+                               std::optional<int> nic_mtu) {
     ModelParams p;
     p.link_bps = link_bps;
-    if (t.pmtu_bytes && *t.pmtu_bytes >= 576 && *t.pmtu_bytes <= 65535) p.mtu_bytes = *t.pmtu_bytes;
+    if (t.pmtu_bytes && *t.pmtu_bytes >= 576 && *t.pmtu_bytes <= 65535)
+        p.mtu_bytes = *t.pmtu_bytes;
+    else if (nic_mtu)
+        p.mtu_bytes = *nic_mtu;
     if (t.mss_bytes) {
         // Linux's MSS is MTU − 40 − 12 with timestamps; 1460 at MTU 1500 means without.
         const int headers = kIpv4HeaderBytes + kTcpHeaderBytes;
@@ -67,9 +79,9 @@ const Rules& default_rules() {
     static const Rules rules{
         {rules::tool_failures, rules::link_unknown},
         {rules::trace_short, rules::wrong_interface, rules::path_slower_than_link,
-         rules::offered_above_ceiling, rules::sender_limited, rules::udp_loss, rules::printed_loss,
-         rules::line_rate, rules::offered_rate_reached, rules::bidir_acks, rules::below_ceiling,
-         rules::loss_located, rules::retransmits},
+         rules::offered_above_ceiling, rules::bottleneck, rules::sender_limited, rules::udp_loss,
+         rules::printed_loss, rules::line_rate, rules::offered_rate_reached, rules::bidir_acks,
+         rules::below_ceiling, rules::loss_located, rules::retransmits},
         {rules::ping},
     };
     return rules;
@@ -87,7 +99,8 @@ Explanation explain(const ExplainInput& in, const Rules& rules) {
         TestEvidence v{.test = t, .input = in};
         v.link_bps = in.link_bps;
         v.path_bps = path;
-        if (const auto rate = v.path_bps ? v.path_bps : v.link_bps) v.model = model_for(t, *rate);
+        if (const auto rate = v.path_bps ? v.path_bps : v.link_bps)
+            v.model = model_for(t, *rate, nic_mtu(in.traces));
         if (v.model) v.ceiling = t.transport == Transport::tcp ? &v.model->tcp : &v.model->udp;
         v.measured_bps = t.received_bps ? t.received_bps : t.sent_bps;
         v.traces = traces_for(t, in.traces);
@@ -195,10 +208,12 @@ std::string render_explanation(const Explanation& e, std::optional<double> link_
         e.path_bps && link_bps
             ? fmt::format(
                   "Explained against a {} path on a {} link: the numbers show the slower path "
-                  "(PATH_SLOWER_THAN_LINK); MTU from the output, else 1500\n\n",
+                  "(PATH_SLOWER_THAN_LINK); MTU from the output, else the NICs', else 1500\n\n",
                   format_link_rate(*e.path_bps), format_link_rate(*link_bps))
-        : link_bps ? fmt::format("Explained against a {} link (MTU from the output, else 1500)\n\n",
-                                 format_link_rate(*link_bps))
+        : link_bps ? fmt::format(
+                         "Explained against a {} link (MTU from the output, else the NICs', "
+                         "else 1500)\n\n",
+                         format_link_rate(*link_bps))
                    : std::string("No --link given: no ceiling claimed\n\n");
     Table t({"test", "measured", "ceiling", "% of ceiling", "verdict"});
     for (const auto& v : e.verdicts) {

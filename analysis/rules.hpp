@@ -13,6 +13,10 @@
 
 namespace np::rules {
 
+// Within this fraction below the ceiling a test is line-rate bound: a 1 GbE TCP run at 934
+// (99.2 %) is, and so is a 100 Mbit/s tbf-shaped one at 93.99 (99.8 %).
+inline constexpr double kLineRateFraction = 0.985;
+
 // ---------------------------------------------------------------- text shared by the rules
 
 std::string mbps(double bps);  // "94.15"
@@ -29,12 +33,43 @@ std::string describe_loss(const Ledger& l);
 // ---------------------------------------------------------------- the slower-path pre-pass
 
 // The rate the path behaves like when it is slower than the link, and every test is then
-// judged against it: a shaper on a traced node's data iface slower than the link (measured),
+// judged against it: a shaper on a test sender's data iface slower than the link (measured),
 // or else the numbers' signature — every test the link does not explain sits at the ceiling of
 // one standard rate (10M … 400G) below the link's. Never a rate some test exceeded.
 std::optional<double> slower_path_bps(const ExplainInput& in);
-// Whether a test sits at the ceiling of a path of that rate.
-bool at_path_ceiling(const ThroughputTest& t, double path_bps);
+// Whether a test sits at the ceiling of a path of that rate, frames of at most `mtu` bytes.
+bool at_path_ceiling(const ThroughputTest& t, double path_bps, std::optional<int> mtu);
+
+// ---------------------------------------------------------------- what the data NICs carried
+
+// One data NIC's traffic in one direction during a test, in wire bits per second (frames with
+// preamble, FCS and gap): the test's flow (its data or ACKs, and its control connection) and
+// everything else that went that way.
+struct NicLoad {
+    std::string node, iface;
+    std::string direction;  // "sent" or "received"
+    double test_bps = 0;    // over the test's duration
+    double other_bps = 0;   // over the phase
+    uint64_t test_frames = 0;
+    double total_bps() const { return test_bps + other_bps; }
+};
+
+// The loads on the test's path, for the stages they are the evidence of (rules_bottleneck.cpp):
+// the data direction at both NICs, the reverse one at the receiver's.
+struct PathLoads {
+    std::optional<NicLoad> data_out;             // the sender's NIC, after its qdisc when measured
+    std::optional<NicLoad> data_in;              // the receiver's NIC, ingress
+    std::optional<NicLoad> reverse_out;          // the receiver's NIC, egress: the test's ACKs
+    uint64_t data_frames = 0;                    // the test's data frames (sender, else receiver)
+    std::string reverse_qdisc;                   // the receiver's root qdisc
+    std::optional<double> reverse_capacity_bps;  // its shaping rate, when it shapes
+    uint64_t reverse_drops = 0;         // the flow's packets the receiver dropped going out
+    std::string reverse_drop_reasons;   // "node1-1: 264 QDISC_DROP"
+    std::optional<double> idle_rtt_ms;  // the lowest ping RTT of the run
+};
+PathLoads path_loads(const TestEvidence& v);
+// The stages the loads rule out, one sentence each, for a limit that was not located.
+std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads);
 
 // ---------------------------------------------------------------- rules
 
@@ -54,6 +89,10 @@ void offered_rate_reached(const TestEvidence& v, std::vector<Finding>& out);
 void bidir_acks(const TestEvidence& v, std::vector<Finding>& out);
 void below_ceiling(const TestEvidence& v, std::vector<Finding>& out);
 void retransmits(const TestEvidence& v, std::vector<Finding>& out);
+
+// Per test: the stage the loads on the path show (rules_bottleneck.cpp): a link shared with
+// other traffic, a reverse path that held back the ACKs.
+void bottleneck(const TestEvidence& v, std::vector<Finding>& out);
 
 // Per test: the ledger (rules_ledger.cpp).
 void trace_short(const TestEvidence& v, std::vector<Finding>& out);

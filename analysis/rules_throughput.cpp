@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "analysis/codes.hpp"
 #include "analysis/format.hpp"
@@ -13,12 +14,11 @@
 namespace np::rules {
 namespace {
 
-// Within this fraction below the ceiling a test is line-rate bound: a 1 GbE TCP run at 934
-// (99.2 %) is, and so is a 100 Mbit/s tbf-shaped one at 93.99 (99.8 %).
-constexpr double kLineRateFraction = 0.985;
 // Above the ceiling by more than this (beyond the tool's print rounding) is not measurement
 // jitter: the link is faster than --link says, or the figure is not what crossed the wire.
 constexpr double kAboveCeilingSlack = 0.005;
+// A tool process at or above this share of one core (iperf3's own figure) ran a core flat out.
+constexpr double kBusyCpuPct = 90.0;
 // A UDP sender below this fraction of the offered rate did not send what it was asked to.
 constexpr double kSenderShortfall = 0.97;
 // UDP loss at or above this (percent) is a warning; below it, information.
@@ -200,17 +200,18 @@ std::optional<double> measured_of(const ThroughputTest& t) {
     return t.received_bps ? t.received_bps : t.sent_bps;
 }
 
-std::optional<double> ceiling_at(const ThroughputTest& t, double bps) {
-    const auto model = model_for(t, bps);
+std::optional<double> ceiling_at(const ThroughputTest& t, double bps, std::optional<int> mtu) {
+    const auto model = model_for(t, bps, mtu);
     if (!model) return std::nullopt;
     return (t.transport == Transport::tcp ? model->tcp : model->udp).goodput_bps;
 }
 
 // No test carried more than a path of this rate could.
 bool none_above(const ExplainInput& in, double bps) {
+    const auto mtu = nic_mtu(in.traces);
     for (const auto& t : in.measurements.throughput) {
         const auto m = measured_of(t);
-        const auto c = ceiling_at(t, bps);
+        const auto c = ceiling_at(t, bps, mtu);
         if (m && c && *m - t.rate_resolution_bps > *c * (1 + kAboveCeilingSlack)) return false;
     }
     return true;
@@ -218,32 +219,38 @@ bool none_above(const ExplainInput& in, double bps) {
 
 }  // namespace
 
-bool at_path_ceiling(const ThroughputTest& t, double path_bps) {
+bool at_path_ceiling(const ThroughputTest& t, double path_bps, std::optional<int> mtu) {
     const auto m = measured_of(t);
-    const auto c = ceiling_at(t, path_bps);
+    const auto c = ceiling_at(t, path_bps, mtu);
     return m && c && *m + t.rate_resolution_bps >= *c * kLineRateFraction &&
            *m - t.rate_resolution_bps <= *c * (1 + kAboveCeilingSlack);
 }
 
 std::optional<double> slower_path_bps(const ExplainInput& in) {
     if (!in.link_bps || in.measurements.throughput.empty()) return std::nullopt;
-    // A shaper on a traced node's data iface slower than the link bounds the path: that is
-    // where the hop is, measured rather than guessed.
+    const auto mtu = nic_mtu(in.traces);
+    // A shaper on the data direction slower than the link bounds the path: the egress qdisc of
+    // a node that sent a test's data, measured rather than guessed. A shaper on the receiving
+    // node's egress carries only the ACKs and replies: the reverse path, not the data's rate.
     std::optional<double> shaper;
-    for (const auto& trace : in.traces)
-        if (trace.link.qdisc_rate_bps && *trace.link.qdisc_rate_bps > 0 &&
-            double(*trace.link.qdisc_rate_bps) < *in.link_bps * 0.99)
-            shaper = std::min(shaper.value_or(1e300), double(*trace.link.qdisc_rate_bps));
+    for (const auto& t : in.measurements.throughput) {
+        const TestTraces sides = traces_for(t, in.traces);
+        if (!sides.sender) continue;
+        const LinkFacts& link = sides.sender->trace->link;
+        if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0 &&
+            double(*link.qdisc_rate_bps) < *in.link_bps * 0.99)
+            shaper = std::min(shaper.value_or(1e300), double(*link.qdisc_rate_bps));
+    }
     if (shaper && none_above(in, *shaper)) return shaper;
     // Else the numbers' signature: every test the link does not explain (below its ceiling, and
     // not held to an offered rate) sits at the ceiling of one standard rate below the link's.
     std::vector<const ThroughputTest*> short_of_link;
     for (const auto& t : in.measurements.throughput) {
         const auto m = measured_of(t);
-        const auto c = ceiling_at(t, *in.link_bps);
+        const auto c = ceiling_at(t, *in.link_bps, mtu);
         if (!m || !c || t.bidir) continue;
         if (*m + t.rate_resolution_bps >= *c * kLineRateFraction) continue;
-        const auto model = model_for(t, *in.link_bps);
+        const auto model = model_for(t, *in.link_bps, mtu);
         if (is_udp(t) && t.offered_bps &&
             model->udp.wire_bps_for_payload(*t.offered_bps) <= *in.link_bps && reached_offered(t))
             continue;
@@ -253,7 +260,7 @@ std::optional<double> slower_path_bps(const ExplainInput& in) {
     for (auto it = std::rbegin(kStandardRates); it != std::rend(kStandardRates); ++it) {
         if (*it >= *in.link_bps * 0.99) continue;
         if (std::all_of(short_of_link.begin(), short_of_link.end(),
-                        [&](const ThroughputTest* t) { return at_path_ceiling(*t, *it); }) &&
+                        [&](const ThroughputTest* t) { return at_path_ceiling(*t, *it, mtu); }) &&
             none_above(in, *it))
             return *it;
     }
@@ -263,7 +270,8 @@ std::optional<double> slower_path_bps(const ExplainInput& in) {
 void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out) {
     if (!v.path_bps || !v.link_bps || !v.ceiling || !v.measured_bps) return;
     // At the path's ceiling, or TCP whose receiver is short of it only by a short test's tail.
-    if (!at_path_ceiling(v.test, *v.path_bps) && !tcp_tail_bytes(v)) return;
+    if (!at_path_ceiling(v.test, *v.path_bps, nic_mtu(v.input.traces)) && !tcp_tail_bytes(v))
+        return;
     const auto& t = v.test;
     const double m = *v.measured_bps;
     Finding f = make_finding("PATH_SLOWER_THAN_LINK", t.label);
@@ -689,8 +697,8 @@ void bidir_acks(const TestEvidence& v, std::vector<Finding>& out) {
     out.push_back(std::move(f));
 }
 
-// Below the ceiling: with a ledger of both NICs the cause is either loss on the path (placed)
-// or, with none anywhere, the hosts; without one, what the tool's output holds.
+// Below the ceiling: with a ledger of both NICs the cause is loss on the path (placed), a host
+// whose CPU was saturated, or not located; without one, what the tool's output holds.
 // Host-side evidence the tool's output holds — window, CPU, stalls, buffers — as sentences for
 // a finding's detail, each also added to `evidence`.
 std::vector<std::string> host_evidence(const ThroughputTest& t, double ceiling,
@@ -709,7 +717,7 @@ std::vector<std::string> host_evidence(const ThroughputTest& t, double ceiling,
     }
     for (auto [cpu, side] :
          {std::pair{t.sender_cpu_pct, "sender"}, std::pair{t.receiver_cpu_pct, "receiver"}}) {
-        if (cpu && *cpu >= 90.0) {
+        if (cpu && *cpu >= kBusyCpuPct) {
             host.push_back(fmt::format("the {} was CPU-bound ({:.0f} % CPU)", side, *cpu));
             evidence.emplace_back(std::string(side) + "_cpu_pct", rounded(*cpu, 1));
         }
@@ -784,8 +792,9 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
     return;
 }
 
-// Below the ceiling with both traces: the ledger says whether the path lost any of the flow,
-// and if nothing was lost the hosts set the pace.
+// Below the ceiling with both traces: the ledger says whether the path lost any of the flow;
+// if nothing was lost, a host is named only when its CPU shows it, else the limit was not
+// located (a full link or reverse path is LINK_SHARED / REVERSE_PATH_LIMITED, which supersede).
 void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::string& title,
                              const std::vector<std::string>& host, Evidence evidence,
                              std::vector<Finding>& out) {
@@ -804,21 +813,45 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
         out.push_back(std::move(f));
         return;
     }
-    // Nothing lost anywhere: the hosts set the pace.
-    Finding f = make_finding("HOST_LIMITED", t.label);
-    f.title = title + ": host-limited";
+    // Nothing of the flow lost: a host names itself only by its own evidence, a saturated CPU.
     const auto& pts = l.points;
-    f.detail = fmt::format(
-        "Nothing of the flow was lost on the path: {} {} left {}'s NIC and {} arrived at "
-        "{}'s, none dropped on the way. So the limit is in the hosts, not the path",
+    const std::string delivered = fmt::format(
+        "Nothing of the flow was lost on the path: {} {} left {}'s NIC and {} arrived at {}'s, "
+        "none dropped on the way.",
         format_count(double(pts[2].count.value_or(0))), l.unit, l.sender_node,
         format_count(double(pts[3].count.value_or(0))), l.receiver_node);
+    std::vector<std::string> busy;  // the hosts whose tool ran a core flat out
+    for (auto [cpu, node, side] : {std::tuple{t.sender_cpu_pct, l.sender_node, "sending"},
+                                   std::tuple{t.receiver_cpu_pct, l.receiver_node, "receiving"}})
+        if (cpu && *cpu >= kBusyCpuPct)
+            busy.push_back(
+                fmt::format("{} ({} side: iperf3 at {:.0f} % of a core)", node, side, *cpu));
+    const bool host_found = !busy.empty();
+    Finding f = make_finding(host_found ? "HOST_LIMITED" : "LIMIT_NOT_LOCATED", t.label);
+    f.title = title + (host_found ? ": host-limited" : ": the limit was not located");
+    f.detail = delivered;
+    if (host_found) {
+        f.detail += " The host that set the pace: ";
+        for (size_t i = 0; i < busy.size(); ++i) f.detail += (i ? "; " : "") + busy[i];
+    } else {
+        f.detail +=
+            " No stage shows its own signature, so none is named. Ruled out: loss (the "
+            "ledger above)";
+        for (const auto& r : ruled_out(v, path_loads(v))) f.detail += "; " + r;
+        if (t.sender_cpu_pct || t.receiver_cpu_pct)
+            f.detail += fmt::format(
+                "; a core held by the tool: iperf3's own CPU figures are sender {:.0f} %, "
+                "receiver {:.0f} % (they miss the softirq work of receiving)",
+                t.sender_cpu_pct.value_or(0), t.receiver_cpu_pct.value_or(0));
+        else
+            f.detail += "; the tool's output has no CPU figures, so the hosts are not ruled out";
+    }
     // The per-packet rate the hosts managed against the one the ceiling needs.
     if (t.duration_s > 0 && pts[2].count) {
         const double fps = double(*pts[2].count) / t.duration_s;
         const double needed = v.ceiling->frames_per_second;
         f.detail +=
-            fmt::format(": they moved ~{} k frames/s where the ceiling needs ~{} k frames/s",
+            fmt::format(". The path moved ~{} k frames/s where the ceiling needs ~{} k frames/s",
                         fmt::format("{:.1f}", fps / 1e3), fmt::format("{:.1f}", needed / 1e3));
         f.evidence.emplace_back("frames_per_s", rounded(fps, 0));
         f.evidence.emplace_back("ceiling_frames_per_s", rounded(needed, 0));
@@ -827,20 +860,18 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
     if (l.retransmitted && *l.retransmitted > 0)
         f.detail += fmt::format(
             " TCP still resent {} segments that had arrived ({} discarded as duplicates): "
-            "ACKs came back too late, and each spurious retransmit cut the window.",
+            "their ACKs came back late, and each spurious retransmit cut the window.",
             format_count(double(*l.retransmitted)), format_count(double(l.duplicates())));
-    for (const auto& h : host) f.detail += " Evidence: " + h + ".";
-    if (host.empty() && !t.sender_cpu_pct && !t.receiver_cpu_pct)
-        f.detail += " The tool's output has no CPU figures to say which host.";
-    else if (host.empty())
-        f.detail += fmt::format(
-            " CPU: sender {:.0f} %, receiver {:.0f} % (iperf3's own accounting, which misses "
-            "the softirq work of receiving).",
-            t.sender_cpu_pct.value_or(0), t.receiver_cpu_pct.value_or(0));
+    for (const auto& h : host)
+        if (h.find("CPU-bound") == std::string::npos) f.detail += " Also: " + h + ".";
     for (auto& e : evidence) f.evidence.push_back(std::move(e));
     f.next_step =
-        "Look at the hosts: CPU and softirq load on both (mpstat, top), more streams (-P), "
-        "larger socket buffers (-w), a longer test (-t) to leave slow start behind.";
+        host_found
+            ? "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "
+              "core, IRQ affinity away from the tool's core; check cgroup CPU limits."
+            : "Measure what was not: CPU and softirq per core on both nodes during the test "
+              "(mpstat -P ALL 1), the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), "
+              "a longer test (-t) to leave slow start behind.";
     out.push_back(std::move(f));
     return;
 }
@@ -925,8 +956,8 @@ void retransmits(const TestEvidence& v, std::vector<Finding>& out) {
             f.detail = fmt::format(
                 "The probe on {} counted {} segments resent{}, yet every frame that left its NIC "
                 "reached {}'s and none was dropped there; {} arrived as duplicates and were "
-                "discarded ({}). The originals had arrived: the sender resent them because the "
-                "ACKs came back late (slow hosts), not because the path lost them.",
+                "discarded ({}). The originals had arrived: the sender resent them because "
+                "their ACKs came back late or not at all, not because the path lost them{}.",
                 l.sender_node, format_count(double(resent)),
                 t.retransmits ? fmt::format(" (iperf3: {})", format_count(double(tool))) : "",
                 l.receiver_node, format_count(double(dups)), describe_drops([&] {
@@ -934,7 +965,16 @@ void retransmits(const TestEvidence& v, std::vector<Finding>& out) {
                     for (const auto& x : l.drops)
                         if (x.stage == Stage::duplicate) d.push_back(x);
                     return d;
-                }()));
+                }()),
+                [&] {
+                    const PathLoads loads = path_loads(v);
+                    return loads.reverse_drops > 0
+                               ? fmt::format(" — {} dropped {} of them on the way back ({})",
+                                             l.receiver_node,
+                                             format_count(double(loads.reverse_drops)),
+                                             loads.reverse_drop_reasons)
+                               : std::string();
+                }());
             f.evidence = std::move(evidence);
             out.push_back(std::move(f));
             return;

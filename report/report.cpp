@@ -82,7 +82,7 @@ std::optional<Ceiling> ceiling_for(const ReportMode& m, Transport transport,
     if (!link_bps) return std::nullopt;
     for (const auto& t : m.measurements.throughput) {
         if (t.transport != transport) continue;
-        if (const auto model = model_for(t, *link_bps))
+        if (const auto model = model_for(t, *link_bps, nic_mtu(m.traces)))
             return transport == Transport::tcp ? model->tcp : model->udp;
     }
     try {

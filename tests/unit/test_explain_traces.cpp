@@ -72,17 +72,24 @@ TEST(ExplainWithTraces, WithoutTracesTcpBelowTheCeilingNeedsATrace) {
     EXPECT_EQ(e.verdicts[0].verdict, "below the ceiling (needs a trace)");
 }
 
-TEST(ExplainWithTracesOfACleanPath, SaysTheLimitIsTheHostsWithTheLedgersCounts) {
+// Nothing lost, no full link, no CPU figure at a core: no stage is named, and the finding says
+// what was ruled out with the counts that rule it out.
+TEST(ExplainWithTracesOfACleanPath, SaysTheLimitWasNotLocatedWithTheLedgersCounts) {
     const auto e = explain(sender_short(run_100m(true)));
     EXPECT_EQ(find_finding(e, "BELOW_CEILING_NEEDS_TRACE"), nullptr);
-    const Finding* f = find_finding(e, "HOST_LIMITED");
+    EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr);
+    const Finding* f = find_finding(e, "LIMIT_NOT_LOCATED");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->test, "iperf3 TCP");
     // node1-2 sent 23,855 segments of the flow and node1-1 received as many, none dropped.
     EXPECT_NE(f->detail.find("23,855 segments left node1-2's NIC and 23,855 arrived"),
               std::string::npos)
         << f->detail;
-    EXPECT_EQ(e.verdicts[0].verdict, "host-limited");
+    EXPECT_NE(f->detail.find("Ruled out: loss (the ledger above); the link: node1-2's enp0s25 "
+                             "sent"),
+              std::string::npos)
+        << f->detail;
+    EXPECT_EQ(e.verdicts[0].verdict, "limit not located");
     EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr);  // the traffic did cross enp0s25
     // TCP_FLAGS/NO_SOCKET of the closing connections cost the TCP test nothing: not blamed.
     for (const auto& g : e.findings) {

@@ -1,0 +1,211 @@
+// Rules that locate the stage that set a test's rate from that stage's own measured signature
+// (docs/design.md, "The bottleneck"): a link full of this test and other traffic, a reverse path
+// that holds back TCP's ACKs. What each data NIC carried — the test's flow, its ACKs, everyone
+// else's frames — comes from the probes' traces; the stages the ledger places (loss) and the
+// hosts' CPU are read by the rules that own them, and whatever none of them shows is said to be
+// not located (below_ceiling, rules_throughput.cpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analysis/codes.hpp"
+#include "analysis/format.hpp"
+#include "analysis/rules.hpp"
+
+namespace np::rules {
+namespace {
+
+// A link carrying at least this fraction of its rate is full (wire bytes per second, each frame
+// with its preamble, FCS and gap, against the nominal rate).
+constexpr double kFullLinkFraction = 0.95;
+// Other traffic below this fraction of the link's rate is noise (ARP, neighbour discovery, the
+// odd SSH packet of the control network leaking onto the data port).
+constexpr double kOtherTrafficFraction = 0.02;
+// A reverse-path shaper carrying at least this fraction of its rate was the ACKs' limit.
+constexpr double kFullReverseFraction = 0.9;
+
+const DirectionTraffic& leaving(const PhaseTrace& p) {
+    return p.xmit ? *p.xmit : p.tx;  // after the qdisc when the probe measured it
+}
+
+double bits_per_s(uint64_t bytes, double seconds) {
+    return seconds > 0 ? static_cast<double>(bytes) * 8.0 / seconds : 0;
+}
+
+NicLoad load_of(const TracedSide& side, const DirectionTraffic& d, const char* direction,
+                double test_s) {
+    NicLoad n;
+    n.node = side.trace->node;
+    n.iface = side.trace->iface;
+    n.direction = direction;
+    const double phase_s = side.phase.duration_ms() / 1000.0;
+    const TrafficCounts test = flow_counts(d, "");
+    const uint64_t other =
+        d.total.wire_bytes > test.wire_bytes ? d.total.wire_bytes - test.wire_bytes : 0;
+    // The test's bytes crossed during the test; other traffic is spread over the whole phase.
+    n.test_bps = bits_per_s(test.wire_bytes, test_s > 0 ? std::min(test_s, phase_s) : phase_s);
+    n.other_bps = bits_per_s(other, phase_s);
+    n.test_frames = test.wire_packets;
+    return n;
+}
+
+std::string load_text(const NicLoad& n) {
+    return fmt::format("{}'s {} {} {} on the wire: {} of the test's and {} of other traffic",
+                       n.node, n.iface, n.direction, format_rate(n.total_bps()),
+                       format_rate(n.test_bps), format_rate(n.other_bps));
+}
+
+bool below_line_rate(const TestEvidence& v) {
+    const auto& t = v.test;
+    return v.ceiling && v.measured_bps &&
+           *v.measured_bps + t.rate_resolution_bps < v.ceiling->goodput_bps * kLineRateFraction;
+}
+
+void link_shared(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    const double capacity = v.model_bps();
+    const NicLoad* busiest = nullptr;
+    for (const auto* n : {&loads.data_out, &loads.data_in})
+        if (*n && (*n)->total_bps() >= capacity * kFullLinkFraction &&
+            (*n)->other_bps >= capacity * kOtherTrafficFraction &&
+            (!busiest || (*n)->other_bps > busiest->other_bps))
+            busiest = &**n;
+    if (!busiest) return;
+    Finding f = make_finding("LINK_SHARED", t.label);
+    f.title = fmt::format("The link was full, and not with this test alone: {} of other traffic",
+                          format_rate(busiest->other_bps));
+    f.detail = fmt::format(
+        "{} — {} of the {} link's rate. The test had {} of it, {} of the wire; the ceiling of "
+        "{} assumes the link to itself. What the test lost or was held back by at its queue "
+        "followed from the full link, not the other way round.",
+        load_text(*busiest), format_pct(busiest->total_bps() / capacity),
+        format_link_rate(capacity), rate_text(*v.measured_bps, t.rate_resolution_bps),
+        format_pct(busiest->test_bps / busiest->total_bps()), format_rate(v.ceiling->goodput_bps));
+    f.evidence = {{"node", busiest->node},
+                  {"link_busy_mbps", rounded(busiest->total_bps() / 1e6)},
+                  {"test_wire_mbps", rounded(busiest->test_bps / 1e6)},
+                  {"other_wire_mbps", rounded(busiest->other_bps / 1e6)},
+                  {"link_mbps", rounded(capacity / 1e6)}};
+    f.next_step = fmt::format(
+        "Measure on an idle link, or find the other traffic on {} of {} (ss -tunap, nft or tc "
+        "counters): the test's share of a shared link is not the link's capacity.",
+        busiest->iface, busiest->node);
+    out.push_back(std::move(f));
+}
+
+void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (t.transport != Transport::tcp || !loads.reverse_out) return;
+    const NicLoad& back = *loads.reverse_out;
+    const bool full = loads.reverse_capacity_bps &&
+                      back.total_bps() >= *loads.reverse_capacity_bps * kFullReverseFraction;
+    if (!full && loads.reverse_drops == 0) return;
+    Finding f = make_finding("REVERSE_PATH_LIMITED", t.label);
+    f.title = fmt::format("TCP's ACKs were held back on their way to the sender: {} at {}",
+                          loads.reverse_capacity_bps
+                              ? "a " + format_link_rate(*loads.reverse_capacity_bps) + " shaper"
+                              : std::string("drops"),
+                          back.node);
+    f.detail =
+        fmt::format("The data needs its ACKs back; they leave {} by {}. ", back.node, back.iface);
+    if (loads.reverse_capacity_bps) {
+        f.detail += fmt::format(
+            "Its egress qdisc ({}) shapes to {}, and it carried {} during the test — {} of "
+            "that rate, {} of it the test's own ACKs ({} frames for {} data frames). ",
+            loads.reverse_qdisc, format_link_rate(*loads.reverse_capacity_bps),
+            format_rate(back.total_bps()),
+            format_pct(back.total_bps() / *loads.reverse_capacity_bps), format_rate(back.test_bps),
+            format_count(double(back.test_frames)), format_count(double(loads.data_frames)));
+        f.evidence.emplace_back("reverse_shaper_mbps",
+                                rounded(*loads.reverse_capacity_bps / 1e6, 3));
+        f.evidence.emplace_back("reverse_wire_mbps", rounded(back.total_bps() / 1e6, 3));
+    }
+    if (loads.reverse_drops > 0) {
+        f.detail +=
+            fmt::format("{} dropped {} of the test's packets on their way out ({}). ", back.node,
+                        format_count(double(loads.reverse_drops)), loads.reverse_drop_reasons);
+        f.evidence.emplace_back("reverse_drops", loads.reverse_drops);
+    }
+    if (t.rtt_mean_us && loads.idle_rtt_ms) {
+        f.detail += fmt::format(
+            "The round trip under load was {:.2f} ms against {:.3f} ms idle (ping): the ACKs "
+            "waited in that queue. ",
+            *t.rtt_mean_us / 1e3, *loads.idle_rtt_ms);
+        f.evidence.emplace_back("rtt_under_load_ms", rounded(*t.rtt_mean_us / 1e3, 3));
+        f.evidence.emplace_back("idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3));
+    }
+    f.detail += fmt::format(
+        "A sender may have only a window of unacknowledged data in flight: ACKs that wait or are "
+        "lost hold it back, so the data direction ran at {} ({} of its {} ceiling) though "
+        "nothing of the data was lost.",
+        rate_text(*v.measured_bps, t.rate_resolution_bps),
+        format_pct(*v.measured_bps / v.ceiling->goodput_bps), format_rate(v.ceiling->goodput_bps));
+    f.evidence.emplace_back("measured_mbps", rounded(*v.measured_bps / 1e6));
+    f.next_step = fmt::format(
+        "Check the reverse direction: tc -s qdisc show dev {} on {} (a shaper or policer on the "
+        "way back), and the hops back from the receiver.",
+        back.iface, back.node);
+    out.push_back(std::move(f));
+}
+
+}  // namespace
+
+PathLoads path_loads(const TestEvidence& v) {
+    PathLoads loads;
+    const double test_s = v.test.duration_s;
+    if (const auto& s = v.traces.sender) {
+        loads.data_out = load_of(*s, leaving(s->phase), "sent", test_s);
+        loads.data_frames = loads.data_out->test_frames;
+    }
+    if (const auto& r = v.traces.receiver) {
+        loads.data_in = load_of(*r, r->phase.rx, "received", test_s);
+        if (!loads.data_out) loads.data_frames = loads.data_in->test_frames;
+        loads.reverse_out = load_of(*r, leaving(r->phase), "sent", test_s);
+        const LinkFacts& link = r->trace->link;
+        loads.reverse_qdisc = link.qdisc;
+        if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0)
+            loads.reverse_capacity_bps = double(*link.qdisc_rate_bps);
+    }
+    if (v.ledger) {
+        std::vector<LedgerDrop> back;
+        for (const auto& d : v.ledger->drops)
+            if (d.stage == Stage::reverse && !d.housekeeping && d.node == v.ledger->receiver_node) {
+                loads.reverse_drops += d.packets;
+                back.push_back(d);
+            }
+        loads.reverse_drop_reasons = describe_drops(back);
+    }
+    for (const auto& p : v.input.measurements.pings)
+        if (p.rtt_min_ms && (!loads.idle_rtt_ms || *p.rtt_min_ms < *loads.idle_rtt_ms))
+            loads.idle_rtt_ms = p.rtt_min_ms;
+    return loads;
+}
+
+std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads) {
+    std::vector<std::string> out;
+    const double capacity = v.model_bps();
+    if (capacity > 0)
+        for (const auto* n : {&loads.data_out, &loads.data_in})
+            if (*n)
+                out.push_back(fmt::format("the link: {} ({} of {}), not full", load_text(**n),
+                                          format_pct((*n)->total_bps() / capacity),
+                                          format_link_rate(capacity)));
+    if (v.test.transport == Transport::tcp && loads.reverse_out)
+        out.push_back(fmt::format(
+            "the reverse path: {} dropped none of the test's ACKs{}", loads.reverse_out->node,
+            loads.reverse_capacity_bps ? fmt::format(" and its {} shaper ran at {} of its rate",
+                                                     format_link_rate(*loads.reverse_capacity_bps),
+                                                     format_pct(loads.reverse_out->total_bps() /
+                                                                *loads.reverse_capacity_bps))
+                                       : ", and no shaper sits on its egress"));
+    return out;
+}
+
+void bottleneck(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!below_line_rate(v) || (!v.traces.sender && !v.traces.receiver)) return;
+    const PathLoads loads = path_loads(v);
+    link_shared(v, loads, out);
+    reverse_path(v, loads, out);
+}
+
+}  // namespace np::rules

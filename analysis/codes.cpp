@@ -198,7 +198,12 @@ const std::vector<FindingCode>& finding_codes() {
          {}},
         {"LINK_RATE_UNKNOWN", S::info, "", "no link rate given: no ceiling is claimed", {}},
         // ------------------------------------------------------------ ping
-        {"PING_NO_REPLY", S::error, "", "nothing came back to ping", {}},
+        {"PING_NO_REPLY",
+         S::error,
+         "",
+         "nothing came back to ping (warn when throughput tests on the same path carried data: "
+         "only the echo was filtered)",
+         {}},
         {"PING_LOSS", S::warn, "", "ping requests without a reply, recomputed from the counts", {}},
         {"PING_DUPLICATES",
          S::warn,

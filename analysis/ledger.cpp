@@ -148,7 +148,8 @@ bool is_data_loss(Stage s) {
 Stage stage_of(std::string_view r, bool on_sender) {
     if (r == "NOT_SPECIFIED") return Stage::unknown;
     if (on_sender) {
-        if (is_queue_reason(r)) return Stage::sender_queue;
+        // DEV_READY on the way out is __dev_queue_xmit finding the device not up: the data's.
+        if (is_queue_reason(r) || r == "DEV_READY") return Stage::sender_queue;
         if (is_output_reason(r) || r == "NETFILTER_DROP") return Stage::sender_stack;
         // Everything else the sender drops of the flow came in: ACKs, replies.
         return Stage::reverse;

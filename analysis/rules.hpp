@@ -68,6 +68,21 @@ struct PathLoads {
     std::optional<double> idle_rtt_ms;  // the lowest ping RTT of the run
 };
 PathLoads path_loads(const TestEvidence& v);
+
+// A traced node whose CPUs were saturated during the test: every CPU busy for 90 % of the test's
+// duration or more, or one CPU for 95 % (a single-threaded tool, or the NIC's softirq, on one
+// core). Busy time is counted over the phase that holds the test and set against the test's
+// own duration, since the phase's few hundred extra milliseconds are the tool starting and
+// stopping. Empty when the trace has no CPU times or none was saturated.
+struct SaturatedCpu {
+    std::string node;
+    std::string text;  // "node1-1: CPU 1 busy 2.98 s of the 3.0 s test (41 % of it softirq)"
+    double busy_fraction = 0;
+};
+std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s);
+// The busiest CPU of a traced node during the test, for what was ruled out ("node1-1's busiest
+// CPU, 1, was busy 62 % of the test"); empty without CPU times.
+std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_s);
 // The stages the loads rule out, one sentence each, for a limit that was not located.
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads);
 

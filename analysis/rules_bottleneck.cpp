@@ -181,15 +181,86 @@ PathLoads path_loads(const TestEvidence& v) {
     return loads;
 }
 
+namespace {
+
+// The seconds a phase's CPU times are set against: the test's, when it fits in the phase.
+double cpu_window_s(const TracedSide& side, double test_s) {
+    const double phase_s = side.phase.duration_ms() / 1000.0;
+    return test_s > 0 && test_s < phase_s ? test_s : phase_s;
+}
+
+double busy_of(const CpuTime& c, double window_s) {
+    return window_s > 0 ? std::min(1.0, double(c.busy_ms) / (window_s * 1000)) : 0;
+}
+
+std::string softirq_share(const CpuTime& c) {
+    return c.busy_ms > 0 ? format_pct(double(c.softirq_ms) / double(c.busy_ms), 0) : "0 %";
+}
+
+}  // namespace
+
+std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s) {
+    const auto& cpus = side.phase.cpus;
+    if (cpus.empty()) return std::nullopt;
+    const double window = cpu_window_s(side, test_s);
+    const std::string& node = side.trace->node;
+    double least = 1, most = 0;
+    const CpuTime* top = nullptr;
+    int64_t busy = 0, softirq = 0;
+    for (const auto& c : cpus) {
+        least = std::min(least, busy_of(c, window));
+        if (busy_of(c, window) >= most) {
+            most = busy_of(c, window);
+            top = &c;
+        }
+        busy += c.busy_ms;
+        softirq += c.softirq_ms;
+    }
+    if (least >= 0.9) {
+        return SaturatedCpu{
+            node,
+            fmt::format("{}: all {} CPUs busy, the least {} of the {:.1f} s test ({} of the time "
+                        "in softirq)",
+                        node, cpus.size(), format_pct(least, 0), window,
+                        busy > 0 ? format_pct(double(softirq) / double(busy), 0) : "0 %"),
+            least};
+    }
+    if (top && most >= 0.95) {
+        return SaturatedCpu{node,
+                            fmt::format("{}: CPU {} busy {} of the {:.1f} s test ({} of it in "
+                                        "softirq), the other{} less",
+                                        node, top->cpu, format_pct(most, 0), window,
+                                        softirq_share(*top), cpus.size() > 2 ? "s" : ""),
+                            most};
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_s) {
+    const auto& cpus = side.phase.cpus;
+    if (cpus.empty()) return std::nullopt;
+    const double window = cpu_window_s(side, test_s);
+    const auto top = std::max_element(cpus.begin(), cpus.end(), [&](const auto& a, const auto& b) {
+        return busy_of(a, window) < busy_of(b, window);
+    });
+    return fmt::format("{}'s busiest CPU, {}, was busy {} of the test ({} of it softirq)",
+                       side.trace->node, top->cpu, format_pct(busy_of(*top, window), 0),
+                       softirq_share(*top));
+}
+
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads) {
     std::vector<std::string> out;
     const double capacity = v.model_bps();
+    // The receiving NIC is named too only when it saw other traffic the sending one did not.
     if (capacity > 0)
         for (const auto* n : {&loads.data_out, &loads.data_in})
-            if (*n)
-                out.push_back(fmt::format("the link: {} ({} of {}), not full", load_text(**n),
-                                          format_pct((*n)->total_bps() / capacity),
-                                          format_link_rate(capacity)));
+            if (*n && (n == &loads.data_out || !loads.data_out ||
+                       (*n)->other_bps >= capacity * kOtherTrafficFraction))
+                out.push_back(fmt::format(
+                    "the link: {}'s {} {} {} on the wire ({} of {}; other traffic {}), not full",
+                    (*n)->node, (*n)->iface, (*n)->direction, format_rate((*n)->total_bps()),
+                    format_pct((*n)->total_bps() / capacity), format_link_rate(capacity),
+                    format_rate((*n)->other_bps)));
     if (v.test.transport == Transport::tcp && loads.reverse_out)
         out.push_back(fmt::format(
             "the reverse path: {} dropped none of the test's ACKs{}", loads.reverse_out->node,
@@ -198,6 +269,16 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
                                                      format_pct(loads.reverse_out->total_bps() /
                                                                 *loads.reverse_capacity_bps))
                                        : ", and no shaper sits on its egress"));
+    std::vector<std::string> cpus;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side)
+            if (auto text = busiest_cpu_text(**side, v.test.duration_s))
+                cpus.push_back(std::move(*text));
+    if (!cpus.empty()) {
+        std::string text = "a saturated CPU: ";
+        for (size_t i = 0; i < cpus.size(); ++i) text += (i ? ", " : "") + cpus[i];
+        out.push_back(std::move(text));
+    }
     return out;
 }
 

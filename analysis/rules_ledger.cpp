@@ -198,14 +198,24 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
         Finding f = make_finding(loss_code(stage), v.test.label);
         f.title = fmt::format("{}: {} {} lost at {}", v.test.label, format_count(double(n)), l.unit,
                               to_string(stage));
-        bool xdp = false;
-        for (const auto& d : drops) xdp = xdp || d.reason.find("xdp") != std::string::npos;
+        bool xdp = false, not_up = true;
+        for (const auto& d : drops) {
+            xdp = xdp || d.reason.find("xdp") != std::string::npos;
+            not_up = not_up && d.reason == "DEV_READY";
+        }
+        // A reason read for its kernel meaning before the stage's usual cause: DEV_READY is the
+        // device not up (carrier lost, link set down, the qdisc deactivated), not a queue that
+        // could not keep up.
         f.detail = fmt::format(
             "{}: {}.", describe_drops(drops),
-            xdp ? fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's "
-                              "stack and its ingress hook saw them",
-                              node)
-                : why_there(stage, node));
+            xdp      ? fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's "
+                                        "stack and its ingress hook saw them",
+                                   node)
+            : not_up ? fmt::format("{}'s data NIC was not up when they reached it (DEV_READY: "
+                                   "the link down or its queue deactivated), not a queue that "
+                                   "could not keep up",
+                                   node)
+                     : why_there(stage, node));
         f.evidence = {{"stage", std::string(key_of(stage))}, {"lost_" + l.unit, n}};
         if (!node.empty()) f.evidence.emplace_back("node", node);
         for (const auto& d : drops)

@@ -1,6 +1,7 @@
 // Rules about the whole input that are not a throughput test: ping, and a missing link rate.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/codes.hpp"
@@ -19,7 +20,47 @@ void link_unknown(const ExplainInput& in, Explanation& e) {
     e.findings.push_back(std::move(f));
 }
 
+namespace {
+
+// The throughput tests of the run that carried data, as "TCP 93.99 Mbit/s, UDP 49.99 Mbit/s".
+std::string carried_data(const Explanation& e, const ExplainInput& in) {
+    std::string out;
+    for (const auto& v : e.verdicts) {
+        // Data that rode another interface says nothing about this path.
+        if (!v.measured_bps || *v.measured_bps <= 0 ||
+            std::find(v.codes.begin(), v.codes.end(), "WRONG_INTERFACE") != v.codes.end())
+            continue;
+        const auto t =
+            std::find_if(in.measurements.throughput.begin(), in.measurements.throughput.end(),
+                         [&](const ThroughputTest& x) { return x.label == v.test; });
+        if (t == in.measurements.throughput.end()) continue;
+        out += (out.empty() ? "" : ", ") + v.test + " " + v.measured;
+    }
+    return out;
+}
+
+// What the traced nodes' NICs saw of the echo flow during the ping phase: "node1-1's enp0s25
+// received 2 echo requests and sent 0 replies".
+std::string echo_seen(const ExplainInput& in) {
+    std::string out;
+    for (const auto& t : in.traces) {
+        const PhaseTrace* p = t.find_phase("ping");
+        if (!p) continue;
+        const auto count = [](const DirectionTraffic& d) {
+            const auto it = d.by_flow.find("icmp_echo");
+            return it == d.by_flow.end() ? uint64_t{0} : it->second.packets;
+        };
+        out += fmt::format("{}{}'s {} received {} and sent {} ICMP echo packets",
+                           out.empty() ? "" : "; ", t.node, t.iface, count(p->rx),
+                           count(p->xmit ? *p->xmit : p->tx));
+    }
+    return out;
+}
+
+}  // namespace
+
 void ping(const ExplainInput& in, Explanation& e) {
+    const std::string data = carried_data(e, in);
     for (const auto& p : in.measurements.pings) {
         Verdict v;
         v.test = p.label;
@@ -51,9 +92,24 @@ void ping(const ExplainInput& in, Explanation& e) {
                     p.errors);
                 f.evidence.emplace_back("errors", p.errors);
             }
+            // Data crossed the same path: only the echo went unanswered. That does not condemn
+            // the tests that succeeded (severity is scoped to what failed).
+            if (!data.empty()) {
+                f.severity = Severity::warn;
+                f.detail = fmt::format(
+                    "Nothing came back to ping, yet the same path carried {}: the path works and "
+                    "only ICMP echo went unanswered — filtered or rate-limited on the way or by "
+                    "the peer, so there is no idle RTT to compare with.",
+                    data);
+                if (const std::string seen = echo_seen(in); !seen.empty())
+                    f.detail += " The probes: " + seen + ".";
+                f.next_step =
+                    "If an RTT is needed, allow ICMP echo on the peer (nft list ruleset, "
+                    "iptables -S) or measure the RTT from TCP (iperf3's rtt, ss -ti).";
+            }
             push(std::move(f));
             v.measured = "no reply";
-            v.verdict = "unreachable";
+            v.verdict = data.empty() ? "unreachable" : "no echo reply";
         } else {
             v.measured = fmt::format("{:.3f} ms avg", p.rtt_avg_ms.value_or(0));
             v.verdict = loss > 0 ? fmt::format("{:.0f} % loss", loss) : "reachable";

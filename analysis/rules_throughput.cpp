@@ -433,9 +433,10 @@ void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
     }
     if (wire) {
         f.detail += fmt::format(
-            " The offered {} needs {} on the wire ({} B per {}-byte datagram), under the {}, so "
-            "the link was not the limit: the sending host could not produce datagrams faster "
-            "(a system call and a copy per datagram).",
+            " The offered {} needs {} on the wire ({} B per {}-byte datagram), under the {}: the "
+            "offered load fits it. The sending application itself sent less (a system call and a "
+            "copy per datagram); what held it back is named below only where its own evidence "
+            "shows (a full link, the sender's queue, a saturated CPU).",
             offered, wire_text(*wire), v.ceiling->wire_bytes_per_unit,
             v.ceiling->payload_bytes_per_unit, link_words(v));
         f.evidence.emplace_back("offered_wire_mbps", rounded(*wire / 1e6));
@@ -820,12 +821,20 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
         "none dropped on the way.",
         format_count(double(pts[2].count.value_or(0))), l.unit, l.sender_node,
         format_count(double(pts[3].count.value_or(0))), l.receiver_node);
-    std::vector<std::string> busy;  // the hosts whose tool ran a core flat out
+    std::vector<std::string> busy;  // the hosts whose tool or CPUs ran flat out
     for (auto [cpu, node, side] : {std::tuple{t.sender_cpu_pct, l.sender_node, "sending"},
                                    std::tuple{t.receiver_cpu_pct, l.receiver_node, "receiving"}})
         if (cpu && *cpu >= kBusyCpuPct)
             busy.push_back(
                 fmt::format("{} ({} side: iperf3 at {:.0f} % of a core)", node, side, *cpu));
+    Evidence cpu_evidence;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side)
+            if (const auto cpu = saturated_cpu(**side, t.duration_s)) {
+                busy.push_back(cpu->text);
+                cpu_evidence.emplace_back(cpu->node + ".cpu_busy_pct",
+                                          rounded(100 * cpu->busy_fraction, 1));
+            }
     const bool host_found = !busy.empty();
     Finding f = make_finding(host_found ? "HOST_LIMITED" : "LIMIT_NOT_LOCATED", t.label);
     f.title = title + (host_found ? ": host-limited" : ": the limit was not located");
@@ -865,6 +874,7 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
     for (const auto& h : host)
         if (h.find("CPU-bound") == std::string::npos) f.detail += " Also: " + h + ".";
     for (auto& e : evidence) f.evidence.push_back(std::move(e));
+    for (auto& e : cpu_evidence) f.evidence.push_back(std::move(e));
     f.next_step =
         host_found
             ? "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "

@@ -102,6 +102,15 @@ json to_json(const PhaseTrace& p) {
                 {"softnet_dropped", p.softnet_dropped},
                 {"qdisc", p.qdisc_stats}}}};
     if (p.xmit) j["xmit"] = to_json(*p.xmit);
+    json cpus = json::array();
+    for (const auto& c : p.cpus)
+        cpus.push_back({{"cpu", c.cpu},
+                        {"busy_ms", c.busy_ms},
+                        {"softirq_ms", c.softirq_ms},
+                        {"irq_ms", c.irq_ms},
+                        {"idle_ms", c.idle_ms},
+                        {"steal_ms", c.steal_ms}});
+    j["cpus"] = std::move(cpus);
     return j;
 }
 
@@ -225,6 +234,14 @@ PhaseTrace read_phase(const JsonField& n) {
     p.ethtool_stats = read_counter_map(k.at("ethtool"));
     p.softnet_dropped = k.at("softnet_dropped").i64();
     if (const auto qdisc = k.find("qdisc")) p.qdisc_stats = read_counter_map(*qdisc);
+    if (const auto cpus = n.find("cpus")) {
+        for (size_t i = 0; i < cpus->array_size(); ++i) {
+            const JsonField c = cpus->at(i);
+            p.cpus.push_back({static_cast<int>(c.at("cpu").u64()), c.at("busy_ms").i64(),
+                              c.at("softirq_ms").i64(), c.at("irq_ms").i64(), c.at("idle_ms").i64(),
+                              c.at("steal_ms").i64()});
+        }
+    }
     return p;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
-// The probe's trace, schema "np-trace/1" (docs/design.md "Contracts"; key by key in docs/formats.md):
-// what crossed one node's data NIC per phase and direction, TCP retransmits, drops by the
-// kernel's reason, kernel counter deltas, a time series and the probe's own cost.
+// The probe's trace, schema "np-trace/1" (docs/design.md "Contracts"; key by key in
+// docs/formats.md): what crossed one node's data NIC per phase and direction, TCP retransmits,
+// drops by the kernel's reason, kernel counter deltas, a time series and the probe's own cost.
 //
 // np-probe writes it with to_json() and the analyzer reads it with parse_trace(), so the
 // schema lives in one place. This file depends on nlohmann_json and the standard library
@@ -69,6 +69,20 @@ struct Retransmits {
     std::map<std::string, uint64_t> segments_by_flow;
 };
 
+// One CPU's time over a phase, from /proc/stat (the whole host's, not the namespace's), in ms.
+struct CpuTime {
+    int cpu = 0;
+    int64_t busy_ms = 0;     // user, nice, system, irq and softirq
+    int64_t softirq_ms = 0;  // of busy: softirq (NET_RX, NET_TX, …)
+    int64_t irq_ms = 0;      // of busy: hard interrupts
+    int64_t idle_ms = 0;     // idle and iowait
+    int64_t steal_ms = 0;    // taken by the hypervisor: neither busy here nor idle
+    double busy_fraction() const {
+        const int64_t all = busy_ms + idle_ms + steal_ms;
+        return all > 0 ? double(busy_ms) / double(all) : 0;
+    }
+};
+
 struct PhaseTrace {
     std::string name;
     int64_t start_ms = 0;  // since the probe started
@@ -87,6 +101,8 @@ struct PhaseTrace {
     int64_t softnet_dropped = 0;
     // The root qdisc's drops, overlimits (held back by a shaper) and requeues over the phase.
     std::map<std::string, int64_t> qdisc_stats;
+    // Each CPU's time over the phase; empty in traces of probes older than this field.
+    std::vector<CpuTime> cpus;
 
     int64_t duration_ms() const { return end_ms - start_ms; }
     uint64_t drops_with_reason(std::string_view reason) const;

@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -190,6 +191,29 @@ LinkFacts read_link_facts(const std::string& iface) {
     return f;
 }
 
+// /proc/stat's per-CPU lines: cpuN user nice system idle iowait irq softirq steal …, in
+// USER_HZ ticks since boot (guest time is already inside user).
+std::vector<CpuTime> read_cpu_times() {
+    std::vector<CpuTime> out;
+    std::ifstream in("/proc/stat");
+    const long hz = sysconf(_SC_CLK_TCK);
+    const auto ms = [hz](int64_t ticks) { return hz > 0 ? ticks * 1000 / hz : ticks * 10; };
+    std::string line;
+    while (std::getline(in, line)) {
+        if (!line.starts_with("cpu") || line.size() < 4 || line[3] < '0' || line[3] > '9') continue;
+        std::istringstream fields(line.substr(3));
+        int cpu = 0;
+        int64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                steal = 0;
+        if (!(fields >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq))
+            continue;
+        fields >> steal;  // absent on kernels before 2.6.11
+        out.push_back({cpu, ms(user + nice + system + irq + softirq), ms(softirq), ms(irq),
+                       ms(idle + iowait), ms(steal)});
+    }
+    return out;
+}
+
 KernelCounters read_kernel_counters(const std::string& iface) {
     KernelCounters c;
     read_proc_pairs("/proc/net/snmp", c.nstat);
@@ -201,6 +225,7 @@ KernelCounters read_kernel_counters(const std::string& iface) {
         c.qdisc = q.counters;
         c.qdisc_queued = q.queued_packets;
     }
+    c.cpus = read_cpu_times();
     return c;
 }
 
@@ -214,8 +239,22 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
         }
         return d;
     };
-    return {diff(a.nstat, b.nstat), diff(a.ethtool_stats, b.ethtool_stats),
-            b.softnet_dropped - a.softnet_dropped, diff(a.qdisc, b.qdisc), b.qdisc_queued};
+    std::vector<CpuTime> cpus;
+    for (const auto& now : b.cpus) {
+        // A CPU that came online during the phase counts from 0.
+        const auto then = std::find_if(a.cpus.begin(), a.cpus.end(),
+                                       [&](const CpuTime& c) { return c.cpu == now.cpu; });
+        const CpuTime zero{now.cpu};
+        const CpuTime& t = then != a.cpus.end() ? *then : zero;
+        cpus.push_back({now.cpu, now.busy_ms - t.busy_ms, now.softirq_ms - t.softirq_ms,
+                        now.irq_ms - t.irq_ms, now.idle_ms - t.idle_ms, now.steal_ms - t.steal_ms});
+    }
+    return {diff(a.nstat, b.nstat),
+            diff(a.ethtool_stats, b.ethtool_stats),
+            b.softnet_dropped - a.softnet_dropped,
+            diff(a.qdisc, b.qdisc),
+            b.qdisc_queued,
+            std::move(cpus)};
 }
 
 }  // namespace np::probe

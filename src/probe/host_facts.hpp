@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "analysis/trace.hpp"
 
@@ -24,7 +25,8 @@ struct KernelCounters {
     std::map<std::string, int64_t> ethtool_stats;  // `ethtool -S` names with drop/miss/...
     int64_t softnet_dropped = 0;                   // /proc/net/softnet_stat, all CPUs
     std::map<std::string, int64_t> qdisc;          // the root qdisc's drops, overlimits, …
-    int64_t qdisc_queued = 0;  // packets in the root qdisc at the snapshot (a gauge)
+    int64_t qdisc_queued = 0;   // packets in the root qdisc at the snapshot (a gauge)
+    std::vector<CpuTime> cpus;  // /proc/stat's cpuN lines, cumulative since boot
 };
 
 KernelCounters read_kernel_counters(const std::string& iface);

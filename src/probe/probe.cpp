@@ -248,6 +248,7 @@ class Recorder {
         p.ethtool_stats = d.ethtool_stats;
         p.softnet_dropped = d.softnet_dropped;
         p.qdisc_stats = d.qdisc;
+        p.cpus = d.cpus;
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
         nlohmann::json m = message(proto::kMessagePhase, to_json(p));

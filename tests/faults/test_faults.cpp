@@ -59,6 +59,7 @@ struct Scenario {
     std::vector<std::string> args{};              // for `run`, after the testbed's own
     std::map<std::string, std::string> params{};  // params.yml keys to set ("" removes)
     std::set<std::string> expect{};               // must appear
+    std::set<std::string> expect_any{};           // at least one of these must appear
     std::set<std::string> allow{};  // may also appear at warn/error: the same cause's other faces
     std::string detail_mentions{};  // a phrase some expected finding's detail must hold
 };
@@ -140,7 +141,15 @@ uint64_t udp_socket_drops(const std::string& trace_path) {
 void run_scenario(const Scenario& s) {
     char tmp[] = "/tmp/np-fault-XXXXXX";
     const std::string dir = mkdtemp(tmp);
-    ScenarioRow row{test_order(), s.name, s.fault, joined(s.expect), "", false};
+    ScenarioRow row{
+        test_order(),
+        s.name,
+        s.fault,
+        joined(s.expect) + (s.expect_any.empty() ? ""
+                                                 : std::string(s.expect.empty() ? "" : " + ") +
+                                                       "one of " + joined(s.expect_any)),
+        "",
+        false};
     struct Restore {
         const Scenario& s;
         ~Restore() {
@@ -170,7 +179,7 @@ void run_scenario(const Scenario& s) {
         const std::string code = f.value("code", "");
         all.insert(code);
         (f.value("severity", "") == "info" ? informed : blamed).insert(code);
-        if (s.expect.count(code) &&
+        if ((s.expect.count(code) || s.expect_any.count(code)) &&
             f.value("detail", "").find(s.detail_mentions) != std::string::npos)
             mentioned = true;
     }
@@ -198,9 +207,17 @@ void run_scenario(const Scenario& s) {
                                    server());
     }
     for (const auto& code : blamed) {
-        const bool ok = s.expect.count(code) || s.allow.count(code) || incidental.count(code);
+        const bool ok = s.expect.count(code) || s.expect_any.count(code) || s.allow.count(code) ||
+                        incidental.count(code);
         EXPECT_TRUE(ok) << s.name << ": blamed " << code << ", which this fault does not explain";
         pass = pass && ok;
+    }
+    if (!s.expect_any.empty()) {
+        const bool any = std::any_of(s.expect_any.begin(), s.expect_any.end(),
+                                     [&](const std::string& code) { return all.count(code); });
+        EXPECT_TRUE(any) << s.name << ": expected one of " << joined(s.expect_any) << "; got "
+                         << row.got;
+        pass = pass && any;
     }
     EXPECT_TRUE(mentioned) << s.name << ": no expected finding says '" << s.detail_mentions << "'";
     pass = pass && mentioned;
@@ -286,15 +303,20 @@ TEST(FaultsOfCpuBoundHosts, ReceiverSocketOverflow) {
                  .args = {"--udp-bandwidth", "2G"},
                  .expect = {"LOSS_AT_RECEIVER_SOCKET", "UDP_LOSS", "OFFERED_ABOVE_CEILING"},
                  // The same slow receiving host: TCP host-limited, its backlog full.
-                 .allow = {"HOST_LIMITED", "LOSS_AT_RECEIVER_NIC"},
+                 .allow = {"HOST_LIMITED", "LIMIT_NOT_LOCATED", "LOSS_AT_RECEIVER_NIC"},
                  .detail_mentions = "SOCKET_RCVBUFF"}));
 }
 
-TEST(FaultsOfCpuBoundHosts, SpuriousRetransmitsOfHostsThatCannotKeepUp) {
-    run_scenario(one_gig({.name = "host-limited, spurious retransmits",
+// Two hosts that cannot fill the link one frame at a time — yet on this machine kind neither
+// CPU is saturated (both ~78 % busy during a 3-s test at ~710 Mbit/s, measured by the probes)
+// and nothing is lost: no stage shows its signature, and the verdict must say so rather than
+// blame "the hosts" by elimination.
+TEST(FaultsOfCpuBoundHosts, SlowHostsWithoutASaturatedCoreAreNotBlamedByElimination) {
+    run_scenario(one_gig({.name = "slow hosts, spurious retransmits",
                           .fault = "1G profile: two hosts that cannot fill the link",
                           .args = {"--udp-bandwidth", "100M"},
-                          .expect = {"HOST_LIMITED"},
+                          // Where a core does reach 95 %, the host is named instead.
+                          .expect_any = {"LIMIT_NOT_LOCATED", "HOST_LIMITED"},
                           .detail_mentions = "Nothing of the flow was lost on the path"}));
 }
 
@@ -354,6 +376,86 @@ TEST(Faults, APathSlowerThanTheNicIsNamedWithItsHop) {
                   .params = {{"np_link_rate", ""}},
                   .expect = {"PATH_SLOWER_THAN_LINK", "LINE_RATE_BOUND", "OFFERED_ABOVE_CEILING"},
                   .detail_mentions = "the sender's own qdisc shapes it"});
+}
+
+// ---------------------------------------------------------------- faults the rules were not built
+// around (issue 21): each asks the question a user asked, and the answer must come from the
+// stage's own evidence, never by elimination.
+
+// "Why does iperf3 get only 58 Mbit/s on my 100M link?" — someone else's 40 Mbit/s UDP flow
+// shares it for the whole run (a second iperf3 on another port and another address pair), and
+// UDP asks for 80M, which the link alone could carry.
+TEST(Faults, ALinkSharedWithOtherTrafficIsNamedWithItsShare) {
+    // A subnet of its own on the same data link: an address in the test's subnet added before
+    // `run` configures its own would be the primary one, the source of the server's UDP replies.
+    const std::string net = "198.18." + std::to_string(100 + testbed().row) + ".";
+    const std::string a = net + "1", b = net + "2";
+    const std::string pids = "/tmp/np-fault-shared-" + std::to_string(testbed().row);
+    run_scenario(
+        {.name = "shared link",
+         .fault = "a 40 Mbit/s UDP flow on port 5301 beside the test, UDP -b 80M",
+         .inject = {{server(), "ip addr add " + a + "/24 dev enp0s25"},
+                    {client(), "ip addr add " + b + "/24 dev enp0s25"},
+                    {server(), "iperf3 -s -D -1 -p 5301 -B " + a + " --pidfile " + pids + "-s.pid"},
+                    {client(), "sh -c 'sleep 0.5; iperf3 -c " + a + " -B " + b +
+                                   " -p 5301 -u -b 40M -t 120 </dev/null >/dev/null 2>&1 & "
+                                   "echo $! > " +
+                                   pids + "-c.pid'"}},
+         .restore = {{client(), "sh -c 'kill $(cat " + pids + "-c.pid); rm -f " + pids + "-c.pid'"},
+                     {server(), "sh -c 'kill $(cat " + pids + "-s.pid) 2>/dev/null; rm -f " + pids +
+                                    "-s.pid'"},
+                     {client(), "ip addr del " + b + "/24 dev enp0s25"},
+                     {server(), "ip addr del " + a + "/24 dev enp0s25"}},
+         .args = {"--udp-bandwidth", "80M"},
+         .expect = {"LINK_SHARED"},
+         // The full link's own consequences: the sender's queue overflows, TCP resends.
+         .allow = {"LOSS_AT_SENDER_QDISC", "UDP_LOSS", "RETRANSMITS_CONFIRMED"},
+         .detail_mentions = "of other traffic"});
+}
+
+// "TCP gets a third of the link, UDP is fine" — the server's egress, which carries only the
+// ACKs, is shaped to 1 Mbit/s; the data direction is the 100M profile.
+TEST(Faults, AChokedAckPathIsTheReversePath) {
+    run_scenario({.name = "choked ACK path",
+                  .fault = "server egress tbf 1 Mbit/s, data direction 100M",
+                  .inject = {{server(),
+                              "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 "
+                              "linklayer ethernet tbf rate 1mbit burst 4kb latency 50ms"}},
+                  .restore = {{server(), kShaper100M}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"REVERSE_PATH_LIMITED", "OFFERED_RATE_REACHED"},
+                  .allow = {"SPURIOUS_RETRANSMITS"},
+                  .detail_mentions = "shapes to 1 Mbit/s"});
+}
+
+// "Jumbo frames: is 99 Mbit/s UDP above the line rate?" — both NICs at MTU 9000, the datagrams
+// iperf3 sizes from the MSS travel one per frame.
+TEST(Faults, JumboFramesEndToEndAreModelledFromTheNics) {
+    run_scenario({.name = "jumbo frames",
+                  .fault = "both data NICs at MTU 9000, UDP -b 100M",
+                  .inject = {{server(), "ip link set dev enp0s25 mtu 9000"},
+                             {client(), "ip link set dev enp0s25 mtu 9000"}},
+                  .restore = {{client(), "ip link set dev enp0s25 mtu 1500"},
+                              {server(), "ip link set dev enp0s25 mtu 1500"}},
+                  .args = {"--udp-bandwidth", "100M"},
+                  .expect = {"LINE_RATE_BOUND", "OFFERED_ABOVE_CEILING"},
+                  .detail_mentions = "8948"});
+}
+
+// "ping says the host is unreachable but iperf3 works" — the server drops ICMP echo requests;
+// the data path is fine and the run must not fail for it.
+TEST(Faults, FilteredIcmpDoesNotCondemnTheDataPath) {
+    run_scenario(
+        {.name = "ICMP echo filtered",
+         .fault = "nftables on node A drops echo requests",
+         .inject = {{server(), "nft add table inet npfault"},
+                    {server(),
+                     "nft add chain inet npfault input '{ type filter hook input priority 0; }'"},
+                    {server(), "nft add rule inet npfault input icmp type echo-request drop"}},
+         .restore = {{server(), "nft delete table inet npfault"}},
+         .args = {"--udp-bandwidth", "50M"},
+         .expect = {"DATA_PATH_NO_ECHO", "PING_NO_REPLY", "LINE_RATE_BOUND"},
+         .detail_mentions = "only ICMP echo went unanswered"});
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossAtTheReceiver) {
     EXPECT_CONTAINS(sender->title, "8.39 Gbit/s of the 9.00 Gbit/s offered");
     EXPECT_CONTAINS(sender->detail, "~713 k datagrams/s");
     EXPECT_CONTAINS(sender->detail, "needs 9.404 Gbit/s on the wire");
-    EXPECT_CONTAINS(sender->detail, "under the 10 Gbit/s link, so the link was not the limit");
+    EXPECT_CONTAINS(sender->detail, "under the 10 Gbit/s link: the offered load fits it");
 
     const Finding* loss = find_finding(e, "UDP_LOSS");
     ASSERT_NE(loss, nullptr);

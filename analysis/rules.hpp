@@ -40,6 +40,11 @@ std::optional<double> slower_path_bps(const ExplainInput& in);
 // Whether a test sits at the ceiling of a path of that rate, frames of at most `mtu` bytes.
 bool at_path_ceiling(const ThroughputTest& t, double path_bps, std::optional<int> mtu);
 
+// Below the ceiling for a reason still to find: not within kLineRateFraction of it, not a UDP
+// test held to an offered rate the link can carry, not a TCP test whose receiver is short only
+// by a full link's tail (rules_throughput.cpp). The rules that name the stage start from it.
+bool short_of_ceiling(const TestEvidence& v);
+
 // ---------------------------------------------------------------- what the data NICs carried
 
 // One data NIC's traffic in one direction during a test, in wire bits per second (frames with

@@ -32,16 +32,32 @@ double bits_per_s(uint64_t bytes, double seconds) {
     return seconds > 0 ? static_cast<double>(bytes) * 8.0 / seconds : 0;
 }
 
+// Traffic on the NIC that is not the test's. A datagram larger than the MTU leaves in fragments
+// of which only the first carries the port: the others count as other UDP, so for a test whose
+// datagrams fragment, other UDP is not taken for someone else's.
+uint64_t other_bytes(const DirectionTraffic& d, const TrafficCounts& test, bool own_fragments) {
+    uint64_t other =
+        d.total.wire_bytes > test.wire_bytes ? d.total.wire_bytes - test.wire_bytes : 0;
+    if (own_fragments)
+        if (const auto udp = d.by_protocol.find("udp"); udp != d.by_protocol.end()) {
+            const auto flow = d.by_flow.find("iperf_udp");
+            const uint64_t ported = flow != d.by_flow.end() ? flow->second.wire_bytes : 0;
+            const uint64_t unported =
+                udp->second.wire_bytes > ported ? udp->second.wire_bytes - ported : 0;
+            other -= std::min(other, unported);
+        }
+    return other;
+}
+
 NicLoad load_of(const TracedSide& side, const DirectionTraffic& d, const char* direction,
-                double test_s) {
+                double test_s, bool own_fragments) {
     NicLoad n;
     n.node = side.trace->node;
     n.iface = side.trace->iface;
     n.direction = direction;
     const double phase_s = side.phase.duration_ms() / 1000.0;
     const TrafficCounts test = flow_counts(d, "");
-    const uint64_t other =
-        d.total.wire_bytes > test.wire_bytes ? d.total.wire_bytes - test.wire_bytes : 0;
+    const uint64_t other = other_bytes(d, test, own_fragments);
     // The test's bytes crossed during the test; other traffic is spread over the whole phase.
     n.test_bps = bits_per_s(test.wire_bytes, test_s > 0 ? std::min(test_s, phase_s) : phase_s);
     n.other_bps = bits_per_s(other, phase_s);
@@ -53,12 +69,6 @@ std::string load_text(const NicLoad& n) {
     return fmt::format("{}'s {} {} {} on the wire: {} of the test's and {} of other traffic",
                        n.node, n.iface, n.direction, format_rate(n.total_bps()),
                        format_rate(n.test_bps), format_rate(n.other_bps));
-}
-
-bool below_line_rate(const TestEvidence& v) {
-    const auto& t = v.test;
-    return v.ceiling && v.measured_bps &&
-           *v.measured_bps + t.rate_resolution_bps < v.ceiling->goodput_bps * kLineRateFraction;
 }
 
 void link_shared(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {
@@ -95,7 +105,8 @@ void link_shared(const TestEvidence& v, const PathLoads& loads, std::vector<Find
 
 void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {
     const auto& t = v.test;
-    if (t.transport != Transport::tcp || !loads.reverse_out) return;
+    // In --bidir the way back also carries the test's other direction: not an ACK path.
+    if (t.transport != Transport::tcp || t.bidir || !loads.reverse_out) return;
     const NicLoad& back = *loads.reverse_out;
     const bool full = loads.reverse_capacity_bps &&
                       back.total_bps() >= *loads.reverse_capacity_bps * kFullReverseFraction;
@@ -153,14 +164,15 @@ void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Fin
 PathLoads path_loads(const TestEvidence& v) {
     PathLoads loads;
     const double test_s = v.test.duration_s;
+    const bool frags = v.test.transport == Transport::udp && v.ceiling && v.ceiling->fragmented();
     if (const auto& s = v.traces.sender) {
-        loads.data_out = load_of(*s, leaving(s->phase), "sent", test_s);
+        loads.data_out = load_of(*s, leaving(s->phase), "sent", test_s, frags);
         loads.data_frames = loads.data_out->test_frames;
     }
     if (const auto& r = v.traces.receiver) {
-        loads.data_in = load_of(*r, r->phase.rx, "received", test_s);
+        loads.data_in = load_of(*r, r->phase.rx, "received", test_s, frags);
         if (!loads.data_out) loads.data_frames = loads.data_in->test_frames;
-        loads.reverse_out = load_of(*r, leaving(r->phase), "sent", test_s);
+        loads.reverse_out = load_of(*r, leaving(r->phase), "sent", test_s, false);
         const LinkFacts& link = r->trace->link;
         loads.reverse_qdisc = link.qdisc;
         if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0)
@@ -261,7 +273,7 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
                     (*n)->node, (*n)->iface, (*n)->direction, format_rate((*n)->total_bps()),
                     format_pct((*n)->total_bps() / capacity), format_link_rate(capacity),
                     format_rate((*n)->other_bps)));
-    if (v.test.transport == Transport::tcp && loads.reverse_out)
+    if (v.test.transport == Transport::tcp && !v.test.bidir && loads.reverse_out)
         out.push_back(fmt::format(
             "the reverse path: {} dropped none of the test's ACKs{}", loads.reverse_out->node,
             loads.reverse_capacity_bps ? fmt::format(" and its {} shaper ran at {} of its rate",
@@ -283,7 +295,7 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
 }
 
 void bottleneck(const TestEvidence& v, std::vector<Finding>& out) {
-    if (!below_line_rate(v) || (!v.traces.sender && !v.traces.receiver)) return;
+    if (!short_of_ceiling(v) || (!v.traces.sender && !v.traces.receiver)) return;
     const PathLoads loads = path_loads(v);
     link_shared(v, loads, out);
     reverse_path(v, loads, out);

@@ -756,21 +756,38 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
     const double m = *v.measured_bps;
     const double ceiling = v.ceiling->goodput_bps;
     if (*t.sent_bps + t.rate_resolution_bps < ceiling * kLineRateFraction) {
+        // The sender's own count places the rate before its NIC; which of the host's resources
+        // set it is said only where measured (a saturated CPU, iperf3's CPU figure).
+        const std::string node =
+            v.traces.sender ? v.traces.sender->trace->node : std::string("the sending host");
         Finding f = make_finding("HOST_LIMITED", t.label);
         f.title = title + ": the sending host set the pace";
         f.detail = fmt::format(
-            "The sender itself sent only {} ({} of the ceiling){}: it could not produce "
-            "datagrams faster, a system call and a copy per datagram",
+            "The sending application itself wrote only {} ({} of the ceiling){}, by its own "
+            "count: the rate was set on {}, before its NIC",
             rate_text(*t.sent_bps, t.rate_resolution_bps), format_pct(*t.sent_bps / ceiling),
-            t.offered_bps ? "" : ", with no offered rate (-b 0) to hold it back");
+            t.offered_bps ? "" : ", with no offered rate (-b 0) to hold it back", node);
         if (t.datagrams_sent && t.duration_s > 0) {
             const double dps = double(*t.datagrams_sent) / t.duration_s;
-            f.detail += fmt::format(" (~{:.0f} k datagrams/s, where the ceiling needs ~{:.0f} k)",
-                                    dps / 1e3, v.ceiling->units_per_second / 1e3);
+            f.detail += fmt::format(
+                " (~{:.0f} k datagrams/s, where the ceiling needs ~{:.0f} k; each costs a system "
+                "call and a copy)",
+                dps / 1e3, v.ceiling->units_per_second / 1e3);
             f.evidence.emplace_back("datagrams_per_s", rounded(dps, 0));
         }
         f.detail += ".";
+        const auto cpu =
+            v.traces.sender ? saturated_cpu(*v.traces.sender, t.duration_s) : std::nullopt;
+        if (cpu) {
+            f.detail += " Its CPUs: " + cpu->text + ".";
+            f.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
+                                    rounded(100 * cpu->busy_fraction, 1));
+        }
         for (const auto& h : host) f.detail += " Evidence: " + h + ".";
+        if (!cpu && host.empty())
+            f.detail +=
+                " Which of its resources held it (a core, the socket buffer, the tool's "
+                "own pacing) is not measured here.";
         if (*t.sent_bps > m * 1.01)
             f.detail += fmt::format(" Of what it sent, {} arrived: see UDP_LOSS for the rest.",
                                     rate_text(m, t.rate_resolution_bps));
@@ -921,14 +938,20 @@ void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
     out.push_back(std::move(f));
 }
 
+bool short_of_ceiling(const TestEvidence& v) {
+    if (!v.ceiling || !v.measured_bps) return false;
+    const auto& t = v.test;
+    if (*v.measured_bps + t.rate_resolution_bps >= v.ceiling->goodput_bps * kLineRateFraction)
+        return false;
+    if (offered_fits(v) && reached_offered(t)) return false;  // the offered rate set it
+    return !tcp_tail_bytes(v);  // a full link's tail is LINE_RATE_BOUND
+}
+
 void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
-    if (!v.ceiling || !v.measured_bps) return;
+    if (!short_of_ceiling(v)) return;
     const auto& t = v.test;
     const double m = *v.measured_bps;
     const double ceiling = v.ceiling->goodput_bps;
-    if (m + t.rate_resolution_bps >= ceiling * kLineRateFraction) return;
-    if (offered_fits(v) && reached_offered(t)) return;  // the offered rate set it
-    if (tcp_tail_bytes(v)) return;                      // the link was full (LINE_RATE_BOUND)
 
     Evidence evidence{{"measured_mbps", rounded(m / 1e6)},
                       {"ceiling_mbps", rounded(ceiling / 1e6)},

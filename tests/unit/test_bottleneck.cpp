@@ -278,6 +278,80 @@ TEST(Bottleneck, NoEchoReplyBesideWorkingDataIsAWarningNotAnError) {
     EXPECT_EQ(find_finding(e, "PING_NO_REPLY")->severity, Severity::error);
 }
 
+// UDP at the 30 Mbit/s it asked for, beside 72 Mbit/s of someone else's: the link was full, but
+// the test got what it asked for, so nothing about it is the link's share.
+TEST(Bottleneck, ATestAtItsOfferedRateIsNotHeldByASharedLink) {
+    Side client{.flow_out = at_rate(31.4, 1490), .other_out = at_rate(72.0, 1512)};
+    Side server{.flow_in = client.flow_out};
+    const auto e = explained(
+        {udp(30, 30.0)},
+        {node("node1-2", "client", "udp", client), node("node1-1", "server", "udp", server)},
+        100e6);
+    EXPECT_NE(find_finding(e, "OFFERED_RATE_REACHED"), nullptr) << raised(e);
+    EXPECT_EQ(find_finding(e, "LINK_SHARED"), nullptr) << raised(e);
+}
+
+// 8,948-byte datagrams at MTU 1500 leave in seven fragments, of which only the first carries the
+// port: the other six count as other UDP. They are the test's own, not a second flow on the link.
+TEST(Bottleneck, ATestsOwnFragmentsAreNotOtherTraffic) {
+    const TrafficCounts first = at_rate(16.0, 1514), rest = at_rate(84.0, 1514);
+    Side client{.flow_out = first, .other_out = rest};
+    Side server{.flow_in = first, .other_in = rest};
+    Trace c = node("node1-2", "client", "udp", client);
+    Trace s = node("node1-1", "server", "udp", server);
+    for (DirectionTraffic* d : {&c.phases[0].tx, &*c.phases[0].xmit, &s.phases[0].rx}) {
+        d->by_protocol["udp"] = first;
+        d->by_protocol["udp"] += rest;
+    }
+    auto test = udp(100, 90.0, 8948);
+    test.received_bps = 85e6;  // the receiver lost some: below the ceiling
+    const auto e = explained({test}, {c, s}, 100e6);
+    EXPECT_EQ(find_finding(e, "LINK_SHARED"), nullptr) << raised(e);
+    // Another host's UDP beside the same test is other traffic again.
+    for (Trace* t : {&c, &s})
+        for (DirectionTraffic* d : {&t->phases[0].tx, &t->phases[0].rx})
+            d->by_protocol["udp"] = first;
+    *c.phases[0].xmit = c.phases[0].tx;
+    EXPECT_NE(find_finding(explained({test}, {c, s}, 100e6), "LINK_SHARED"), nullptr);
+}
+
+// --bidir: the receiver's egress carries the test's other direction at the link's rate. That is
+// the test's own data, not a choked ACK path.
+TEST(Bottleneck, BidirsOtherDirectionIsNotAReversePathLimit) {
+    Side client{.flow_out = at_rate(62.0, 1514), .flow_in = at_rate(96.0, 1514)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    auto test = tcp(60.0);
+    test.bidir = true;
+    const auto e = explained(
+        {test},
+        {node("node1-2", "client", "tcp", client), node("node1-1", "server", "tcp", server)},
+        100e6);
+    EXPECT_EQ(find_finding(e, "REVERSE_PATH_LIMITED"), nullptr) << raised(e);
+    for (const auto& f : e.findings)
+        EXPECT_FALSE(contains(f.detail, "the reverse path:")) << f.code << ": " << f.detail;
+}
+
+// UDP -b 0 that wrote 40 Mbit/s on an idle 100 Mbit/s link: its own count places the rate on the
+// sending host; which resource of it is named only from its CPUs.
+TEST(Bottleneck, AUdpSenderBelowTheCeilingIsNamedAndItsCpuOnlyWhenMeasured) {
+    Side client{.flow_out = at_rate(41.8, 1490)};
+    Side server{.flow_in = client.flow_out};
+    auto test = udp(80, 40.0);
+    test.offered_bps.reset();
+    for (const int64_t busy : {int64_t{4000}, int64_t{9900}}) {
+        Trace c = node("node1-2", "client", "udp", client);
+        c.phases[0].cpus = {{0, busy, 100, 0, kPhaseMs - busy, 0}, {1, 500, 0, 0, 9500, 0}};
+        const auto e = explained({test}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+        const Finding* f = find_finding(e, "HOST_LIMITED");
+        ASSERT_NE(f, nullptr) << raised(e);
+        EXPECT_TRUE(contains(f->detail, "the rate was set on node1-2, before its NIC"))
+            << f->detail;
+        EXPECT_EQ(contains(f->detail, "Its CPUs: node1-2: CPU 0 busy 99 %"), busy > 9000)
+            << f->detail;
+        EXPECT_EQ(contains(f->detail, "is not measured here"), busy < 9000) << f->detail;
+    }
+}
+
 // The data link down for 2 s mid-test: the sender's kernel freed what it could not hand to a
 // device that was not up. DEV_READY says so; it is not a queue the sender overfilled.
 TEST(Bottleneck, DevReadyDropsAreADeviceNotUpNotAFullQueue) {

@@ -24,10 +24,6 @@ constexpr double kOtherTrafficFraction = 0.02;
 // A reverse-path shaper carrying at least this fraction of its rate was the ACKs' limit.
 constexpr double kFullReverseFraction = 0.9;
 
-const DirectionTraffic& leaving(const PhaseTrace& p) {
-    return p.xmit ? *p.xmit : p.tx;  // after the qdisc when the probe measured it
-}
-
 double bits_per_s(uint64_t bytes, double seconds) {
     return seconds > 0 ? static_cast<double>(bytes) * 8.0 / seconds : 0;
 }
@@ -166,13 +162,13 @@ PathLoads path_loads(const TestEvidence& v) {
     const double test_s = v.test.duration_s;
     const bool frags = v.test.transport == Transport::udp && v.ceiling && v.ceiling->fragmented();
     if (const auto& s = v.traces.sender) {
-        loads.data_out = load_of(*s, leaving(s->phase), "sent", test_s, frags);
+        loads.data_out = load_of(*s, s->phase.left_nic(), "sent", test_s, frags);
         loads.data_frames = loads.data_out->test_frames;
     }
     if (const auto& r = v.traces.receiver) {
         loads.data_in = load_of(*r, r->phase.rx, "received", test_s, frags);
         if (!loads.data_out) loads.data_frames = loads.data_in->test_frames;
-        loads.reverse_out = load_of(*r, leaving(r->phase), "sent", test_s, false);
+        loads.reverse_out = load_of(*r, r->phase.left_nic(), "sent", test_s, false);
         const LinkFacts& link = r->trace->link;
         loads.reverse_qdisc = link.qdisc;
         if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0)

@@ -701,25 +701,30 @@ void bidir_acks(const TestEvidence& v, std::vector<Finding>& out) {
 // Below the ceiling: with a ledger of both NICs the cause is loss on the path (placed), a host
 // whose CPU was saturated, or not located; without one, what the tool's output holds.
 // Host-side evidence the tool's output holds — window, CPU, stalls, buffers — as sentences for
-// a finding's detail, each also added to `evidence`.
-std::vector<std::string> host_evidence(const ThroughputTest& t, double ceiling,
-                                       Evidence& evidence) {
-    std::vector<std::string> host;
+// a finding's detail, each also added to `evidence`; `cpu` marks the tool's CPU figures, which
+// the nothing-lost verdict names per node instead.
+struct HostSign {
+    std::string text;
+    bool cpu = false;
+};
+
+std::vector<HostSign> host_evidence(const ThroughputTest& t, double ceiling, Evidence& evidence) {
+    std::vector<HostSign> host;
     if (t.snd_cwnd_max_bytes && t.rtt_mean_us && *t.rtt_mean_us > 0) {
         const double window_bps = *t.snd_cwnd_max_bytes * 8.0 / (*t.rtt_mean_us * 1e-6);
         if (window_bps < ceiling) {
-            host.push_back(fmt::format(
+            host.push_back({fmt::format(
                 "window-limited: the largest congestion window, {} B, per mean RTT of {:.0f} us "
                 "allows at most {}",
                 format_count(static_cast<double>(*t.snd_cwnd_max_bytes)), *t.rtt_mean_us,
-                format_rate(window_bps)));
+                format_rate(window_bps))});
             evidence.emplace_back("window_limit_mbps", rounded(window_bps / 1e6));
         }
     }
     for (auto [cpu, side] :
          {std::pair{t.sender_cpu_pct, "sender"}, std::pair{t.receiver_cpu_pct, "receiver"}}) {
         if (cpu && *cpu >= kBusyCpuPct) {
-            host.push_back(fmt::format("the {} was CPU-bound ({:.0f} % CPU)", side, *cpu));
+            host.push_back({fmt::format("the {} was CPU-bound ({:.0f} % CPU)", side, *cpu), true});
             evidence.emplace_back(std::string(side) + "_cpu_pct", rounded(*cpu, 1));
         }
     }
@@ -731,10 +736,10 @@ std::vector<std::string> host_evidence(const ThroughputTest& t, double ceiling,
         const auto stalls = std::count_if(t.interval_bps.begin(), t.interval_bps.end(),
                                           [&](double bps) { return bps < median / 2; });
         if (median > 0 && stalls > 0) {
-            host.push_back(fmt::format(
+            host.push_back({fmt::format(
                 "{} of {} intervals ran below half the median interval rate ({}): the rate "
                 "stalled rather than running slow throughout",
-                stalls, t.interval_bps.size(), format_rate(median)));
+                stalls, t.interval_bps.size(), format_rate(median))});
             evidence.emplace_back("stalled_intervals", static_cast<int64_t>(stalls));
         }
     }
@@ -750,7 +755,7 @@ std::vector<std::string> host_evidence(const ThroughputTest& t, double ceiling,
 // the pace) or it sent at the ceiling and the difference was lost (placed by UDP_LOSS and the
 // ledger).
 void udp_below_ceiling(const TestEvidence& v, const std::string& title,
-                       const std::vector<std::string>& host, Evidence evidence,
+                       const std::vector<HostSign>& host, Evidence evidence,
                        std::vector<Finding>& out) {
     const auto& t = v.test;
     const double m = *v.measured_bps;
@@ -783,7 +788,7 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
             f.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
                                     rounded(100 * cpu->busy_fraction, 1));
         }
-        for (const auto& h : host) f.detail += " Evidence: " + h + ".";
+        for (const auto& h : host) f.detail += " Evidence: " + h.text + ".";
         if (!cpu && host.empty())
             f.detail +=
                 " Which of its resources held it (a core, the socket buffer, the tool's "
@@ -814,7 +819,7 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
 // if nothing was lost, a host is named only when its CPU shows it, else the limit was not
 // located (a full link or reverse path is LINK_SHARED / REVERSE_PATH_LIMITED, which supersede).
 void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::string& title,
-                             const std::vector<std::string>& host, Evidence evidence,
+                             const std::vector<HostSign>& host, Evidence evidence,
                              std::vector<Finding>& out) {
     const auto& t = v.test;
     if (ledger_shows_loss(l)) {
@@ -824,7 +829,7 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
         if (l.retransmitted && *l.retransmitted > 0)
             f.detail += fmt::format(" TCP resent {} segments and cut its window each time.",
                                     format_count(double(*l.retransmitted)));
-        for (const auto& h : host) f.detail += " Also: " + h + ".";
+        for (const auto& h : host) f.detail += " Also: " + h.text + ".";
         f.evidence = std::move(evidence);
         f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
         f.next_step = "See the loss findings for where and why.";
@@ -889,7 +894,7 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
             "their ACKs came back late, and each spurious retransmit cut the window.",
             format_count(double(*l.retransmitted)), format_count(double(l.duplicates())));
     for (const auto& h : host)
-        if (h.find("CPU-bound") == std::string::npos) f.detail += " Also: " + h + ".";
+        if (!h.cpu) f.detail += " Also: " + h.text + ".";
     for (auto& e : evidence) f.evidence.push_back(std::move(e));
     for (auto& e : cpu_evidence) f.evidence.push_back(std::move(e));
     f.next_step =
@@ -905,7 +910,7 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
 
 // Below the ceiling without both traces: what the tool's output holds, or ask for the traces.
 void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
-                               const std::vector<std::string>& host, Evidence evidence,
+                               const std::vector<HostSign>& host, Evidence evidence,
                                std::vector<Finding>& out) {
     const auto& t = v.test;
     std::vector<std::string> causes;
@@ -916,7 +921,7 @@ void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
             format_count(static_cast<double>(*t.retransmits))));
         evidence.emplace_back("retransmits", *t.retransmits);
     }
-    causes.insert(causes.end(), host.begin(), host.end());
+    for (const auto& h : host) causes.push_back(h.text);
     Finding f =
         make_finding(causes.empty() ? "BELOW_CEILING_NEEDS_TRACE" : "BELOW_CEILING", t.label);
     f.title = title;
@@ -956,7 +961,7 @@ void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
     Evidence evidence{{"measured_mbps", rounded(m / 1e6)},
                       {"ceiling_mbps", rounded(ceiling / 1e6)},
                       {"pct_of_ceiling", rounded(100 * m / ceiling)}};
-    const std::vector<std::string> host = host_evidence(t, ceiling, evidence);
+    const std::vector<HostSign> host = host_evidence(t, ceiling, evidence);
     const std::string title =
         fmt::format("{} is {} of the {} ceiling", rate_text(m, t.rate_resolution_bps),
                     format_pct(m / ceiling), format_rate(ceiling));

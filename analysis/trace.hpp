@@ -105,6 +105,8 @@ struct PhaseTrace {
     std::vector<CpuTime> cpus;
 
     int64_t duration_ms() const { return end_ms - start_ms; }
+    // What left the NIC: after the qdisc when the probe measured it, else the egress hook's.
+    const DirectionTraffic& left_nic() const { return xmit ? *xmit : tx; }
     uint64_t drops_with_reason(std::string_view reason) const;
     uint64_t drops_total() const;
 };

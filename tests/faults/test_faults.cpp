@@ -244,6 +244,17 @@ Scenario one_gig(Scenario s) {
     return s;
 }
 
+// `rule` in the input chain of an nftables table of the scenario's own on node A, removed after.
+Scenario with_server_input_rule(Scenario s, const std::string& rule) {
+    s.inject.insert(
+        s.inject.begin(),
+        {{server(), "nft add table inet npfault"},
+         {server(), "nft add chain inet npfault input '{ type filter hook input priority 0; }'"},
+         {server(), "nft add rule inet npfault input " + rule}});
+    s.restore.push_back({server(), "nft delete table inet npfault"});
+    return s;
+}
+
 TEST(Faults, CleanRunHasOnlyInfoFindings) {
     run_scenario({.name = "clean run",
                   .fault = "none (UDP at 50M)",
@@ -347,17 +358,12 @@ TEST(Faults, TrafficOverTheControlNetworkIsTheWrongInterface) {
 }
 
 TEST(Faults, AFailedToolIsExplainedByWhatItsPacketsMet) {
-    run_scenario({.name = "failed tool run",
-                  .fault = "nftables on node A rejects UDP to 5201",
-                  .inject = {{server(), "nft add table inet npfault"},
-                             {server(),
-                              "nft add chain inet npfault input '{ type filter hook input "
-                              "priority 0; }'"},
-                             {server(), "nft add rule inet npfault input udp dport 5201 reject"}},
-                  .restore = {{server(), "nft delete table inet npfault"}},
-                  .args = {"--udp-bandwidth", "50M"},
-                  .expect = {"TOOL_ERROR"},
-                  .detail_mentions = "NETFILTER_DROP"});
+    run_scenario(with_server_input_rule({.name = "failed tool run",
+                                         .fault = "nftables on node A rejects UDP to 5201",
+                                         .args = {"--udp-bandwidth", "50M"},
+                                         .expect = {"TOOL_ERROR"},
+                                         .detail_mentions = "NETFILTER_DROP"},
+                                        "udp dport 5201 reject"));
 }
 
 TEST(Faults, MtuMismatchIsSaidAndCostsNothing) {
@@ -446,16 +452,12 @@ TEST(Faults, JumboFramesEndToEndAreModelledFromTheNics) {
 // the data path is fine and the run must not fail for it.
 TEST(Faults, FilteredIcmpDoesNotCondemnTheDataPath) {
     run_scenario(
-        {.name = "ICMP echo filtered",
-         .fault = "nftables on node A drops echo requests",
-         .inject = {{server(), "nft add table inet npfault"},
-                    {server(),
-                     "nft add chain inet npfault input '{ type filter hook input priority 0; }'"},
-                    {server(), "nft add rule inet npfault input icmp type echo-request drop"}},
-         .restore = {{server(), "nft delete table inet npfault"}},
-         .args = {"--udp-bandwidth", "50M"},
-         .expect = {"DATA_PATH_NO_ECHO", "PING_NO_REPLY", "LINE_RATE_BOUND"},
-         .detail_mentions = "only ICMP echo went unanswered"});
+        with_server_input_rule({.name = "ICMP echo filtered",
+                                .fault = "nftables on node A drops echo requests",
+                                .args = {"--udp-bandwidth", "50M"},
+                                .expect = {"DATA_PATH_NO_ECHO", "PING_NO_REPLY", "LINE_RATE_BOUND"},
+                                .detail_mentions = "only ICMP echo went unanswered"},
+                               "icmp type echo-request drop"));
 }
 
 }  // namespace

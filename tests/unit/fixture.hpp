@@ -20,6 +20,26 @@ inline const Finding* find_finding(const Explanation& e, const std::string& code
     return nullptr;
 }
 
+// The explanation of these tests and traces on a link of `link_bps`, as `explain` gives it.
+inline Explanation explain_tests(std::vector<ThroughputTest> tests, std::vector<Trace> traces,
+                                 double link_bps, std::vector<PingTest> pings = {},
+                                 std::vector<ToolFailure> failures = {}) {
+    ExplainInput in;
+    in.link_bps = link_bps;
+    in.measurements.throughput = std::move(tests);
+    in.measurements.pings = std::move(pings);
+    in.measurements.failures = std::move(failures);
+    in.traces = std::move(traces);
+    return explain(in);
+}
+
+// The codes raised, in order ("LINK_SHARED UDP_LOSS "), for a failing assertion's message.
+inline std::string codes_of(const Explanation& e) {
+    std::string s;
+    for (const auto& f : e.findings) s += f.code + " ";
+    return s;
+}
+
 inline bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }

@@ -16,7 +16,9 @@
 namespace np {
 namespace {
 
+using testing::codes_of;
 using testing::contains;
+using testing::explain_tests;
 using testing::find_finding;
 
 struct Drop {
@@ -93,22 +95,6 @@ ThroughputTest tcp_test(double mbps, int64_t retransmits) {
     t.mss_bytes = 1448;
     t.retransmits = retransmits;
     return t;
-}
-
-Explanation run(std::vector<ThroughputTest> tests, std::vector<Trace> traces, double link_bps,
-                std::vector<ToolFailure> failures = {}) {
-    ExplainInput in;
-    in.link_bps = link_bps;
-    in.measurements.throughput = std::move(tests);
-    in.measurements.failures = std::move(failures);
-    in.traces = std::move(traces);
-    return explain(in);
-}
-
-std::string codes(const Explanation& e) {
-    std::string s;
-    for (const auto& f : e.findings) s += f.code + " ";
-    return s;
 }
 
 // What the before-stop check of this repository looks for: an explanation that asks for a
@@ -206,20 +192,20 @@ TEST(Explain, SenderQueueDropsAreNotWireLossNorTheReceivers) {
     const Trace client =
         node_trace("node1-2", "client", "udp", "udp", 90568, 82600, 0, {{"QDISC_DROP", 7968}});
     const Trace server = node_trace("node1-1", "server", "udp", "udp", 0, 0, 82600);
-    const auto e = run({test}, {client, server}, 100e6);
+    const auto e = explain_tests({test}, {client, server}, 100e6);
     const Finding* queue = find_finding(e, "LOSS_AT_SENDER_QDISC");
-    ASSERT_NE(queue, nullptr) << codes(e);
+    ASSERT_NE(queue, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(queue->detail, "7,968 QDISC_DROP on node1-2")) << queue->detail;
     for (const char* wrong :
          {"LOSS_ON_WIRE", "LOSS_AT_RECEIVER_SOCKET", "LOSS_AT_RECEIVER_NIC", "LOSS_UNATTRIBUTED"})
-        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes(e);
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes_of(e);
     const Finding* udp = find_finding(e, "UDP_LOSS");
     ASSERT_NE(udp, nullptr);
     EXPECT_TRUE(contains(udp->title, "the sender's queue")) << udp->title;
     EXPECT_FALSE(contains(udp->title, "at the receiver")) << udp->title;
     EXPECT_FALSE(contains(udp->next_step, "receive buffer")) << udp->next_step;
     const Finding* offered = find_finding(e, "OFFERED_ABOVE_CEILING");
-    ASSERT_NE(offered, nullptr) << codes(e);
+    ASSERT_NE(offered, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(offered->detail, "the ledger places it: 7,968 at the sender's queue"))
         << offered->detail;
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound, loss");
@@ -240,20 +226,20 @@ TEST(Explain, SpuriousRetransmitsAreNotLossAndNoLossNamesNoHost) {
     const Trace server = node_trace(
         "node1-1", "server", "tcp", "tcp", 0, 0, 180499,
         {{"TCP_OLD_SEQUENCE", 566, "tcp"}, {"TCP_OLD_DATA", 32, "tcp"}, {"TCP_FLAGS", 6, "tcp"}});
-    auto e = run({test}, {client, server}, 1e9);
+    auto e = explain_tests({test}, {client, server}, 1e9);
     const Finding* spurious = find_finding(e, "SPURIOUS_RETRANSMITS");
-    ASSERT_NE(spurious, nullptr) << codes(e);
+    ASSERT_NE(spurious, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(spurious->detail, "598 arrived as duplicates")) << spurious->detail;
     EXPECT_FALSE(contains(spurious->detail, "slow hosts")) << spurious->detail;
     const Finding* open = find_finding(e, "LIMIT_NOT_LOCATED");
-    ASSERT_NE(open, nullptr) << codes(e);
+    ASSERT_NE(open, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(open->detail, "Nothing of the flow was lost")) << open->detail;
     EXPECT_TRUE(contains(open->detail, "sender 12 %, receiver 70 %")) << open->detail;
     EXPECT_TRUE(contains(open->detail, "not full")) << open->detail;
     for (const char* wrong :
          {"HOST_LIMITED", "BELOW_CEILING", "BELOW_CEILING_NEEDS_TRACE", "RETRANSMITS_CONFIRMED",
           "TCP_RETRANSMITS", "LOSS_ON_WIRE", "LOSS_UNATTRIBUTED", "LOSS_AT_RECEIVER_TCP"})
-        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes(e);
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes_of(e);
     for (const auto& f : e.findings) {
         EXPECT_FALSE(contains(f.detail, "segments were lost")) << f.code << ": " << f.detail;
         EXPECT_FALSE(contains(f.detail, "the limit is in the hosts")) << f.code << ": " << f.detail;
@@ -263,12 +249,12 @@ TEST(Explain, SpuriousRetransmitsAreNotLossAndNoLossNamesNoHost) {
 
     // The receiving iperf3 at 97 % of a core is a host's own signature: it is named.
     test.receiver_cpu_pct = 97;
-    e = run({test}, {client, server}, 1e9);
+    e = explain_tests({test}, {client, server}, 1e9);
     const Finding* host = find_finding(e, "HOST_LIMITED");
-    ASSERT_NE(host, nullptr) << codes(e);
+    ASSERT_NE(host, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(host->detail, "node1-1 (receiving side: iperf3 at 97 % of a core)"))
         << host->detail;
-    EXPECT_EQ(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes(e);
+    EXPECT_EQ(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
     EXPECT_EQ(e.verdicts[0].verdict, "host-limited");
 }
 
@@ -287,7 +273,7 @@ TEST(Explain, APathSlowerThanTheNicIsNamedWithTheHopNotBlamedOnTheHosts) {
     client.phases.push_back(u);
     Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 81350);
     server.phases.push_back(node_trace("n", "server", "udp", "udp", 0, 0, 82600).phases[0]);
-    const auto e = run({tcp, udp}, {client, server}, 10e9);
+    const auto e = explain_tests({tcp, udp}, {client, server}, 10e9);
     int path = 0;
     for (const auto& f : e.findings) {
         if (f.code != "PATH_SLOWER_THAN_LINK") continue;
@@ -295,17 +281,17 @@ TEST(Explain, APathSlowerThanTheNicIsNamedWithTheHopNotBlamedOnTheHosts) {
         EXPECT_TRUE(contains(f.detail, "the sender's own qdisc shapes it")) << f.detail;
         EXPECT_TRUE(contains(f.detail, "tbf at 100 Mbit/s on enp0s25 of node1-2")) << f.detail;
     }
-    EXPECT_EQ(path, 2) << codes(e);
+    EXPECT_EQ(path, 2) << codes_of(e);
     for (const char* wrong :
          {"SENDER_LIMITED", "BELOW_CEILING", "HOST_LIMITED", "BELOW_CEILING_NEEDS_TRACE"})
-        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes(e);
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes_of(e);
     for (const auto& f : e.findings)
         EXPECT_FALSE(contains(f.detail, "window-limited")) << f.code << ": " << f.detail;
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
     EXPECT_NEAR(*e.verdicts[0].ceiling_bps, 94.15e6, 0.01e6);
     // UDP at the path's ceiling with more offered: line-rate bound, the excess held back.
     EXPECT_EQ(e.verdicts[1].verdict, "line-rate bound");
-    EXPECT_NE(find_finding(e, "OFFERED_ABOVE_CEILING"), nullptr) << codes(e);
+    EXPECT_NE(find_finding(e, "OFFERED_ABOVE_CEILING"), nullptr) << codes_of(e);
     expect_asks_for_no_trace(e);
     // The header says what the tests were held against, and the findings document keeps it.
     EXPECT_TRUE(contains(render_explanation(e, 10e9),
@@ -316,9 +302,9 @@ TEST(Explain, APathSlowerThanTheNicIsNamedWithTheHopNotBlamedOnTheHosts) {
     EXPECT_DOUBLE_EQ(*back.path_bps, 100e6);
 
     // Without traces the numbers alone say the same, and where the hop is needs a trace.
-    const auto untraced = run({tcp, udp}, {}, 10e9);
-    EXPECT_NE(find_finding(untraced, "PATH_SLOWER_THAN_LINK"), nullptr) << codes(untraced);
-    EXPECT_EQ(find_finding(untraced, "SENDER_LIMITED"), nullptr) << codes(untraced);
+    const auto untraced = explain_tests({tcp, udp}, {}, 10e9);
+    EXPECT_NE(find_finding(untraced, "PATH_SLOWER_THAN_LINK"), nullptr) << codes_of(untraced);
+    EXPECT_EQ(find_finding(untraced, "SENDER_LIMITED"), nullptr) << codes_of(untraced);
 }
 
 // The server's firewall dropped the UDP test: iperf3 failed, and the probes saw why.
@@ -330,7 +316,7 @@ TEST(Explain, AToolErrorIsExplainedByWhatTheFlowsPacketsMetOnEachNode) {
     const Trace server =
         node_trace("node1-1", "server", "udp", "udp", 0, 0, 3,
                    {{"NETFILTER_DROP", 3}, {"NO_SOCKET", 11, "tcp"}, {"TCP_FLAGS", 7, "tcp"}});
-    const auto e = run({}, {client, server}, 100e6, {failure});
+    const auto e = explain_tests({}, {client, server}, 100e6, {}, {failure});
     const Finding* f = find_finding(e, "TOOL_ERROR");
     ASSERT_NE(f, nullptr);
     EXPECT_TRUE(contains(f->detail,
@@ -343,11 +329,11 @@ TEST(Explain, AToolErrorIsExplainedByWhatTheFlowsPacketsMetOnEachNode) {
 TEST(Explain, ATraceThatCoversAlmostNothingIsSaidNotReadAsTheWrongInterface) {
     const auto test = tcp_test(94, 0);
     const Trace client = node_trace("node1-2", "client", "default", "tcp", 0, 0, 0, {}, 8);
-    const auto e = run({test}, {client}, 100e6);
+    const auto e = explain_tests({test}, {client}, 100e6);
     const Finding* f = find_finding(e, "TRACE_SHORT");
-    ASSERT_NE(f, nullptr) << codes(e);
+    ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->detail, "covers 0.008 s")) << f->detail;
-    EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes(e);
+    EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes_of(e);
 }
 
 TEST(Explain, WhatNoDropExplainsIsReportedAsUnattributed) {
@@ -355,9 +341,9 @@ TEST(Explain, WhatNoDropExplainsIsReportedAsUnattributed) {
     const auto test = udp_test(50, 45, 10000, 1000, 10000, 50e6);
     const Trace client = node_trace("node1-2", "client", "udp", "udp", 10000, 10000, 0);
     const Trace server = node_trace("node1-1", "server", "udp", "udp", 0, 0, 10000);
-    const auto e = run({test}, {client, server}, 100e6);
+    const auto e = explain_tests({test}, {client, server}, 100e6);
     const Finding* f = find_finding(e, "LOSS_UNATTRIBUTED");
-    ASSERT_NE(f, nullptr) << codes(e);
+    ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->title,
                          "1,000 datagrams missing before 'delivered to the "
                          "application'"))
@@ -371,11 +357,11 @@ TEST(Explain, AFewDropsTheKernelNamedAreLossNoMatterHowFew) {
     const Trace client = node_trace("node1-2", "client", "udp", "udp", 247731, 247731, 0);
     const Trace server =
         node_trace("node1-1", "server", "udp", "udp", 0, 0, 247731, {{"SOCKET_RCVBUFF", 43}});
-    const auto e = run({test}, {client, server}, 1e9);
+    const auto e = explain_tests({test}, {client, server}, 1e9);
     const Finding* f = find_finding(e, "LOSS_AT_RECEIVER_SOCKET");
-    ASSERT_NE(f, nullptr) << codes(e);
+    ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->detail, "43 SOCKET_RCVBUFF on node1-1")) << f->detail;
-    EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED"), nullptr) << codes(e);
+    EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED"), nullptr) << codes_of(e);
     // The terminal shows the ledger in a line: the counts point by point and the loss.
     EXPECT_TRUE(contains(
         render_explanation(e, 1e9),
@@ -398,17 +384,18 @@ TEST(Explain, AShortTcpTestsUncountedTailIsNotTheHosts) {
     test.receiver_cpu_pct = 8;
     const Trace client = node_trace("node1-2", "client", "tcp", "tcp", 23988, 23982, 0);
     const Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 23988);
-    const auto e = run({test}, {client, server}, 100e6);
+    const auto e = explain_tests({test}, {client, server}, 100e6);
     for (const char* wrong : {"HOST_LIMITED", "BELOW_CEILING", "BELOW_CEILING_NEEDS_TRACE"})
-        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes(e);
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << codes_of(e);
     const Finding* f = find_finding(e, "LINE_RATE_BOUND");
-    ASSERT_NE(f, nullptr) << codes(e);
+    ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->detail, "693,592 bytes (59 ms at the ceiling) were still queued"))
         << f->detail;
     EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
     // With a segment of the flow lost on the way the same figures are not the link's.
     const Trace lossy = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 23900);
-    EXPECT_EQ(find_finding(run({test}, {client, lossy}, 100e6), "LINE_RATE_BOUND"), nullptr);
+    EXPECT_EQ(find_finding(explain_tests({test}, {client, lossy}, 100e6), "LINE_RATE_BOUND"),
+              nullptr);
 }
 
 // The 1G testbed at ~720 Mbit/s: the sender's transmit counter saw 738 of 189,378 segments
@@ -419,9 +406,9 @@ TEST(Explain, WhatArrivedLeftWhateverTheTransmitCounterSaw) {
     test.sent_bytes = test.received_bytes = 189378 * 1448.0;
     const Trace client = node_trace("node1-2", "client", "tcp", "tcp", 189378, 188640, 0, {}, 3000);
     const Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 189378, {}, 3000);
-    const auto e = run({test}, {client, server}, 1e9);
-    for (const auto& f : e.findings) EXPECT_FALSE(finding_code(f.code).is_loss) << codes(e);
-    EXPECT_NE(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes(e);
+    const auto e = explain_tests({test}, {client, server}, 1e9);
+    for (const auto& f : e.findings) EXPECT_FALSE(finding_code(f.code).is_loss) << codes_of(e);
+    EXPECT_NE(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
     EXPECT_TRUE(contains(render_explanation(e, 1e9),
                          "left NIC 189,378 (its counter saw 188,640; the rest arrived, so they "
                          "left) → arrived 189,378; nothing lost"))
@@ -435,8 +422,8 @@ TEST(Explain, AFewUnnamedDropsNoCountMissesAreNotBlamed) {
     const Trace client = node_trace("node1-2", "client", "udp", "udp", 82070, 82070, 0);
     const Trace server =
         node_trace("node1-1", "server", "udp", "udp", 0, 0, 82070, {{"NOT_SPECIFIED", 2}});
-    const auto e = run({test}, {client, server}, 100e6);
-    for (const auto& f : e.findings) EXPECT_FALSE(finding_code(f.code).is_loss) << codes(e);
+    const auto e = explain_tests({test}, {client, server}, 100e6);
+    for (const auto& f : e.findings) EXPECT_FALSE(finding_code(f.code).is_loss) << codes_of(e);
 }
 
 TEST(Explain, AFlowThatMissedTheProbedNicIsNotLossOnIt) {
@@ -444,19 +431,19 @@ TEST(Explain, AFlowThatMissedTheProbedNicIsNotLossOnIt) {
     const auto test = udp_test(50, 50, 10000, 0, 10000, 50e6);
     const Trace client = node_trace("node1-2", "client", "udp", "udp", 12, 12, 0);
     const Trace server = node_trace("node1-1", "server", "udp", "udp", 0, 0, 12);
-    const auto e = run({test}, {client, server}, 100e6);
-    EXPECT_NE(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes(e);
+    const auto e = explain_tests({test}, {client, server}, 100e6);
+    EXPECT_NE(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes_of(e);
     for (const auto& f : e.findings)
-        EXPECT_FALSE(finding_code(f.code).is_loss && f.code != "UDP_LOSS") << codes(e);
+        EXPECT_FALSE(finding_code(f.code).is_loss && f.code != "UDP_LOSS") << codes_of(e);
 }
 
 TEST(Explain, TcpIsModelledWithTheFramesItSentNotTheLocalMtu) {
     // The client's MTU is 9000, the server's 1500: the MSS (1448) says 1500-byte frames.
     auto test = tcp_test(94.1, 0);
     test.pmtu_bytes = 9000;
-    const auto e = run({test}, {}, 100e6);
+    const auto e = explain_tests({test}, {}, 100e6);
     const Finding* f = find_finding(e, "LINE_RATE_BOUND");
-    ASSERT_NE(f, nullptr) << codes(e);
+    ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->detail, "of every 1538 bytes on the wire, 1448 carry data"))
         << f->detail;
 }
@@ -476,12 +463,12 @@ TEST(Explain, RealTracesLocateUdpOverloadAtTheReceivingSocket) {
                  probe_fixture("udp-overload-server.json")};
     const auto e = explain(in);
     const Finding* f = find_finding(e, "LOSS_AT_RECEIVER_SOCKET");
-    ASSERT_NE(f, nullptr) << codes(e);
+    ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->detail, "SOCKET_RCVBUFF")) << f->detail;
-    EXPECT_EQ(find_finding(e, "LOSS_ON_WIRE"), nullptr) << codes(e);
-    EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes(e);
+    EXPECT_EQ(find_finding(e, "LOSS_ON_WIRE"), nullptr) << codes_of(e);
+    EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes_of(e);
     // The sender could not send faster (-b 0, 93 % CPU): that, not the loss, is why it is low.
-    EXPECT_NE(find_finding(e, "HOST_LIMITED"), nullptr) << codes(e);
+    EXPECT_NE(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
     EXPECT_EQ(exit_status_for(e.findings), 0);
     expect_asks_for_no_trace(e);
 }
@@ -493,7 +480,7 @@ TEST(Explain, RealTraceOfAnotherIfaceIsTheWrongInterface) {
     in.traces = {probe_fixture("wrong-iface-client.json")};
     const auto e = explain(in);
     const Finding* f = find_finding(e, "WRONG_INTERFACE");
-    ASSERT_NE(f, nullptr) << codes(e);
+    ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_EQ(f->severity, Severity::error);
     EXPECT_EQ(exit_status_for(e.findings), 1);
     // Without the tool's figures, the traced phase alone says the same.

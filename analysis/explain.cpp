@@ -77,7 +77,7 @@ std::vector<ThroughputTest> tests_of(const ExplainInput& in) {
 
 const Rules& default_rules() {
     static const Rules rules{
-        {rules::tool_failures, rules::link_unknown},
+        {rules::tool_failures, rules::link_unknown, rules::probe_tiers},
         {rules::trace_short, rules::wrong_interface, rules::path_slower_than_link,
          rules::offered_above_ceiling, rules::bottleneck, rules::sender_limited, rules::udp_loss,
          rules::printed_loss, rules::line_rate, rules::offered_rate_reached, rules::bidir_acks,

@@ -164,6 +164,81 @@ Stage stage_of(std::string_view r, bool on_sender) {
     return Stage::unknown;
 }
 
+namespace {
+
+bool starts_with_any(std::string_view f, std::initializer_list<std::string_view> prefixes) {
+    return std::any_of(prefixes.begin(), prefixes.end(),
+                       [&](std::string_view p) { return f.starts_with(p); });
+}
+
+// Functions of the transmit path after the egress hook: the qdisc, the device queue, the driver
+// handoff (kfree_skb_list frees what a qdisc dropped).
+bool is_queue_function(std::string_view f) {
+    return starts_with_any(f, {"__dev_queue_xmit",
+                               "__dev_xmit_skb",
+                               "dev_qdisc_enqueue",
+                               "qdisc_",
+                               "__qdisc_",
+                               "sch_direct_xmit",
+                               "dev_hard_start_xmit",
+                               "kfree_skb_list",
+                               "validate_xmit_skb",
+                               "sch_handle_egress",
+                               "tbf_",
+                               "htb_",
+                               "pfifo_",
+                               "bfifo_",
+                               "fq_codel_",
+                               "fq_",
+                               "netem_",
+                               "cake_",
+                               "sfq_",
+                               "red_",
+                               "prio_",
+                               "mq_",
+                               "tcf_",
+                               "tcx_"});
+}
+
+// Functions of the output path before the egress hook: routing, neighbour, fragmentation.
+bool is_output_function(std::string_view f) {
+    return starts_with_any(
+        f, {"ip_finish_output", "ip6_finish_output", "__ip_finish_output", "ip_output",
+            "ip6_output", "ip_local_out", "__ip_local_out", "ip6_local_out", "neigh_", "__neigh_",
+            "ip_do_fragment", "ip_fragment", "ip6_fragment", "ip_route_output", "ip6_route_output",
+            "ip_queue_xmit", "__ip_queue_xmit", "ip6_xmit"});
+}
+
+}  // namespace
+
+Stage stage_of_function(std::string_view f, bool on_sender) {
+    if (on_sender) {
+        if (is_queue_function(f)) return Stage::sender_queue;
+        if (is_output_function(f) || f.starts_with("nf_hook_slow")) return Stage::sender_stack;
+        return Stage::reverse;  // what the sender drops of the flow came in: ACKs, replies
+    }
+    if (is_queue_function(f) || is_output_function(f)) return Stage::reverse;
+    if (starts_with_any(f, {"enqueue_to_backlog", "netif_rx", "do_xdp_generic",
+                            "netif_receive_generic_xdp", "veth_", "napi_", "gro_", "dev_gro_"}))
+        return Stage::receiver_nic;
+    if (starts_with_any(f, {"nf_hook_slow", "sch_handle_ingress", "tcf_", "tcx_", "tc_run"}))
+        return Stage::receiver_filter;
+    if (starts_with_any(f, {"udp_queue_rcv", "__udp_queue_rcv", "udpv6_queue_rcv",
+                            "__udpv6_queue_rcv", "sock_queue_rcv", "__sock_queue_rcv", "sk_filter",
+                            "tcp_add_backlog", "__sk_receive_skb"}))
+        return Stage::receiver_socket;
+    if (starts_with_any(
+            f, {"tcp_data_queue", "tcp_rcv_established", "tcp_validate_incoming", "tcp_ofo_queue",
+                "tcp_prune", "tcp_drop", "tcp_try_rmem", "tcp_v4_do_rcv", "tcp_v6_do_rcv"}))
+        return Stage::receiver_tcp;
+    if (starts_with_any(
+            f, {"ip_rcv", "ip_local_deliver", "ip_protocol_deliver", "ip6_rcv", "ipv6_rcv",
+                "ip6_input", "ip6_protocol_deliver", "ip_defrag", "ip_frag", "ip6_frag",
+                "ipv6_frag", "ip_route_input", "ip_error", "ip6_pkt_drop", "__netif_receive_skb"}))
+        return Stage::receiver_ip;
+    return Stage::unknown;  // tcp_v4_rcv, __udp4_lib_rcv, …: several stages' drops
+}
+
 bool is_housekeeping_reason(std::string_view r) {
     return any_of(
         r, {"NO_SOCKET", "TCP_FLAGS", "TCP_CLOSE", "TCP_RESET", "SOCKET_CLOSE", "TCP_ABORT_ON_DATA",
@@ -191,7 +266,7 @@ std::vector<std::pair<std::string, uint64_t>> flow_drops(const PhaseTrace& p,
         uint64_t n = 0;
         for (const auto& w : d.where)
             if (w.flow == "iperf" && (transport.empty() || w.protocol == transport)) n += w.packets;
-        if (n > 0) out.emplace_back(d.reason, n);
+        if (n > 0) out.emplace_back(d.reason.empty() ? "freed in " + d.function : d.reason, n);
     }
     return out;
 }
@@ -312,10 +387,44 @@ std::vector<LedgerDrop> placed_drops(const TracedSide& side, bool on_sender,
                                      const std::string& proto) {
     std::vector<LedgerDrop> into;
     const uint64_t arrived = flow_counts(side.phase.rx, proto).wire_packets;
+    constexpr std::string_view freed_in = "freed in ";
     for (const auto& [reason, n] : flow_drops(side.phase, proto)) {
-        LedgerDrop d{side.trace->node, stage_of(reason, on_sender), reason, n, false};
-        d.housekeeping = is_housekeeping_reason(reason) && n <= housekeeping_allowance(arrived);
+        const bool by_function = reason.starts_with(freed_in);
+        const Stage stage = by_function
+                                ? stage_of_function(reason.substr(freed_in.size()), on_sender)
+                                : stage_of(reason, on_sender);
+        LedgerDrop d{side.trace->node, stage, reason, n, false};
+        d.housekeeping =
+            !by_function && is_housekeeping_reason(reason) && n <= housekeeping_allowance(arrived);
         into.push_back(d);
+    }
+    return into;
+}
+
+// Below the tiers that count drops by flow: what the node's own counters say, all traffic's —
+// the sender's qdisc drops; the receiver's NIC and, for UDP, its receive-buffer errors.
+std::vector<LedgerDrop> counted_drops(const TracedSide& side, bool on_sender,
+                                      const std::string& proto) {
+    std::vector<LedgerDrop> into;
+    const std::string& node = side.trace->node;
+    const auto count = [](const std::map<std::string, int64_t>& m, const char* key) {
+        const auto it = m.find(key);
+        return it != m.end() && it->second > 0 ? static_cast<uint64_t>(it->second) : 0;
+    };
+    if (on_sender) {
+        if (const uint64_t n = count(side.phase.qdisc_stats, "drops"))
+            into.push_back({node, Stage::sender_queue,
+                            fmt::format("qdisc drops on {} (all traffic)", side.trace->iface), n,
+                            false});
+        return into;
+    }
+    for (const auto& [counter, n] : nic_counters(side.phase))
+        into.push_back({node, Stage::receiver_nic, counter + " (all traffic)", n, false});
+    if (proto == "udp") {
+        for (const char* key : {"UdpRcvbufErrors", "Udp6RcvbufErrors"})
+            if (const uint64_t n = count(side.phase.nstat, key))
+                into.push_back({node, Stage::receiver_socket,
+                                fmt::format("{} (all UDP sockets)", key), n, false});
     }
     return into;
 }
@@ -390,20 +499,10 @@ class LedgerBuilder {
         if (!traces_.sender) return;
         const auto& s = *traces_.sender;
         l_.sender_node = s.trace->node;
-        sender_drops_ = placed_drops(s, true, proto_);
-        const TrafficCounts tx = flow_counts(s.phase.tx, proto_);
-        egress_ = tx.wire_packets;
-        l_.sender_flow_bytes = tx.bytes;
-        if (s.phase.xmit) {
-            left_ = flow_counts(*s.phase.xmit, proto_).wire_packets;
-        } else {
-            uint64_t queued = 0;
-            for (const auto& d : sender_drops_)
-                if (d.stage == Stage::sender_queue) queued += d.packets;
-            left_ = *egress_ >= queued ? *egress_ - queued : 0;
-            left_inferred_ = true;
-        }
-        if (t_.transport == Transport::tcp) {
+        l_.sender_tier = s.trace->tier;
+        const TierMeasures m = measures(s.trace->tier);
+        sender_drops_ = m.drops ? placed_drops(s, true, proto_) : counted_drops(s, true, proto_);
+        if (t_.transport == Transport::tcp && m.retransmits) {
             const auto& by_flow = s.phase.retransmits.segments_by_flow;
             const auto it = by_flow.find("iperf");
             l_.retransmitted = it != by_flow.end() ? it->second : 0;
@@ -413,25 +512,62 @@ class LedgerBuilder {
         // only what no gap needs is left as unattributed (the sender's: a packet coming in, not
         // data lost).
         sender_unknown_ = of_stages(sender_drops_, {Stage::unknown});
+        if (!m.flows) return;  // what passed its hooks is unknown, not zero
+        const TrafficCounts tx = flow_counts(s.phase.tx, proto_);
+        egress_ = tx.wire_packets;
+        l_.sender_flow_bytes = tx.bytes;
+        if (s.phase.xmit && m.xmit) {
+            left_ = flow_counts(*s.phase.xmit, proto_).wire_packets;
+            // The driver's own count of what it sent (all traffic) above the handoff
+            // tracepoint's: frames that left unseen by it, not lost (counted in frames, so a
+            // driver that counts GSO skbs once never raises it).
+            if (const auto dev = s.phase.dev_stats.find("tx_packets");
+                dev != s.phase.dev_stats.end() &&
+                dev->second > int64_t(s.phase.xmit->total.wire_packets))
+                driver_sent_more_ = uint64_t(dev->second) - s.phase.xmit->total.wire_packets;
+        } else {
+            uint64_t queued = 0;
+            for (const auto& d : sender_drops_)
+                if (d.stage == Stage::sender_queue) queued += d.packets;
+            left_ = *egress_ >= queued ? *egress_ - queued : 0;
+            left_inferred_ = true;
+        }
     }
 
     void read_receiver() {
         if (traces_.receiver) {
             const auto& r = *traces_.receiver;
             l_.receiver_node = r.trace->node;
-            receiver_drops_ = placed_drops(r, false, proto_);
-            const TrafficCounts rx = flow_counts(r.phase.rx, proto_);
-            arrived_ = rx.wire_packets;
-            l_.receiver_flow_bytes = rx.bytes;
+            l_.receiver_tier = r.trace->tier;
+            const TierMeasures m = measures(r.trace->tier);
+            receiver_drops_ =
+                m.drops ? placed_drops(r, false, proto_) : counted_drops(r, false, proto_);
+            if (m.flows) {
+                const TrafficCounts rx = flow_counts(r.phase.rx, proto_);
+                arrived_ = rx.wire_packets;
+                l_.receiver_flow_bytes = rx.bytes;
+            }
             receiver_unknown_ = of_stages(receiver_drops_, {Stage::unknown});
         }
         // A frame that arrived at the receiver left the sender: a transmit count below the
         // arrivals is that counter's shortfall, not loss (tp_btf/net_dev_start_xmit sees a few
         // frames per thousand fewer than the tc hooks on both ends of a busy veth;
         // docs/codes.md).
+        if (left_ && egress_ && !left_inferred_ && driver_sent_more_ > 0) {
+            uint64_t queued = 0;
+            for (const auto& d : sender_drops_)
+                if (d.stage == Stage::sender_queue) queued += d.packets;
+            const uint64_t could = *egress_ > queued ? *egress_ - queued : 0;
+            if (could > *left_) {
+                left_undercounted_ = std::min(driver_sent_more_, could - *left_);
+                *left_ += left_undercounted_;
+                undercount_source_ = "driver";
+            }
+        }
         if (left_ && arrived_ && !left_inferred_ && *arrived_ > *left_) {
-            left_undercounted_ = *arrived_ - *left_;
+            left_undercounted_ += *arrived_ - *left_;
             left_ = arrived_;
+            undercount_source_ = "arrived";
         }
     }
 
@@ -470,6 +606,7 @@ class LedgerBuilder {
                         of_stages(sender_drops_, {Stage::sender_queue}),
                         0};
         out.undercounted = left_undercounted_;
+        out.undercount_source = undercount_source_;
         if (egress_ && left_ && !left_inferred_) {
             int64_t gap =
                 int64_t(*egress_) - int64_t(sum_drops(out.drops, false)) - int64_t(*left_);
@@ -500,7 +637,10 @@ class LedgerBuilder {
             int64_t(*left_) - int64_t(*arrived_) - int64_t(sum_drops(in.drops, false));
         const size_t reasonless = in.drops.size();
         fill(receiver_unknown_, missing, Stage::receiver_nic, in.drops);
-        const auto counters = nic_counters(traces_.receiver->phase);
+        // Below the tiers that count drops, the NIC's counters are in in.drops already.
+        const auto counters = measures(l_.receiver_tier).drops
+                                  ? nic_counters(traces_.receiver->phase)
+                                  : std::vector<std::pair<std::string, uint64_t>>{};
         // A NIC counter that rose by as many says what the reasonless drops were.
         for (size_t i = reasonless; i < in.drops.size(); ++i)
             for (const auto& [counter, n] : counters)
@@ -551,6 +691,8 @@ class LedgerBuilder {
     std::optional<uint64_t> egress_, left_, arrived_;
     bool left_inferred_ = false;
     uint64_t left_undercounted_ = 0;
+    uint64_t driver_sent_more_ = 0;
+    std::string undercount_source_;
     std::optional<uint64_t> app_sent_, app_received_;  // UDP: the tool's datagram counts
 };
 
@@ -604,6 +746,7 @@ nlohmann::json to_json(const Ledger& l) {
                           {"unattributed", p.unattributed},
                           {"queued_at_end", p.queued_at_end},
                           {"undercounted", p.undercounted},
+                          {"undercount_source", p.undercount_source},
                           {"drops", drops}});
     }
     nlohmann::json reverse = nlohmann::json::array();
@@ -614,6 +757,8 @@ nlohmann::json to_json(const Ledger& l) {
             {"unit", l.unit},
             {"sender_node", l.sender_node},
             {"receiver_node", l.receiver_node},
+            {"sender_tier", to_string(l.sender_tier)},
+            {"receiver_tier", to_string(l.receiver_tier)},
             {"points", points},
             {"other_direction_drops", reverse},
             {"retransmitted_segments",
@@ -632,6 +777,14 @@ Ledger parse_ledger(const nlohmann::json& document, const std::string& where) {
     l.unit = doc.at("unit").str();
     l.sender_node = doc.at("sender_node").str();
     l.receiver_node = doc.at("receiver_node").str();
+    for (auto [key, into] :
+         {std::pair{"sender_tier", &l.sender_tier}, std::pair{"receiver_tier", &l.receiver_tier}}) {
+        const auto name = doc.optional_str(key);
+        if (!name) continue;  // ledgers older than tiers: full
+        const auto tier = parse_tier(*name);
+        if (!tier) doc.at(key).fail(fmt::format("'{}' is not a probe tier", *name));
+        *into = *tier;
+    }
     const JsonField points = doc.at("points");
     for (size_t i = 0; i < points.array_size(); ++i) {
         const JsonField j = points.at(i);
@@ -644,6 +797,7 @@ Ledger parse_ledger(const nlohmann::json& document, const std::string& where) {
         p.unattributed = j.at("unattributed").i64();
         if (const auto queued = j.find("queued_at_end")) p.queued_at_end = queued->u64();
         if (const auto under = j.find("undercounted")) p.undercounted = under->u64();
+        p.undercount_source = j.optional_str("undercount_source").value_or("arrived");
         const JsonField drops = j.at("drops");
         for (size_t k = 0; k < drops.array_size(); ++k) p.drops.push_back(parse_drop(drops.at(k)));
         l.drops.insert(l.drops.end(), p.drops.begin(), p.drops.end());
@@ -665,8 +819,11 @@ std::string summary_line(const Ledger& l, bool& inferred) {
         path += fmt::format("{}{} {}{}", path.empty() ? "" : " → ", short_label(p.label),
                             format_count(double(*p.count)), p.inferred ? "*" : "");
         if (p.undercounted > 0)
-            path += fmt::format(" (its counter saw {}; the rest arrived, so they left)",
-                                format_count(double(*p.count - p.undercounted)));
+            path += fmt::format(" (its counter saw {}; {})",
+                                format_count(double(*p.count - p.undercounted)),
+                                p.undercount_source == "driver"
+                                    ? "the driver's own counter shows the rest left"
+                                    : "the rest arrived, so they left");
         inferred = inferred || p.inferred;
     }
     // What cost the test packets, then what did not, by kind.

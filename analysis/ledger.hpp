@@ -51,6 +51,12 @@ bool is_data_loss(Stage s);        // a drop in this stage lost data the tool co
 // the measured flow, seen on the sending or the receiving node.
 Stage stage_of(std::string_view reason, bool on_sender);
 
+// Where the code that freed a packet places a drop of the measured flow, at the
+// drops-without-reasons tier (kernels before 5.17): kfree_skb's caller, named from kallsyms, as
+// dropwatch and tcpdrop read it. Only functions whose drops all belong to one stage are placed;
+// the rest are unknown.
+Stage stage_of_function(std::string_view function, bool on_sender);
+
 // Drops that cost the test nothing when it ran: segments after the connection closed, flags
 // or resets at teardown, a socket's queue purged on close. When the tool failed they are the
 // evidence of why, and are not set aside.
@@ -79,7 +85,9 @@ TestTraces traces_for(const ThroughputTest& t, const std::vector<Trace>& traces)
 struct LedgerDrop {
     std::string node;  // empty for loss no kernel saw (on the wire)
     Stage stage = Stage::unknown;
-    std::string reason;  // the kernel's reason; a NIC counter's name; empty on the wire
+    // The kernel's reason; "freed in FUNCTION" (drops-without-reasons); a kernel counter's name
+    // (a NIC's, the qdisc's, nstat's: all traffic, not the flow's); empty on the wire.
+    std::string reason;
     uint64_t packets = 0;
     bool housekeeping = false;
 };
@@ -96,6 +104,9 @@ struct LedgerPoint {
     // Raised to what the next point proves passed here: the counter here saw this many fewer
     // (what arrived at the receiver left the sender, whatever the sender's transmit count says).
     uint64_t undercounted = 0;
+    // What proves they passed: "arrived" (the receiver's hook counted them) or "driver" (the
+    // NIC driver's own transmit counter, /proc/net/dev, counted more than the tracepoint did).
+    std::string undercount_source{};
     // Missing (positive) or extra (negative) beyond the drops, once in-flight slack is allowed;
     // 0 when both ends are measured and agree, or when one is not measured.
     int64_t unattributed = 0;
@@ -112,6 +123,8 @@ struct Ledger {
     std::optional<uint64_t> sender_flow_bytes;  // egress hook bytes of the flow
     std::optional<uint64_t> receiver_flow_bytes;  // ingress hook bytes of the flow
     std::optional<double> tool_bytes;             // what the tool says it moved
+    // What each end's probe could measure (full when untraced: nothing to say then).
+    ProbeTier sender_tier = ProbeTier::full, receiver_tier = ProbeTier::full;
 
     // Data-loss drops (not housekeeping, not duplicates, not the other direction) in a stage,
     // and in all stages; duplicates; unattributed packets over the whole ledger.
@@ -119,8 +132,14 @@ struct Ledger {
     uint64_t lost() const;
     uint64_t duplicates() const;
     uint64_t unattributed() const;
-    // Both ends of the path were traced.
-    bool complete() const { return !sender_node.empty() && !receiver_node.empty(); }
+    // Both ends of the path were traced at tiers that count the flow and its drops (full or
+    // drops-without-reasons): only then do the counts say where every packet went, and "nothing
+    // was lost" is a measurement. Below that the ledger holds what the tiers measured and the
+    // rest is unknown.
+    bool complete() const {
+        return !sender_node.empty() && !receiver_node.empty() && measures(sender_tier).drops &&
+               measures(receiver_tier).drops;
+    }
 };
 
 // How many packets may differ between two counts for reasons that are not loss: frames in

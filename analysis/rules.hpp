@@ -97,6 +97,9 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
 // node when there are traces (rules_ledger.cpp); no link rate (rules_ping.cpp).
 void tool_failures(const ExplainInput& in, Explanation& e);
 void link_unknown(const ExplainInput& in, Explanation& e);
+// PROBE_TIER: each traced node whose probe counted below the full tier, and what that tier
+// cannot tell (rules_ledger.cpp).
+void probe_tiers(const ExplainInput& in, Explanation& e);
 
 // Per test: the tool's output against the model (rules_throughput.cpp).
 void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out);

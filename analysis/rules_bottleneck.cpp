@@ -161,14 +161,17 @@ PathLoads path_loads(const TestEvidence& v) {
     PathLoads loads;
     const double test_s = v.test.duration_s;
     const bool frags = v.test.transport == Transport::udp && v.ceiling && v.ceiling->fragmented();
-    if (const auto& s = v.traces.sender) {
+    // A side whose tier counts no flows says nothing about the load: unknown, not idle.
+    if (const auto& s = v.traces.sender; s && measures(s->trace->tier).flows) {
         loads.data_out = load_of(*s, s->phase.left_nic(), "sent", test_s, frags);
         loads.data_frames = loads.data_out->test_frames;
     }
     if (const auto& r = v.traces.receiver) {
-        loads.data_in = load_of(*r, r->phase.rx, "received", test_s, frags);
-        if (!loads.data_out) loads.data_frames = loads.data_in->test_frames;
-        loads.reverse_out = load_of(*r, r->phase.left_nic(), "sent", test_s, false);
+        if (measures(r->trace->tier).flows) {
+            loads.data_in = load_of(*r, r->phase.rx, "received", test_s, frags);
+            if (!loads.data_out) loads.data_frames = loads.data_in->test_frames;
+            loads.reverse_out = load_of(*r, r->phase.left_nic(), "sent", test_s, false);
+        }
         const LinkFacts& link = r->trace->link;
         loads.reverse_qdisc = link.qdisc;
         if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0)

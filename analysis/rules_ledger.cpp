@@ -107,6 +107,48 @@ const char* advice(Stage s) {
 
 }  // namespace
 
+void probe_tiers(const ExplainInput& in, Explanation& e) {
+    for (const auto& t : in.traces) {
+        if (t.tier == ProbeTier::full) continue;
+        const std::string& node = t.node.empty() ? t.iface : t.node;
+        Finding f = make_finding("PROBE_TIER");
+        f.title = fmt::format("{}'s probe counted at the {} tier", node, to_string(t.tier));
+        std::string cannot;
+        switch (t.tier) {
+            case ProbeTier::drops_without_reasons:
+                cannot = fmt::format(
+                    "drops on {} are placed by the kernel function that freed them, not by the "
+                    "kernel's reason: the drops of a function that drops for several reasons "
+                    "(tcp_v4_rcv, __udp4_lib_rcv) are in an unknown stage, and a retransmission "
+                    "the receiver already had is not told from a loss",
+                    node);
+                break;
+            case ProbeTier::tc_counters:
+                cannot = fmt::format(
+                    "{}'s flows are counted at its NIC's tc hooks, but not what its driver was "
+                    "handed after the queue, nor its drops or TCP retransmits: losses on {} are "
+                    "located to its qdisc, NIC or UDP socket from kernel counters only (all "
+                    "traffic, not the test's)",
+                    node, node);
+                break;
+            default:
+                cannot = fmt::format(
+                    "nothing on {} is counted per flow: what crossed its NIC is unknown, and "
+                    "losses on {} are located to its qdisc, NIC or UDP socket from kernel "
+                    "counters only (all traffic, not the test's)",
+                    node, node);
+        }
+        f.detail = fmt::format("{}{}: {}.", to_string(t.tier),
+                               t.tier_why.empty() ? "" : " (" + t.tier_why + ")", cannot);
+        f.evidence = {{"node", node}, {"tier", to_string(t.tier)}, {"why", t.tier_why}};
+        f.next_step =
+            "For every stage on this node: run its probe as root with CAP_BPF, CAP_PERFMON and "
+            "CAP_NET_ADMIN on a kernel with BTF and drop reasons (Linux >= 5.17; "
+            "docs/commands.md, \"Probe tiers\").";
+        e.findings.push_back(std::move(f));
+    }
+}
+
 void trace_short(const TestEvidence& v, std::vector<Finding>& out) {
     for (const auto& why : v.traces.unusable) {
         Finding f = make_finding("TRACE_SHORT", v.test.label);

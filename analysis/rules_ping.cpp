@@ -42,7 +42,7 @@ std::string echo_seen(const ExplainInput& in) {
     std::string out;
     for (const auto& t : in.traces) {
         const PhaseTrace* p = t.find_phase("ping");
-        if (!p) continue;
+        if (!p || !measures(t.tier).flows) continue;
         const auto count = [](const DirectionTraffic& d) {
             const auto it = d.by_flow.find("icmp_echo");
             return it == d.by_flow.end() ? uint64_t{0} : it->second.packets;

@@ -32,6 +32,41 @@ uint64_t PhaseTrace::drops_total() const {
     return n;
 }
 
+const char* to_string(ProbeTier t) {
+    switch (t) {
+        case ProbeTier::full:
+            return "full";
+        case ProbeTier::drops_without_reasons:
+            return "drops-without-reasons";
+        case ProbeTier::tc_counters:
+            return "tc-counters";
+        case ProbeTier::kernel_counters:
+            return "kernel-counters";
+    }
+    return "full";
+}
+
+std::optional<ProbeTier> parse_tier(std::string_view name) {
+    for (ProbeTier t : {ProbeTier::full, ProbeTier::drops_without_reasons, ProbeTier::tc_counters,
+                        ProbeTier::kernel_counters})
+        if (name == to_string(t)) return t;
+    return std::nullopt;
+}
+
+TierMeasures measures(ProbeTier t) {
+    switch (t) {
+        case ProbeTier::full:
+            return {true, true, true, true, true};
+        case ProbeTier::drops_without_reasons:
+            return {true, true, true, true, false};
+        case ProbeTier::tc_counters:
+            return {true, false, false, false, false};
+        case ProbeTier::kernel_counters:
+            break;
+    }
+    return {};
+}
+
 const PhaseTrace* Trace::find_phase(std::string_view name) const {
     for (const auto& p : phases)
         if (p.name == name) return &p;
@@ -76,11 +111,13 @@ json to_json(const PhaseTrace& p) {
                              {"packets", w.packets},
                              {"bytes", w.bytes}});
         }
-        drops_by_reason.push_back({{"reason", d.reason},
-                                   {"unattributed", d.unattributed},
-                                   {"packets", d.packets},
-                                   {"bytes", d.bytes},
-                                   {"where", where}});
+        json entry = {{"reason", d.reason},
+                      {"unattributed", d.unattributed},
+                      {"packets", d.packets},
+                      {"bytes", d.bytes},
+                      {"where", where}};
+        if (!d.function.empty()) entry["function"] = d.function;
+        drops_by_reason.push_back(std::move(entry));
         if (d.unattributed) unattributed += d.packets;
     }
     json retrans_by_flow = json::object();
@@ -111,6 +148,7 @@ json to_json(const PhaseTrace& p) {
                         {"idle_ms", c.idle_ms},
                         {"steal_ms", c.steal_ms}});
     j["cpus"] = std::move(cpus);
+    j["dev_stats"] = p.dev_stats;
     return j;
 }
 
@@ -155,6 +193,8 @@ json to_json(const Trace& t) {
             {"ifindex", t.ifindex},
             {"netns_inode", t.netns_inode},
             {"kernel", t.kernel},
+            {"tier", to_string(t.tier)},
+            {"tier_why", t.tier_why},
             {"link", link},
             {"iperf_port", t.iperf_port},
             {"sample_interval_ms", t.sample_interval_ms},
@@ -217,6 +257,9 @@ PhaseTrace read_phase(const JsonField& n) {
         const JsonField d = reasons.at(i);
         DropReasonCount c;
         c.reason = d.at("reason").str();
+        c.function = d.optional_str("function").value_or("");
+        if (c.reason.empty() && c.function.empty())
+            d.at("reason").fail("is empty and no function names the drop");
         c.unattributed = d.at("unattributed").boolean();
         c.packets = d.at("packets").u64();
         c.bytes = d.at("bytes").u64();
@@ -242,6 +285,7 @@ PhaseTrace read_phase(const JsonField& n) {
                               c.at("steal_ms").i64()});
         }
     }
+    if (const auto dev = n.find("dev_stats")) p.dev_stats = read_counter_map(*dev);
     return p;
 }
 
@@ -259,6 +303,15 @@ Trace parse_trace(const json& doc) {
     t.ifindex = static_cast<uint32_t>(root.at("ifindex").u64());
     t.netns_inode = root.at("netns_inode").u64();
     t.kernel = root.at("kernel").str();
+    if (const auto tier = root.optional_str("tier")) {
+        const auto parsed = parse_tier(*tier);
+        if (!parsed)
+            root.at("tier").fail("is '" + *tier +
+                                 "', expected full, drops-without-reasons, tc-counters or "
+                                 "kernel-counters");
+        t.tier = *parsed;
+        t.tier_why = root.optional_str("tier_why").value_or("");
+    }
     const JsonField link = root.at("link");
     t.link.carrier = link.at("carrier").boolean();
     if (!link.at("speed_mbps").is_null()) t.link.speed_mbps = link.at("speed_mbps").i64();

@@ -18,6 +18,34 @@ namespace np {
 
 inline constexpr const char* kTraceSchema = "np-trace/1";
 
+// What the probe on a node could measure, best first: chosen on the node by probing its
+// kernel's features and the probe's privileges (docs/formats.md, "tier").
+enum class ProbeTier {
+    full,                   // tc hooks, the driver handoff, retransmits, drops with reasons
+    drops_without_reasons,  // as full, but each drop named by the function that freed it
+    tc_counters,            // the tc hooks only: per-flow counts, no drops, no retransmits
+    kernel_counters,        // no BPF: the kernel's own counters, none per flow
+};
+
+// "full", "drops-without-reasons", "tc-counters", "kernel-counters".
+const char* to_string(ProbeTier t);
+std::optional<ProbeTier> parse_tier(std::string_view name);
+// Whether `have` measures at least what `want` does.
+inline bool at_least(ProbeTier have, ProbeTier want) {
+    return static_cast<int>(have) <= static_cast<int>(want);
+}
+
+// What a tier measures: the analysis reads nothing else of a trace at that tier, so what was
+// not measured is unknown, never zero.
+struct TierMeasures {
+    bool flows = false;        // tx/rx (and by_flow) from the tc hooks
+    bool xmit = false;         // what the driver was handed after the qdisc
+    bool retransmits = false;  // TCP retransmits by flow
+    bool drops = false;        // drops by flow (with a reason or a function)
+    bool drop_reasons = false;
+};
+TierMeasures measures(ProbeTier t);
+
 // Names of the protocol and flow splits, as they appear in the JSON (by_flow spells the
 // iperf flow with its transport: iperf_tcp, iperf_udp; drop locations name it "iperf").
 inline constexpr const char* kTraceProtocols[] = {"tcp", "udp", "icmp", "arp", "other"};
@@ -57,7 +85,12 @@ struct DropLocation {
 };
 
 struct DropReasonCount {
-    std::string reason;         // the kernel's enum skb_drop_reason name without SKB_DROP_REASON_
+    // The kernel's enum skb_drop_reason name without SKB_DROP_REASON_; empty at the
+    // drops-without-reasons tier, whose drops are named by `function` instead.
+    std::string reason;
+    // The kernel function that freed the packet (kfree_skb's location, symbolized): set only
+    // at the drops-without-reasons tier, as dropwatch and tcpdrop placed drops before reasons.
+    std::string function;
     bool unattributed = false;  // reason == NOT_SPECIFIED
     uint64_t packets = 0;
     uint64_t bytes = 0;
@@ -103,6 +136,9 @@ struct PhaseTrace {
     std::map<std::string, int64_t> qdisc_stats;
     // Each CPU's time over the phase; empty in traces of probes older than this field.
     std::vector<CpuTime> cpus;
+    // The data iface's own counters over the phase (/sys/class/net/IFACE/statistics:
+    // rx_packets, tx_bytes, rx_dropped, …), all traffic; empty in older traces.
+    std::map<std::string, int64_t> dev_stats;
 
     int64_t duration_ms() const { return end_ms - start_ms; }
     // What left the NIC: after the qdisc when the probe measured it, else the egress hook's.
@@ -152,6 +188,10 @@ struct Trace {
     uint32_t ifindex = 0;
     uint64_t netns_inode = 0;
     std::string kernel;
+    // What this probe could measure and, below full, why no more ("CAP_BPF missing").
+    // Traces of probes older than the field are full.
+    ProbeTier tier = ProbeTier::full;
+    std::string tier_why;
     LinkFacts link;
     uint16_t iperf_port = 0;
     int64_t sample_interval_ms = 0;

@@ -14,44 +14,16 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define TC_ACT_UNSPEC (-1) /* let later filters and the qdisc decide: we only count */
-#define ETH_HLEN 14
-#define ETH_P_IP 0x0800
-#define ETH_P_ARP 0x0806
-#define ETH_P_IPV6 0x86DD
-#define ETH_P_8021Q 0x8100
-#define ETH_P_8021AD 0x88A8
-#define IP_MF 0x2000
-#define IP_OFFSET 0x1FFF
-#define ICMP_ECHOREPLY 0
-#define ICMP_ECHO 8
-#define IPPROTO_ICMPV6 58 /* a #define in uapi, so not in vmlinux.h */
-#define ICMPV6_ECHO_REQUEST 128
-#define ICMPV6_ECHO_REPLY 129
-/* An Ethernet frame is at least 64 bytes with FCS: 60 before it. */
-#define MIN_FRAME_NO_FCS 60
-/* What a frame costs on the wire beyond MAC header .. payload: preamble+SFD 8, FCS 4 and
- * the inter-frame gap 12 (IEEE 802.3). */
-#define WIRE_EXTRA_BYTES 24
-#define FCS_BYTES 4
-#define VLAN_TAG_BYTES 4
-
 /* Filters, set by user space before load so the verifier prunes what is off. */
-const volatile __u32 netns_ino = 0;	/* inode of the probe's network namespace */
-const volatile __u32 data_ifindex = 0;	/* the data iface, inside that namespace */
-const volatile __u16 iperf_port = 5201; /* host order */
+const volatile __u32 netns_ino = 0;    /* inode of the probe's network namespace */
+const volatile __u32 data_ifindex = 0; /* the data iface, inside that namespace */
 /* Tracepoint signatures that differ between kernels, read from the running kernel's BTF:
  * kfree_skb gained rx_sk in 6.12, tcp_retransmit_skb gained err in 6.15 (and since then
  * fires for failed attempts too). */
 const volatile bool kfree_skb_has_rx_sk = false;
 const volatile bool retransmit_has_err = false;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NP_TRAFFIC_SLOTS);
-	__type(key, __u32);
-	__type(value, struct np_traffic);
-} traffic SEC(".maps");
+#include "tc_count.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -67,6 +39,14 @@ struct {
 	__type(value, struct np_drop);
 } drops SEC(".maps");
 
+/* drops-without-reasons tier: per-CPU counts by the code address that freed the skb. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, NP_DROP_SITES);
+	__type(key, struct np_drop_site_key);
+	__type(value, struct np_drop);
+} drop_sites SEC(".maps");
+
 /* All drops counted, for the time series: one slot, so a sample need not read the array. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -74,161 +54,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drop_count SEC(".maps");
-
-struct l4_class {
-	__u8 proto;    /* enum np_proto */
-	__u8 flow;     /* enum np_flow */
-	__u16 hdr_len; /* L2 + L3 + L4 header bytes: what GSO replicates per segment */
-};
-
-static __always_inline __u8 port_flow(__u16 sport_be, __u16 dport_be)
-{
-	const __u16 port = bpf_htons(iperf_port);
-	return sport_be == port || dport_be == port ? NP_FLOW_IPERF : NP_FLOW_OTHER;
-}
-
-/* Classifies by L4 protocol and measured flow. `l4` points at the L4 header of a
- * first (or only) fragment; the caller has bounds-checked nothing past it. */
-static __always_inline void classify_l4(struct l4_class *c, __u8 ipproto, void *l4, void *data_end,
-					bool v6)
-{
-	if (ipproto == IPPROTO_TCP) {
-		struct tcphdr *th = l4;
-		c->proto = NP_PROTO_TCP;
-		if ((void *)(th + 1) > data_end)
-			return;
-		c->flow = port_flow(th->source, th->dest);
-		c->hdr_len += th->doff * 4;
-	} else if (ipproto == IPPROTO_UDP) {
-		struct udphdr *uh = l4;
-		c->proto = NP_PROTO_UDP;
-		if ((void *)(uh + 1) > data_end)
-			return;
-		c->flow = port_flow(uh->source, uh->dest);
-		c->hdr_len += sizeof(*uh);
-	} else if (ipproto == (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP)) {
-		__u8 *type = l4;
-		c->proto = NP_PROTO_ICMP;
-		if ((void *)(type + 1) > data_end)
-			return;
-		if (v6 ? (*type == ICMPV6_ECHO_REQUEST || *type == ICMPV6_ECHO_REPLY)
-		       : (*type == ICMP_ECHO || *type == ICMP_ECHOREPLY))
-			c->flow = NP_FLOW_ICMP_ECHO;
-	}
-}
-
-/* Parses from the MAC header (tc sees it on ingress too: cls_bpf pushes it back). */
-static __always_inline void classify_frame(struct __sk_buff *skb, struct l4_class *c)
-{
-	void *data = (void *)(long)skb->data;
-	void *data_end = (void *)(long)skb->data_end;
-	struct ethhdr *eth = data;
-	__u16 h_proto;
-	__u32 off = ETH_HLEN;
-
-	if ((void *)(eth + 1) > data_end)
-		return;
-	h_proto = eth->h_proto;
-	if (h_proto == bpf_htons(ETH_P_8021Q) || h_proto == bpf_htons(ETH_P_8021AD)) {
-		struct vlan_hdr *vh = data + off;
-		if ((void *)(vh + 1) > data_end)
-			return;
-		h_proto = vh->h_vlan_encapsulated_proto;
-		off += sizeof(*vh);
-	}
-	c->hdr_len = off;
-	if (h_proto == bpf_htons(ETH_P_ARP)) {
-		c->proto = NP_PROTO_ARP;
-	} else if (h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *iph = data + off;
-		if ((void *)(iph + 1) > data_end)
-			return;
-		c->hdr_len += iph->ihl * 4;
-		/* A non-first fragment has no L4 header: it counts under its protocol but no
-		 * flow (see README, "trace"). */
-		if (iph->frag_off & bpf_htons(IP_OFFSET)) {
-			classify_l4(c, iph->protocol, data_end, data_end, false);
-			return;
-		}
-		classify_l4(c, iph->protocol, (void *)iph + iph->ihl * 4, data_end, false);
-	} else if (h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = data + off;
-		if ((void *)(ip6 + 1) > data_end)
-			return;
-		c->hdr_len += sizeof(*ip6);
-		classify_l4(c, ip6->nexthdr, ip6 + 1, data_end, true);
-	}
-}
-
-static __always_inline __u32 frame_bucket(__u32 frame_bytes)
-{
-	/* The bounds user space reads the histogram with (probe.h), folded into constants. */
-	const __u32 bounds[NP_FRAME_BUCKETS] = NP_FRAME_BUCKET_BOUNDS;
-
-#pragma unroll
-	for (__u32 i = 0; i < NP_FRAME_BUCKETS - 1; i++)
-		if (frame_bytes <= bounds[i])
-			return i;
-	return NP_FRAME_BUCKETS - 1;
-}
-
-static __always_inline __u32 frame_l2_bytes(__u32 bytes)
-{
-	return bytes < MIN_FRAME_NO_FCS ? MIN_FRAME_NO_FCS : bytes;
-}
-
-/* Counts one skb of `len` bytes (MAC header .. payload) that is `segs` frames on the wire:
- * a GSO (egress) or GRO (ingress) skb leaves as / arrived as gso_segs frames, each with its own
- * copy of the `hdr_len` header bytes; all but the last carry gso_size bytes. */
-static __always_inline void count_frames(__u32 dir, const struct l4_class *c, __u32 len,
-					 __u32 segs, __u32 gso_size, __u32 tag)
-{
-	struct np_traffic *t;
-	__u32 slot, full, last;
-
-	slot = np_traffic_slot(dir, c->proto, c->flow);
-	t = bpf_map_lookup_elem(&traffic, &slot);
-	if (!t)
-		return;
-	segs = segs > 1 ? segs : 1;
-	t->packets += 1;
-	t->bytes += len;
-	t->wire_packets += segs;
-	if (segs == 1) {
-		last = frame_l2_bytes(len + tag);
-		t->wire_bytes += last + WIRE_EXTRA_BYTES;
-		t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
-		return;
-	}
-	full = frame_l2_bytes(c->hdr_len + gso_size + tag);
-	last = frame_l2_bytes(len - (segs - 1) * gso_size + tag);
-	t->wire_bytes += (__u64)(segs - 1) * (full + WIRE_EXTRA_BYTES) + last + WIRE_EXTRA_BYTES;
-	t->frames_by_size[frame_bucket(full + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += segs - 1;
-	t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
-}
-
-static __always_inline int count_skb(struct __sk_buff *skb, __u32 dir)
-{
-	struct l4_class c = {.proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0};
-
-	classify_frame(skb, &c);
-	/* an offloaded VLAN tag is not in len */
-	count_frames(dir, &c, skb->len, skb->gso_segs, skb->gso_size,
-		     skb->vlan_present ? VLAN_TAG_BYTES : 0);
-	return TC_ACT_UNSPEC;
-}
-
-SEC("tc")
-int np_tc_ingress(struct __sk_buff *skb)
-{
-	return count_skb(skb, NP_DIR_RX);
-}
-
-SEC("tc")
-int np_tc_egress(struct __sk_buff *skb)
-{
-	return count_skb(skb, NP_DIR_TX);
-}
 
 /* tp_btf arguments are BTF-typed pointers: plain dereferences compile to fault-safe direct
  * loads (no helper call), relocated by CO-RE. */
@@ -350,21 +175,14 @@ static __always_inline void classify_sock(const struct sock *sk, struct l4_class
 	}
 }
 
-SEC("tp_btf/kfree_skb")
-int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+/* Whether a freed skb is one of ours (on the data iface, or a socket-level drop in the probe's
+ * namespace) and, if so, its class and whether it had the device. */
+static __always_inline bool classify_freed(struct sk_buff *skb, const struct sock *sk,
+					   struct l4_class *c, __u32 *on_iface)
 {
-	struct l4_class c;
-	struct np_drop *d;
 	struct net_device *dev;
-	const struct sock *sk = NULL;
-	__u32 ns = 0, slot;
-	__u64 *total;
+	__u32 ns = 0;
 
-	/* Not drops: a consumed skb, or one freed before any reason applied. */
-	if (reason <= SKB_CONSUMED)
-		return 0;
-	if (kfree_skb_has_rx_sk)
-		sk = (const struct sock *)ctx[3]; /* BTF-typed by the verifier */
 	if (!sk)
 		sk = skb->sk;
 	/* The device's namespace first: socket-less drops (qdisc, backlog, no socket) of other
@@ -375,34 +193,89 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		ns = dev->nd_net.net->ns.inum;
 	if (ns) {
 		if (ns != netns_ino || (__u32)dev->ifindex != data_ifindex)
-			return 0;
+			return false;
 	} else if (!sk || sock_netns(sk) != netns_ino) {
-		return 0;
+		return false;
 	}
+	*on_iface = ns != 0;
 	/* A full socket names protocol and ports with direct loads; copying the headers out of
 	 * the packet (bpf_probe_read_kernel) costs several times more. Request and timewait
 	 * sockets share only sock_common, so they go the packet way. */
-	c.proto = NP_PROTO_OTHER;
-	c.flow = NP_FLOW_OTHER;
-	c.hdr_len = 0;
+	c->proto = NP_PROTO_OTHER;
+	c->flow = NP_FLOW_OTHER;
+	c->hdr_len = 0;
 	if (sk &&
 	    !((1 << sk->__sk_common.skc_state) & ((1 << TCP_TIME_WAIT) | (1 << TCP_NEW_SYN_RECV))))
-		classify_sock(sk, &c);
+		classify_sock(sk, c);
 	/* Not an iperf socket: the packet's own headers may still be the flow's (a segment the
 	 * kernel answers from its control socket). */
-	if (c.flow != NP_FLOW_IPERF)
-		classify_dropped(skb, &c);
+	if (c->flow != NP_FLOW_IPERF)
+		classify_dropped(skb, c);
+	return true;
+}
+
+static __always_inline void count_drop_total(void)
+{
+	__u32 zero = 0;
+	__u64 *total = bpf_map_lookup_elem(&drop_count, &zero);
+
+	if (total)
+		*total += 1;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+{
+	struct l4_class c;
+	struct np_drop *d;
+	const struct sock *sk = NULL;
+	__u32 on_iface = 0, slot;
+
+	/* Not drops: a consumed skb, or one freed before any reason applied. */
+	if (reason <= SKB_CONSUMED)
+		return 0;
+	if (kfree_skb_has_rx_sk)
+		sk = (const struct sock *)ctx[3]; /* BTF-typed by the verifier */
+	if (!classify_freed(skb, sk, &c, &on_iface))
+		return 0;
 	slot = np_drop_slot(reason < NP_DROP_REASON_SLOTS ? reason : NP_DROP_REASON_SLOTS - 1,
-			    ns != 0, c.proto, c.flow);
+			    on_iface, c.proto, c.flow);
 	d = bpf_map_lookup_elem(&drops, &slot);
 	if (!d)
 		return 0;
 	d->packets += 1;
 	d->bytes += skb->len;
-	slot = 0;
-	total = bpf_map_lookup_elem(&drop_count, &slot);
-	if (total)
-		*total += 1;
+	count_drop_total();
+	return 0;
+}
+
+/* The drops-without-reasons tier: kfree_skb as kernels before 5.17 declare it, (skb, location).
+ * Each drop is counted by the address of the code that freed it, as dropwatch and bcc's
+ * tcpdrop did; user space names the function from /proc/kallsyms. Loaded instead of
+ * np_kfree_skb, never beside it. */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(np_kfree_skb_site, struct sk_buff *skb, void *location)
+{
+	struct np_drop_site_key key = {};
+	struct np_drop *d, zero = {};
+	struct l4_class c;
+	__u32 on_iface = 0;
+
+	if (!classify_freed(skb, NULL, &c, &on_iface))
+		return 0;
+	key.location = (__u64)location;
+	key.slot = np_drop_slot(0, on_iface, c.proto, c.flow);
+	d = bpf_map_lookup_elem(&drop_sites, &key);
+	if (!d) {
+		/* Full (more sites than slots): the drop is still in the total. */
+		bpf_map_update_elem(&drop_sites, &key, &zero, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&drop_sites, &key);
+	}
+	if (d) {
+		d->packets += 1;
+		d->bytes += skb->len;
+	}
+	count_drop_total();
 	return 0;
 }
 
@@ -425,7 +298,8 @@ int BPF_PROG(np_dev_xmit, const struct sk_buff *skb, const struct net_device *de
 	 * control socket (a RST or ACK carries the flow's ports, the socket does not). */
 	sk = skb->sk;
 	if (sk &&
-	    !((1 << sk->__sk_common.skc_state) & ((1 << TCP_TIME_WAIT) | (1 << TCP_NEW_SYN_RECV))) &&
+	    !((1 << sk->__sk_common.skc_state) &
+	      ((1 << TCP_TIME_WAIT) | (1 << TCP_NEW_SYN_RECV))) &&
 	    (sk->sk_protocol == IPPROTO_TCP || sk->sk_protocol == IPPROTO_UDP))
 		classify_sock(sk, &c);
 	if (c.flow != NP_FLOW_IPERF)

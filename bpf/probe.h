@@ -6,8 +6,8 @@
 
 /* Where the traffic map counts: the index of its direction axis. */
 enum np_dir {
-	NP_DIR_RX = 0,	  /* clsact ingress: what arrived */
-	NP_DIR_TX = 1,	  /* clsact egress: what the stack sent, before the qdisc */
+	NP_DIR_RX = 0,	 /* clsact ingress: what arrived */
+	NP_DIR_TX = 1,	 /* clsact egress: what the stack sent, before the qdisc */
 	NP_DIR_XMIT = 2, /* handed to the driver after the qdisc: what left the NIC */
 	NP_DIR_COUNT = 3,
 };
@@ -78,6 +78,17 @@ static inline unsigned int np_drop_slot(unsigned int reason, unsigned int on_dat
 struct np_drop {
 	unsigned long long packets;
 	unsigned long long bytes;
+};
+
+/* drop_sites map (the drops-without-reasons tier): a per-CPU hash keyed by the kernel code
+ * address that freed the skb and the drops slot of reason 0 (on the data iface, protocol,
+ * flow). Sites beyond the map's size are counted in drop_count only. */
+#define NP_DROP_SITES 1024
+
+struct np_drop_site_key {
+	unsigned long long location;
+	unsigned int slot; /* np_drop_slot(0, on_data_iface, proto, flow) */
+	unsigned int pad;
 };
 
 #endif /* NP_PROBE_H */

@@ -25,7 +25,9 @@ function(bpf_object name source)
     OUTPUT ${obj}
     COMMAND ${NP_BPF_CLANG} -target bpf -g -O2 -D__TARGET_ARCH_${NP_BPF_ARCH}
             -Wall -Wextra -Werror -Wno-unused-parameter
-            -I${CMAKE_CURRENT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/bpf -c ${src} -o ${obj}
+            -I${CMAKE_CURRENT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/bpf
+            # the UAPI headers programs without vmlinux.h include need asm/types.h
+            -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE} -c ${src} -o ${obj}
     DEPENDS ${src} ${headers}
     COMMENT "BPF ${source}"
     VERBATIM)

@@ -214,6 +214,35 @@ std::vector<CpuTime> read_cpu_times() {
     return out;
 }
 
+std::map<std::string, int64_t> read_dev_stats(const std::string& iface) {
+    // The 16 columns after "IFACE:", by their kernel names (struct rtnl_link_stats64); the
+    // compressed and multicast columns are left out.
+    static const char* const columns[16] = {"rx_bytes",       "rx_packets",     "rx_errors",
+                                            "rx_dropped",     "rx_fifo_errors", "rx_frame_errors",
+                                            nullptr,          nullptr,          "tx_bytes",
+                                            "tx_packets",     "tx_errors",      "tx_dropped",
+                                            "tx_fifo_errors", "collisions",     "tx_carrier_errors",
+                                            nullptr};
+    std::map<std::string, int64_t> out;
+    std::ifstream in("/proc/net/dev");
+    std::string line;
+    while (std::getline(in, line)) {
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        const size_t start = line.find_first_not_of(' ');
+        if (line.compare(start, colon - start, iface) != 0 || colon - start != iface.size())
+            continue;
+        std::istringstream fields(line.substr(colon + 1));
+        for (const char* name : columns) {
+            int64_t v = 0;
+            if (!(fields >> v)) break;
+            if (name) out[name] = v;
+        }
+        break;
+    }
+    return out;
+}
+
 KernelCounters read_kernel_counters(const std::string& iface) {
     KernelCounters c;
     read_proc_pairs("/proc/net/snmp", c.nstat);
@@ -226,6 +255,7 @@ KernelCounters read_kernel_counters(const std::string& iface) {
         c.qdisc_queued = q.queued_packets;
     }
     c.cpus = read_cpu_times();
+    c.dev_stats = read_dev_stats(iface);
     return c;
 }
 
@@ -254,7 +284,8 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
             b.softnet_dropped - a.softnet_dropped,
             diff(a.qdisc, b.qdisc),
             b.qdisc_queued,
-            std::move(cpus)};
+            std::move(cpus),
+            diff(a.dev_stats, b.dev_stats)};
 }
 
 }  // namespace np::probe

@@ -27,7 +27,13 @@ struct KernelCounters {
     std::map<std::string, int64_t> qdisc;          // the root qdisc's drops, overlimits, …
     int64_t qdisc_queued = 0;   // packets in the root qdisc at the snapshot (a gauge)
     std::vector<CpuTime> cpus;  // /proc/stat's cpuN lines, cumulative since boot
+    std::map<std::string, int64_t> dev_stats;  // the iface's /proc/net/dev line: rx_packets, …
 };
+
+// The iface's line of /proc/net/dev (this namespace's, whichever /sys is mounted): rx_bytes,
+// rx_packets, rx_errors, rx_dropped, rx_fifo_errors, rx_frame_errors, tx_bytes, tx_packets,
+// tx_errors, tx_dropped, tx_fifo_errors, collisions, tx_carrier_errors; empty when absent.
+std::map<std::string, int64_t> read_dev_stats(const std::string& iface);
 
 KernelCounters read_kernel_counters(const std::string& iface);
 // b - a, key by key (a key missing in a counts from 0).

@@ -7,8 +7,6 @@
 #include <memory>
 #include <string_view>
 
-#include "src/common/errors.hpp"
-
 namespace np::probe {
 namespace {
 
@@ -37,44 +35,30 @@ std::string KernelBtf::drop_reason_name(uint32_t reason) const {
     return it != drop_reasons.end() ? it->second : fmt::format("REASON_{:#x}", reason);
 }
 
-KernelBtf read_kernel_btf() {
+std::optional<KernelBtf> read_kernel_btf() {
     BtfPtr b(btf__load_vmlinux_btf());
-    if (!b) {
-        throw EnvironmentError(
-            "the kernel exposes no BTF (/sys/kernel/btf/vmlinux): np-probe needs a kernel built "
-            "with CONFIG_DEBUG_INFO_BTF=y");
-    }
+    if (!b) return std::nullopt;
     KernelBtf k;
-    const int enum_id = btf__find_by_name_kind(b.get(), "skb_drop_reason", BTF_KIND_ENUM);
-    if (enum_id < 0) {
-        throw EnvironmentError(
-            "kernel too old for tp_btf/kfree_skb drop reasons: no enum skb_drop_reason in its "
-            "BTF (needs Linux >= 5.17)");
+    if (const int enum_id = btf__find_by_name_kind(b.get(), "skb_drop_reason", BTF_KIND_ENUM);
+        enum_id >= 0) {
+        const btf_type* e = btf__type_by_id(b.get(), enum_id);
+        const struct btf_enum* values = btf_enum(e);  // the function hides the struct's name
+        constexpr std::string_view prefix = "SKB_DROP_REASON_";
+        for (int i = 0; i < btf_vlen(e); ++i) {
+            std::string_view name = btf__name_by_offset(b.get(), values[i].name_off);
+            if (name.starts_with(prefix)) name.remove_prefix(prefix.size());
+            k.drop_reasons[static_cast<uint32_t>(values[i].val)] = std::string(name);
+        }
     }
-    const btf_type* e = btf__type_by_id(b.get(), enum_id);
-    const struct btf_enum* values = btf_enum(e);  // the function hides the struct's name
-    constexpr std::string_view prefix = "SKB_DROP_REASON_";
-    for (int i = 0; i < btf_vlen(e); ++i) {
-        std::string_view name = btf__name_by_offset(b.get(), values[i].name_off);
-        if (name.starts_with(prefix)) name.remove_prefix(prefix.size());
-        k.drop_reasons[static_cast<uint32_t>(values[i].val)] = std::string(name);
-    }
-    // kfree_skb(ctx, skb, location, reason[, rx_sk]); tcp_retransmit_skb(ctx, sk, skb[, err])
+    // kfree_skb(ctx, skb, location[, reason[, rx_sk]]); tcp_retransmit_skb(ctx, sk, skb[, err])
     const int kfree = tracepoint_params(b.get(), "kfree_skb");
-    k.has_kfree_skb = kfree >= 4;
+    k.has_kfree_skb = kfree >= 3;
+    k.kfree_skb_has_reason = kfree >= 4 && !k.drop_reasons.empty();
     k.kfree_skb_has_rx_sk = kfree >= 5;
     const int retrans = tracepoint_params(b.get(), "tcp_retransmit_skb");
     k.has_tcp_retransmit_skb = retrans >= 3;
     k.retransmit_has_err = retrans >= 4;
-    if (!k.has_kfree_skb) {
-        throw EnvironmentError(
-            "kernel too old for tp_btf/kfree_skb: its tracepoint has no drop reason argument "
-            "(needs Linux >= 5.17)");
-    }
-    if (!k.has_tcp_retransmit_skb) {
-        throw EnvironmentError(
-            "kernel too old for tp_btf/tcp_retransmit_skb: no such tracepoint in its BTF");
-    }
+    k.has_net_dev_start_xmit = tracepoint_params(b.get(), "net_dev_start_xmit") >= 3;
     return k;
 }
 

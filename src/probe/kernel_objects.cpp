@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "probe.skel.h"
+#include "probe_tc.skel.h"
 #include "src/common/errors.hpp"
 
 namespace np::probe {
@@ -85,6 +86,8 @@ ProbeSkeleton::ProbeSkeleton(const ProbeConfig& c) {
     skel_->rodata->iperf_port = c.iperf_port;
     skel_->rodata->kfree_skb_has_rx_sk = c.kfree_skb_has_rx_sk;
     skel_->rodata->retransmit_has_err = c.retransmit_has_err;
+    bpf_program__set_autoload(skel_->progs.np_kfree_skb, !c.drop_sites);
+    bpf_program__set_autoload(skel_->progs.np_kfree_skb_site, c.drop_sites);
     if (const int err = probe_bpf__load(skel_)) {
         probe_bpf__destroy(skel_);
         skel_ = nullptr;
@@ -97,6 +100,26 @@ ProbeSkeleton::ProbeSkeleton(const ProbeConfig& c) {
 
 ProbeSkeleton::~ProbeSkeleton() {
     probe_bpf__destroy(skel_);
+}
+
+TcSkeleton::TcSkeleton(uint16_t iperf_port) {
+    bpf_object_open_opts opts;
+    clear_opts(opts);
+    opts.btf_custom_path = "/dev/null";  // no kernel BTF: see kernel_objects.hpp
+    skel_ = probe_tc_bpf__open_opts(&opts);
+    if (!skel_)
+        throw EnvironmentError(fmt::format("cannot open the tc BPF object: {}", errstr(errno)));
+    skel_->rodata->iperf_port = iperf_port;
+    if (const int err = probe_tc_bpf__load(skel_)) {
+        probe_tc_bpf__destroy(skel_);
+        skel_ = nullptr;
+        throw EnvironmentError(
+            fmt::format("the kernel refused the tc BPF programs: {}", errstr(err)));
+    }
+}
+
+TcSkeleton::~TcSkeleton() {
+    probe_tc_bpf__destroy(skel_);
 }
 
 ClsactQdisc::ClsactQdisc(uint32_t ifindex, const std::string& iface)

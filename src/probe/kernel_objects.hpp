@@ -8,7 +8,8 @@
 #include <memory>
 #include <string>
 
-struct probe_bpf;  // the generated skeleton (probe.skel.h)
+struct probe_bpf;  // the generated skeletons (probe.skel.h, probe_tc.skel.h)
+struct probe_tc_bpf;
 
 namespace np::probe {
 
@@ -25,9 +26,12 @@ struct ProbeConfig {
     uint16_t iperf_port = 5201;
     bool kfree_skb_has_rx_sk = false;
     bool retransmit_has_err = false;
+    // The drops-without-reasons tier: np_kfree_skb_site (by code address) is loaded instead of
+    // np_kfree_skb (by reason).
+    bool drop_sites = false;
 };
 
-// open -> set rodata -> load; destroy on scope exit.
+// open -> set rodata -> load; destroy on scope exit. The full and drops-without-reasons tiers.
 class ProbeSkeleton {
   public:
     explicit ProbeSkeleton(const ProbeConfig& config);
@@ -38,6 +42,21 @@ class ProbeSkeleton {
 
   private:
     probe_bpf* skel_ = nullptr;
+};
+
+// The tc-counters tier's object (probe_tc.bpf.c): the tc programs alone, without CO-RE, loaded
+// without the kernel's BTF (libbpf is pointed at none, so a relocation needing it would fail
+// here as on a kernel without BTF).
+class TcSkeleton {
+  public:
+    explicit TcSkeleton(uint16_t iperf_port);
+    ~TcSkeleton();
+    TcSkeleton(const TcSkeleton&) = delete;
+    TcSkeleton& operator=(const TcSkeleton&) = delete;
+    probe_tc_bpf* get() const { return skel_; }
+
+  private:
+    probe_tc_bpf* skel_ = nullptr;
 };
 
 // The clsact qdisc that carries the tc hooks. Created if absent; destroyed on exit only when
@@ -100,7 +119,7 @@ class RunTimeStats {
 };
 
 // Throws EnvironmentError unless the process may load BPF and change tc (root, or CAP_BPF +
-// CAP_PERFMON + CAP_NET_ADMIN).
+// CAP_PERFMON + CAP_NET_ADMIN): what --cleanup and the benchmarks need.
 void check_privileges();
 
 }  // namespace np::probe

@@ -3,11 +3,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <vector>
-
-#include "probe.skel.h"
 
 namespace np::probe {
 namespace {
@@ -72,39 +72,55 @@ void fill_direction(DirectionTraffic& d, const MapTotals& delta, unsigned dir) {
 
 }  // namespace
 
-MapTotals read_map_totals(const probe_bpf* skel, bool with_drop_detail) {
+MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
     MapTotals m;
-    const int traffic_fd = bpf_map__fd(skel->maps.traffic);
-    for (uint32_t k = 0; k < NP_TRAFFIC_SLOTS; ++k) lookup_sum(traffic_fd, k, m.traffic[k], add);
-    const int retrans_fd = bpf_map__fd(skel->maps.retransmits);
-    for (uint32_t k = 0; k < NP_FLOW_COUNT; ++k) {
-        lookup_sum<np_retrans>(retrans_fd, k, m.retransmits[k],
-                               [](np_retrans& a, const np_retrans& b) {
-                                   a.skbs += b.skbs;
-                                   a.segments += b.segments;
-                               });
+    if (maps.traffic >= 0)
+        for (uint32_t k = 0; k < NP_TRAFFIC_SLOTS; ++k)
+            lookup_sum(maps.traffic, k, m.traffic[k], add);
+    if (maps.retransmits >= 0) {
+        for (uint32_t k = 0; k < NP_FLOW_COUNT; ++k) {
+            lookup_sum<np_retrans>(maps.retransmits, k, m.retransmits[k],
+                                   [](np_retrans& a, const np_retrans& b) {
+                                       a.skbs += b.skbs;
+                                       a.segments += b.segments;
+                                   });
+        }
     }
     const uint32_t zero = 0;
-    lookup_sum<uint64_t>(bpf_map__fd(skel->maps.drop_count), zero, m.drops_total,
-                         [](uint64_t& a, const uint64_t& b) { a += b; });
+    if (maps.drop_count >= 0)
+        lookup_sum<uint64_t>(maps.drop_count, zero, m.drops_total,
+                             [](uint64_t& a, const uint64_t& b) { a += b; });
     if (!with_drop_detail) return m;
+    const auto add_drop = [](np_drop& a, const np_drop& b) {
+        a.packets += b.packets;
+        a.bytes += b.bytes;
+    };
+    if (maps.drop_sites >= 0) {
+        // At most NP_DROP_SITES keys, read once per phase.
+        np_drop_site_key key{}, next{};
+        const np_drop_site_key* at = nullptr;
+        while (bpf_map_get_next_key(maps.drop_sites, at, &next) == 0) {
+            np_drop sum{};
+            if (lookup_sum<np_drop>(maps.drop_sites, next, sum, add_drop) && sum.packets > 0)
+                m.sites[{next.location, next.slot}] = sum;
+            key = next;
+            at = &key;
+        }
+    }
+    if (maps.drops < 0) return m;
     // The drops array is large (NP_DROP_SLOTS) and almost all zero: read it in one batch.
-    const int drops_fd = bpf_map__fd(skel->maps.drops);
     const int cpus = possible_cpus();
     static std::vector<uint32_t> keys(NP_DROP_SLOTS);
     static std::vector<np_drop> values(size_t(NP_DROP_SLOTS) * cpus);
     uint32_t out_batch = 0, count = NP_DROP_SLOTS;
-    if (bpf_map_lookup_batch(drops_fd, nullptr, &out_batch, keys.data(), values.data(), &count,
+    if (bpf_map_lookup_batch(maps.drops, nullptr, &out_batch, keys.data(), values.data(), &count,
                              nullptr) != 0 &&
         errno != ENOENT) {
         count = 0;
     }
     for (uint32_t i = 0; i < count; ++i) {
         np_drop sum{};
-        for (int c = 0; c < cpus; ++c) {
-            sum.packets += values[size_t(i) * cpus + c].packets;
-            sum.bytes += values[size_t(i) * cpus + c].bytes;
-        }
+        for (int c = 0; c < cpus; ++c) add_drop(sum, values[size_t(i) * cpus + c]);
         if (sum.packets == 0) continue;
         // slot = ((reason * 2 + on_data_iface) * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow
         uint32_t k = keys[i];
@@ -132,28 +148,40 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
         }
         it = it->second.packets == 0 ? d.drops.erase(it) : std::next(it);
     }
+    for (auto it = d.sites.begin(); it != d.sites.end();) {
+        if (auto e = earlier.sites.find(it->first); e != earlier.sites.end()) {
+            it->second.packets -= e->second.packets;
+            it->second.bytes -= e->second.bytes;
+        }
+        it = it->second.packets == 0 ? d.sites.erase(it) : std::next(it);
+    }
     return d;
 }
 
 void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming) {
-    fill_direction(phase.tx, delta, NP_DIR_TX);
-    fill_direction(phase.rx, delta, NP_DIR_RX);
-    phase.xmit.emplace();
-    fill_direction(*phase.xmit, delta, NP_DIR_XMIT);
-    phase.retransmits = {};
-    for (unsigned f = 0; f < NP_FLOW_COUNT; ++f) {
-        phase.retransmits.segments += delta.retransmits[f].segments;
-        phase.retransmits.segments_by_flow[kTraceFlows[f]] = delta.retransmits[f].segments;
+    const TierMeasures m = measures(naming.tier);
+    if (m.flows) {
+        fill_direction(phase.tx, delta, NP_DIR_TX);
+        fill_direction(phase.rx, delta, NP_DIR_RX);
     }
-    std::map<std::string, DropReasonCount> by_reason;
-    for (const auto& [where, d] : delta.drops) {
-        const auto [reason, on_data_iface, proto, flow] = where;
-        const std::string name = reason == NP_DROP_REASON_SLOTS - 1
-                                     ? std::string("OTHER_SUBSYSTEM")
-                                     : naming.btf->drop_reason_name(reason);
-        DropReasonCount& r = by_reason[name];
-        r.reason = name;
-        r.unattributed = name == kUnattributedDropReason;
+    phase.xmit.reset();
+    if (m.xmit) {
+        phase.xmit.emplace();
+        fill_direction(*phase.xmit, delta, NP_DIR_XMIT);
+    }
+    phase.retransmits = {};
+    if (m.retransmits) {
+        for (unsigned f = 0; f < NP_FLOW_COUNT; ++f) {
+            phase.retransmits.segments += delta.retransmits[f].segments;
+            phase.retransmits.segments_by_flow[kTraceFlows[f]] = delta.retransmits[f].segments;
+        }
+    }
+    // By reason (full) or by the function that freed them (drops-without-reasons).
+    std::map<std::string, DropReasonCount> by_name;
+    const auto add = [&](DropReasonCount&& named, uint32_t on_data_iface, uint8_t proto,
+                         uint8_t flow, const np_drop& d) {
+        const std::string key = named.reason.empty() ? "@" + named.function : named.reason;
+        DropReasonCount& r = by_name.try_emplace(key, std::move(named)).first->second;
         r.packets += d.packets;
         r.bytes += d.bytes;
         const bool on_iface = on_data_iface != 0;
@@ -161,9 +189,26 @@ void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming)
                            kTraceProtocols[std::min<unsigned>(proto, NP_PROTO_OTHER)],
                            kTraceFlows[std::min<unsigned>(flow, NP_FLOW_COUNT - 1)], d.packets,
                            d.bytes});
+    };
+    for (const auto& [where, d] : delta.drops) {
+        const auto [reason, on_data_iface, proto, flow] = where;
+        DropReasonCount r;
+        r.reason = reason == NP_DROP_REASON_SLOTS - 1 ? std::string("OTHER_SUBSYSTEM")
+                                                      : naming.btf->drop_reason_name(reason);
+        r.unattributed = r.reason == kUnattributedDropReason;
+        add(std::move(r), on_data_iface, proto, flow, d);
+    }
+    for (const auto& [site, d] : delta.sites) {
+        // slot = ((0 * 2 + on_data_iface) * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow
+        const uint32_t k = site.second;
+        DropReasonCount r;
+        r.function = naming.symbols ? naming.symbols->function_at(site.first)
+                                    : fmt::format("{:#x}", site.first);
+        add(std::move(r), (k / NP_FLOW_COUNT) / NP_PROTO_COUNT,
+            (k / NP_FLOW_COUNT) % NP_PROTO_COUNT, k % NP_FLOW_COUNT, d);
     }
     phase.drops.clear();
-    for (auto& [name, r] : by_reason) {
+    for (auto& [name, r] : by_name) {
         std::sort(r.where.begin(), r.where.end(), [](const DropLocation& a, const DropLocation& b) {
             return a.packets > b.packets;
         });

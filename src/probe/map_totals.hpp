@@ -10,34 +10,50 @@
 #include "analysis/trace.hpp"
 #include "probe.h"
 #include "src/probe/kernel_btf.hpp"
-
-struct probe_bpf;
+#include "src/probe/kernel_symbols.hpp"
 
 namespace np::probe {
 
 // (reason, on the data iface (1) or without a device (0), np_proto, np_flow): a drops slot.
 using DropWhere = std::tuple<uint32_t, uint32_t, uint8_t, uint8_t>;
 
+// (code address that freed it, drops slot of reason 0): a drop_sites key.
+using DropSite = std::pair<uint64_t, uint32_t>;
+
 struct MapTotals {
     std::array<np_traffic, NP_TRAFFIC_SLOTS> traffic{};
     std::array<np_retrans, NP_FLOW_COUNT> retransmits{};
     std::map<DropWhere, np_drop> drops;  // empty in a snapshot taken without detail
+    std::map<DropSite, np_drop> sites;   // likewise; the drops-without-reasons tier's
     uint64_t drops_total = 0;
+};
+
+// The map fds a tier has; -1 for a map it does not load (its counts stay zero).
+struct ProbeMaps {
+    int traffic = -1;
+    int retransmits = -1;
+    int drops = -1;
+    int drop_sites = -1;
+    int drop_count = -1;
 };
 
 // `with_drop_detail` reads the drops array (large; what a phase needs); samples need only the
 // traffic, retransmits and the total number of drops.
-MapTotals read_map_totals(const probe_bpf* skel, bool with_drop_detail);
+MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail);
 MapTotals operator-(const MapTotals& later, const MapTotals& earlier);
 
-// What the trace needs to name things: the data iface and the kernel's drop reason names.
+// What the trace needs to name things: the data iface, the kernel's drop reason names and, at
+// the drops-without-reasons tier, its functions.
 struct Naming {
     std::string iface;
     uint32_t ifindex = 0;
     const KernelBtf* btf = nullptr;
+    const KernelSymbols* symbols = nullptr;
+    ProbeTier tier = ProbeTier::full;
 };
 
-// Fills the counting parts of a phase (traffic, retransmits, drops) from a delta.
+// Fills the counting parts of a phase (traffic, retransmits, drops) from a delta, as far as
+// the tier measures them.
 void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming);
 // Fills a sample's counters from a delta.
 void fill_sample(TraceSample& sample, const MapTotals& delta);

@@ -26,6 +26,7 @@
 
 #include "analysis/trace.hpp"
 #include "probe.skel.h"
+#include "probe_tc.skel.h"
 #include "src/common/errors.hpp"
 #include "src/common/output_file.hpp"
 #include "src/common/probe_protocol.hpp"
@@ -34,8 +35,10 @@
 #include "src/probe/host_facts.hpp"
 #include "src/probe/kernel_btf.hpp"
 #include "src/probe/kernel_objects.hpp"
+#include "src/probe/kernel_symbols.hpp"
 #include "src/probe/map_totals.hpp"
 #include "src/probe/qdisc.hpp"
+#include "src/probe/tiers.hpp"
 
 namespace np::probe {
 namespace {
@@ -48,11 +51,18 @@ void on_signal(int sig) {
     g_signal = sig;
 }
 
-// libbpf's warnings (a failed load, the verifier's verdict) are what a user needs to see;
-// its debug chatter is not.
+// libbpf's warnings (a failed load, the verifier's verdict) are what a user needs to see; its
+// debug chatter is not. While a tier is being attached they are held: a tier that loads is
+// quiet, and one that falls to the next keeps only its first line (the program and errno).
+std::optional<std::string> g_held_libbpf;
+
 int libbpf_print(libbpf_print_level level, const char* format, va_list args) {
     if (level == LIBBPF_DEBUG) return 0;
-    return std::vfprintf(stderr, format, args);
+    if (!g_held_libbpf) return std::vfprintf(stderr, format, args);
+    char line[1024];
+    const int n = std::vsnprintf(line, sizeof line, format, args);
+    g_held_libbpf->append(line);
+    return n;
 }
 
 // The stop signals stay blocked except inside ppoll(), so a signal either arrives while
@@ -107,10 +117,75 @@ ProgramCost program_cost(const bpf_program* prog) {
     return c;
 }
 
-std::array<const bpf_program*, 5> all_programs(const probe_bpf* s) {
-    return {s->progs.np_tc_ingress, s->progs.np_tc_egress, s->progs.np_dev_xmit,
-            s->progs.np_tcp_retransmit, s->progs.np_kfree_skb};
-}
+// What one tier loads and attaches on the iface; released in reverse order on scope exit (also
+// when a later step of the same tier fails, so the next tier down starts clean).
+class Attached {
+  public:
+    Attached(ProbeTier tier, const ProbeOptions& o, uint32_t ifindex, uint64_t netns,
+             const std::optional<KernelBtf>& btf) {
+        if (tier == ProbeTier::kernel_counters) return;
+        const bpf_program *ingress = nullptr, *egress = nullptr;
+        if (tier == ProbeTier::tc_counters) {
+            tc_ = std::make_unique<TcSkeleton>(o.iperf_port);
+            ingress = tc_->get()->progs.np_tc_ingress;
+            egress = tc_->get()->progs.np_tc_egress;
+        } else {
+            const bool sites = tier == ProbeTier::drops_without_reasons;
+            skel_ = std::make_unique<ProbeSkeleton>(
+                ProbeConfig{netns, ifindex, o.iperf_port, btf && btf->kfree_skb_has_rx_sk && !sites,
+                            btf && btf->retransmit_has_err, sites});
+            ingress = skel_->get()->progs.np_tc_ingress;
+            egress = skel_->get()->progs.np_tc_egress;
+        }
+        qdisc_.emplace(ifindex, o.iface);
+        remove_stale_filters(ifindex);
+        ingress_.emplace(ifindex, BPF_TC_INGRESS, ingress);
+        egress_.emplace(ifindex, BPF_TC_EGRESS, egress);
+        if (!skel_) return;
+        probe_bpf* k = skel_->get();
+        retransmit_.emplace(k->progs.np_tcp_retransmit, "tp_btf/tcp_retransmit_skb");
+        kfree_.emplace(tier == ProbeTier::drops_without_reasons ? k->progs.np_kfree_skb_site
+                                                                : k->progs.np_kfree_skb,
+                       "tp_btf/kfree_skb");
+        xmit_.emplace(k->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
+    }
+
+    ProbeMaps maps() const {
+        ProbeMaps m;
+        if (tc_) m.traffic = bpf_map__fd(tc_->get()->maps.traffic);
+        if (!skel_) return m;
+        const probe_bpf* k = skel_->get();
+        m.traffic = bpf_map__fd(k->maps.traffic);
+        m.retransmits = bpf_map__fd(k->maps.retransmits);
+        m.drop_count = bpf_map__fd(k->maps.drop_count);
+        (kfree_sites() ? m.drop_sites : m.drops) =
+            bpf_map__fd(kfree_sites() ? k->maps.drop_sites : k->maps.drops);
+        return m;
+    }
+
+    // The programs loaded, in attach order.
+    std::vector<const bpf_program*> programs() const {
+        if (tc_) return {tc_->get()->progs.np_tc_ingress, tc_->get()->progs.np_tc_egress};
+        if (!skel_) return {};
+        const probe_bpf* k = skel_->get();
+        return {k->progs.np_tc_ingress, k->progs.np_tc_egress, k->progs.np_dev_xmit,
+                k->progs.np_tcp_retransmit,
+                kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb};
+    }
+
+    bool clsact_created() const { return qdisc_ && qdisc_->owned(); }
+
+  private:
+    bool kfree_sites() const {
+        return skel_ && bpf_program__autoload(skel_->get()->progs.np_kfree_skb_site);
+    }
+
+    std::unique_ptr<ProbeSkeleton> skel_;
+    std::unique_ptr<TcSkeleton> tc_;
+    std::optional<ClsactQdisc> qdisc_;
+    std::optional<TcFilter> ingress_, egress_;
+    std::optional<TracingLink> retransmit_, kfree_, xmit_;
+};
 
 uint32_t program_id(const bpf_program* prog) {
     bpf_prog_info info{};
@@ -125,6 +200,13 @@ void validate(const ProbeOptions& o) {
     if (o.duration_s < 0) throw InputError("--duration", "must not be negative");
     if (o.iperf_port == 0) throw InputError("--port", "must be 1 .. 65535");
     if (o.exit_with_pid < 0) throw InputError("--exit-with", "must be a process ID");
+    for (const auto& [option, value] :
+         {std::pair{"--max-tier", &o.max_tier}, std::pair{"--require-tier", &o.require_tier}}) {
+        if (!value->empty() && !parse_tier(*value))
+            throw InputError(option, "'" + *value +
+                                         "' is not a tier: full, drops-without-reasons, "
+                                         "tc-counters or kernel-counters");
+    }
     if (o.background && o.out_path.empty())
         throw InputError("--background",
                          "needs --out: a probe in the background writes its trace only there");
@@ -204,11 +286,12 @@ bool may_read_stdin(StdinUse use) {
 // The running state: the phase being counted and everything the trace accumulates.
 class Recorder {
   public:
-    Recorder(const probe_bpf* skel, Naming naming, const std::string& iface)
-        : skel_(skel), naming_(std::move(naming)), iface_(iface) {
-        phase_maps_ = read_map_totals(skel_, true);
-        last_sample_maps_ = read_map_totals(skel_, false);
+    Recorder(ProbeMaps maps, Naming naming, const std::string& iface)
+        : maps_(maps), naming_(std::move(naming)), iface_(iface) {
+        phase_maps_ = read_map_totals(maps_, true);
+        last_sample_maps_ = read_map_totals(maps_, false);
         phase_counters_ = read_kernel_counters(iface_);
+        last_sample_dev_ = phase_counters_.dev_stats;
     }
 
     int64_t now_ms() const {
@@ -218,13 +301,27 @@ class Recorder {
     }
 
     void sample() {
-        const MapTotals now = read_map_totals(skel_, false);
+        const MapTotals now = read_map_totals(maps_, false);
         TraceSample s;
         s.t_ms = now_ms();
         s.interval_ms = s.t_ms - last_sample_ms_;
         s.phase = phase_name_;
         fill_sample(s, now - last_sample_maps_);
         last_sample_maps_ = now;
+        if (!measures(naming_.tier).flows) {
+            // No tc hooks: the iface's own counters give the rate (frames plus the 24 bytes of
+            // preamble, FCS and gap each; short frames' padding is not counted).
+            auto dev = read_dev_stats(iface_);
+            const auto delta = [&](const char* k) {
+                const int64_t d = dev[k] - last_sample_dev_[k];
+                return d > 0 ? static_cast<uint64_t>(d) : uint64_t{0};
+            };
+            s.tx_wire_packets = delta("tx_packets");
+            s.rx_wire_packets = delta("rx_packets");
+            s.tx_wire_bytes = delta("tx_bytes") + 24 * s.tx_wire_packets;
+            s.rx_wire_bytes = delta("rx_bytes") + 24 * s.rx_wire_packets;
+            last_sample_dev_ = std::move(dev);
+        }
         last_sample_ms_ = s.t_ms;
         emit(message(proto::kMessageSample, to_json(s)));
         samples_.push_back(std::move(s));
@@ -236,7 +333,7 @@ class Recorder {
         // What the queue holds just before the counters are read: once a test is over it only
         // drains, so this bounds what the egress hook counted that has not left the NIC yet.
         const int64_t queued = read_qdisc_state(naming_.ifindex).queued_packets;
-        const MapTotals maps = read_map_totals(skel_, true);
+        const MapTotals maps = read_map_totals(maps_, true);
         const KernelCounters counters = read_kernel_counters(iface_);
         PhaseTrace p;
         p.name = phase_name_;
@@ -249,6 +346,7 @@ class Recorder {
         p.softnet_dropped = d.softnet_dropped;
         p.qdisc_stats = d.qdisc;
         p.cpus = d.cpus;
+        p.dev_stats = d.dev_stats;
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
         nlohmann::json m = message(proto::kMessagePhase, to_json(p));
@@ -274,7 +372,7 @@ class Recorder {
     std::vector<TraceSample> take_samples() { return std::move(samples_); }
 
   private:
-    const probe_bpf* skel_;
+    ProbeMaps maps_;
     Naming naming_;
     std::string iface_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
@@ -283,6 +381,7 @@ class Recorder {
     int64_t last_sample_ms_ = 0;
     MapTotals phase_maps_, last_sample_maps_;
     KernelCounters phase_counters_;
+    std::map<std::string, int64_t> last_sample_dev_;
     std::vector<PhaseTrace> phases_;
     std::vector<TraceSample> samples_;
 };
@@ -407,12 +506,13 @@ int remove_what_a_killed_probe_left(const ProbeOptions& o) {
 
 // What the probe does once attached that may need a capability (capabilities.hpp): read its
 // maps, and create or remove files beside --out, --pidfile and --control.
-NeedsAfterAttach after_attach(const ProbeOptions& o, const probe_bpf* skel) {
+NeedsAfterAttach after_attach(const ProbeOptions& o, const ProbeMaps& maps) {
     NeedsAfterAttach needs;
-    const bpf_map* map = skel->maps.traffic;
-    needs.read_a_map = [map] {
-        std::vector<unsigned char> key(bpf_map__key_size(map));
-        return bpf_map_get_next_key(bpf_map__fd(map), nullptr, key.data()) == 0;
+    const int fd = maps.traffic;
+    needs.read_a_map = [fd] {
+        if (fd < 0) return true;  // kernel-counters: no map to read
+        uint32_t key = 0;
+        return bpf_map_get_next_key(fd, nullptr, &key) == 0;
     };
     for (const std::string& path : {o.out_path, o.pidfile, o.control_path}) {
         if (path.empty()) continue;
@@ -423,8 +523,11 @@ NeedsAfterAttach after_attach(const ProbeOptions& o, const probe_bpf* skel) {
 }
 
 // Who and where: the trace's fields that do not change while it counts.
-Trace trace_header(const ProbeOptions& o, uint32_t ifindex, uint64_t netns) {
+Trace trace_header(const ProbeOptions& o, uint32_t ifindex, uint64_t netns,
+                   const TierChoice& tier) {
     Trace trace;
+    trace.tier = tier.tier;
+    trace.tier_why = tier.why;
     trace.node = o.node.empty() ? node_name() : o.node;
     trace.role = o.role;
     trace.iface = o.iface;
@@ -511,14 +614,14 @@ Stop count_until_stopped(const ProbeOptions& o, Recorder& rec, ControlSocket* co
 
 // The last sample and phase, the probe's own cost; the trace to --out, stdout and the
 // control socket; a warning when it covers almost nothing.
-void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const probe_bpf* skel,
+void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const Attached& attached,
                   ControlSocket* control, Stop stop) {
     rec.sample();
     rec.cut_phase(std::nullopt);
     trace.duration_ms = rec.now_ms();
     trace.phases = rec.take_phases();
     trace.samples = rec.take_samples();
-    for (const bpf_program* p : all_programs(skel)) trace.probe_cost.push_back(program_cost(p));
+    for (const bpf_program* p : attached.programs()) trace.probe_cost.push_back(program_cost(p));
 
     const nlohmann::json doc = to_json(trace);
     // Mode 0644, as fopen made it under the usual umask: `sudo np-probe --out` writes a trace
@@ -551,51 +654,102 @@ void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const prob
     if (out_failed) std::rethrow_exception(out_failed);
 }
 
+// The best tier the node allows (and --max-tier permits), loaded and attached; a tier the kernel
+// refuses falls to the next one down, the refusal kept as the tier's why. Throws
+// EnvironmentError when --require-tier asks for more than that.
+std::unique_ptr<Attached> attach_best(const ProbeOptions& o, uint32_t ifindex, uint64_t netns,
+                                      const std::optional<KernelBtf>& btf, TierChoice& choice) {
+    const std::optional<ProbeTier> required =
+        o.require_tier.empty() ? std::nullopt : parse_tier(o.require_tier);
+    struct Hold {
+        Hold() { g_held_libbpf.emplace(); }
+        ~Hold() { g_held_libbpf.reset(); }
+        std::string first_line() const {
+            std::string l = g_held_libbpf->substr(0, g_held_libbpf->find('\n'));
+            if (l.starts_with("libbpf: ")) l.erase(0, 8);
+            return l;
+        }
+    };
+    for (;;) {
+        if (required && !at_least(choice.tier, *required)) {
+            throw EnvironmentError(fmt::format("--require-tier {}: this node allows only {} ({})",
+                                               o.require_tier, to_string(choice.tier), choice.why));
+        }
+        std::string why;
+        {
+            const Hold hold;
+            try {
+                return std::make_unique<Attached>(choice.tier, o, ifindex, netns, btf);
+            } catch (const EnvironmentError& e) {
+                if (choice.tier == ProbeTier::kernel_counters) throw;
+                const std::string detail = hold.first_line();
+                why = detail.empty() ? e.what() : fmt::format("{} ({})", e.what(), detail);
+            }
+        }
+        const ProbeTier below = tier_below(choice.tier);
+        std::fprintf(stderr, "np-probe: the %s tier did not load: %s; trying %s\n",
+                     to_string(choice.tier), why.c_str(), to_string(below));
+        choice = {below, fmt::format("the {} tier did not load: {}", to_string(choice.tier), why)};
+    }
+}
+
 }  // namespace
 
 int run_probe(const ProbeOptions& o) {
     validate(o);
-    check_privileges();
-    if (o.cleanup) return remove_what_a_killed_probe_left(o);
+    if (o.cleanup) {
+        check_privileges();
+        return remove_what_a_killed_probe_left(o);
+    }
     Detacher detacher(o.background);
     const PidFile pidfile(o.pidfile);
     const WatchedProcess watched(o.exit_with_pid);
     const uint32_t ifindex = iface_index(o.iface);
-    const KernelBtf btf = read_kernel_btf();
+    const NodeFeatures features = probe_features();
+    TierChoice choice =
+        best_tier(features, o.max_tier.empty() ? std::nullopt : parse_tier(o.max_tier));
     const uint64_t netns = own_netns_inode();
     libbpf_set_print(libbpf_print);
     const sigset_t wait_mask = install_signal_handlers();
 
-    const RunTimeStats stats;
-    if (!stats.enabled())
-        std::fprintf(stderr,
-                     "np-probe: BPF run-time statistics unavailable; probe_cost will be 0\n");
-    ProbeSkeleton skel(
-        {netns, ifindex, o.iperf_port, btf.kfree_skb_has_rx_sk, btf.retransmit_has_err});
-    const ClsactQdisc qdisc(ifindex, o.iface);
-    remove_stale_filters(ifindex);
-    const TcFilter ingress(ifindex, BPF_TC_INGRESS, skel.get()->progs.np_tc_ingress);
-    const TcFilter egress(ifindex, BPF_TC_EGRESS, skel.get()->progs.np_tc_egress);
-    const TracingLink retransmit(skel.get()->progs.np_tcp_retransmit, "tp_btf/tcp_retransmit_skb");
-    const TracingLink kfree(skel.get()->progs.np_kfree_skb, "tp_btf/kfree_skb");
-    const TracingLink xmit(skel.get()->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
+    std::optional<RunTimeStats> stats;
+    if (choice.tier != ProbeTier::kernel_counters) {
+        stats.emplace();
+        if (!stats->enabled())
+            std::fprintf(stderr,
+                         "np-probe: BPF run-time statistics unavailable; probe_cost will be 0\n");
+    }
+    const std::unique_ptr<Attached> attached = attach_best(o, ifindex, netns, features.btf, choice);
+    // Named while the probe still may read the addresses (kptr_restrict hides them after).
+    KernelSymbols symbols;
+    if (choice.tier == ProbeTier::drops_without_reasons) {
+        symbols = KernelSymbols::read();
+        if (symbols.empty())
+            std::fprintf(stderr,
+                         "np-probe: /proc/kallsyms shows no addresses: drops are named by code "
+                         "address, not function\n");
+    }
     std::optional<ControlSocket> control;
     if (!o.control_path.empty()) control.emplace(o.control_path);
 
-    Trace trace = trace_header(o, ifindex, netns);
+    Trace trace = trace_header(o, ifindex, netns, choice);
     // Everything is loaded and attached: from here on the probe holds only what it needs until
     // it has detached and exited (docs/security.md, "The probe").
-    const std::vector<std::string> kept = drop_capabilities(after_attach(o, skel.get()));
+    const ProbeMaps maps = attached->maps();
+    const std::vector<std::string> kept = drop_capabilities(after_attach(o, maps));
 
-    Recorder rec(skel.get(), {o.iface, ifindex, &btf}, o.iface);
+    Recorder rec(maps,
+                 {o.iface, ifindex, features.btf ? &*features.btf : nullptr, &symbols, choice.tier},
+                 o.iface);
     nlohmann::json programs = nlohmann::json::array();
-    for (const bpf_program* p : all_programs(skel.get()))
+    for (const bpf_program* p : attached->programs())
         programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});
     const StdinUse input_use = stdin_use(o);
     std::fprintf(stderr,
-                 "np-probe: counting on %s (ifindex %u); commands: 'phase NAME', 'status', 'stop'"
-                 " on %s\n",
-                 o.iface.c_str(), ifindex,
+                 "np-probe: counting on %s (ifindex %u) at tier %s%s%s; commands: 'phase NAME', "
+                 "'status', 'stop' on %s\n",
+                 o.iface.c_str(), ifindex, to_string(choice.tier), choice.why.empty() ? "" : ": ",
+                 choice.why.c_str(),
                  control                          ? o.control_path.c_str()
                  : input_use == StdinUse::ignored ? "none (stdin is not read)"
                                                   : "stdin");
@@ -603,14 +757,16 @@ int run_probe(const ProbeOptions& o) {
                                                   {"iface", o.iface},
                                                   {"ifindex", ifindex},
                                                   {"netns_inode", netns},
-                                                  {"clsact_created", qdisc.owned()},
+                                                  {"tier", to_string(choice.tier)},
+                                                  {"tier_why", choice.why},
+                                                  {"clsact_created", attached->clsact_created()},
                                                   {"capabilities_kept", kept},
                                                   {"pid", getpid()}}));
 
     const Stop stop =
         count_until_stopped(o, rec, control ? &*control : nullptr, watched, input_use, wait_mask);
 
-    finish_trace(o, trace, rec, skel.get(), control ? &*control : nullptr, stop);
+    finish_trace(o, trace, rec, *attached, control ? &*control : nullptr, stop);
     return 0;
 }
 

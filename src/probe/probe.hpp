@@ -31,13 +31,19 @@ struct ProbeOptions {
     // Only remove what a probe killed with SIGKILL left on the iface (its tc filters, and the
     // clsact qdisc if that probe created it), then exit.
     bool cleanup = false;
+    // The tier to count at (docs/commands.md, "Probe tiers"): the best the node allows, no better
+    // than max_tier (a node as if its kernel had only that tier's features), and failing with
+    // exit 3 when below require_tier. Empty: no bound.
+    std::string max_tier;
+    std::string require_tier;
     // Not a probe at all: send this command to the probe listening on control_path and print
     // its answer (send_to_probe).
     std::string send_command;
 };
 
 // Runs until stopped; returns the exit status (0). Throws np::InputError for bad options
-// (exit 2) and EnvironmentError for what the host lacks (exit 3).
+// (exit 2) and EnvironmentError for what the host lacks (exit 3: only when --require-tier asks
+// for more than the node allows, or the iface is missing; otherwise a lower tier counts).
 int run_probe(const ProbeOptions& options);
 
 // `--control PATH --send COMMAND`: sends one command to a running probe and prints its answer

@@ -11,7 +11,9 @@ std::unique_ptr<CLI::App> make_probe_app(ProbeOptions& o) {
     auto app = std::make_unique<CLI::App>(
         "np-probe counts what crosses a data iface (tc clsact ingress/egress, and what the "
         "driver is handed after the qdisc), TCP retransmits and kernel drops by reason (tp_btf), "
-        "and writes an np-trace/1 document. Commands 'phase NAME' (cut the counters into a "
+        "and writes an np-trace/1 document. Where the kernel or the probe's privileges allow "
+        "less, it counts at a lower tier (drops without reasons, tc counters, kernel counters "
+        "only) and says so in the trace. Commands 'phase NAME' (cut the counters into a "
         "phase), 'status' and 'stop' come from stdin (a pipe, socket or terminal) or the "
         "--control socket. stdout: NDJSON samples, phases, then the trace.",
         "np-probe");
@@ -33,6 +35,12 @@ std::unique_ptr<CLI::App> make_probe_app(ProbeOptions& o) {
     app->add_flag("--cleanup", o.cleanup,
                   "Remove what a probe killed with SIGKILL left on --iface (its tc filters, its "
                   "clsact qdisc), then exit");
+    app->add_option("--max-tier", o.max_tier,
+                    "Count at no better tier than this (full, drops-without-reasons, tc-counters, "
+                    "kernel-counters): the node as if its kernel had only that tier's features");
+    app->add_option("--require-tier", o.require_tier,
+                    "Exit 3 unless the node allows at least this tier (default: count at the "
+                    "best tier the node allows, down to kernel-counters)");
     app->add_option("--send", o.send_command,
                     "With --control: send this command to the running probe, print its answer");
     return app;

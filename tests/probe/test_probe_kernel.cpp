@@ -13,6 +13,7 @@
 
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
+#include "analysis/ledger.hpp"
 #include "analysis/model.hpp"
 #include "analysis/trace.hpp"
 #include "tests/probe/testbed.hpp"
@@ -196,6 +197,63 @@ TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
     const auto findings = explain(in).findings;
     EXPECT_TRUE(has_code(findings, "LOSS_AT_RECEIVER_SOCKET")) << render_findings(findings);
     EXPECT_FALSE(has_code(findings, "WRONG_INTERFACE")) << render_findings(findings);
+}
+
+// Each tier forced on this kernel (--max-tier: the probe as on a kernel with only that tier's
+// features) really loads its programs, counts what it measures and nothing else, and the
+// explanation still places a UDP receive-buffer overload at the receiver's socket — from the
+// drops' reason, the function that freed them, or the kernel's UdpRcvbufErrors — without a
+// false finding beside it.
+TEST(ProbeKernel, EachTierForcedHereCountsWhatItMeasuresAndPlacesTheReceiverSocketsLoss) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 29);
+    for (const ProbeTier tier : {ProbeTier::full, ProbeTier::drops_without_reasons,
+                                 ProbeTier::tc_counters, ProbeTier::kernel_counters}) {
+        SCOPED_TRACE(to_string(tier));
+        Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5309"});
+        Probe probe(b, ifb, {"--port", "5309", "--role", "server", "--max-tier", to_string(tier)});
+        EXPECT_EQ(probe.ready().at("tier"), to_string(tier));
+        probe.phase("udp");
+        const auto j = iperf3_client(a, "-c 198.18.29.2 -p 5309 -u -b 0 -l 1448 -w 64K -t 2");
+        const Trace t = probe.stop();
+        ASSERT_EQ(t.tier, tier);
+        const PhaseTrace* p = t.find_phase("udp");
+        ASSERT_NE(p, nullptr);
+        const int64_t lost = j["end"]["sum"]["lost_packets"].get<int64_t>();
+        ASSERT_GT(lost, 1000) << "the overload did not make the receiver drop";
+        const TierMeasures m = measures(tier);
+        const uint64_t arrived = flow_counts(p->rx, "udp").wire_packets;
+        EXPECT_EQ(arrived > 0, m.flows);
+        EXPECT_EQ(p->xmit.has_value(), m.xmit);
+        EXPECT_GT(p->dev_stats.at("rx_packets"), lost);
+        uint64_t at_socket = 0;
+        for (const auto& [label, n] : flow_drops(*p, "udp")) {
+            const Stage s = label.starts_with("freed in ")
+                                ? stage_of_function(label.substr(9), false)
+                                : stage_of(label, false);
+            if (s == Stage::receiver_socket) at_socket += n;
+        }
+        if (m.drops)
+            EXPECT_NEAR(double(at_socket) / double(lost), 1.0, 0.005);
+        else
+            EXPECT_TRUE(p->drops.empty());
+        std::printf("%s: iperf3 lost %lld; receiver-socket drops %llu; UdpRcvbufErrors %lld\n",
+                    to_string(tier), static_cast<long long>(lost),
+                    static_cast<unsigned long long>(at_socket),
+                    static_cast<long long>(p->nstat.at("UdpRcvbufErrors")));
+
+        ExplainInput in;
+        in.measurements = parse_measurements(j.dump(), "iperf3.json");
+        in.traces = {t};
+        const auto findings = explain(in).findings;
+        EXPECT_TRUE(has_code(findings, "LOSS_AT_RECEIVER_SOCKET")) << render_findings(findings);
+        EXPECT_EQ(has_code(findings, "PROBE_TIER"), tier != ProbeTier::full);
+        for (const char* false_cause : {"WRONG_INTERFACE", "LOSS_ON_WIRE", "LINK_SHARED"})
+            EXPECT_FALSE(has_code(findings, false_cause)) << render_findings(findings);
+    }
+    expect_clean(b, ifb, {});
 }
 
 TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
@@ -512,11 +570,23 @@ TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {
         EXPECT_NE(missing.err().find("does not exist"), std::string::npos) << missing.err();
     }
     {
-        // Root without CAP_NET_ADMIN (dropped from the bounding set) cannot attach tc filters.
+        // Root without CAP_NET_ADMIN (dropped from the bounding set) cannot attach tc filters:
+        // it counts with the kernel's counters alone and says why; asked for more, it refuses.
         Child no_cap({"setpriv", "--inh-caps=-all", "--bounding-set=-net_admin", NP_PROBE_BIN,
-                      "--iface", "lo"});
-        EXPECT_EQ(no_cap.wait(), 3);
-        EXPECT_NE(no_cap.err().find("missing: CAP_NET_ADMIN"), std::string::npos) << no_cap.err();
+                      "--iface", "lo", "--duration", "0.3", "--out", out});
+        EXPECT_EQ(no_cap.wait(), 0) << no_cap.err();
+        const Trace t = parse_trace_text(read_file(out));
+        EXPECT_EQ(t.tier, ProbeTier::kernel_counters);
+        EXPECT_NE(t.tier_why.find("CAP_NET_ADMIN missing"), std::string::npos) << t.tier_why;
+        EXPECT_TRUE(t.probe_cost.empty());
+        unlink(out.c_str());
+        Child strict({"setpriv", "--inh-caps=-all", "--bounding-set=-net_admin", NP_PROBE_BIN,
+                      "--iface", "lo", "--duration", "0.3", "--require-tier", "tc-counters"});
+        EXPECT_EQ(strict.wait(), 3);
+        EXPECT_NE(strict.err().find("--require-tier tc-counters: this node allows only "
+                                    "kernel-counters (CAP_NET_ADMIN missing"),
+                  std::string::npos)
+            << strict.err();
     }
     {
         Child bad({NP_EXPLAIN_BIN, "probe", "--duration", "1"});

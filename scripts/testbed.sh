@@ -8,6 +8,7 @@
 #                           [--nodes N] [--row R|auto]
 #   scripts/testbed.sh down [--state DIR]
 #   scripts/testbed.sh shell-delay [--state DIR] --slow-shell SECONDS   # of a testbed that is up
+#   scripts/testbed.sh node-bpf [--state DIR] --node NODE --bpf off|on   # likewise
 #
 # What `up` builds (all addresses from the benchmarking range 198.18.0.0/15), for row R
 # (default 1) of N nodes (default 2, at most 8); names below are row 1's, another row's links
@@ -38,6 +39,10 @@
 #            machine's own home or shell start files is touched.
 #            `shell-delay --slow-shell S` changes S on a testbed that is up (the next SSH
 #            command waits the new time): tests about the slow shell set it, the others 0.
+#   bpf      `node-bpf --node NODE --bpf off` restarts NODE's sshd with CAP_BPF, CAP_PERFMON and
+#            CAP_SYS_ADMIN out of its bounding set (setpriv), so root on that node cannot load
+#            BPF programs, as on a node whose image forbids it; `--bpf on` restarts it whole.
+#            Sessions already open keep what they had.
 # It never reads or writes ~/.ssh: try it with `ssh -F DIR/ssh_config node1-1`.
 #
 # `down` stops each sshd by the PID in its pidfile (checked against /proc first), then any
@@ -53,7 +58,7 @@ die() {
     exit 2
 }
 usage() {
-    echo "usage: scripts/testbed.sh up|down|shell-delay [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto]" >&2
+    echo "usage: scripts/testbed.sh up|down|shell-delay|node-bpf [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto] [--node NODE --bpf off|on]" >&2
     exit 2
 }
 
@@ -65,6 +70,8 @@ state=/run/np-testbed
 slow_shell=0
 nodes=2
 row=1
+bpf_node=""
+bpf=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --profile) [[ $# -ge 2 ]] || usage; profile=$2; shift 2 ;;
@@ -72,6 +79,8 @@ while [[ $# -gt 0 ]]; do
         --slow-shell) [[ $# -ge 2 ]] || usage; slow_shell=$2; shift 2 ;;
         --nodes) [[ $# -ge 2 ]] || usage; nodes=$2; shift 2 ;;
         --row) [[ $# -ge 2 ]] || usage; row=$2; shift 2 ;;
+        --node) [[ $# -ge 2 ]] || usage; bpf_node=$2; shift 2 ;;
+        --bpf) [[ $# -ge 2 ]] || usage; bpf=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -80,7 +89,7 @@ case $profile in 100M | 1G | unshaped) ;; *) die "--profile: '$profile' is not 1
 [[ $state == /* ]] || die "--state: '$state' must be an absolute path"
 [[ $nodes =~ ^[2-8]$ ]] || die "--nodes: '$nodes' is not a number of nodes from 2 to 8"
 [[ $row =~ ^([1-9]|auto)$ ]] || die "--row: '$row' is not a row from 1 to 9, or auto"
-# `down` and `shell-delay` act on the testbed that is up there, whatever their options say.
+# `down`, `shell-delay` and `node-bpf` act on the testbed that is up there, whatever their options say.
 if [[ $action != up && -r $state/testbed.conf ]]; then
     conf=$(<"$state/testbed.conf")
     [[ $conf =~ ^row=([1-9])\ nodes=([2-8])$ ]] || die "$state/testbed.conf: '$conf' is not 'row=R nodes=N'"
@@ -395,12 +404,41 @@ EOF
     echo "try: ssh -F $state/ssh_config ${NODES[0]} ip -br addr"
 }
 
+# node-bpf: NODE's sshd restarted with (on) or without (off) the capabilities BPF needs.
+node_bpf() {
+    [[ $bpf == on || $bpf == off ]] || die "--bpf: '$bpf' is not on or off"
+    local node="" n pid dir
+    for n in "${NODES[@]}"; do [[ $n == "$bpf_node" ]] && node=$n; done
+    [[ -n $node ]] || die "--node: '$bpf_node' is not a node of this testbed (${NODES[*]})"
+    dir=$state/$node
+    pid=$(sshd_pid "$node") || die "$node: its sshd is not running"
+    # Only the listener: the sessions it forked keep running.
+    stop_pids "$pid"
+    rm -f "$dir/sshd.pid"
+    if [[ $bpf == off ]]; then
+        ns "$node" setpriv --bounding-set=-bpf,-perfmon,-sys_admin \
+            /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
+    else
+        ns "$node" /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
+    fi
+    for n in $(seq 50); do
+        sshd_pid "$node" >/dev/null && return 0
+        sleep 0.1
+    done
+    cat "$dir/sshd.log" >&2
+    die "$node: sshd did not come back"
+}
+
 case $action in
     up) up ;;
     down) down ;;
     shell-delay)
         [[ -d $state/slow-home ]] || die "no testbed is up with state $state"
         shell_delay
+        ;;
+    node-bpf)
+        [[ -d $state/slow-home ]] || die "no testbed is up with state $state"
+        node_bpf
         ;;
     *) usage ;;
 esac

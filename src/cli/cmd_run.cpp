@@ -10,6 +10,7 @@
 #include "analysis/names.hpp"
 #include "analysis/params.hpp"
 #include "analysis/rate.hpp"
+#include "analysis/trace.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
@@ -34,6 +35,9 @@ struct RunArgs {
     bool keep_iface = false;
     std::string link;
     bool json = false;
+    std::string probe_tier;
+    std::string require_tier;
+    bool no_probe = false;
     // Overrides of params keys (flags win over the file), and the flag that set each key.
     std::map<std::string, std::string> overrides;
     std::map<std::string, std::string> override_flags;
@@ -151,6 +155,18 @@ int run_guarded(RunArgs args) {
     prepare_private_dir(o.run_dir);
     o.keep_iface = args.keep_iface;
     if (!args.link.empty()) o.link_bps = parse_link_rate_bps(args.link, "--link");
+    for (const auto& [flag, value] : {std::pair{"--probe-tier", &args.probe_tier},
+                                      std::pair{"--require-tier", &args.require_tier}}) {
+        if (!value->empty() && !parse_tier(*value))
+            throw InputError(flag, "'" + *value +
+                                       "' is not a tier: full, drops-without-reasons, "
+                                       "tc-counters or kernel-counters");
+    }
+    if (args.no_probe && !args.require_tier.empty())
+        throw InputError("--no-probe", "contradicts --require-tier");
+    o.probe_tier = args.probe_tier;
+    o.require_tier = args.require_tier;
+    o.no_probe = args.no_probe;
     o.probe_binary = find_np_probe();
     if (o.probe_binary.empty()) {
         fmt::print(stderr,
@@ -240,6 +256,15 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
                     "Where results go (default $NETWORK_PERFORMANCE_RUN_DIR, else "
                     "/tmp/network-performance-$USER/)");
     sub->add_flag("--keep-iface", a->keep_iface, "Leave the data iface configured after the run");
+    sub->add_option("--probe-tier", a->probe_tier,
+                    "Count on each node at no better tier than this (full, "
+                    "drops-without-reasons, tc-counters, kernel-counters); default: the best "
+                    "each node allows");
+    sub->add_option("--require-tier", a->require_tier,
+                    "Stop before any test (exit 3) when a node's probe cannot count at this tier "
+                    "or better; default: a node that allows less is measured at its own tier");
+    sub->add_flag("--no-probe", a->no_probe,
+                  "Measure with the tools alone: no probe is uploaded, nothing is traced");
     sub->add_option("--link", a->link,
                     "Nominal link rate to model against (default: np_link_rate, else the NIC's "
                     "speed as the kernel reports it)");

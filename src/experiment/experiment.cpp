@@ -271,7 +271,7 @@ void append(std::vector<Finding>& to, std::vector<Finding> from) {
 // stderr when it printed nothing else). Throws Interrupted, or EnvironmentError on a dead
 // session or a hung tool — stopping the command first.
 std::string run_client(Node& b, const std::string& command, double expected_s,
-                       const std::string& phase, RemoteProbe& rate_probe, Progress& progress,
+                       const std::string& phase, RemoteProbe* rate_probe, Progress& progress,
                        const std::function<void()>& check_link) {
     std::string out;
     const auto t0 = Clock::now();
@@ -288,8 +288,8 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
                 out += *line;
                 out += '\n';
             }
-            if (progress.enabled() && Clock::now() >= next_rate) {
-                rate = rate_probe.rate_bps();
+            if (progress.enabled() && rate_probe && Clock::now() >= next_rate) {
+                rate = rate_probe->rate_bps();
                 next_rate = Clock::now() + Millis(500);
             }
             if (Clock::now() >= next_link_check) {
@@ -338,28 +338,73 @@ void check_link(Node& a, const std::string& iface) {
 void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress, RunDir& dir) {
     const Params& p = o.params;
     const std::string& mode = o.mode;
+    // A node whose probe cannot be uploaded or started is measured without it: the tools'
+    // numbers are never lost to the probe (unless --require-tier asks for one).
+    std::unique_ptr<RemoteProbe> pa, pb;
+    const auto without_probe = [&](const std::string& node, const std::string& why) {
+        Finding f = make_finding("PROBE_NOT_STARTED");
+        f.title = fmt::format("No probe on {}: measured with the tools alone", node);
+        f.detail = fmt::format(
+            "{}. The tests ran as without np-explain; what only the probe measures on {} (what "
+            "crossed its NIC, its drops and retransmits) is unknown.",
+            why, node);
+        f.evidence = {{"node", node}, {"error", why}};
+        rec.findings.push_back(std::move(f));
+    };
+    const auto try_probe = [&](auto&& step, std::unique_ptr<RemoteProbe>& probe,
+                               const std::string& node) {
+        if (!probe) return 0;
+        try {
+            step(*probe);
+        } catch (const EnvironmentError& e) {
+            if (!o.require_tier.empty() || e.kind() != EnvironmentError::Kind::remote) throw;
+            without_probe(node, e.what());
+            probe.reset();  // its undo steps run now
+        }
+        return 0;
+    };
     dir.begin("upload");
-    progress.step(fmt::format("uploading np-probe to {} and {}", o.node_a, o.node_b));
-    // Named references, not a structured binding: the lambdas below capture them, which
-    // clang 14 (the sanitized build's compiler) does not allow for bindings.
-    auto probes =
-        on_both([&] { return std::make_unique<RemoteProbe>(*a.sh, o.node_a, o.probe_binary); },
-                [&] { return std::make_unique<RemoteProbe>(*b.sh, o.node_b, o.probe_binary); });
-    auto& pa = probes.first;
-    auto& pb = probes.second;
+    if (!o.no_probe) {
+        progress.step(fmt::format("uploading np-probe to {} and {}", o.node_a, o.node_b));
+        const auto upload = [&](Node& n, const std::string& node,
+                                std::unique_ptr<RemoteProbe>& to) {
+            try {
+                to = std::make_unique<RemoteProbe>(*n.sh, node, o.probe_binary);
+            } catch (const EnvironmentError& e) {
+                if (!o.require_tier.empty() || e.kind() != EnvironmentError::Kind::remote) throw;
+                without_probe(node, fmt::format("np-probe could not be uploaded: {}", e.what()));
+            }
+            return 0;
+        };
+        on_both([&] { return upload(a, o.node_a, pa); }, [&] { return upload(b, o.node_b, pb); });
+    }
     pause_point("upload");
     dir.done("upload");
     dir.begin("probe start");
-    progress.step(fmt::format("starting the probes on {} and {}", o.node_a, o.node_b));
-    on_both([&] { return pa->start(p.data_iface, "server", p.port), 0; },
-            [&] { return pb->start(p.data_iface, "client", p.port), 0; });
+    if (pa || pb)
+        progress.step(fmt::format("starting the probes on {} and {}", o.node_a, o.node_b));
+    on_both(
+        [&] {
+            return try_probe(
+                [&](RemoteProbe& r) {
+                    r.start(p.data_iface, "server", p.port, o.probe_tier, o.require_tier);
+                },
+                pa, o.node_a);
+        },
+        [&] {
+            return try_probe(
+                [&](RemoteProbe& r) {
+                    r.start(p.data_iface, "client", p.port, o.probe_tier, o.require_tier);
+                },
+                pb, o.node_b);
+        });
     pause_point("probe start");
     dir.done("probe start");
     std::unique_ptr<IperfServer> server;
     std::string phase = "server start";
     const auto save_partial_traces = [&] {
         for (RemoteProbe* probe : {pa.get(), pb.get()}) {
-            if (probe->closed_phases().empty()) continue;
+            if (!probe || probe->closed_phases().empty()) continue;
             const nlohmann::json partial = {
                 {"schema", "np-partial-trace/1"},
                 {"node", probe->node()},
@@ -375,7 +420,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         const auto announce = [&](const std::string& name) {
             phase = name;
             dir.begin(name);
-            on_both([&] { return pa->phase(name); }, [&] { return pb->phase(name); });
+            on_both([&] { return pa && pa->phase(name); }, [&] { return pb && pb->phase(name); });
             save_partial_traces();
             pause_point(name);
         };
@@ -391,7 +436,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         rec.ping = run_client(b,
                               fmt::format("ping -c {} -I {} {}", p.ping_count,
                                           shell_quote(p.data_iface), shell_quote(p.server_ip)),
-                              p.ping_count, "ping", *pa, progress, link);
+                              p.ping_count, "ping", pa.get(), progress, link);
         dir.save(run_dir::output(mode, run_dir::kPing), rec.ping);
         dir.done("ping");
         announce("tcp");
@@ -399,7 +444,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
             rec.tcp = run_client(b,
                                  fmt::format("iperf3 -c {} -p {} -t {} -J",
                                              shell_quote(p.server_ip), p.port, p.tcp_duration_s),
-                                 p.tcp_duration_s, "tcp", *pa, progress, link);
+                                 p.tcp_duration_s, "tcp", pa.get(), progress, link);
             dir.save(run_dir::output(mode, run_dir::kTcp), rec.tcp);
             if (!server_gone()) {
                 dir.done("tcp");
@@ -410,7 +455,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                                    fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J",
                                                shell_quote(p.server_ip), p.port,
                                                shell_quote(p.udp_bandwidth), p.udp_duration_s),
-                                   p.udp_duration_s, "udp", *pa, progress, link);
+                                   p.udp_duration_s, "udp", pa.get(), progress, link);
                     dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);
                     if (!server_gone()) dir.done("udp");
                 }
@@ -443,6 +488,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
     };
     note_late_signal("collect");
     for (RemoteProbe* probe : {pa.get(), pb.get()}) {
+        if (!probe) continue;
         std::string why;
         std::string trace = probe->stop(Millis(10000), why);
         if (!trace.empty()) {

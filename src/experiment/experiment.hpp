@@ -27,6 +27,12 @@ struct RunOptions {
     bool keep_iface = false;
     std::optional<double> link_bps;  // --link; else np_link_rate; else the NIC's ethtool speed
     std::string probe_binary;        // local np-probe to upload
+    // The probes' tier (docs/commands.md, "Probe tiers"): each node counts at the best it allows,
+    // no better than probe_tier, and the run stops before any test when a node allows less than
+    // require_tier. Empty: no bound. no_probe: measure with the tools alone.
+    std::string probe_tier;
+    std::string require_tier;
+    bool no_probe = false;
     bool progress = false;
 };
 

@@ -184,7 +184,8 @@ RemoteProbe::RemoteProbe(remote::CommandShell& sh, const std::string& node,
     pidfile_ = node_state_dir(node) + "/probe.pid";
 }
 
-void RemoteProbe::start(const std::string& iface, const std::string& role, int port) {
+void RemoteProbe::start(const std::string& iface, const std::string& role, int port,
+                        const std::string& max_tier, const std::string& require_tier) {
     const std::string& node = node_;
     // tc filters stay attached when the probe that attached them is killed (they belong to the
     // qdisc, not to the process): if its np_tc_* filters are still there once it is stopped,
@@ -199,11 +200,14 @@ void RemoteProbe::start(const std::string& iface, const std::string& role, int p
                     stop_pidfile_script(pidfile_, "np-probe"), q_iface, shell_quote(binary_)));
     // $$ is the node's command shell (a subshell's $$ is its parent's): when that shell ends,
     // the probe writes its trace and detaches.
+    std::string tiers;
+    if (!max_tier.empty()) tiers += " --max-tier " + shell_quote(max_tier);
+    if (!require_tier.empty()) tiers += " --require-tier " + shell_quote(require_tier);
     const auto started = sh_.run(
         fmt::format("{} --iface {} --role {} --node {} --port {} --control {} --out {} "
-                    "--pidfile {} --exit-with $$ --background",
+                    "--pidfile {} --exit-with $$ --background{}",
                     shell_quote(binary_), q_iface, shell_quote(role), shell_quote(node), port,
-                    shell_quote(control_), shell_quote(trace_file_), shell_quote(pidfile_)),
+                    shell_quote(control_), shell_quote(trace_file_), shell_quote(pidfile_), tiers),
         remote::Millis(30000));
     const auto ready = proto::parse_message(started.out);
     if (started.exit_status != 0 || !ready.is_object() ||
@@ -212,7 +216,7 @@ void RemoteProbe::start(const std::string& iface, const std::string& role, int p
         while (!err.empty() && err.back() == '\n') err.pop_back();
         throw EnvironmentError(
             EnvironmentError::Kind::remote,
-            fmt::format("{}: the BPF probe did not start on {}: {}", sh_.session().name(), iface,
+            fmt::format("{}: np-probe did not start on {}: {}", sh_.session().name(), iface,
                         err.empty() ? fmt::format("exit status {}", started.exit_status) : err));
     }
 }

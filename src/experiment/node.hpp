@@ -84,7 +84,10 @@ class RemoteProbe {
     // Uploads the probe (the run's "upload" step); start() attaches it (its "probe start").
     RemoteProbe(remote::CommandShell& sh, const std::string& node, const std::string& local_binary);
     ~RemoteProbe();
-    void start(const std::string& iface, const std::string& role, int port);
+    // Throws EnvironmentError when the probe did not start (at require_tier, when given, or at
+    // any tier); max_tier bounds the tier it counts at.
+    void start(const std::string& iface, const std::string& role, int port,
+               const std::string& max_tier, const std::string& require_tier);
     // The phases the probe has closed so far, as it answered `phase`: the node's partial
     // trace, kept by the run while the whole trace is not in hand yet.
     const std::vector<nlohmann::json>& closed_phases() const { return closed_phases_; }

@@ -470,6 +470,60 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     expect_nodes_clean();
 }
 
+// A node whose root cannot load BPF programs (its sshd restarted with CAP_BPF, CAP_PERFMON and
+// CAP_SYS_ADMIN out of its bounding set, as an image may forbid them) costs no number: every test
+// is measured and explained, that node's probe counts at the kernel-counters tier and the
+// explanation says what that cannot tell, the other node's at full; nothing false is concluded
+// from what the lower tier did not count. --require-tier full stops before any test, exit 3.
+TEST_F(RunTest, ANodeThatCannotLoadBpfIsMeasuredAtItsTierAndEveryTestStillRuns) {
+    const auto node_bpf = [](const std::string& on_off) {
+        return run_command({"bash", NP_SOURCE_DIR "/scripts/testbed.sh", "node-bpf", "--state",
+                            testbed_state_dir(), "--node", server(), "--bpf", on_off});
+    };
+    struct Restore {
+        std::function<CommandResult(const std::string&)> set;
+        ~Restore() { EXPECT_EQ(set("on").exit_status, 0); }
+    };
+    ASSERT_EQ(node_bpf("off").exit_status, 0);
+    const Restore restore{node_bpf};
+
+    const CommandResult r =
+        np_explain(run_args({"--tcp-duration", "2", "--udp-duration", "2", "--ping-count", "2"}));
+    std::cout << r.out << r.err;
+    EXPECT_TRUE(r.exit_status == 0 || r.exit_status == 1) << r.out << r.err;
+    const json c = contract();
+    ASSERT_TRUE(c.is_object());
+    EXPECT_TRUE(c["ping_rtt_ms"].is_number()) << c.dump(2);
+    EXPECT_GE(num(c, "tcp_mbps"), kTcpCeilingMbps * 0.95);
+    EXPECT_GE(num(c, "udp_mbps"), kUdpCeilingMbps * 0.95);
+    const json* tier = finding(c, "PROBE_TIER");
+    ASSERT_NE(tier, nullptr) << codes(c);
+    EXPECT_NE(tier->value("title", "").find(server() + "'s probe counted at the kernel-counters"),
+              std::string::npos)
+        << tier->dump(2);
+    EXPECT_NE(tier->value("detail", "").find("CAP_BPF"), std::string::npos) << tier->dump(2);
+    EXPECT_EQ(finding(c, "PROBE_NOT_STARTED"), nullptr) << codes(c);
+    for (const char* false_cause : {"WRONG_INTERFACE", "LOSS_ON_WIRE", "LINK_SHARED",
+                                    "TRACE_MISSING", "UDP_LOSS", "RUN_INCOMPLETE"})
+        EXPECT_EQ(finding(c, false_cause), nullptr) << codes(c);
+    ASSERT_EQ(c["traces"].size(), 2u) << c.dump(2);
+    for (const auto& name : c["traces"]) {
+        const json t = read_json(run_dir_ + "/" + name.get<std::string>());
+        EXPECT_EQ(t.value("tier", ""), t.value("node", "") == server() ? "kernel-counters" : "full")
+            << name;
+    }
+    expect_nodes_clean();
+
+    const CommandResult strict =
+        np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1",
+                             "--require-tier", "full"}));
+    EXPECT_EQ(strict.exit_status, 3) << strict.out << strict.err;
+    EXPECT_NE(strict.err.find("--require-tier full: this node allows only kernel-counters"),
+              std::string::npos)
+        << strict.err;
+    expect_nodes_clean();
+}
+
 // The data iface is left as the run found it: down stays down (and unaddressed).
 // (With --mode: the run dir's files are named after it, as the tutorial's contracts are.)
 TEST_F(RunTest, ADataIfaceThatWasDownIsLeftDown) {

@@ -167,6 +167,13 @@ const std::vector<FindingCode>& finding_codes() {
          "to name them, or dropped without a reason (NOT_SPECIFIED)",
          {},
          true},
+        {"LOSS_NOT_LOCATED",
+         S::warn,
+         "",
+         "packets of the flow lost on a node whose probe tier counts no drops: the stage is "
+         "not located",
+         {},
+         true},
         // ------------------------------------------------------------ retransmits
         {"SPURIOUS_RETRANSMITS",
          S::info,

@@ -231,12 +231,13 @@ Stage stage_of_function(std::string_view f, bool on_sender) {
             f, {"tcp_data_queue", "tcp_rcv_established", "tcp_validate_incoming", "tcp_ofo_queue",
                 "tcp_prune", "tcp_drop", "tcp_try_rmem", "tcp_v4_do_rcv", "tcp_v6_do_rcv"}))
         return Stage::receiver_tcp;
-    if (starts_with_any(
-            f, {"ip_rcv", "ip_local_deliver", "ip_protocol_deliver", "ip6_rcv", "ipv6_rcv",
-                "ip6_input", "ip6_protocol_deliver", "ip_defrag", "ip_frag", "ip6_frag",
-                "ipv6_frag", "ip_route_input", "ip_error", "ip6_pkt_drop", "__netif_receive_skb"}))
+    if (starts_with_any(f, {"ip_rcv", "ip_local_deliver", "ip_protocol_deliver", "ip6_rcv",
+                            "ipv6_rcv", "ip6_input", "ip6_protocol_deliver", "ip_defrag", "ip_frag",
+                            "ip6_frag", "ipv6_frag", "ip_route_input", "ip_error", "ip6_pkt_drop"}))
         return Stage::receiver_ip;
-    return Stage::unknown;  // tcp_v4_rcv, __udp4_lib_rcv, …: several stages' drops
+    // tcp_v4_rcv, __udp4_lib_rcv, __netif_receive_skb_core (tc ingress, an unhandled protocol,
+    // another host's frame), …: several stages' drops.
+    return Stage::unknown;
 }
 
 bool is_housekeeping_reason(std::string_view r) {
@@ -819,11 +820,10 @@ std::string summary_line(const Ledger& l, bool& inferred) {
         path += fmt::format("{}{} {}{}", path.empty() ? "" : " → ", short_label(p.label),
                             format_count(double(*p.count)), p.inferred ? "*" : "");
         if (p.undercounted > 0)
-            path += fmt::format(" (its counter saw {}; {})",
-                                format_count(double(*p.count - p.undercounted)),
-                                p.undercount_source == "driver"
-                                    ? "the driver's own counter shows the rest left"
-                                    : "the rest arrived, so they left");
+            path += fmt::format(
+                " (its counter saw {}; {})", format_count(double(*p.count - p.undercounted)),
+                p.undercount_source == "driver" ? "the driver's own counter shows the rest left"
+                                                : "the rest arrived, so they left");
         inferred = inferred || p.inferred;
     }
     // What cost the test packets, then what did not, by kind.

@@ -56,6 +56,10 @@ struct NicLoad {
     double test_bps = 0;    // over the test's duration
     double other_bps = 0;   // over the phase
     uint64_t test_frames = 0;
+    // Counted by flow at the probe's hooks; false at tiers that count none: the NIC's own
+    // counters (all traffic) then, the test's share estimated from what the tool moved at the
+    // model's wire bytes per payload byte (none for the ACK direction: test_bps 0).
+    bool per_flow = true;
     double total_bps() const { return test_bps + other_bps; }
 };
 

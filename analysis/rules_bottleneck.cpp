@@ -61,7 +61,40 @@ NicLoad load_of(const TracedSide& side, const DirectionTraffic& d, const char* d
     return n;
 }
 
+// The load on a NIC whose probe counts no flows, from its own counters (/proc/net/dev): frames
+// plus their 24 bytes of preamble, FCS and gap. `tool_bytes`: what the tool says the test moved
+// through it (payload), 0 when the test's share is not known (the ACK direction).
+std::optional<NicLoad> counted_load(const TracedSide& side, const char* prefix,
+                                    const char* direction, double tool_bytes, const Ceiling* c,
+                                    double test_s) {
+    const auto& dev = side.phase.dev_stats;
+    const auto bytes = dev.find(std::string(prefix) + "_bytes");
+    const auto packets = dev.find(std::string(prefix) + "_packets");
+    const double phase_s = side.phase.duration_ms() / 1000.0;
+    if (bytes == dev.end() || packets == dev.end() || phase_s <= 0) return std::nullopt;
+    NicLoad n;
+    n.node = side.trace->node;
+    n.iface = side.trace->iface;
+    n.direction = direction;
+    n.per_flow = false;
+    const double total = double(bytes->second) + 24.0 * double(packets->second);
+    double test = 0;
+    if (tool_bytes > 0 && c && c->payload_bytes_per_unit > 0) {
+        test = std::min(total, tool_bytes * c->wire_bytes_per_unit / c->payload_bytes_per_unit);
+        n.test_frames = uint64_t(tool_bytes / c->payload_bytes_per_unit);
+    }
+    n.test_bps = bits_per_s(uint64_t(test), test_s > 0 ? std::min(test_s, phase_s) : phase_s);
+    n.other_bps = bits_per_s(uint64_t(total - test), phase_s);
+    return n;
+}
+
 std::string load_text(const NicLoad& n) {
+    if (!n.per_flow)
+        return fmt::format(
+            "{}'s {} {} {} on the wire by its own counters (its probe counts no flows): {} of it "
+            "the test's by the tool's count and {} of other traffic",
+            n.node, n.iface, n.direction, format_rate(n.total_bps()), format_rate(n.test_bps),
+            format_rate(n.other_bps));
     return fmt::format("{}'s {} {} {} on the wire: {} of the test's and {} of other traffic",
                        n.node, n.iface, n.direction, format_rate(n.total_bps()),
                        format_rate(n.test_bps), format_rate(n.other_bps));
@@ -118,11 +151,17 @@ void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Fin
     if (loads.reverse_capacity_bps) {
         f.detail += fmt::format(
             "Its egress qdisc ({}) shapes to {}, and it carried {} during the test — {} of "
-            "that rate, {} of it the test's own ACKs ({} frames for {} data frames). ",
+            "that rate",
             loads.reverse_qdisc, format_link_rate(*loads.reverse_capacity_bps),
             format_rate(back.total_bps()),
-            format_pct(back.total_bps() / *loads.reverse_capacity_bps), format_rate(back.test_bps),
-            format_count(double(back.test_frames)), format_count(double(loads.data_frames)));
+            format_pct(back.total_bps() / *loads.reverse_capacity_bps));
+        f.detail += back.per_flow
+                        ? fmt::format(
+                              ", {} of it the test's own ACKs ({} frames for {} "
+                              "data frames). ",
+                              format_rate(back.test_bps), format_count(double(back.test_frames)),
+                              format_count(double(loads.data_frames)))
+                        : " by its NIC's own counters (its probe counts no flows). ";
         f.evidence.emplace_back("reverse_shaper_mbps",
                                 rounded(*loads.reverse_capacity_bps / 1e6, 3));
         f.evidence.emplace_back("reverse_wire_mbps", rounded(back.total_bps() / 1e6, 3));
@@ -161,17 +200,29 @@ PathLoads path_loads(const TestEvidence& v) {
     PathLoads loads;
     const double test_s = v.test.duration_s;
     const bool frags = v.test.transport == Transport::udp && v.ceiling && v.ceiling->fragmented();
-    // A side whose tier counts no flows says nothing about the load: unknown, not idle.
-    if (const auto& s = v.traces.sender; s && measures(s->trace->tier).flows) {
-        loads.data_out = load_of(*s, s->phase.left_nic(), "sent", test_s, frags);
-        loads.data_frames = loads.data_out->test_frames;
+    // A side whose tier counts no flows gives the load from its NIC's own counters.
+    const Transport tr = v.test.transport;
+    // What the tool moved through each NIC, TCP's retransmitted segments included.
+    const double resent = tr == Transport::tcp && v.ceiling && v.test.retransmits
+                              ? double(*v.test.retransmits) * v.ceiling->payload_bytes_per_unit
+                              : 0;
+    const double sent = v.test.sent_bytes.value_or(v.test.received_bytes.value_or(0)) + resent;
+    const double received = v.test.received_bytes.value_or(v.test.sent_bytes.value_or(0));
+    if (const auto& s = v.traces.sender) {
+        loads.data_out = measures(s->trace->tier).flows
+                             ? load_of(*s, s->phase.left_nic(), "sent", test_s, frags)
+                             : counted_load(*s, "tx", "sent", sent, v.ceiling, test_s);
+        if (loads.data_out) loads.data_frames = loads.data_out->test_frames;
     }
     if (const auto& r = v.traces.receiver) {
         if (measures(r->trace->tier).flows) {
             loads.data_in = load_of(*r, r->phase.rx, "received", test_s, frags);
-            if (!loads.data_out) loads.data_frames = loads.data_in->test_frames;
             loads.reverse_out = load_of(*r, r->phase.left_nic(), "sent", test_s, false);
+        } else {
+            loads.data_in = counted_load(*r, "rx", "received", received, v.ceiling, test_s);
+            loads.reverse_out = counted_load(*r, "tx", "sent", 0, v.ceiling, test_s);
         }
+        if (!loads.data_out && loads.data_in) loads.data_frames = loads.data_in->test_frames;
         const LinkFacts& link = r->trace->link;
         loads.reverse_qdisc = link.qdisc;
         if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0)

@@ -173,7 +173,24 @@ struct Missed {
     const TracedSide* side;
     uint64_t seen;
     std::optional<double> tool;
+    bool all_traffic = false;  // seen is the NIC's own count of everything (no flows counted)
 };
+
+// Below the tiers that count flows: the data NIC's own byte counter (/proc/net/dev), all
+// traffic — if even that is under half of what the tool moved, the flow went elsewhere.
+std::optional<Missed> missed_by_nic_counters(const TestEvidence& v) {
+    for (const bool sender : {true, false}) {
+        const auto& side = sender ? v.traces.sender : v.traces.receiver;
+        if (!side || measures(side->trace->tier).flows) continue;
+        const auto& dev = side->phase.dev_stats;
+        const auto bytes = dev.find(sender ? "tx_bytes" : "rx_bytes");
+        const std::optional<double> tool = sender ? v.test.sent_bytes : v.test.received_bytes;
+        if (bytes == dev.end() || !tool || *tool <= 0) continue;
+        if (double(bytes->second) < 0.5 * *tool)
+            return Missed{&*side, uint64_t(std::max<int64_t>(bytes->second, 0)), tool, true};
+    }
+    return std::nullopt;
+}
 
 std::optional<Missed> missed_data_nic(const TestEvidence& v) {
     if (!v.ledger) return std::nullopt;
@@ -183,7 +200,7 @@ std::optional<Missed> missed_data_nic(const TestEvidence& v) {
     const TracedSide& side = sender ? *v.traces.sender : *v.traces.receiver;
     const std::optional<double> tool =
         sender && v.test.sent_bytes ? v.test.sent_bytes : l.tool_bytes;
-    if (!seen) return std::nullopt;
+    if (!seen) return missed_by_nic_counters(v);
     const bool absent = tool ? double(*seen) < 0.5 * *tool : *seen == 0;
     if (!absent || (tool && *tool <= 0)) return std::nullopt;
     return Missed{&side, *seen, tool};
@@ -200,9 +217,13 @@ void wrong_interface(const TestEvidence& v, std::vector<Finding>& out) {
     f.title = fmt::format("{}: the traffic did not cross the data interface {}", v.test.label,
                           side.trace->iface);
     f.detail = fmt::format(
-        "The probe on {} watched {} and saw {} bytes of the measured flow{}. The test's traffic "
-        "rode another interface, so its numbers say nothing about the data link.",
+        "The probe on {} watched {} and saw {} bytes of {}{}. The test's traffic rode another "
+        "interface, so its numbers say nothing about the data link.",
         side.trace->node, side.trace->iface, format_count(double(m->seen)),
+        m->all_traffic ? fmt::format("all traffic by the NIC's own counters (its {} tier counts "
+                                     "no flows)",
+                                     to_string(side.trace->tier))
+                       : std::string("the measured flow"),
         tool ? fmt::format(" while the tool moved {} bytes", format_count(*tool)) : "");
     f.evidence = {{"data_nic", side.trace->iface}, {"data_nic_flow_bytes", m->seen}};
     if (tool) f.evidence.emplace_back("tool_bytes", rounded(*tool, 0));
@@ -279,6 +300,30 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
     // What no drop explains: counts that do not add up between two points.
     for (const auto& p : l.points) {
         if (p.unattributed <= 0) continue;
+        // On a node whose tier counts no drops, a shortfall is loss in a stage not watched.
+        const ProbeTier tier = p.node == l.receiver_node ? l.receiver_tier : l.sender_tier;
+        if (!measures(tier).drops) {
+            Finding f = make_finding("LOSS_NOT_LOCATED", v.test.label);
+            f.title = fmt::format("{}: {} {} lost before '{}' on {}, whose probe counts no drops",
+                                  v.test.label, format_count(double(p.unattributed)), l.unit,
+                                  p.label, p.node);
+            f.detail = fmt::format(
+                "The ledger's count at '{}' on {} is {} lower than the point before it minus what "
+                "its kernel counters name. {}'s probe counted at the {} tier, which counts no "
+                "drops of the flow: the stage that lost them is not located.",
+                p.label, p.node, format_count(double(p.unattributed)), p.node, to_string(tier));
+            f.evidence = {{"point", p.label},
+                          {"node", p.node},
+                          {"tier", to_string(tier)},
+                          {"lost_" + l.unit, p.unattributed}};
+            f.next_step = fmt::format(
+                "Run {}'s probe at the full tier (root with CAP_BPF, CAP_PERFMON and "
+                "CAP_NET_ADMIN, "
+                "a kernel with BTF and drop reasons) to name the stage.",
+                p.node);
+            out.push_back(std::move(f));
+            continue;
+        }
         Finding f = make_finding("LOSS_UNATTRIBUTED", v.test.label);
         f.title = fmt::format("{}: {} {} missing before '{}' with no drop to name them",
                               v.test.label, format_count(double(p.unattributed)), l.unit, p.label);

@@ -913,12 +913,22 @@ void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
                                const std::vector<HostSign>& host, Evidence evidence,
                                std::vector<Finding>& out) {
     const auto& t = v.test;
+    // Traced, but at tiers that count no drops: say so, not "needs traces".
+    std::vector<std::string> low;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side && !measures((*side)->trace->tier).drops)
+            low.push_back(
+                fmt::format("{} at {}", (*side)->trace->node, to_string((*side)->trace->tier)));
+    const std::string tiers =
+        low.empty() ? ""
+                    : fmt::format("the probes' tiers ({}) count no drops", fmt::join(low, ", "));
     std::vector<std::string> causes;
     if (t.retransmits && *t.retransmits > 0) {
         causes.push_back(fmt::format(
-            "{} retransmits: TCP resent segments it took for lost and cut its window (traces of "
-            "both data NICs tell real loss from spurious retransmits)",
-            format_count(static_cast<double>(*t.retransmits))));
+            "{} retransmits: TCP resent segments it took for lost and cut its window ({})",
+            format_count(static_cast<double>(*t.retransmits)),
+            tiers.empty() ? "traces of both data NICs tell real loss from spurious retransmits"
+                          : tiers + ", so real loss is not told from spurious retransmits"));
         evidence.emplace_back("retransmits", *t.retransmits);
     }
     for (const auto& h : host) causes.push_back(h.text);
@@ -926,19 +936,26 @@ void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
         make_finding(causes.empty() ? "BELOW_CEILING_NEEDS_TRACE" : "BELOW_CEILING", t.label);
     f.title = title;
     f.evidence = std::move(evidence);
+    const std::string full_tier =
+        "Run the probes at the full tier (root with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN, a "
+        "kernel with BTF and drop reasons) to see whether anything was lost, and where.";
     if (causes.empty()) {
         f.detail =
-            "The tool output holds no evidence of the cause (no retransmits, no window, CPU or "
-            "loss figure that explains it). Locating it needs traces of both data NICs: drops by "
-            "kernel reason, NIC counters, wire bytes.";
-        f.next_step =
-            "Run again with the probe (np-explain run, or np-explain probe on both nodes) and "
-            "explain with both traces.";
+            "The tool output holds no evidence of the cause (no retransmits, no window, "
+            "CPU or loss figure that explains it). ";
+        f.detail += tiers.empty() ? "Locating it needs traces of both data NICs: drops by kernel "
+                                    "reason, NIC counters, wire bytes."
+                                  : "The limit was not located: " + tiers + ".";
+        f.next_step = tiers.empty() ? "Run again with the probe (np-explain run, or np-explain "
+                                      "probe on both nodes) and explain with both traces."
+                                    : full_tier;
     } else {
         f.detail = "Evidence in the output: ";
         for (size_t i = 0; i < causes.size(); ++i) f.detail += (i ? "; " : "") + causes[i];
         f.detail += ".";
-        f.next_step = "Run with the probe on both data NICs to see whether anything was lost.";
+        f.next_step = tiers.empty()
+                          ? "Run with the probe on both data NICs to see whether anything was lost."
+                          : full_tier;
     }
     out.push_back(std::move(f));
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analysis/format.hpp"
+#include "analysis/trace.hpp"
 
 namespace np::testing {
 
@@ -60,25 +61,42 @@ struct ScenarioRow {
     int order = 0;  // the scenario's place in test_faults.cpp, for the table
     std::string scenario, fault, expected, got;
     bool pass = false;
+    std::string tier = "full";  // the probe tier it ran at
 };
 
 inline nlohmann::json to_json(const ScenarioRow& r) {
     return {{"order", r.order},       {"scenario", r.scenario}, {"fault", r.fault},
-            {"expected", r.expected}, {"got", r.got},           {"pass", r.pass}};
+            {"expected", r.expected}, {"got", r.got},           {"pass", r.pass},
+            {"tier", r.tier}};
 }
 
 inline ScenarioRow scenario_row(const nlohmann::json& j) {
     return {j.value("order", 0),     j.value("scenario", ""), j.value("fault", ""),
-            j.value("expected", ""), j.value("got", ""),      j.value("pass", false)};
+            j.value("expected", ""), j.value("got", ""),      j.value("pass", false),
+            j.value("tier", "full")};
 }
 
+// The truth table, full tier first; a tier column once any row ran at a lower tier.
 inline void print_truth_table(std::vector<ScenarioRow> rows) {
-    std::sort(rows.begin(), rows.end(),
-              [](const ScenarioRow& a, const ScenarioRow& b) { return a.order < b.order; });
-    np::Table t(
-        {"scenario", "fault injected", "expected", "got (warn/error, then info)", "result"});
-    for (const auto& r : rows)
-        t.add_row({r.scenario, r.fault, r.expected, r.got, r.pass ? "pass" : "FAIL"});
+    const auto rank = [](const ScenarioRow& r) {
+        const auto t = np::parse_tier(r.tier);
+        return t ? static_cast<int>(*t) : 0;
+    };
+    std::sort(rows.begin(), rows.end(), [&](const ScenarioRow& a, const ScenarioRow& b) {
+        return std::pair(rank(a), a.order) < std::pair(rank(b), b.order);
+    });
+    const bool tiers = std::any_of(rows.begin(), rows.end(),
+                                   [](const ScenarioRow& r) { return r.tier != "full"; });
+    std::vector<std::string> head = {"scenario", "fault injected", "expected",
+                                     "got (warn/error, then info)", "result"};
+    if (tiers) head.insert(head.begin() + 1, "probe tier");
+    np::Table t(head);
+    for (const auto& r : rows) {
+        std::vector<std::string> row = {r.scenario, r.fault, r.expected, r.got,
+                                        r.pass ? "pass" : "FAIL"};
+        if (tiers) row.insert(row.begin() + 1, r.tier);
+        t.add_row(row);
+    }
     std::cout << "\nGround-truth fault suite (tests/faults/test_faults.cpp):\n"
               << t.render_markdown() << "\n";
 }

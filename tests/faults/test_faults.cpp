@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 
 #include "analysis/format.hpp"
+#include "analysis/ledger.hpp"
+#include "analysis/trace.hpp"
 #include "tests/faults/tables.hpp"
 #include "tests/run/run_helpers.hpp"
 #include "tests/testbed/testbed_environment.hpp"
@@ -61,7 +63,13 @@ struct Scenario {
     std::set<std::string> expect{};               // must appear
     std::set<std::string> expect_any{};           // at least one of these must appear
     std::set<std::string> allow{};  // may also appear at warn/error: the same cause's other faces
-    std::string detail_mentions{};  // a phrase some expected finding's detail must hold
+    std::string detail_mentions{};  // a phrase some expected finding's detail must hold (the
+                                    // full tier's: it names kernel reasons)
+    // The probe tier to run at (empty: NP_FAULT_TIER, else full), and the lowest tier whose
+    // evidence still names this fault's cause. Below that the expected codes may be missing —
+    // "not measured at this tier" — but nothing false may be named either way.
+    std::string tier{};
+    std::string named_down_to{"kernel-counters"};
 };
 
 std::vector<ScenarioRow>& table() {  // this process's scenarios
@@ -122,34 +130,81 @@ std::string params_with(const std::map<std::string, std::string>& changes, const
     return path;
 }
 
-// SOCKET_RCVBUFF drops of the iperf UDP flow in a trace's udp phase, as the probe wrote them.
+// The iperf UDP flow's drops at the receiving socket in a trace's udp phase, as the probe wrote
+// them: SOCKET_RCVBUFF, or freed in a socket-stage function (drops-without-reasons); at tiers
+// that count no drops, the kernel's UdpRcvbufErrors.
 uint64_t udp_socket_drops(const std::string& trace_path) {
-    const json t = read_json(trace_path);
-    uint64_t n = 0;
-    if (!t.is_object() || !t.contains("phases")) return 0;
-    for (const auto& p : t["phases"]) {
-        if (p.value("name", "") != "udp" || !p.contains("drops")) continue;
-        for (const auto& r : p["drops"].value("by_reason", json::array()))
-            if (r.value("reason", "") == "SOCKET_RCVBUFF")
-                for (const auto& w : r.value("where", json::array()))
-                    if (w.value("protocol", "") == "udp" && w.value("flow", "") == "iperf")
-                        n += w.value("packets", uint64_t{0});
+    np::Trace t;
+    try {
+        t = np::parse_trace_text(read_file(trace_path));
+    } catch (const std::exception&) {
+        return 0;
     }
+    const np::PhaseTrace* p = t.find_phase("udp");
+    if (!p) return 0;
+    if (!np::measures(t.tier).drops) {
+        const auto it = p->nstat.find("UdpRcvbufErrors");
+        return it != p->nstat.end() && it->second > 0 ? uint64_t(it->second) : 0;
+    }
+    uint64_t n = 0;
+    for (const auto& [label, count] : np::flow_drops(*p, "udp"))
+        if (label == "SOCKET_RCVBUFF" ||
+            (label.starts_with("freed in ") &&
+             np::stage_of_function(label.substr(9), false) == np::Stage::receiver_socket))
+            n += count;
     return n;
 }
 
-void run_scenario(const Scenario& s) {
+// The probe tier a scenario runs at: its own, else NP_FAULT_TIER (docs/testbed.md, "The fault
+// suite at each probe tier"), else full.
+np::ProbeTier scenario_tier(const Scenario& s) {
+    const char* env = std::getenv("NP_FAULT_TIER");
+    const std::string name = !s.tier.empty() ? s.tier : env && *env ? env : "full";
+    const auto tier = np::parse_tier(name);
+    if (!tier) throw std::invalid_argument("NP_FAULT_TIER: '" + name + "' is not a probe tier");
+    return *tier;
+}
+
+// What a tier that cannot locate the limit says instead, honestly: the tool's own evidence,
+// "not located", loss in a stage its probe does not watch, or (drops named by the function that
+// freed them) drops in a function of several stages.
+std::set<std::string> not_located_codes(np::ProbeTier tier) {
+    std::set<std::string> codes = {"BELOW_CEILING", "BELOW_CEILING_NEEDS_TRACE",
+                                   "LIMIT_NOT_LOCATED", "LOSS_NOT_LOCATED"};
+    if (tier == np::ProbeTier::drops_without_reasons) codes.insert("LOSS_UNATTRIBUTED");
+    return codes;
+}
+
+void run_scenario(Scenario s) {
+    const np::ProbeTier tier = scenario_tier(s);
+    const bool full = tier == np::ProbeTier::full;
+    // Below the tier that names the cause its codes are not required; below full the tier is
+    // said (PROBE_TIER) and what it cannot locate may be said so.
+    const bool named = np::at_least(tier, *np::parse_tier(s.named_down_to));
+    if (!full) {
+        for (const auto& code : not_located_codes(tier)) s.allow.insert(code);
+        if (!named) {
+            s.allow.insert(s.expect.begin(), s.expect.end());
+            s.allow.insert(s.expect_any.begin(), s.expect_any.end());
+            s.expect.clear();
+            s.expect_any.clear();
+        }
+        s.detail_mentions.clear();
+    }
     char tmp[] = "/tmp/np-fault-XXXXXX";
     const std::string dir = mkdtemp(tmp);
     ScenarioRow row{
         test_order(),
         s.name,
         s.fault,
-        joined(s.expect) + (s.expect_any.empty() ? ""
-                                                 : std::string(s.expect.empty() ? "" : " + ") +
-                                                       "one of " + joined(s.expect_any)),
+        named ? joined(s.expect) + (s.expect_any.empty()
+                                        ? ""
+                                        : std::string(s.expect.empty() ? "" : " + ") + "one of " +
+                                              joined(s.expect_any))
+              : "not measured at this tier (named down to " + s.named_down_to + "): no false cause",
         "",
-        false};
+        false,
+        np::to_string(tier)};
     struct Restore {
         const Scenario& s;
         ~Restore() {
@@ -167,12 +222,15 @@ void run_scenario(const Scenario& s) {
         // (at 2 s, 14 of 8,629 did not: LOSS_UNATTRIBUTED).
         "--tcp-duration", "3", "--udp-duration", "3"};
     args.insert(args.end(), s.args.begin(), s.args.end());
+    if (!full) args.insert(args.end(), {"--probe-tier", np::to_string(tier)});
     BackgroundRun run(args);
     const CommandResult r = run.wait(std::chrono::seconds(150));
     ASSERT_NE(r.exit_status, -2) << "np-explain run did not end in time";
     const json c = read_json(dir + "/np_contract_np-explain.json");
     ASSERT_TRUE(c.is_object()) << r.out << r.err;
 
+    // Every run that traced below full says so (a run stopped in preflight traced nothing).
+    if (!full && c.contains("traces") && !c["traces"].empty()) s.expect.insert("PROBE_TIER");
     std::set<std::string> blamed, informed, all;
     bool mentioned = s.detail_mentions.empty();
     for (const auto& f : c["explain"]["findings"]) {
@@ -270,18 +328,22 @@ TEST(Faults, OfferedLoadAboveTheCeilingIsHeldBackAtTheSender) {
                   .detail_mentions = "held back by its own NIC queue"});
 }
 
+Scenario sender_queue_loss() {
+    return {.name = "loss at the sender's queue",
+            .fault = "client tbf limit 3100 B, UDP -b 1G",
+            .inject = {{client(),
+                        "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 "
+                        "linklayer ethernet tbf rate 100mbit burst 16kb limit 3100"}},
+            .restore = {{client(), kShaper100M}},
+            .args = {"--udp-bandwidth", "1G"},
+            .expect = {"LOSS_AT_SENDER_QDISC", "UDP_LOSS", "OFFERED_ABOVE_CEILING"},
+            // TCP meets the same short queue: its segments are dropped there too.
+            .allow = {"BELOW_CEILING", "RETRANSMITS_CONFIRMED"},
+            .detail_mentions = "QDISC_DROP on " + client()};
+}
+
 TEST(Faults, LossAtTheSendersQueue) {
-    run_scenario({.name = "loss at the sender's queue",
-                  .fault = "client tbf limit 3100 B, UDP -b 1G",
-                  .inject = {{client(),
-                              "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 "
-                              "linklayer ethernet tbf rate 100mbit burst 16kb limit 3100"}},
-                  .restore = {{client(), kShaper100M}},
-                  .args = {"--udp-bandwidth", "1G"},
-                  .expect = {"LOSS_AT_SENDER_QDISC", "UDP_LOSS", "OFFERED_ABOVE_CEILING"},
-                  // TCP meets the same short queue: its segments are dropped there too.
-                  .allow = {"BELOW_CEILING", "RETRANSMITS_CONFIRMED"},
-                  .detail_mentions = "QDISC_DROP on " + client()});
+    run_scenario(sender_queue_loss());
 }
 
 TEST(Faults, LossAtTheReceiversIngressFilter) {
@@ -293,18 +355,24 @@ TEST(Faults, LossAtTheReceiversIngressFilter) {
                   .restore = {{server(), "tc qdisc del dev enp0s25 clsact"}},
                   .args = {"--udp-bandwidth", "50M"},
                   .expect = {"LOSS_AT_RECEIVER_FILTER", "UDP_LOSS"},
-                  .detail_mentions = "TC_INGRESS on " + server()});
+                  .detail_mentions = "TC_INGRESS on " + server(),
+                  // Freed in __netif_receive_skb_core, which drops for several stages.
+                  .named_down_to = "full"});
+}
+
+Scenario receiver_nic_loss() {
+    return {
+        .name = "loss at the receiver's NIC",
+        .fault = "XDP on node A drops 1 in 20 UDP datagrams",
+        .inject = {{server(), "ip link set dev enp0s25 xdpdrv obj " + drop_object() + " sec xdp"}},
+        .restore = {{server(), "ip link set dev enp0s25 xdpdrv off"}},
+        .args = {"--udp-bandwidth", "50M"},
+        .expect = {"LOSS_AT_RECEIVER_NIC", "UDP_LOSS"},
+        .detail_mentions = "xdp_drops"};
 }
 
 TEST(Faults, LossAtTheReceiversNicBeforeAnyHook) {
-    run_scenario(
-        {.name = "loss at the receiver's NIC",
-         .fault = "XDP on node A drops 1 in 20 UDP datagrams",
-         .inject = {{server(), "ip link set dev enp0s25 xdpdrv obj " + drop_object() + " sec xdp"}},
-         .restore = {{server(), "ip link set dev enp0s25 xdpdrv off"}},
-         .args = {"--udp-bandwidth", "50M"},
-         .expect = {"LOSS_AT_RECEIVER_NIC", "UDP_LOSS"},
-         .detail_mentions = "xdp_drops"});
+    run_scenario(receiver_nic_loss());
 }
 
 TEST(FaultsOfCpuBoundHosts, ReceiverSocketOverflow) {
@@ -328,7 +396,9 @@ TEST(FaultsOfCpuBoundHosts, SlowHostsWithoutASaturatedCoreAreNotBlamedByEliminat
                           .args = {"--udp-bandwidth", "100M"},
                           // Where a core does reach 95 %, the host is named instead.
                           .expect_any = {"LIMIT_NOT_LOCATED", "HOST_LIMITED"},
-                          .detail_mentions = "Nothing of the flow was lost on the path"}));
+                          .detail_mentions = "Nothing of the flow was lost on the path",
+                          // Telling spurious retransmits from real ones takes both ends' drops.
+                          .named_down_to = "drops-without-reasons"}));
 }
 
 TEST(Faults, WrongPortIsNamedBeforeAnythingRuns) {
@@ -391,47 +461,81 @@ TEST(Faults, APathSlowerThanTheNicIsNamedWithItsHop) {
 // "Why does iperf3 get only 58 Mbit/s on my 100M link?" — someone else's 40 Mbit/s UDP flow
 // shares it for the whole run (a second iperf3 on another port and another address pair), and
 // UDP asks for 80M, which the link alone could carry.
-TEST(Faults, ALinkSharedWithOtherTrafficIsNamedWithItsShare) {
+Scenario shared_link() {
     // A subnet of its own on the same data link: an address in the test's subnet added before
     // `run` configures its own would be the primary one, the source of the server's UDP replies.
     const std::string net = "198.18." + std::to_string(100 + testbed().row) + ".";
     const std::string a = net + "1", b = net + "2";
     const std::string pids = "/tmp/np-fault-shared-" + std::to_string(testbed().row);
-    run_scenario(
-        {.name = "shared link",
-         .fault = "a 40 Mbit/s UDP flow on port 5301 beside the test, UDP -b 80M",
-         .inject = {{server(), "ip addr add " + a + "/24 dev enp0s25"},
-                    {client(), "ip addr add " + b + "/24 dev enp0s25"},
-                    {server(), "iperf3 -s -D -1 -p 5301 -B " + a + " --pidfile " + pids + "-s.pid"},
-                    {client(), "sh -c 'sleep 0.5; iperf3 -c " + a + " -B " + b +
-                                   " -p 5301 -u -b 40M -t 120 </dev/null >/dev/null 2>&1 & "
-                                   "echo $! > " +
-                                   pids + "-c.pid'"}},
-         .restore = {{client(), "sh -c 'kill $(cat " + pids + "-c.pid); rm -f " + pids + "-c.pid'"},
-                     {server(), "sh -c 'kill $(cat " + pids + "-s.pid) 2>/dev/null; rm -f " + pids +
-                                    "-s.pid'"},
-                     {client(), "ip addr del " + b + "/24 dev enp0s25"},
-                     {server(), "ip addr del " + a + "/24 dev enp0s25"}},
-         .args = {"--udp-bandwidth", "80M"},
-         .expect = {"LINK_SHARED"},
-         // The full link's own consequences: the sender's queue overflows, TCP resends.
-         .allow = {"LOSS_AT_SENDER_QDISC", "UDP_LOSS", "RETRANSMITS_CONFIRMED"},
-         .detail_mentions = "of other traffic"});
+    return {
+        .name = "shared link",
+        .fault = "a 40 Mbit/s UDP flow on port 5301 beside the test, UDP -b 80M",
+        .inject = {{server(), "ip addr add " + a + "/24 dev enp0s25"},
+                   {client(), "ip addr add " + b + "/24 dev enp0s25"},
+                   {server(), "iperf3 -s -D -1 -p 5301 -B " + a + " --pidfile " + pids + "-s.pid"},
+                   {client(), "sh -c 'sleep 0.5; iperf3 -c " + a + " -B " + b +
+                                  " -p 5301 -u -b 40M -t 120 </dev/null >/dev/null 2>&1 & "
+                                  "echo $! > " +
+                                  pids + "-c.pid'"}},
+        .restore = {{client(), "sh -c 'kill $(cat " + pids + "-c.pid); rm -f " + pids + "-c.pid'"},
+                    {server(), "sh -c 'kill $(cat " + pids + "-s.pid) 2>/dev/null; rm -f " + pids +
+                                   "-s.pid'"},
+                    {client(), "ip addr del " + b + "/24 dev enp0s25"},
+                    {server(), "ip addr del " + a + "/24 dev enp0s25"}},
+        .args = {"--udp-bandwidth", "80M"},
+        .expect = {"LINK_SHARED"},
+        // The full link's own consequences: the sender's queue overflows, TCP resends.
+        .allow = {"LOSS_AT_SENDER_QDISC", "UDP_LOSS", "RETRANSMITS_CONFIRMED"},
+        .detail_mentions = "of other traffic"};
+}
+
+TEST(Faults, ALinkSharedWithOtherTrafficIsNamedWithItsShare) {
+    run_scenario(shared_link());
 }
 
 // "TCP gets a third of the link, UDP is fine" — the server's egress, which carries only the
 // ACKs, is shaped to 1 Mbit/s; the data direction is the 100M profile.
+Scenario choked_ack_path() {
+    return {.name = "choked ACK path",
+            .fault = "server egress tbf 1 Mbit/s, data direction 100M",
+            .inject = {{server(),
+                        "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 "
+                        "linklayer ethernet tbf rate 1mbit burst 4kb latency 50ms"}},
+            .restore = {{server(), kShaper100M}},
+            .args = {"--udp-bandwidth", "50M"},
+            .expect = {"REVERSE_PATH_LIMITED", "OFFERED_RATE_REACHED"},
+            .allow = {"SPURIOUS_RETRANSMITS"},
+            .detail_mentions = "shapes to 1 Mbit/s"};
+}
+
 TEST(Faults, AChokedAckPathIsTheReversePath) {
-    run_scenario({.name = "choked ACK path",
-                  .fault = "server egress tbf 1 Mbit/s, data direction 100M",
-                  .inject = {{server(),
-                              "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 "
-                              "linklayer ethernet tbf rate 1mbit burst 4kb latency 50ms"}},
-                  .restore = {{server(), kShaper100M}},
-                  .args = {"--udp-bandwidth", "50M"},
-                  .expect = {"REVERSE_PATH_LIMITED", "OFFERED_RATE_REACHED"},
-                  .allow = {"SPURIOUS_RETRANSMITS"},
-                  .detail_mentions = "shapes to 1 Mbit/s"});
+    run_scenario(choked_ack_path());
+}
+
+// The suite's representative part of the tier matrix (the whole of it: docs/testbed.md, "The
+// fault suite at each probe tier"): each tier below full forced on this kernel, on faults whose
+// evidence differs by tier — a drop named by the function that freed it, NIC and qdisc counters
+// without BPF, a link's load from the NIC's own counters.
+Scenario at_tier(Scenario s, const char* tier, const char* named_down_to = "kernel-counters") {
+    s.tier = tier;
+    s.named_down_to = named_down_to;
+    return s;
+}
+
+TEST(FaultsAtTiers, LossAtTheSendersQueueByTheFunctionThatFreedIt) {
+    run_scenario(at_tier(sender_queue_loss(), "drops-without-reasons"));
+}
+
+TEST(FaultsAtTiers, LossAtTheReceiversNicFromTcCountersAndItsNicCounters) {
+    run_scenario(at_tier(receiver_nic_loss(), "tc-counters"));
+}
+
+TEST(FaultsAtTiers, ASharedLinkFromTheNicsOwnCountersWithoutBpf) {
+    run_scenario(at_tier(shared_link(), "kernel-counters"));
+}
+
+TEST(FaultsAtTiers, AChokedAckPathFromTheNicsOwnCountersWithoutBpf) {
+    run_scenario(at_tier(choked_ack_path(), "kernel-counters"));
 }
 
 // "Jumbo frames: is 99 Mbit/s UDP above the line rate?" — both NICs at MTU 9000, the datagrams

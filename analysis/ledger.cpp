@@ -527,9 +527,8 @@ class LedgerBuilder {
                 dev->second > int64_t(s.phase.xmit->total.wire_packets))
                 driver_sent_more_ = uint64_t(dev->second) - s.phase.xmit->total.wire_packets;
         } else {
-            uint64_t queued = 0;
-            for (const auto& d : sender_drops_)
-                if (d.stage == Stage::sender_queue) queued += d.packets;
+            const uint64_t queued =
+                sum_drops(of_stages(sender_drops_, {Stage::sender_queue}), false);
             left_ = *egress_ >= queued ? *egress_ - queued : 0;
             left_inferred_ = true;
         }
@@ -555,9 +554,8 @@ class LedgerBuilder {
         // frames per thousand fewer than the tc hooks on both ends of a busy veth;
         // docs/codes.md).
         if (left_ && egress_ && !left_inferred_ && driver_sent_more_ > 0) {
-            uint64_t queued = 0;
-            for (const auto& d : sender_drops_)
-                if (d.stage == Stage::sender_queue) queued += d.packets;
+            const uint64_t queued =
+                sum_drops(of_stages(sender_drops_, {Stage::sender_queue}), false);
             const uint64_t could = *egress_ > queued ? *egress_ - queued : 0;
             if (could > *left_) {
                 left_undercounted_ = std::min(driver_sent_more_, could - *left_);

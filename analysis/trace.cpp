@@ -305,10 +305,7 @@ Trace parse_trace(const json& doc) {
     t.kernel = root.at("kernel").str();
     if (const auto tier = root.optional_str("tier")) {
         const auto parsed = parse_tier(*tier);
-        if (!parsed)
-            root.at("tier").fail("is '" + *tier +
-                                 "', expected full, drops-without-reasons, tc-counters or "
-                                 "kernel-counters");
+        if (!parsed) root.at("tier").fail("is '" + *tier + "', expected " + kTierNames);
         t.tier = *parsed;
         t.tier_why = root.optional_str("tier_why").value_or("");
     }

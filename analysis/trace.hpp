@@ -30,6 +30,9 @@ enum class ProbeTier {
 // "full", "drops-without-reasons", "tc-counters", "kernel-counters".
 const char* to_string(ProbeTier t);
 std::optional<ProbeTier> parse_tier(std::string_view name);
+// "full, drops-without-reasons, tc-counters or kernel-counters": for messages naming them.
+inline constexpr const char* kTierNames =
+    "full, drops-without-reasons, tc-counters or kernel-counters";
 // Whether `have` measures at least what `want` does.
 inline bool at_least(ProbeTier have, ProbeTier want) {
     return static_cast<int>(have) <= static_cast<int>(want);

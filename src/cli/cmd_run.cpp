@@ -158,9 +158,7 @@ int run_guarded(RunArgs args) {
     for (const auto& [flag, value] : {std::pair{"--probe-tier", &args.probe_tier},
                                       std::pair{"--require-tier", &args.require_tier}}) {
         if (!value->empty() && !parse_tier(*value))
-            throw InputError(flag, "'" + *value +
-                                       "' is not a tier: full, drops-without-reasons, "
-                                       "tc-counters or kernel-counters");
+            throw InputError(flag, "'" + *value + "' is not a tier: " + std::string(kTierNames));
     }
     if (args.no_probe && !args.require_tier.empty())
         throw InputError("--no-probe", "contradicts --require-tier");

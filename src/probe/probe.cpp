@@ -203,9 +203,7 @@ void validate(const ProbeOptions& o) {
     for (const auto& [option, value] :
          {std::pair{"--max-tier", &o.max_tier}, std::pair{"--require-tier", &o.require_tier}}) {
         if (!value->empty() && !parse_tier(*value))
-            throw InputError(option, "'" + *value +
-                                         "' is not a tier: full, drops-without-reasons, "
-                                         "tc-counters or kernel-counters");
+            throw InputError(option, "'" + *value + "' is not a tier: " + std::string(kTierNames));
     }
     if (o.background && o.out_path.empty())
         throw InputError("--background",

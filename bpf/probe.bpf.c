@@ -214,13 +214,24 @@ static __always_inline bool classify_freed(struct sk_buff *skb, const struct soc
 	return true;
 }
 
-static __always_inline void count_drop_total(void)
+/* The frames a freed skb stands for: a GSO skb (a TCP burst the qdisc dropped whole, a GRO
+ * aggregate the socket refused) is gso_segs frames on the wire, as the tc hooks count it. */
+static __always_inline __u32 freed_frames(const struct sk_buff *skb)
+{
+	struct skb_shared_info *shinfo = (struct skb_shared_info *)(skb->head + skb->end);
+	__u16 gso_segs = 0;
+
+	bpf_probe_read_kernel(&gso_segs, sizeof(gso_segs), &shinfo->gso_segs);
+	return gso_segs > 1 ? gso_segs : 1;
+}
+
+static __always_inline void count_drop_total(__u32 frames)
 {
 	__u32 zero = 0;
 	__u64 *total = bpf_map_lookup_elem(&drop_count, &zero);
 
 	if (total)
-		*total += 1;
+		*total += frames;
 }
 
 SEC("tp_btf/kfree_skb")
@@ -229,7 +240,7 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	struct l4_class c;
 	struct np_drop *d;
 	const struct sock *sk = NULL;
-	__u32 on_iface = 0, slot;
+	__u32 on_iface = 0, slot, frames;
 
 	/* Not drops: a consumed skb, or one freed before any reason applied. */
 	if (reason <= SKB_CONSUMED)
@@ -243,9 +254,10 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	d = bpf_map_lookup_elem(&drops, &slot);
 	if (!d)
 		return 0;
-	d->packets += 1;
+	frames = freed_frames(skb);
+	d->packets += frames;
 	d->bytes += skb->len;
-	count_drop_total();
+	count_drop_total(frames);
 	return 0;
 }
 
@@ -259,10 +271,11 @@ int BPF_PROG(np_kfree_skb_site, struct sk_buff *skb, void *location)
 	struct np_drop_site_key key = {};
 	struct np_drop *d, zero = {};
 	struct l4_class c;
-	__u32 on_iface = 0;
+	__u32 on_iface = 0, frames;
 
 	if (!classify_freed(skb, NULL, &c, &on_iface))
 		return 0;
+	frames = freed_frames(skb);
 	key.location = (__u64)location;
 	key.slot = np_drop_slot(0, on_iface, c.proto, c.flow);
 	d = bpf_map_lookup_elem(&drop_sites, &key);
@@ -272,10 +285,10 @@ int BPF_PROG(np_kfree_skb_site, struct sk_buff *skb, void *location)
 		d = bpf_map_lookup_elem(&drop_sites, &key);
 	}
 	if (d) {
-		d->packets += 1;
+		d->packets += frames;
 		d->bytes += skb->len;
 	}
-	count_drop_total();
+	count_drop_total(frames);
 	return 0;
 }
 

@@ -80,9 +80,10 @@ PathLoads path_loads(const TestEvidence& v);
 
 // A traced node whose CPUs were saturated during the test: every CPU busy for 90 % of the test's
 // duration or more, or one CPU for 95 % (a single-threaded tool, or the NIC's softirq, on one
-// core). Busy time is counted over the phase that holds the test and set against the test's
-// own duration, since the phase's few hundred extra milliseconds are the tool starting and
-// stopping. Empty when the trace has no CPU times or none was saturated.
+// core). Busy time is what the test could not have had: tasks at a lowered priority (nice above
+// 0) are left out, since they yield to it. It is counted over the phase that holds the test and
+// set against the test's own duration, since the phase's few hundred extra milliseconds are the
+// tool starting and stopping. Empty when the trace has no CPU times or none was saturated.
 struct SaturatedCpu {
     std::string node;
     std::string text;  // "node1-1: CPU 1 busy 2.98 s of the 3.0 s test (41 % of it softirq)"

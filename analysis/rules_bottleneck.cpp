@@ -251,12 +251,27 @@ double cpu_window_s(const TracedSide& side, double test_s) {
     return test_s > 0 && test_s < phase_s ? test_s : phase_s;
 }
 
+// A CPU's time that a test at the default priority could not have had: its busy time less that
+// of tasks at a lowered priority (CpuTime::niced_ms), which yield to the test. A build or backup
+// run under nice beside the test keeps every CPU busy without taking the test's time.
+int64_t contended_ms(const CpuTime& c) {
+    return std::max<int64_t>(0, c.busy_ms - c.niced_ms);
+}
+
 double busy_of(const CpuTime& c, double window_s) {
-    return window_s > 0 ? std::min(1.0, double(c.busy_ms) / (window_s * 1000)) : 0;
+    return window_s > 0 ? std::min(1.0, double(contended_ms(c)) / (window_s * 1000)) : 0;
 }
 
 std::string softirq_share(const CpuTime& c) {
-    return c.busy_ms > 0 ? format_pct(double(c.softirq_ms) / double(c.busy_ms), 0) : "0 %";
+    return contended_ms(c) > 0 ? format_pct(double(c.softirq_ms) / double(contended_ms(c)), 0)
+                               : "0 %";
+}
+
+// "; another 64 % in tasks at lowered priority", where those kept the CPU busier than the test's.
+std::string niced_share(const CpuTime& c, double window_s) {
+    if (window_s <= 0 || c.niced_ms < window_s * 1000 * 0.05) return "";
+    return fmt::format("; another {} in tasks at lowered priority, which yield to the test",
+                       format_pct(std::min(1.0, double(c.niced_ms) / (window_s * 1000)), 0));
 }
 
 }  // namespace
@@ -275,7 +290,7 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
             most = busy_of(c, window);
             top = &c;
         }
-        busy += c.busy_ms;
+        busy += contended_ms(c);
         softirq += c.softirq_ms;
     }
     if (least >= 0.9) {
@@ -305,9 +320,9 @@ std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_
     const auto top = std::max_element(cpus.begin(), cpus.end(), [&](const auto& a, const auto& b) {
         return busy_of(a, window) < busy_of(b, window);
     });
-    return fmt::format("{}'s busiest CPU, {}, was busy {} of the test ({} of it softirq)",
+    return fmt::format("{}'s busiest CPU, {}, was busy {} of the test ({} of it softirq{})",
                        side.trace->node, top->cpu, format_pct(busy_of(*top, window), 0),
-                       softirq_share(*top));
+                       softirq_share(*top), niced_share(*top, window));
 }
 
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads) {

@@ -146,7 +146,8 @@ json to_json(const PhaseTrace& p) {
                         {"softirq_ms", c.softirq_ms},
                         {"irq_ms", c.irq_ms},
                         {"idle_ms", c.idle_ms},
-                        {"steal_ms", c.steal_ms}});
+                        {"steal_ms", c.steal_ms},
+                        {"niced_ms", c.niced_ms}});
     j["cpus"] = std::move(cpus);
     j["dev_stats"] = p.dev_stats;
     return j;
@@ -280,9 +281,10 @@ PhaseTrace read_phase(const JsonField& n) {
     if (const auto cpus = n.find("cpus")) {
         for (size_t i = 0; i < cpus->array_size(); ++i) {
             const JsonField c = cpus->at(i);
+            const auto niced = c.find("niced_ms");  // absent before probes counted it apart
             p.cpus.push_back({static_cast<int>(c.at("cpu").u64()), c.at("busy_ms").i64(),
                               c.at("softirq_ms").i64(), c.at("irq_ms").i64(), c.at("idle_ms").i64(),
-                              c.at("steal_ms").i64()});
+                              c.at("steal_ms").i64(), niced ? niced->i64() : 0});
         }
     }
     if (const auto dev = n.find("dev_stats")) p.dev_stats = read_counter_map(*dev);

@@ -209,7 +209,7 @@ std::vector<CpuTime> read_cpu_times() {
             continue;
         fields >> steal;  // absent on kernels before 2.6.11
         out.push_back({cpu, ms(user + nice + system + irq + softirq), ms(softirq), ms(irq),
-                       ms(idle + iowait), ms(steal)});
+                       ms(idle + iowait), ms(steal), ms(nice)});
     }
     return out;
 }
@@ -277,7 +277,8 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
         const CpuTime zero{now.cpu};
         const CpuTime& t = then != a.cpus.end() ? *then : zero;
         cpus.push_back({now.cpu, now.busy_ms - t.busy_ms, now.softirq_ms - t.softirq_ms,
-                        now.irq_ms - t.irq_ms, now.idle_ms - t.idle_ms, now.steal_ms - t.steal_ms});
+                        now.irq_ms - t.irq_ms, now.idle_ms - t.idle_ms, now.steal_ms - t.steal_ms,
+                        now.niced_ms - t.niced_ms});
     }
     return {diff(a.nstat, b.nstat),
             diff(a.ethtool_stats, b.ethtool_stats),

@@ -237,6 +237,28 @@ TEST(Bottleneck, AHostIsNamedByItsSaturatedCpusAndOnlyThen) {
     }
 }
 
+// Both CPUs of each node busy the whole test, 90 % of it with a build run under nice: the test,
+// at the default priority, could have had that time, so no host is named; the busiest CPU is
+// ruled out with the share the niced work took. (The suite's own product build runs so beside
+// the testbed tests.)
+TEST(Bottleneck, CpusBusyWithNicedWorkDoNotNameAHost) {
+    Side client{.flow_out = at_rate(60.0, 1514), .flow_in = at_rate(1.0, 66)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    Trace s = node("node1-1", "server", "tcp", server);
+    Trace c = node("node1-2", "client", "tcp", client);
+    for (int cpu = 0; cpu < 2; ++cpu)
+        for (Trace* t : {&s, &c})
+            t->phases[0].cpus.push_back({cpu, kPhaseMs, kPhaseMs / 20, 0, 0, 0, kPhaseMs * 9 / 10});
+    const auto e = explain_tests({tcp(57.0)}, {c, s}, 100e6);
+    EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
+    const Finding* f = find_finding(e, "LIMIT_NOT_LOCATED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "node1-1's busiest CPU, 0, was busy 10 % of the test (50 % of it softirq; "
+                         "another 90 % in tasks at lowered priority, which yield to the test)"))
+        << f->detail;
+}
+
 // ping got no reply while TCP carried data over the same path: ICMP echo was filtered, and
 // that warns about the RTT without condemning the run (no error).
 TEST(Bottleneck, NoEchoReplyBesideWorkingDataIsAWarningNotAnError) {

@@ -53,6 +53,22 @@ TEST(Trace, RoundTripsThroughItsJson) {
     EXPECT_EQ(to_json(parse_trace(to_json(t))), to_json(t));
 }
 
+// Each CPU's time, the niced part too, survives the JSON; a trace of a probe from before the
+// niced part was counted reads it as none.
+TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTime) {
+    Trace t = trace("udp-overload-client.json");
+    ASSERT_FALSE(t.phases.empty());
+    t.phases[0].cpus = {{0, 900, 100, 20, 80, 5, 600}, {1, 300, 10, 0, 700, 0, 0}};
+    auto doc = to_json(t);
+    const Trace back = parse_trace(doc);
+    ASSERT_EQ(back.phases[0].cpus.size(), 2U);
+    EXPECT_EQ(back.phases[0].cpus[0].niced_ms, 600);
+    EXPECT_EQ(to_json(back), doc);
+    doc["phases"][0]["cpus"][0].erase("niced_ms");
+    EXPECT_EQ(parse_trace(doc).phases[0].cpus[0].niced_ms, 0);
+    EXPECT_EQ(parse_trace(doc).phases[0].cpus[0].busy_ms, 900);
+}
+
 TEST(Trace, NamesTheFieldOfBadInput) {
     const auto good = nlohmann::json::parse(testing::fixture("probe/udp-overload-server.json"));
     auto doc = good;

@@ -8,8 +8,8 @@
 #               skips); the unit, CLI and kernel tests. Any report fails the suite; each
 #               sanitized process logs it to build-san/sanitizer.* (a probe on a testbed node
 #               too: src/probe/np_probe_main.cpp).
-#   build/      (the product, as shipped: g++), built at idle priority while the testbed tests
-#               run: the unit and CLI tests, the BPF probe in the running kernel, the report in
+#   build/      (the product, as shipped: g++), built beside build-san/ before any test runs:
+#               the unit and CLI tests, the BPF probe in the running kernel, the report in
 #               headless Chromium (root needed), the man pages and completion against --help,
 #               the Debian package built, extracted and run, the bench's smoke run, and `run
 #               --local` (the main job) end to end.
@@ -69,35 +69,41 @@ if [ "${NP_SANITIZE_TESTS:-1}" = 0 ]; then
     exit
 fi
 # What the builds need first; the rest (iperf3, Chromium, Ansible, the notebook's kernel, …)
-# installs during the sanitized build, which waits on the CPU rather than on the network.
+# installs during the builds, which wait on the CPU rather than on the network.
 phase "packages: the build's (apt, when missing)" bash scripts/setup.sh --packages build
 mkdir -p build build-san
 bash scripts/setup.sh --packages >build-san/test-sh-packages.log 2>&1 &
 packages_pid=$!
 t_packages=$SECONDS
+# Both builds at once, before any test: the testbed tests measure rates and count every packet
+# against the hosts' CPUs, and a build beside them (even at idle priority) changed what they
+# measured — a TCP test 1.6 % under its ceiling, loss left unattributed, a host named from
+# CPUs the build kept busy. (setsid: its own process group, which the summary stops if the
+# suite ends first.)
+setsid env NP_SETUP_PACKAGES=none bash scripts/setup.sh >build/test-sh-build.log 2>&1 &
+build_pid=$!
+t_build=$SECONDS
 phase "build: sanitized + fuzz (clang)" env NP_SETUP_PACKAGES=none bash scripts/setup.sh --sanitized
+build_status=0
+wait "$build_pid" || build_status=$?
+build_pid=""
+if [ "$build_status" != 0 ]; then
+    tail -n 80 build/test-sh-build.log >&2
+    echo "test.sh: the product's build failed (build/test-sh-build.log)" >&2
+    exit 1
+fi
+phases+=("build: product (g++), beside it	$((SECONDS - t_build))")
 if ! wait "$packages_pid"; then
     cat build-san/test-sh-packages.log >&2
     exit 3
 fi
-phases+=("packages: the rest, during that build	$((SECONDS - t_packages))")
+phases+=("packages: the rest, during the builds	$((SECONDS - t_packages))")
 
 rm -f build-san/sanitizer.*
 export ASAN_OPTIONS="log_path=$PWD/build-san/sanitizer:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_on_error=1"
 status=0
-# The testbed tests spend most of their time waiting for their fixed-length tests and the
-# nodes' shells: one per testbed slot at a time (tests/testbed), and meanwhile the product
-# builds at idle priority (SCHED_IDLE) in what CPU they leave, so it never
-# slows the measurements they explain; it goes on beside the fuzz runs and the sanitized tests.
-# Niced as well, so that /proc/stat counts its time as niced: the probes on the testbed nodes
-# read the host's CPUs, and a CPU busy with niced work is not one the test lacked
-# (analysis/rules_bottleneck.cpp), where CPUs busy with the build would name a host.
-# (setsid: its own process group, which the summary stops if the suite ends first.)
-setsid env -u ASAN_OPTIONS -u UBSAN_OPTIONS NP_SETUP_PACKAGES=none nice -n 19 chrt --idle 0 \
-    bash scripts/setup.sh >build/test-sh-build.log 2>&1 &
-build_pid=$!
-t_build=$SECONDS
+# The testbed tests, one per testbed slot at a time (tests/testbed), with nothing beside them.
 ctest_run sanitized-testbeds build-san -L testbed \
     -j"$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)" "$@" || status=$?
 export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
@@ -108,20 +114,6 @@ fi
 # The unit, CLI and kernel tests, sanitized.
 ctest_run sanitized build-san -j"$jobs" -LE testbed "$@" || status=$?
 unset ASAN_OPTIONS UBSAN_OPTIONS
-# The product build, waited for only now: the fuzz runs and the sanitized tests above have the
-# CPU first, the build what they leave (the kernel tests, for one, run one at a time).
-t_wait=$SECONDS
-build_status=0
-wait "$build_pid" || build_status=$?
-build_pid=""
-if [ "$build_status" != 0 ]; then
-    tail -n 80 build/test-sh-build.log >&2
-    echo "test.sh: the product's build failed (build/test-sh-build.log)" >&2
-    exit 1
-fi
-phases+=("build: product (g++), at idle priority	$((SECONDS - t_build))")
-phases+=("  of which waited for	$((SECONDS - t_wait))")
-
 # The product's tests that are not about the testbed (those ran sanitized above), and `run
 # --local`, the main job, as shipped.
 ctest_run product build -j"$jobs" -LE testbed "$@" || status=$?

@@ -415,6 +415,30 @@ TEST(Explain, WhatArrivedLeftWhateverTheTransmitCounterSaw) {
         << render_explanation(e, 1e9);
 }
 
+// A tbf with a short queue on a busy machine (the fault suite's "loss at the sender's queue"):
+// 31,060 segments at the egress hook, 7,514 QDISC_DROP reported, 23,513 left the NIC, and the
+// qdisc's own counter 7,547. The 33 the tracepoint did not report are the qdisc's, by its own
+// count, not loss nobody saw; a qdisc that counted no more leaves them unattributed.
+TEST(Explain, DropsTheQdiscCountedButTheTracepointMissedAreTheQueues) {
+    auto test = tcp_test(67.5, 7514);
+    test.duration_s = 3;
+    for (const int64_t qdisc_drops : {int64_t{7547}, int64_t{7514}}) {
+        Trace client = node_trace("node2-2", "client", "tcp", "tcp", 31060, 23513, 0,
+                                  {{"QDISC_DROP", 7514, "tcp"}}, 3000);
+        client.phases[0].qdisc_stats["drops"] = qdisc_drops;
+        const Trace server = node_trace("node2-1", "server", "tcp", "tcp", 0, 0, 23513, {}, 3000);
+        const auto e = explain_tests({test}, {client, server}, 100e6);
+        const std::string text = render_explanation(e, 100e6);
+        EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED") != nullptr, qdisc_drops == 7514)
+            << codes_of(e);
+        EXPECT_EQ(contains(text,
+                           "33 qdisc drops on enp0s25 the drop tracepoint did not report on "
+                           "node2-2"),
+                  qdisc_drops == 7547)
+            << text;
+    }
+}
+
 TEST(Explain, AFewUnnamedDropsNoCountMissesAreNotBlamed) {
     // The receiver freed 2 of the flow's skbs without a reason (NOT_SPECIFIED), yet every count
     // from the application to the receiving one agrees: they cost the test nothing.

@@ -384,16 +384,39 @@ std::string_view short_label(std::string_view label) {
 namespace {
 
 // The drops of the flow a node saw, each placed in its stage.
+// A receiver's NOT_SPECIFIED drops of the flow that had no device (placed_drops).
+constexpr std::string_view kFreedAboveNic = "NOT_SPECIFIED, no device";
+
+uint64_t deviceless_drops(const PhaseTrace& p, std::string_view proto, std::string_view reason) {
+    uint64_t n = 0;
+    for (const auto& d : p.drops)
+        if (d.reason == reason)
+            for (const auto& w : d.where)
+                if (w.flow == "iperf" && w.protocol == proto && w.iface.empty()) n += w.packets;
+    return n;
+}
+
 std::vector<LedgerDrop> placed_drops(const TracedSide& side, bool on_sender,
                                      const std::string& proto) {
     std::vector<LedgerDrop> into;
     const uint64_t arrived = flow_counts(side.phase.rx, proto).wire_packets;
     constexpr std::string_view freed_in = "freed in ";
-    for (const auto& [reason, n] : flow_drops(side.phase, proto)) {
+    for (auto [reason, n] : flow_drops(side.phase, proto)) {
         const bool by_function = reason.starts_with(freed_in);
         const Stage stage = by_function
                                 ? stage_of_function(reason.substr(freed_in.size()), on_sender)
                                 : stage_of(reason, on_sender);
+        if (!on_sender && reason == "NOT_SPECIFIED") {
+            // The receiver's reasonless frees without a device were made above its NIC: by the
+            // socket or TCP (a connection's queues purged at close, skbs of several kilobytes),
+            // never a frame the NIC lost.
+            const uint64_t above = deviceless_drops(side.phase, proto, reason);
+            if (above > 0)
+                into.push_back(
+                    {side.trace->node, stage, std::string(kFreedAboveNic), above, false});
+            n -= above;
+            if (n == 0) continue;
+        }
         LedgerDrop d{side.trace->node, stage, reason, n, false};
         d.housekeeping =
             !by_function && is_housekeeping_reason(reason) && n <= housekeeping_allowance(arrived);
@@ -483,7 +506,8 @@ class LedgerBuilder {
         LedgerPoint app{std::string(kSent), l_.sender_node, app_sent_, false, {}, 0};
         // Reasonless drops no gap needed: the receiver's stay unplaced (TCP has no application
         // count to hold them against), the sender's were packets coming in.
-        for (auto& d : leftover(receiver_unknown_, Stage::unknown)) got.drops.push_back(d);
+        for (const auto* from : {&receiver_unknown_, &receiver_unknown_above_nic_})
+            for (auto& d : leftover(*from, Stage::unknown)) got.drops.push_back(d);
         for (auto& d : leftover(sender_unknown_, Stage::reverse)) sender_drops_.push_back(d);
         l_.points = {app, hook, out, in, got};
         for (const auto& p : l_.points)
@@ -547,7 +571,9 @@ class LedgerBuilder {
                 arrived_ = rx.wire_packets;
                 l_.receiver_flow_bytes = rx.bytes;
             }
-            receiver_unknown_ = of_stages(receiver_drops_, {Stage::unknown});
+            for (auto& d : of_stages(receiver_drops_, {Stage::unknown}))
+                (d.reason == kFreedAboveNic ? receiver_unknown_above_nic_ : receiver_unknown_)
+                    .push_back(std::move(d));
         }
         // A frame that arrived at the receiver left the sender: a transmit count below the
         // arrivals is that counter's shortfall, not loss (tp_btf/net_dev_start_xmit sees a few
@@ -706,6 +732,7 @@ class LedgerBuilder {
             int64_t gap =
                 int64_t(*arrived_) - int64_t(sum_drops(got.drops, false)) - int64_t(*app_received_);
             fill(receiver_unknown_, gap, Stage::unknown, got.drops);
+            fill(receiver_unknown_above_nic_, gap, Stage::unknown, got.drops);
             got.unattributed = beyond_slack(gap, *arrived_);
         }
         return got;
@@ -717,6 +744,8 @@ class LedgerBuilder {
     Ledger l_;
     std::vector<LedgerDrop> sender_drops_, receiver_drops_;
     std::vector<LedgerDrop> sender_unknown_, receiver_unknown_;  // reasonless, not yet placed
+    // The receiver's reasonless drops without a device: only for gaps after its ingress hook.
+    std::vector<LedgerDrop> receiver_unknown_above_nic_;
     std::optional<uint64_t> egress_, left_, arrived_;
     bool left_inferred_ = false;
     uint64_t left_undercounted_ = 0;

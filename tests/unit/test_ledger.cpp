@@ -439,6 +439,31 @@ TEST(Explain, DropsTheQdiscCountedButTheTracepointMissedAreTheQueues) {
     }
 }
 
+// ~1 % random loss on a hop between the nodes: 184 of 20,000 segments left the client and never
+// arrived. The server also freed 10 of the flow's skbs without a reason and without a device
+// (~7.8 KB each: its connection's queues purged at close). They were made above its NIC, so
+// they are not the NIC's loss: the 184 are the wire's, all of them.
+TEST(Explain, ReasonlessFreesAboveTheReceiversNicAreNotItsNicsLoss) {
+    auto test = tcp_test(76.5, 184);
+    test.duration_s = 3;
+    test.sent_bytes = test.received_bytes = 19816 * 1448.0;
+    const Trace client = node_trace("node1-2", "client", "tcp", "tcp", 20000, 20000, 0, {}, 3000);
+    Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 19816,
+                              {{"NOT_SPECIFIED", 10, "tcp"}}, 3000);
+    server.phases[0].drops[0].where[0].iface.clear();
+    server.phases[0].drops[0].where[0].ifindex = 0;
+    server.phases[0].drops[0].bytes = server.phases[0].drops[0].where[0].bytes = 78000;
+    const auto e = explain_tests({test}, {client, server}, 100e6);
+    EXPECT_EQ(find_finding(e, "LOSS_AT_RECEIVER_NIC"), nullptr) << codes_of(e);
+    const Finding* wire = find_finding(e, "LOSS_ON_WIRE");
+    ASSERT_NE(wire, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(wire->title, "184")) << wire->title;
+    // With a device, the same frees are what the receiver's NIC dropped.
+    server.phases[0].drops[0].where[0].iface = "enp0s25";
+    const auto with_device = explain_tests({test}, {client, server}, 100e6);
+    EXPECT_NE(find_finding(with_device, "LOSS_AT_RECEIVER_NIC"), nullptr) << codes_of(with_device);
+}
+
 TEST(Explain, AFewUnnamedDropsNoCountMissesAreNotBlamed) {
     // The receiver freed 2 of the flow's skbs without a reason (NOT_SPECIFIED), yet every count
     // from the application to the receiving one agrees: they cost the test nothing.

@@ -294,7 +294,10 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
         if (!udp && l.retransmitted && *l.retransmitted > 0)
             f.detail += fmt::format(" TCP resent what it lost ({} retransmits on the data NIC).",
                                     format_count(double(*l.retransmitted)));
-        f.next_step = advice(stage);
+        f.next_step = not_up ? "Check the data link's carrier on both nodes over the test "
+                               "(ip -s link: carrier_changes; the kernel log for the link "
+                               "going down) and what set it down."
+                             : advice(stage);
         out.push_back(std::move(f));
     }
     // What no drop explains: counts that do not add up between two points.

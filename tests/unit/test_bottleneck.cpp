@@ -380,6 +380,9 @@ TEST(Bottleneck, DevReadyDropsAreADeviceNotUpNotAFullQueue) {
     ASSERT_NE(f, nullptr) << codes_of(e) << render_explanation(e, 100e6);
     EXPECT_TRUE(contains(f->detail, "node1-2's data NIC was not up")) << f->detail;
     EXPECT_FALSE(contains(f->detail, "more than its interface queue could hold")) << f->detail;
+    // Nor is the next step a bigger queue or a lower rate: the link is what to look at.
+    EXPECT_FALSE(contains(f->next_step, "qdisc limit")) << f->next_step;
+    EXPECT_TRUE(contains(f->next_step, "carrier")) << f->next_step;
 }
 
 }  // namespace bottleneck_cases

@@ -78,9 +78,15 @@ int BPF_PROG(np_tcp_retransmit, const struct sock *sk, const struct sk_buff *skb
 	struct dst_entry *dst;
 	__u32 flow, segs;
 
+	/* Since 6.15 the tracepoint fires for every attempt, with its result. The kernel counts a
+	 * retransmit (TcpRetransSegs, tcpi_total_retrans, so iperf3's figure) once the segment is
+	 * built, before it is handed down: an attempt refused before that ends with a negative
+	 * errno (-EBUSY still queued in the host, -ENOMEM, -EAGAIN, a route lost), one the local
+	 * device or qdisc then dropped with NET_XMIT_DROP (1). Counting only err == 0 missed the
+	 * latter: 523 of 561 on a veth whose peer's backlog was full on a busy machine. */
 	if (retransmit_has_err) {
 		int err = (int)ctx[2];
-		if (err)
+		if (err < 0)
 			return 0;
 	}
 	if (sock_netns(sk) != netns_ino)

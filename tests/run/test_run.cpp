@@ -513,9 +513,26 @@ TEST_F(RunTest, ANodeThatCannotLoadBpfIsMeasuredAtItsTierAndEveryTestStillRuns) 
         << tier->dump(2);
     EXPECT_NE(tier->value("detail", "").find("CAP_BPF"), std::string::npos) << tier->dump(2);
     EXPECT_EQ(finding(c, "PROBE_NOT_STARTED"), nullptr) << codes(c);
-    for (const char* false_cause : {"WRONG_INTERFACE", "LOSS_ON_WIRE", "LINK_SHARED",
-                                    "TRACE_MISSING", "UDP_LOSS", "RUN_INCOMPLETE"})
+    for (const char* false_cause :
+         {"WRONG_INTERFACE", "LOSS_ON_WIRE", "LINK_SHARED", "TRACE_MISSING", "RUN_INCOMPLETE"})
         EXPECT_EQ(finding(c, false_cause), nullptr) << codes(c);
+    // The receiving iperf3 can fall behind beside the tests on the other slots (seen: 14 of
+    // 16,434 datagrams): that loss is real, and it may be named — at the server's socket, exactly
+    // from what its kernel counted (UdpRcvbufErrors, which this tier still reads).
+    if (finding(c, "UDP_LOSS")) {
+        const json server_trace = read_json(run_dir_ + "/np-explain_trace_" + server() + ".json");
+        int64_t rcvbuf_errors = 0;
+        for (const auto& p : server_trace["phases"])
+            if (p.value("name", "") == "udp")
+                rcvbuf_errors = p["kernel_counters"]["nstat"].value("UdpRcvbufErrors", int64_t{0});
+        const json* socket = finding(c, "LOSS_AT_RECEIVER_SOCKET");
+        ASSERT_NE(socket, nullptr) << codes(c);
+        // The ledger takes from that node-wide count as many as the datagrams that went missing.
+        const int64_t at_socket =
+            socket->value("evidence", json::object()).value("lost_datagrams", int64_t{-1});
+        EXPECT_GT(at_socket, 0) << socket->dump(2);
+        EXPECT_LE(at_socket, rcvbuf_errors) << socket->dump(2);
+    }
     ASSERT_EQ(c["traces"].size(), 2u) << c.dump(2);
     for (const auto& name : c["traces"]) {
         const json t = read_json(run_dir_ + "/" + name.get<std::string>());

@@ -150,6 +150,19 @@ json to_json(const PhaseTrace& p) {
                         {"niced_ms", c.niced_ms}});
     j["cpus"] = std::move(cpus);
     j["dev_stats"] = p.dev_stats;
+    json processes = json::array();
+    for (const auto& pr : p.processes)
+        processes.push_back(
+            {{"pid", pr.pid},
+             {"comm", pr.comm},
+             {"watched_ms", pr.watched_ms},
+             {"cpu_ms", pr.cpu_ms},
+             {"cgroup", pr.cgroup},
+             {"quota_cores", pr.quota_cores ? json(*pr.quota_cores) : json(nullptr)},
+             {"periods", pr.periods},
+             {"throttled_periods", pr.throttled_periods},
+             {"throttled_ms", pr.throttled_ms}});
+    j["processes"] = std::move(processes);
     return j;
 }
 
@@ -288,6 +301,29 @@ PhaseTrace read_phase(const JsonField& n) {
         }
     }
     if (const auto dev = n.find("dev_stats")) p.dev_stats = read_counter_map(*dev);
+    if (const auto processes = n.find("processes")) {  // absent before probes watched the tool
+        for (size_t i = 0; i < processes->array_size(); ++i) {
+            const JsonField r = processes->at(i);
+            ProcessCpu pr;
+            pr.pid = r.at("pid").i64();
+            pr.comm = r.at("comm").str();
+            pr.watched_ms = r.at("watched_ms").i64();
+            pr.cpu_ms = r.at("cpu_ms").i64();
+            pr.cgroup = r.at("cgroup").str();
+            if (const auto q = r.find("quota_cores")) {
+                pr.quota_cores = q->number();
+                if (*pr.quota_cores <= 0) q->fail("is not a positive number of cores");
+            }
+            pr.periods = r.at("periods").i64();
+            pr.throttled_periods = r.at("throttled_periods").i64();
+            pr.throttled_ms = r.at("throttled_ms").i64();
+            if (pr.watched_ms < 0 || pr.cpu_ms < 0 || pr.throttled_ms < 0)
+                r.fail("has a negative time");
+            if (pr.throttled_periods > pr.periods)
+                r.at("throttled_periods").fail("is more than periods");
+            p.processes.push_back(std::move(pr));
+        }
+    }
     return p;
 }
 

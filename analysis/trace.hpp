@@ -123,6 +123,23 @@ struct CpuTime {
     }
 };
 
+// One of the test's own processes on the node (a process holding a socket on the iperf port: the
+// server listening and serving, the client sending) over the part of a phase it was seen, with
+// what its cgroup's CPU controller allowed it: the evidence that names the host that set a
+// test's pace, where a CPU-wide view shows nothing (one throttled process on an idle machine).
+struct ProcessCpu {
+    int64_t pid = 0;
+    std::string comm;        // /proc/PID/comm: iperf3, iperf, …
+    int64_t watched_ms = 0;  // how long of the phase it was watched (first seen to its end)
+    int64_t cpu_ms = 0;      // user and system time, all its threads
+    std::string cgroup;      // the cgroup whose CPU limit throttled it most ("" unknown)
+    std::optional<double> quota_cores;  // that cgroup's CPU limit (cpu.max); absent: none
+    int64_t periods = 0;                // its enforcement periods over the watch
+    int64_t throttled_periods = 0;      // of those, periods its quota ran out in
+    int64_t throttled_ms = 0;           // time its tasks were held back for it
+    double cpu_share() const { return watched_ms > 0 ? double(cpu_ms) / double(watched_ms) : 0; }
+};
+
 struct PhaseTrace {
     std::string name;
     int64_t start_ms = 0;  // since the probe started
@@ -146,6 +163,8 @@ struct PhaseTrace {
     // The data iface's own counters over the phase (/sys/class/net/IFACE/statistics:
     // rx_packets, tx_bytes, rx_dropped, …), all traffic; empty in older traces.
     std::map<std::string, int64_t> dev_stats;
+    // The test's own processes seen in the phase; empty in older traces and where none was.
+    std::vector<ProcessCpu> processes;
 
     int64_t duration_ms() const { return end_ms - start_ms; }
     // What left the NIC: after the qdisc when the probe measured it, else the egress hook's.

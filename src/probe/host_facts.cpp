@@ -256,6 +256,14 @@ KernelCounters read_kernel_counters(const std::string& iface) {
     }
     c.cpus = read_cpu_times();
     c.dev_stats = read_dev_stats(iface);
+    // How often the link lost its carrier (sysfs, since Linux 4.16): a flap between two
+    // readings shows here though the link is up at both.
+    const std::string down =
+        read_first_line(std::string(kSysClassNet) + iface + "/carrier_down_count");
+    int64_t n = 0;
+    if (!down.empty() &&
+        std::from_chars(down.data(), down.data() + down.size(), n).ec == std::errc())
+        c.dev_stats["carrier_down_count"] = n;
     return c;
 }
 

@@ -39,6 +39,7 @@
 #include "src/probe/map_totals.hpp"
 #include "src/probe/qdisc.hpp"
 #include "src/probe/tiers.hpp"
+#include "src/probe/tool_processes.hpp"
 
 namespace np::probe {
 namespace {
@@ -284,8 +285,8 @@ bool may_read_stdin(StdinUse use) {
 // The running state: the phase being counted and everything the trace accumulates.
 class Recorder {
   public:
-    Recorder(ProbeMaps maps, Naming naming, const std::string& iface)
-        : maps_(maps), naming_(std::move(naming)), iface_(iface) {
+    Recorder(ProbeMaps maps, Naming naming, const std::string& iface, ToolProcesses tools)
+        : maps_(maps), naming_(std::move(naming)), iface_(iface), tools_(std::move(tools)) {
         phase_maps_ = read_map_totals(maps_, true);
         last_sample_maps_ = read_map_totals(maps_, false);
         phase_counters_ = read_kernel_counters(iface_);
@@ -321,6 +322,7 @@ class Recorder {
             last_sample_dev_ = std::move(dev);
         }
         last_sample_ms_ = s.t_ms;
+        tools_.watch(s.t_ms);
         emit(message(proto::kMessageSample, to_json(s)));
         samples_.push_back(std::move(s));
     }
@@ -345,6 +347,7 @@ class Recorder {
         p.qdisc_stats = d.qdisc;
         p.cpus = d.cpus;
         p.dev_stats = d.dev_stats;
+        p.processes = tools_.cut(p.end_ms);
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
         nlohmann::json m = message(proto::kMessagePhase, to_json(p));
@@ -373,6 +376,7 @@ class Recorder {
     ProbeMaps maps_;
     Naming naming_;
     std::string iface_;
+    ToolProcesses tools_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     std::string phase_name_{proto::kFirstPhase};
     int64_t phase_start_ms_ = 0;
@@ -734,11 +738,12 @@ int run_probe(const ProbeOptions& o) {
     // Everything is loaded and attached: from here on the probe holds only what it needs until
     // it has detached and exited (docs/security.md, "The probe").
     const ProbeMaps maps = attached->maps();
+    SocketOwners owners;  // forked while the probe still holds CAP_SYS_PTRACE
     const std::vector<std::string> kept = drop_capabilities(after_attach(o, maps));
 
     Recorder rec(maps,
                  {o.iface, ifindex, features.btf ? &*features.btf : nullptr, &symbols, choice.tier},
-                 o.iface);
+                 o.iface, ToolProcesses(o.iperf_port, owners));
     nlohmann::json programs = nlohmann::json::array();
     for (const bpf_program* p : attached->programs())
         programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});

@@ -69,6 +69,25 @@ TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTime) {
     EXPECT_EQ(parse_trace(doc).phases[0].cpus[0].busy_ms, 900);
 }
 
+// The test's processes the probe watched: they round-trip, an older trace has none, and a
+// count that cannot be (throttled in more periods than there were) names its field.
+TEST(Trace, ToolProcessesRoundTripAndBadCountsNameTheirField) {
+    Trace t = trace("udp-overload-client.json");
+    ASSERT_FALSE(t.phases.empty());
+    t.phases[0].processes = {{812, "iperf3", 3000, 150, "/np-testbed-node1-1", 0.05, 30, 28, 2610},
+                             {813, "iperf3", 2900, 2800, "/", std::nullopt, 0, 0, 0}};
+    auto doc = to_json(t);
+    const Trace back = parse_trace(doc);
+    ASSERT_EQ(back.phases[0].processes.size(), 2U);
+    EXPECT_EQ(back.phases[0].processes[0].quota_cores, 0.05);
+    EXPECT_FALSE(back.phases[0].processes[1].quota_cores);
+    EXPECT_EQ(to_json(back), doc);
+    doc["phases"][0]["processes"][0]["throttled_periods"] = 31;
+    EXPECT_EQ(field_of_error(doc), "phases[0].processes[0].throttled_periods");
+    doc["phases"][0].erase("processes");
+    EXPECT_TRUE(parse_trace(doc).phases[0].processes.empty());
+}
+
 TEST(Trace, NamesTheFieldOfBadInput) {
     const auto good = nlohmann::json::parse(testing::fixture("probe/udp-overload-server.json"));
     auto doc = good;

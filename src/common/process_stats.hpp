@@ -1,0 +1,65 @@
+#pragma once
+// What the kernel says about a process and the CPU limit of its cgroup, as text in procfs and
+// cgroupfs, parsed: np-probe reads the files where it runs (src/probe/tool_processes.cpp) to
+// watch the test's own processes, and these parsers turn the text into numbers. Both cgroup
+// versions are read: v2 (one unified hierarchy, cpu.max and cpu.stat's *_usec keys) and v1 (a
+// cpu hierarchy of its own, cpu.cfs_quota_us / cpu.cfs_period_us and cpu.stat's throttled_time
+// in ns), as on a machine whose systemd mounts the hybrid layout.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace np {
+
+// The inodes of the sockets in a /proc/net/{tcp,tcp6,udp,udp6} table whose local or remote port
+// is `port` (the header line and sockets without an inode are skipped).
+std::vector<uint64_t> socket_inodes_on_port(std::string_view table, uint16_t port);
+
+// /proc/PID/stat: the command name, the user and system time of all its threads (clock ticks),
+// and its start time (ticks after boot: a PID reused by another process starts later).
+struct ProcStat {
+    std::string comm;
+    int64_t cpu_ticks = 0;
+    uint64_t start_ticks = 0;
+};
+std::optional<ProcStat> parse_proc_stat(std::string_view text);
+
+// /proc/PID/cgroup: the process's path in the v2 hierarchy ("0::PATH") and in the v1 hierarchy
+// that holds the cpu controller ("N:cpu,cpuacct:PATH").
+struct CgroupPaths {
+    std::optional<std::string> unified;
+    std::optional<std::string> cpu_v1;
+};
+CgroupPaths parse_proc_cgroup(std::string_view text);
+
+// /proc/self/mountinfo: where those two hierarchies are mounted here ("" when not), and the
+// path within the hierarchy each mount shows at its mount point (its root, "/" usually).
+struct CgroupMounts {
+    std::string unified, unified_root = "/";
+    std::string cpu_v1, cpu_v1_root = "/";
+};
+CgroupMounts parse_cgroup_mounts(std::string_view mountinfo);
+
+// The directory of cgroup `path` under a mount of its hierarchy whose root is `root`: "" when the
+// mount does not show it (a path outside the mount's root).
+std::string cgroup_dir(const std::string& mount, const std::string& root, const std::string& path);
+
+// A cgroup's cpu.stat, in either version's words: enforcement periods, the periods in which its
+// quota ran out, and the time its tasks were throttled for it. has_bandwidth is false where the
+// file has no period counts (v2 without the cpu controller enabled for it: usage only).
+struct CgroupCpuStat {
+    bool has_bandwidth = false;
+    int64_t periods = 0;
+    int64_t throttled_periods = 0;
+    int64_t throttled_us = 0;
+};
+CgroupCpuStat parse_cpu_stat(std::string_view text);
+
+// The CPU limit in cores: v2's cpu.max ("max 100000" none, "5000 100000" 0.05), v1's quota and
+// period files (-1: none). Nothing when unlimited or unreadable.
+std::optional<double> parse_cpu_max(std::string_view text);
+std::optional<double> parse_cfs_quota(std::string_view quota_us, std::string_view period_us);
+
+}  // namespace np

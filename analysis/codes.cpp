@@ -47,6 +47,11 @@ const std::vector<FindingCode>& finding_codes() {
          "more than the wire can carry: the link is faster than the rate given, or the figure "
          "counts bytes still in buffers (info for a sender-side figure)",
          {}},
+        {"LINK_WENT_DOWN", S::warn, "link went down",
+         "a data NIC lost its carrier during the test (the kernel's carrier_down_count over the "
+         "phase): the rate and the loss around the outage are the outage's, not a limit of the "
+         "path",
+         plus(kBelowCeiling, {"SENDER_LIMITED", "LINK_SHARED", "REVERSE_PATH_LIMITED"})},
         {"LINK_SHARED", S::warn, "link shared",
          "below the ceiling on a link that was full with other traffic beside the test (at "
          "least 95 % of its rate on a data NIC, 2 % or more not the test's): the test's share, "
@@ -77,7 +82,9 @@ const std::vector<FindingCode>& finding_codes() {
          "host-limited",
          "below the ceiling because a host set the pace, named with its own evidence: TCP with "
          "no loss on the path and a host's CPU saturated (the tool's process at 90 % of a core "
-         "or more), or a UDP sender that sent less than the ceiling; with the per-packet rate",
+         "or more), or the tool's process held back by its cgroup's CPU limit (node, cgroup, "
+         "limit, throttled periods and time), or a UDP sender that sent less than the ceiling; "
+         "with the per-packet rate",
          {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
         {"LIMIT_NOT_LOCATED",
          S::warn,

@@ -325,6 +325,98 @@ std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_
                        softirq_share(*top), niced_share(*top, window));
 }
 
+namespace {
+
+// Watched for less than this, a process's shares say nothing (a client seen once as it ended).
+constexpr int64_t kWatchedEnoughMs = 200;
+// Throttled in this share of its periods and for this share of the time watched: the cgroup's
+// CPU limit held the process back (a quota touched once in a while does not).
+constexpr double kThrottledPeriodShare = 0.2;
+constexpr double kThrottledTimeShare = 0.1;
+// A process running this share of one core ran it flat out.
+constexpr double kCoreBoundShare = 0.95;
+
+bool throttled(const ProcessCpu& p) {
+    return p.periods > 0 && p.throttled_periods >= 2 &&
+           double(p.throttled_periods) >= kThrottledPeriodShare * double(p.periods) &&
+           double(p.throttled_ms) >= kThrottledTimeShare * double(p.watched_ms);
+}
+
+std::string cores_text(double cores) {
+    return cores >= 1 ? fmt::format("{:.3g} cores", cores)
+                      : fmt::format("{} of a core", format_pct(cores, cores < 0.1 ? 1 : 0));
+}
+
+std::string process_name(const std::string& node, const ProcessCpu& p) {
+    return fmt::format("{}'s {} (pid {})", node, p.comm, p.pid);
+}
+
+}  // namespace
+
+std::optional<StarvedTool> starved_tool(const TracedSide& side) {
+    const ProcessCpu* worst = nullptr;
+    for (const auto& p : side.phase.processes)
+        if (p.watched_ms >= kWatchedEnoughMs && (throttled(p) || p.cpu_share() >= kCoreBoundShare))
+            if (!worst || p.throttled_ms > worst->throttled_ms ||
+                (p.throttled_ms == worst->throttled_ms && p.cpu_share() > worst->cpu_share()))
+                worst = &p;
+    if (!worst) return std::nullopt;
+    const ProcessCpu& p = *worst;
+    const std::string& node = side.trace->node;
+    StarvedTool s{node, "", "", {}};
+    const double watched_s = double(p.watched_ms) / 1000;
+    if (throttled(p)) {
+        // throttled_ms sums the time over the CPUs the cgroup's tasks were held back on.
+        s.text = fmt::format(
+            "{} was held back by the CPU limit of its cgroup {}{}: throttled in {} of {} "
+            "enforcement periods ({:.2f} s held back, summed over CPUs) over the {:.1f} s it was "
+            "watched, so it ran only {} of a core",
+            process_name(node, p), p.cgroup,
+            p.quota_cores ? " (" + cores_text(*p.quota_cores) + ")" : std::string(),
+            p.throttled_periods, p.periods, double(p.throttled_ms) / 1000, watched_s,
+            format_pct(p.cpu_share(), p.cpu_share() < 0.1 ? 1 : 0));
+        s.limit = p.cgroup;
+        s.evidence.emplace_back(node + ".throttled_periods", p.throttled_periods);
+        s.evidence.emplace_back(node + ".periods", p.periods);
+        s.evidence.emplace_back(node + ".throttled_ms", p.throttled_ms);
+        if (p.quota_cores) s.evidence.emplace_back(node + ".cpu_quota_cores", *p.quota_cores);
+    } else {
+        s.text = fmt::format(
+            "{} ran {} of a core over the {:.1f} s it was watched: one core flat out, as far as "
+            "one thread of the tool goes",
+            process_name(node, p), format_pct(p.cpu_share(), 0), watched_s);
+    }
+    s.evidence.emplace_back(node + ".tool_cpu_pct", rounded(100 * p.cpu_share(), 1));
+    return s;
+}
+
+std::string lift_limit_step(const StarvedTool& tool) {
+    if (tool.limit.empty()) return "";
+    return fmt::format(
+        "Raise or lift the CPU limit of cgroup {} on {} (cpu.max, or cpu.cfs_quota_us under "
+        "cgroup v1), or run the tool outside it; then run again.",
+        tool.limit, tool.node);
+}
+
+std::optional<std::string> tool_processes_text(const TracedSide& side) {
+    std::vector<std::string> parts;
+    for (const auto& p : side.phase.processes) {
+        if (p.watched_ms < kWatchedEnoughMs) continue;
+        std::string limit = p.quota_cores ? fmt::format(
+                                                "its cgroup's limit of {} did not "
+                                                "throttle it",
+                                                cores_text(*p.quota_cores))
+                                          : std::string("no CPU limit on its cgroup");
+        if (p.quota_cores && p.throttled_periods > 0)
+            limit = fmt::format("its cgroup's limit of {} throttled it in {} of {} periods only",
+                                cores_text(*p.quota_cores), p.throttled_periods, p.periods);
+        parts.push_back(fmt::format("{} ran {} of a core ({})", process_name(side.trace->node, p),
+                                    format_pct(p.cpu_share(), 0), limit));
+    }
+    if (parts.empty()) return std::nullopt;
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads) {
     std::vector<std::string> out;
     const double capacity = v.model_bps();
@@ -356,10 +448,62 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
         for (size_t i = 0; i < cpus.size(); ++i) text += (i ? ", " : "") + cpus[i];
         out.push_back(std::move(text));
     }
+    std::vector<std::string> tools;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side)
+            if (auto text = tool_processes_text(**side)) tools.push_back(std::move(*text));
+    if (!tools.empty())
+        out.push_back(fmt::format("a throttled or core-bound tool: {}", fmt::join(tools, "; ")));
     return out;
 }
 
+namespace {
+
+// A data NIC that lost its carrier in the test's phase: an outage, named from the kernel's own
+// count, whatever the rate and the drops around it would otherwise be read as.
+void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
+    std::vector<std::string> where;
+    Evidence evidence;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver}) {
+        if (!*side) continue;
+        const auto& dev = (*side)->phase.dev_stats;
+        const auto it = dev.find("carrier_down_count");
+        if (it == dev.end() || it->second <= 0) continue;
+        const std::string& node = (*side)->trace->node;
+        where.push_back(fmt::format("{}'s {} {} time{}", node, (*side)->trace->iface, it->second,
+                                    it->second == 1 ? "" : "s"));
+        evidence.emplace_back(node + ".carrier_down_count", it->second);
+    }
+    if (where.empty()) return;
+    const auto& t = v.test;
+    Finding f = make_finding("LINK_WENT_DOWN", t.label);
+    f.title = fmt::format("The data link went down during the test: carrier lost on {}",
+                          fmt::join(where, " and "));
+    f.detail = fmt::format(
+        "The kernel counted the carrier lost on {} over this test's phase. While a link is down "
+        "nothing crosses it: what the sender handed its NIC then was dropped (DEV_READY, or by "
+        "the queue that stands in while the device has no carrier) and TCP waited for its "
+        "retransmission timer.",
+        fmt::join(where, " and "));
+    if (v.measured_bps && v.ceiling)
+        f.detail += fmt::format(
+            " The test ran at {} ({} of its {} ceiling): the outage's rate, "
+            "not a limit of the path.",
+            rate_text(*v.measured_bps, t.rate_resolution_bps),
+            format_pct(*v.measured_bps / v.ceiling->goodput_bps),
+            format_rate(v.ceiling->goodput_bps));
+    f.evidence = std::move(evidence);
+    f.next_step =
+        "Find why the link went down: ip -s link (carrier_changes) and the kernel log (link "
+        "down / up) on both nodes, the cable or the switch port, what else configured the NIC; "
+        "then run again.";
+    out.push_back(std::move(f));
+}
+
+}  // namespace
+
 void bottleneck(const TestEvidence& v, std::vector<Finding>& out) {
+    link_went_down(v, out);
     if (!short_of_ceiling(v) || (!v.traces.sender && !v.traces.receiver)) return;
     const PathLoads loads = path_loads(v);
     link_shared(v, loads, out);

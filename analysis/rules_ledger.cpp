@@ -266,6 +266,21 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
             xdp = xdp || d.reason.find("xdp") != std::string::npos;
             not_up = not_up && d.reason == "DEV_READY";
         }
+        // Dropped on the way out of a node whose data NIC lost its carrier in the phase: the
+        // queue that stands in while the device is down dropped them (QDISC_DROP where the
+        // root qdisc's own counter shows none), not a queue the sender overfilled.
+        if ((stage == Stage::sender_queue || stage == Stage::sender_stack) && !node.empty())
+            for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+                if (*side && (*side)->trace->node == node) {
+                    const auto& dev = (*side)->phase.dev_stats;
+                    const auto down = dev.find("carrier_down_count");
+                    const auto& q = (*side)->phase.qdisc_stats;
+                    const auto counted = q.find("drops");
+                    if (down != dev.end() && down->second > 0 &&
+                        (stage == Stage::sender_stack || counted == q.end() ||
+                         counted->second <= 0))
+                        not_up = true;
+                }
         // A reason read for its kernel meaning before the stage's usual cause: DEV_READY is the
         // device not up (carrier lost, link set down, the qdisc deactivated), not a queue that
         // could not keep up.
@@ -274,9 +289,9 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
             xdp      ? fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's "
                                         "stack and its ingress hook saw them",
                                    node)
-            : not_up ? fmt::format("{}'s data NIC was not up when they reached it (DEV_READY: "
-                                   "the link down or its queue deactivated), not a queue that "
-                                   "could not keep up",
+            : not_up ? fmt::format("{}'s data NIC was not up when they reached it (DEV_READY, "
+                                   "or the link's carrier lost in the phase: the link down or "
+                                   "its queue deactivated), not a queue that could not keep up",
                                    node)
                      : why_there(stage, node));
         f.evidence = {{"stage", std::string(key_of(stage))}, {"lost_" + l.unit, n}};
@@ -294,10 +309,20 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
         if (!udp && l.retransmitted && *l.retransmitted > 0)
             f.detail += fmt::format(" TCP resent what it lost ({} retransmits on the data NIC).",
                                     format_count(double(*l.retransmitted)));
-        f.next_step = not_up ? "Check the data link's carrier on both nodes over the test "
-                               "(ip -s link: carrier_changes; the kernel log for the link "
-                               "going down) and what set it down."
-                             : advice(stage);
+        // Why the application did not read: its own process, held back where it runs.
+        const auto tool =
+            (stage == Stage::receiver_socket || stage == Stage::receiver_tcp) && v.traces.receiver
+                ? starved_tool(*v.traces.receiver)
+                : std::nullopt;
+        if (tool) {
+            f.detail += " Why it did not read faster: " + tool->text + ".";
+            for (const auto& e : tool->evidence) f.evidence.push_back(e);
+        }
+        f.next_step = tool && !tool->limit.empty() ? lift_limit_step(*tool)
+                      : not_up ? "Check the data link's carrier on both nodes over the test "
+                                 "(ip -s link: carrier_changes; the kernel log for the link "
+                                 "going down) and what set it down."
+                               : advice(stage);
         out.push_back(std::move(f));
     }
     // What no drop explains: counts that do not add up between two points.

@@ -441,6 +441,11 @@ void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
             v.ceiling->payload_bytes_per_unit, link_words(v));
         f.evidence.emplace_back("offered_wire_mbps", rounded(*wire / 1e6));
     }
+    if (const auto tool = v.traces.sender ? starved_tool(*v.traces.sender) : std::nullopt) {
+        f.detail += " What held it back: " + tool->text + ".";
+        for (const auto& e : tool->evidence) f.evidence.push_back(e);
+        if (!tool->limit.empty()) f.next_step = lift_limit_step(*tool);
+    }
     out.push_back(std::move(f));
 }
 
@@ -788,8 +793,13 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
             f.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
                                     rounded(100 * cpu->busy_fraction, 1));
         }
+        const auto tool = v.traces.sender ? starved_tool(*v.traces.sender) : std::nullopt;
+        if (tool) {
+            f.detail += " Its process: " + tool->text + ".";
+            for (const auto& e : tool->evidence) f.evidence.push_back(e);
+        }
         for (const auto& h : host) f.detail += " Evidence: " + h.text + ".";
-        if (!cpu && host.empty())
+        if (!cpu && !tool && host.empty())
             f.detail +=
                 " Which of its resources held it (a core, the socket buffer, the tool's "
                 "own pacing) is not measured here.";
@@ -798,7 +808,9 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
                                     rate_text(m, t.rate_resolution_bps));
         f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
         for (auto& e : evidence) f.evidence.push_back(std::move(e));
-        f.next_step = "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
+        f.next_step = tool && !tool->limit.empty()
+                          ? lift_limit_step(*tool)
+                          : "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
         out.push_back(std::move(f));
         return;
     }
@@ -831,6 +843,12 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
                                     format_count(double(*l.retransmitted)));
         for (const auto& h : host) f.detail += " Also: " + h.text + ".";
         f.evidence = std::move(evidence);
+        for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+            if (*side)
+                if (const auto tool = starved_tool(**side)) {
+                    f.detail += " Also: " + tool->text + ".";
+                    for (const auto& e : tool->evidence) f.evidence.push_back(e);
+                }
         f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
         f.next_step = "See the loss findings for where and why.";
         out.push_back(std::move(f));
@@ -850,13 +868,21 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
             busy.push_back(
                 fmt::format("{} ({} side: iperf3 at {:.0f} % of a core)", node, side, *cpu));
     Evidence cpu_evidence;
+    std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
     for (const auto* side : {&v.traces.sender, &v.traces.receiver})
-        if (*side)
+        if (*side) {
             if (const auto cpu = saturated_cpu(**side, t.duration_s)) {
                 busy.push_back(cpu->text);
                 cpu_evidence.emplace_back(cpu->node + ".cpu_busy_pct",
                                           rounded(100 * cpu->busy_fraction, 1));
             }
+            // The test's own process held back on an otherwise idle host: its cgroup's limit.
+            if (const auto tool = starved_tool(**side)) {
+                busy.push_back(tool->text);
+                for (const auto& e : tool->evidence) cpu_evidence.push_back(e);
+                if (limit_step.empty()) limit_step = lift_limit_step(*tool);
+            }
+        }
     const bool host_found = !busy.empty();
     Finding f = make_finding(host_found ? "HOST_LIMITED" : "LIMIT_NOT_LOCATED", t.label);
     f.title = title + (host_found ? ": host-limited" : ": the limit was not located");
@@ -898,7 +924,8 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
     for (auto& e : evidence) f.evidence.push_back(std::move(e));
     for (auto& e : cpu_evidence) f.evidence.push_back(std::move(e));
     f.next_step =
-        host_found
+        !limit_step.empty() ? limit_step
+        : host_found
             ? "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "
               "core, IRQ affinity away from the tool's core; check cgroup CPU limits."
             : "Measure what was not: CPU and softirq per core on both nodes during the test "

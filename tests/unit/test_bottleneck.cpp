@@ -259,6 +259,49 @@ TEST(Bottleneck, CpusBusyWithNicedWorkDoNotNameAHost) {
         << f->detail;
 }
 
+// The receiving iperf3 in a cgroup limited to 5 % of a core, on otherwise idle hosts: nothing
+// was lost and no CPU was busy, yet the receiver's own process names itself, with its limit, and
+// the step is to lift that limit. Unthrottled, the same processes are only ruled out.
+TEST(Bottleneck, AToolThrottledByItsCgroupNamesItsHost) {
+    Side client{.flow_out = at_rate(31.0, 1514), .flow_in = at_rate(0.5, 66)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    Trace s = node("node1-1", "server", "tcp", server);
+    Trace c = node("node1-2", "client", "tcp", client);
+    for (Trace* t : {&s, &c})
+        for (int cpu = 0; cpu < 2; ++cpu)
+            t->phases[0].cpus.push_back({cpu, kPhaseMs / 10, kPhaseMs / 40, 0, kPhaseMs, 0, 0});
+    c.phases[0].processes = {{913, "iperf3", kPhaseMs, 900, "/", std::nullopt, 0, 0, 0}};
+    s.phases[0].processes = {
+        {812, "iperf3", kPhaseMs, 500, "/np-testbed-node1-1", 0.05, 100, 95, 9000}};
+    auto e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+    EXPECT_EQ(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
+    const Finding* f = find_finding(e, "HOST_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "node1-1's iperf3 (pid 812) was held back by the CPU limit of its cgroup "
+                         "/np-testbed-node1-1 (5.0 % of a core): throttled in 95 of 100 "
+                         "enforcement periods (9.00 s held back, summed over CPUs) over the "
+                         "10.0 s it was watched, so it ran only 5.0 % of a core"))
+        << f->detail;
+    EXPECT_FALSE(contains(f->detail, "node1-2's iperf3")) << f->detail;
+    EXPECT_TRUE(contains(f->next_step, "CPU limit of cgroup /np-testbed-node1-1 on node1-1"))
+        << f->next_step;
+
+    // The same limit, touched in 3 of 100 periods only: not what held the test back.
+    s.phases[0].processes[0].throttled_periods = 3;
+    s.phases[0].processes[0].throttled_ms = 20;
+    e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+    EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
+    f = find_finding(e, "LIMIT_NOT_LOCATED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "a throttled or core-bound tool: node1-2's iperf3 (pid 913) ran 9 % of a "
+                         "core (no CPU limit on its cgroup); node1-1's iperf3 (pid 812) ran 5 % "
+                         "of a core (its cgroup's limit of 5.0 % of a core throttled it in 3 of "
+                         "100 periods only)"))
+        << f->detail;
+}
+
 // ping got no reply while TCP carried data over the same path: ICMP echo was filtered, and
 // that warns about the RTT without condemning the run (no error).
 TEST(Bottleneck, NoEchoReplyBesideWorkingDataIsAWarningNotAnError) {
@@ -383,6 +426,54 @@ TEST(Bottleneck, DevReadyDropsAreADeviceNotUpNotAFullQueue) {
     // Nor is the next step a bigger queue or a lower rate: the link is what to look at.
     EXPECT_FALSE(contains(f->next_step, "qdisc limit")) << f->next_step;
     EXPECT_TRUE(contains(f->next_step, "carrier")) << f->next_step;
+}
+
+// The same drops as QDISC_DROP — the no-op queue that stands in while the device has no carrier
+// — with the root qdisc counting none and the kernel counting the carrier lost on both ends: the
+// outage is named, its drops are the link's, and the shortfall is not put down to the path.
+TEST(Bottleneck, ACarrierLostInThePhaseNamesTheOutageAndItsDrops) {
+    Side client{.flow_out = at_rate(40.0, 1490)};
+    Side server{.flow_in = client.flow_out};
+    Trace c = node("node1-2", "client", "udp", client);
+    const uint64_t lost = 6700;
+    c.phases[0].xmit->by_flow["iperf_udp"].packets -= lost;
+    c.phases[0].xmit->by_flow["iperf_udp"].wire_packets -= lost;
+    add_drops(c, "QDISC_DROP", lost, "udp");
+    c.phases[0].qdisc_stats["drops"] = 0;
+    Trace s = node("node1-1", "server", "udp", server);
+    s.phases[0].rx.by_flow["iperf_udp"].packets -= lost;
+    s.phases[0].rx.by_flow["iperf_udp"].wire_packets -= lost;
+    for (Trace* t : {&c, &s}) t->phases[0].dev_stats["carrier_down_count"] = 1;
+    auto test = udp(50, 40.0);
+    test.datagrams_sent = test.datagrams_total = int64_t(client.flow_out.packets);
+    test.datagrams_lost = int64_t(lost);
+    test.received_bps =
+        *test.sent_bps * double(client.flow_out.packets - lost) / double(client.flow_out.packets);
+    auto e = explain_tests({test}, {c, s}, 100e6);
+    const Finding* down = find_finding(e, "LINK_WENT_DOWN");
+    ASSERT_NE(down, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(down->title,
+                         "carrier lost on node1-2's enp0s25 1 time and node1-1's "
+                         "enp0s25 1 time"))
+        << down->title;
+    const Finding* f = find_finding(e, "LOSS_AT_SENDER_QDISC");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail, "node1-2's data NIC was not up")) << f->detail;
+    EXPECT_FALSE(contains(f->next_step, "qdisc limit")) << f->next_step;
+    for (const char* gone :
+         {"SENDER_LIMITED", "HOST_LIMITED", "LIMIT_NOT_LOCATED", "BELOW_CEILING"})
+        EXPECT_EQ(find_finding(e, gone), nullptr) << gone << ": " << codes_of(e);
+
+    // Where the root qdisc itself counted drops, they may be a full queue's: not re-read.
+    c.phases[0].qdisc_stats["drops"] = int64_t(lost);
+    e = explain_tests({test}, {c, s}, 100e6);
+    f = find_finding(e, "LOSS_AT_SENDER_QDISC");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_FALSE(contains(f->detail, "was not up")) << f->detail;
+    // Without a carrier lost, no outage is named.
+    for (Trace* t : {&c, &s}) t->phases[0].dev_stats.erase("carrier_down_count");
+    e = explain_tests({test}, {c, s}, 100e6);
+    EXPECT_EQ(find_finding(e, "LINK_WENT_DOWN"), nullptr) << codes_of(e);
 }
 
 }  // namespace bottleneck_cases

@@ -9,6 +9,7 @@
 #   scripts/testbed.sh down [--state DIR]
 #   scripts/testbed.sh shell-delay [--state DIR] --slow-shell SECONDS   # of a testbed that is up
 #   scripts/testbed.sh node-bpf [--state DIR] --node NODE --bpf off|on   # likewise
+#   scripts/testbed.sh node-cpu [--state DIR] --node NODE --cpu-limit CORES|off   # likewise
 #
 # What `up` builds (all addresses from the benchmarking range 198.18.0.0/15), for row R
 # (default 1) of N nodes (default 2, at most 8); names below are row 1's, another row's links
@@ -43,6 +44,15 @@
 #            CAP_SYS_ADMIN out of its bounding set (setpriv), so root on that node cannot load
 #            BPF programs, as on a node whose image forbids it; `--bpf on` restarts it whole.
 #            Sessions already open keep what they had.
+#   cgroups  each sshd starts with the machine's cgroup hierarchies (the unified one and the v1
+#            one holding the cpu controller) mounted again in its node's mount namespace, which
+#            `ip netns exec` gives a fresh /sys without them: a node sees its processes' cgroups
+#            and their CPU limits as a real node does (np-probe reads them).
+#   cpu      `node-cpu --node NODE --cpu-limit CORES` moves NODE's sshd, and so every session and
+#            process started on the node after it, into a cgroup of its own (np-testbed-NODE)
+#            limited to CORES of CPU time (0.05: 5 % of one core; cgroup v2's cpu.max, else
+#            v1's CFS quota), as on a node whose tools run in a limited slice; `--cpu-limit off`
+#            moves them back where the sshd was and removes the cgroup (`down` does too).
 # It never reads or writes ~/.ssh: try it with `ssh -F DIR/ssh_config node1-1`.
 #
 # `down` stops each sshd by the PID in its pidfile (checked against /proc first), then any
@@ -58,7 +68,7 @@ die() {
     exit 2
 }
 usage() {
-    echo "usage: scripts/testbed.sh up|down|shell-delay|node-bpf [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto] [--node NODE --bpf off|on]" >&2
+    echo "usage: scripts/testbed.sh up|down|shell-delay|node-bpf|node-cpu [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto] [--node NODE --bpf off|on] [--node NODE --cpu-limit CORES|off]" >&2
     exit 2
 }
 
@@ -72,6 +82,7 @@ nodes=2
 row=1
 bpf_node=""
 bpf=""
+cpu_limit=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --profile) [[ $# -ge 2 ]] || usage; profile=$2; shift 2 ;;
@@ -81,6 +92,7 @@ while [[ $# -gt 0 ]]; do
         --row) [[ $# -ge 2 ]] || usage; row=$2; shift 2 ;;
         --node) [[ $# -ge 2 ]] || usage; bpf_node=$2; shift 2 ;;
         --bpf) [[ $# -ge 2 ]] || usage; bpf=$2; shift 2 ;;
+        --cpu-limit) [[ $# -ge 2 ]] || usage; cpu_limit=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -89,7 +101,7 @@ case $profile in 100M | 1G | unshaped) ;; *) die "--profile: '$profile' is not 1
 [[ $state == /* ]] || die "--state: '$state' must be an absolute path"
 [[ $nodes =~ ^[2-8]$ ]] || die "--nodes: '$nodes' is not a number of nodes from 2 to 8"
 [[ $row =~ ^([1-9]|auto)$ ]] || die "--row: '$row' is not a row from 1 to 9, or auto"
-# `down`, `shell-delay` and `node-bpf` act on the testbed that is up there, whatever their options say.
+# `down`, `shell-delay`, `node-bpf` and `node-cpu` act on the testbed that is up there, whatever their options say.
 if [[ $action != up && -r $state/testbed.conf ]]; then
     conf=$(<"$state/testbed.conf")
     [[ $conf =~ ^row=([1-9])\ nodes=([2-8])$ ]] || die "$state/testbed.conf: '$conf' is not 'row=R nodes=N'"
@@ -181,6 +193,7 @@ down() {
             stop_pids "${pids[@]}"
             ip netns delete "$node"
         fi
+        node_cpu_off "$node"
     done
     # Deleting a namespace deletes its veths, and with them these peers, asynchronously: one
     # that `ip link show` still saw may be gone when it is deleted (down then failed halfway).
@@ -228,6 +241,32 @@ claim_row() {
 }
 
 ns() { ip netns exec "$1" "${@:2}"; }
+
+# The shell commands that mount this machine's cgroup hierarchies again where a node's shell
+# runs them (see "cgroups" above): the tmpfs holding them, the unified one, and v1's with the
+# cpu controller. Each may fail (then the node lacks it, as the machine would).
+cgroup_mounts() {
+    awk '{
+        for (i = 7; i <= NF && $i != "-"; i++) {}
+        t = $(i + 1); o = $(i + 3); m = $5
+        if (m == "/sys/fs/cgroup" && t == "tmpfs")
+            print "mount -t tmpfs -o mode=755 np_cgroups /sys/fs/cgroup || true;"
+        else if (m ~ /^\/sys\/fs\/cgroup(\/|$)/ && t == "cgroup2")
+            print "mkdir -p " m " && mount -t cgroup2 none " m " || true;"
+        else if (m ~ /^\/sys\/fs\/cgroup\// && t == "cgroup" && o ~ /(^|,)cpu(,|$)/) {
+            sub(/^r[ow],/, "", o)
+            print "mkdir -p " m " && mount -t cgroup -o " o " none " m " || true;"
+        }
+    }' /proc/self/mountinfo | tr '\n' ' '
+}
+
+# NODE's sshd started in the node's namespaces with the cgroups mounted; any further arguments
+# go before sshd (setpriv …), after the mounts, which need CAP_SYS_ADMIN.
+node_sshd() {
+    local dir=$state/$1
+    ns "$1" sh -c "{ true; $(cgroup_mounts) } 2>/dev/null; exec \"\$@\"" sh "${@:2}" \
+        /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
+}
 
 shape() {  # NODE: apply the profile to the node's end of the data veth
     case $profile in
@@ -356,7 +395,7 @@ MaxStartups 32:30:64
 Subsystem sftp /usr/lib/openssh/sftp-server
 SetEnv HOME=$state/slow-home TMPDIR=$TMP_ROOT/$node
 EOF
-        ns "$node" /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
+        node_sshd "$node"
         cat >>"$state/ssh_config" <<EOF
 Host $node
     HostName ${CTL_IPS[$i]}
@@ -416,10 +455,9 @@ node_bpf() {
     stop_pids "$pid"
     rm -f "$dir/sshd.pid"
     if [[ $bpf == off ]]; then
-        ns "$node" setpriv --bounding-set=-bpf,-perfmon,-sys_admin \
-            /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
+        node_sshd "$node" setpriv --bounding-set=-bpf,-perfmon,-sys_admin
     else
-        ns "$node" /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
+        node_sshd "$node"
     fi
     for n in $(seq 50); do
         sshd_pid "$node" >/dev/null && return 0
@@ -427,6 +465,64 @@ node_bpf() {
     done
     cat "$dir/sshd.log" >&2
     die "$node: sshd did not come back"
+}
+
+# The cgroup hierarchy that holds the cpu controller here: "v2 DIR" or "v1 DIR"; nothing when none.
+cpu_hierarchy() {
+    if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+        echo "v2 /sys/fs/cgroup"
+    elif [[ -f /sys/fs/cgroup/cpu/cgroup.procs ]]; then
+        echo "v1 /sys/fs/cgroup/cpu"
+    fi
+}
+
+# Every process of NODE's cgroup (np-testbed-NODE) back where its sshd was, and the cgroup gone.
+node_cpu_off() {
+    local node=$1 version base cg orig p
+    read -r version base <<<"$(cpu_hierarchy)"
+    [[ -n ${base:-} ]] || return 0
+    cg=$base/np-testbed-$node
+    [[ -d $cg ]] || return 0
+    orig=$(cat "$state/$node/cgroup.orig" 2>/dev/null || echo /)
+    [[ -f $base$orig/cgroup.procs ]] || orig=/
+    [[ $orig == / ]] && orig=""
+    while read -r p; do echo "$p" >"$base$orig/cgroup.procs" 2>/dev/null || true; done <"$cg/cgroup.procs"
+    rmdir "$cg" 2>/dev/null || true
+    rm -f "$state/$node/cgroup.orig"
+}
+
+# node-cpu: NODE's sshd (and what it starts) limited to --cpu-limit cores, or back (off).
+node_cpu() {
+    local node="" n pid version base cg quota period=100000
+    for n in "${NODES[@]}"; do [[ $n == "$bpf_node" ]] && node=$n; done
+    [[ -n $node ]] || die "--node: '$bpf_node' is not a node of this testbed (${NODES[*]})"
+    if [[ $cpu_limit == off ]]; then
+        node_cpu_off "$node"
+        return 0
+    fi
+    [[ $cpu_limit =~ ^[0-9]*\.?[0-9]+$ ]] || die "--cpu-limit: '$cpu_limit' is not a number of cores or off"
+    quota=$(awk -v c="$cpu_limit" -v p=$period 'BEGIN { printf "%d", c * p }')
+    ((quota >= 1000)) || die "--cpu-limit: '$cpu_limit' is below the kernel's least, 0.01 of a core"
+    read -r version base <<<"$(cpu_hierarchy)"
+    [[ -n ${base:-} ]] || die "this machine has no cgroup hierarchy with the cpu controller"
+    pid=$(sshd_pid "$node") || die "$node: its sshd is not running"
+    cg=$base/np-testbed-$node
+    if [[ ! -d $cg ]]; then
+        if [[ $version == v2 ]]; then
+            sed -n 's/^0:://p' "/proc/$pid/cgroup" >"$state/$node/cgroup.orig"
+            grep -qw cpu "$base/cgroup.subtree_control" || echo +cpu >"$base/cgroup.subtree_control"
+        else
+            sed -n 's/^[0-9]*:\([^:]*,\)\?cpu\(,[^:]*\)\?://p' "/proc/$pid/cgroup" >"$state/$node/cgroup.orig"
+        fi
+        mkdir "$cg"
+    fi
+    if [[ $version == v2 ]]; then
+        echo "$quota $period" >"$cg/cpu.max"
+    else
+        echo $period >"$cg/cpu.cfs_period_us"
+        echo "$quota" >"$cg/cpu.cfs_quota_us"
+    fi
+    echo "$pid" >"$cg/cgroup.procs"
 }
 
 case $action in
@@ -439,6 +535,10 @@ case $action in
     node-bpf)
         [[ -d $state/slow-home ]] || die "no testbed is up with state $state"
         node_bpf
+        ;;
+    node-cpu)
+        [[ -d $state/slow-home ]] || die "no testbed is up with state $state"
+        node_cpu
         ;;
     *) usage ;;
 esac

@@ -47,8 +47,9 @@ const std::string kShaper1G =
     "tc qdisc replace dev enp0s25 root handle 1: stab overhead 24 linklayer ethernet tbf rate "
     "1gbit burst 128kb latency 50ms";
 
+// `command` in `node`'s namespaces, or on the machine itself where node is "".
 bool on(const std::string& node, const std::string& command) {
-    const auto r = sh("ip netns exec " + node + " " + command);
+    const auto r = sh(node.empty() ? command : "ip netns exec " + node + " " + command);
     if (r.status != 0) std::cerr << node << ": " << command << ": " << r.out;
     return r.status == 0;
 }
@@ -56,7 +57,7 @@ bool on(const std::string& node, const std::string& command) {
 struct Scenario {
     std::string name{};
     std::string fault{};                                         // what is injected, for the table
-    std::vector<std::pair<std::string, std::string>> inject{};   // node, command
+    std::vector<std::pair<std::string, std::string>> inject{};   // node ("": machine), command
     std::vector<std::pair<std::string, std::string>> restore{};  // run whatever happened
     std::vector<std::string> args{};              // for `run`, after the testbed's own
     std::map<std::string, std::string> params{};  // params.yml keys to set ("" removes)
@@ -523,6 +524,42 @@ Scenario choked_ack_path() {
 
 TEST(Faults, AChokedAckPathIsTheReversePath) {
     run_scenario(choked_ack_path());
+}
+
+// "iperf3 gets 80 Mbit/s on my 100M link and nothing is lost" — every process started on one
+// node runs in a cgroup whose CPU limit is 5 % of a core (a limited slice, a container's
+// quota): the node's own tool could not keep up, and the verdict must name that node and its
+// limit, not "the hosts".
+Scenario starved(const std::string& name, const std::string& node, const std::string& side,
+                 const std::string& udp_rate) {
+    const std::string testbed_sh = "bash " NP_SOURCE_DIR "/scripts/testbed.sh node-cpu --state " +
+                                   state_dir + " --node " + node + " --cpu-limit ";
+    return {.name = name,
+            .fault = "every process on the " + side +
+                     " limited to 5 % of a core (cgroup), UDP -b " + udp_rate,
+            .inject = {{"", testbed_sh + "0.05"}},
+            .restore = {{"", testbed_sh + "off"}},
+            .args = {"--udp-bandwidth", udp_rate},
+            .detail_mentions = "was held back by the CPU limit of its cgroup"};
+}
+
+// TCP's receiver reads too slowly: its window closes, nothing is lost. UDP asks for 1M, which
+// the starved receiver still reads (at 50M its socket overflows — named at the socket with
+// this limit as its why — and datagrams still queued unread when the phase is cut are left
+// unattributed: not yet measured).
+TEST(Faults, AStarvedReceiverIsNamedWithItsCgroupsLimit) {
+    Scenario s = starved("starved receiver", server(), "server (receiver)", "1M");
+    s.expect = {"HOST_LIMITED"};
+    run_scenario(s);
+}
+
+// The sender writes too slowly: UDP sends less than the 50M asked for, named with the limit;
+// TCP, cheaper per byte, may still fill the link (else it is host-limited by the same cause).
+TEST(Faults, AStarvedSenderIsNamedWithItsCgroupsLimit) {
+    Scenario s = starved("starved sender", client(), "client (sender)", "50M");
+    s.expect = {"SENDER_LIMITED"};
+    s.allow = {"HOST_LIMITED"};
+    run_scenario(s);
 }
 
 // The suite's representative part of the tier matrix (the whole of it: docs/testbed.md, "The

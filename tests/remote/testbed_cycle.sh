@@ -38,6 +38,29 @@ if ssh_node "$b" "ping -c 1 -W 1 -I enp3s0 $wrong.1" >/dev/null; then
     fail "enp3s0 reached the other node"
 fi
 
+# A node sees the machine's cgroups, as a real node does; node-cpu puts what it starts after
+# into a cgroup of its own with that CPU limit, and off (or down) moves it back and removes it.
+cpu_base=""
+if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    cpu_base=/sys/fs/cgroup
+elif [[ -f /sys/fs/cgroup/cpu/cgroup.procs ]]; then
+    cpu_base=/sys/fs/cgroup/cpu
+fi
+if [[ -n $cpu_base ]]; then
+    ssh_node "$a" "test -f $cpu_base/cgroup.procs" || fail "$a does not see $cpu_base"
+    tb node-cpu --node "$a" --cpu-limit 0.05
+    cg=$cpu_base/np-testbed-$a
+    limit=$(cat "$cg/cpu.max" 2>/dev/null || echo "$(<"$cg/cpu.cfs_quota_us") $(<"$cg/cpu.cfs_period_us")")
+    [[ $limit == "5000 100000" ]] || fail "node-cpu limit: $limit"
+    inner=$(ssh_node "$a" 'cat /proc/self/cgroup')
+    [[ $inner == *"/np-testbed-$a"* ]] || fail "a session on $a is not in its cgroup: $inner"
+    if tb node-cpu --node "$a" --cpu-limit 0.001 2>/dev/null; then fail "a limit below 0.01 taken"; fi
+    tb node-cpu --node "$a" --cpu-limit off
+    [[ -e $cg ]] && fail "node-cpu off left $cg"
+    [[ $(ssh_node "$a" 'cat /proc/self/cgroup') != *"/np-testbed-$a"* ]] || fail "still limited"
+    tb node-cpu --node "$b" --cpu-limit 0.5  # left for down to remove
+fi
+
 # A host key that is not in known_hosts is refused (StrictHostKeyChecking yes).
 : >"$state/empty_known_hosts"
 if ssh -F "$state/ssh_config" -o UserKnownHostsFile="$state/empty_known_hosts" "$a" true \
@@ -54,6 +77,7 @@ tb down  # safe twice
 ip netns list | grep -Eq "^node$r-[12]\b" && fail "namespace left"
 ip -br link | grep -q "^$pfx-" && fail "link left"
 [[ -e $state ]] && fail "state dir left"
+[[ -n $cpu_base && -e $cpu_base/np-testbed-$b ]] && fail "down left $b's cgroup"
 [[ -e /tmp/np-testbed-row$r ]] && fail "the nodes' TMPDIRs left"
 pgrep -f "sshd -f $state/" >/dev/null && fail "sshd left"
 echo "PASS testbed cycle (row $r)"

@@ -179,26 +179,6 @@ void ToolProcesses::find_new(int64_t now_ms) {
         w.pid = pid;
         w.start_ticks = stat->start_ticks;
         w.comm = stat->comm;
-        // Its cgroup and the ancestors: a limit on any of them throttles it. The v1 cpu
-        // hierarchy where the machine has one (hybrid: the unified one then has no cpu
-        // controller), else the unified one.
-        const CgroupPaths paths = parse_proc_cgroup(read_text(base + "/cgroup"));
-        std::string path, mount, root;
-        if (paths.cpu_v1 && !mounts_.cpu_v1.empty()) {
-            path = *paths.cpu_v1, mount = mounts_.cpu_v1, root = mounts_.cpu_v1_root;
-            w.v2_or_v1 = "v1";
-        } else if (paths.unified && !mounts_.unified.empty()) {
-            path = *paths.unified, mount = mounts_.unified, root = mounts_.unified_root;
-            w.v2_or_v1 = "v2";
-        }
-        for (std::string p = path; !p.empty();) {
-            const std::string dir = cgroup_dir(mount, root, p);
-            if (dir.empty()) break;
-            w.cgroup_dirs.push_back(p);
-            if (p == "/" || p == root) break;
-            const size_t slash = p.rfind('/');
-            p = slash == 0 ? "/" : p.substr(0, slash);
-        }
         read(w, now_ms);
         w.first = w.last;
         watched_.emplace(pid, std::move(w));
@@ -214,12 +194,36 @@ void ToolProcesses::read(Watched& w, int64_t now_ms) {
     }
     w.last.t_ms = now_ms;
     w.last.cpu_ticks = stat->cpu_ticks;
+    // Its cgroup and the ancestors: a limit on any of them throttles it. The v1 cpu hierarchy
+    // where the machine has one (hybrid: the unified one then has no cpu controller), else the
+    // unified one. Read each time: a process can be moved (a slice's manager, a container's).
+    const CgroupPaths paths =
+        parse_proc_cgroup(read_text("/proc/" + std::to_string(w.pid) + "/cgroup"));
+    std::string path, mount_of, root_of;
+    if (paths.cpu_v1 && !mounts_.cpu_v1.empty()) {
+        path = *paths.cpu_v1, mount_of = mounts_.cpu_v1, root_of = mounts_.cpu_v1_root;
+        w.v2_or_v1 = "v1";
+    } else if (paths.unified && !mounts_.unified.empty()) {
+        path = *paths.unified, mount_of = mounts_.unified, root_of = mounts_.unified_root;
+        w.v2_or_v1 = "v2";
+    }
+    w.cgroup_dirs.clear();
+    for (std::string p = path; !p.empty();) {
+        if (cgroup_dir(mount_of, root_of, p).empty()) break;
+        w.cgroup_dirs.push_back(p);
+        if (p == "/" || p == root_of) break;
+        const size_t slash = p.rfind('/');
+        p = slash == 0 ? "/" : p.substr(0, slash);
+    }
     const bool v2 = w.v2_or_v1 == "v2";
     const std::string& mount = v2 ? mounts_.unified : mounts_.cpu_v1;
     const std::string& root = v2 ? mounts_.unified_root : mounts_.cpu_v1_root;
     for (const auto& p : w.cgroup_dirs) {
         const CgroupCpuStat s = parse_cpu_stat(read_text(cgroup_dir(mount, root, p) + "/cpu.stat"));
-        if (s.has_bandwidth) w.last.cgroups[p] = s;
+        if (!s.has_bandwidth) continue;
+        w.last.cgroups[p] = s;
+        // A cgroup it joined since the watch began counts from when it was first read.
+        w.first.cgroups.emplace(p, s);
     }
 }
 

@@ -727,8 +727,31 @@ TEST(ProbeKernel, OnceAttachedItKeepsOnlyCapNetAdminAndStillTracesAndDetaches) {
         EXPECT_EQ(status_field(pid, "CapInh"), 0U);
         EXPECT_EQ(status_field(pid, "CapAmb"), 0U);
         EXPECT_EQ(status_field(pid, "NoNewPrivs"), 1U);
+        // Its one helper, which tells it who holds the test's sockets, keeps CAP_SYS_PTRACE alone
+        // (docs/security.md) and nothing of the probe's descriptors.
+        const std::string children = read_file(fmt::format("/proc/{0}/task/{0}/children", pid));
+        ASSERT_FALSE(children.empty()) << "no helper process";
+        const pid_t helper = std::stoi(children);
+        std::printf("its socket-owner helper: %s\n", capability_sets(helper).c_str());
+        constexpr uint64_t sys_ptrace = 1ULL << 19;
+        EXPECT_EQ(status_field(helper, "CapEff"), sys_ptrace);
+        EXPECT_EQ(status_field(helper, "CapPrm"), sys_ptrace);
+        EXPECT_EQ(status_field(helper, "CapBnd"), sys_ptrace);
+        EXPECT_EQ(status_field(helper, "NoNewPrivs"), 1U);
+        EXPECT_EQ(std::distance(std::filesystem::directory_iterator(
+                                    fmt::format("/proc/{}/fd", helper)),
+                                std::filesystem::directory_iterator()),
+                  4);
         const auto j = iperf3_client(a, "-c 198.18.20.2 -p 5305 -t 1");
         const Trace t = probe.stop();
+        // With that, the client's iperf3 — root, all capabilities — was found and watched.
+        bool watched = false;
+        for (const auto& phase : t.phases)
+            for (const auto& pr : phase.processes)
+                if (pr.comm == "iperf3" && pr.watched_ms > 500 && pr.cpu_ms > 0) watched = true;
+        EXPECT_TRUE(watched) << "the client's iperf3 is not among the trace's processes";
+        EXPECT_FALSE(std::filesystem::exists(fmt::format("/proc/{}", helper)))
+            << "the helper outlived the probe";
         // Its maps, /proc/net and the qdisc were read without the rest.
         const PhaseTrace all = merged_phases(t);
         EXPECT_GT(double(all.tx.by_flow.at("iperf_tcp").bytes),

@@ -92,6 +92,9 @@ struct LedgerDrop {
     bool housekeeping = false;
 };
 
+// The label of the ledger's last point: what the receiving application counted.
+inline constexpr std::string_view kDeliveredPoint = "delivered to the application";
+
 // One point of the path, with the drops between it and the point before.
 struct LedgerPoint {
     std::string label;  // "left the sender's NIC"
@@ -99,7 +102,9 @@ struct LedgerPoint {
     std::optional<uint64_t> count;  // frames (TCP segments, UDP datagrams); empty: not measured
     bool inferred = false;          // derived from other counts, not measured there
     std::vector<LedgerDrop> drops;  // between the previous point and this one
-    // Not lost but not yet there when the phase was cut: still in the sender's queue.
+    // Not lost but not yet there when the phase was cut: still in the sender's queue (at
+    // 'left the sender's NIC'), or UDP datagrams still unread in the receiving socket (at
+    // 'delivered to the application').
     uint64_t queued_at_end = 0;
     // Raised to what the next point proves passed here: the counter here saw this many fewer
     // (what arrived at the receiver left the sender, whatever the sender's transmit count says).

@@ -607,8 +607,9 @@ std::vector<LedgerStep> ledger_steps(const Ledger& l) {
             add("+ more than the point before", p.node, uint64_t(-p.unattributed), "unattributed",
                 "counted here but not before");
         if (p.queued_at_end > 0)
-            add("· still in the sender's queue", p.node, p.queued_at_end, "queued",
-                "not lost: queued when the phase ended");
+            add(p.label == kDeliveredPoint ? "· still unread in the receiving socket"
+                                           : "· still in the sender's queue",
+                p.node, p.queued_at_end, "queued", "not lost: queued when the phase ended");
         add(fmt::format("{}. {}", ++n, p.label), p.node, p.count,
             !p.count     ? "not measured"
             : p.inferred ? "inferred"

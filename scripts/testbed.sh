@@ -48,11 +48,11 @@
 #            one holding the cpu controller) mounted again in its node's mount namespace, which
 #            `ip netns exec` gives a fresh /sys without them: a node sees its processes' cgroups
 #            and their CPU limits as a real node does (np-probe reads them).
-#   cpu      `node-cpu --node NODE --cpu-limit CORES` moves NODE's sshd, and so every session and
-#            process started on the node after it, into a cgroup of its own (np-testbed-NODE)
-#            limited to CORES of CPU time (0.05: 5 % of one core; cgroup v2's cpu.max, else
-#            v1's CFS quota), as on a node whose tools run in a limited slice; `--cpu-limit off`
-#            moves them back where the sshd was and removes the cgroup (`down` does too).
+#   cpu      `node-cpu --node NODE --cpu-limit CORES` puts NODE's tools (iperf3, iperf) into a
+#            cgroup of its own (np-testbed-NODE) limited to CORES of CPU time (0.05: 5 % of one
+#            core; cgroup v2's cpu.max, else v1's CFS quota), as on a node whose tool runs in a
+#            limited slice or container: a watcher moves each within 0.1 s of its start;
+#            `--cpu-limit off` stops it, moves them back and removes the cgroup (`down` too).
 # It never reads or writes ~/.ssh: try it with `ssh -F DIR/ssh_config node1-1`.
 #
 # `down` stops each sshd by the PID in its pidfile (checked against /proc first), then any
@@ -476,9 +476,23 @@ cpu_hierarchy() {
     fi
 }
 
-# Every process of NODE's cgroup (np-testbed-NODE) back where its sshd was, and the cgroup gone.
+# The watcher node-cpu starts for NODE, if its pidfile names a live one (checked against its
+# command line, as sshd_pid does).
+cpu_watcher_pid() {
+    local pidfile=$state/$1/cpu-watcher.pid pid
+    [[ -r $pidfile ]] || return 1
+    pid=$(<"$pidfile")
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "np-testbed-cpu-watcher $1" || return 1
+    echo "$pid"
+}
+
+# NODE's tools out of their cgroup (np-testbed-NODE), back where the node's sshd is, the
+# watcher stopped and the cgroup gone.
 node_cpu_off() {
-    local node=$1 version base cg orig p
+    local node=$1 version base cg orig p pid
+    if pid=$(cpu_watcher_pid "$node"); then stop_pids "$pid"; fi
+    rm -f "$state/$node/cpu-watcher.pid"
     read -r version base <<<"$(cpu_hierarchy)"
     [[ -n ${base:-} ]] || return 0
     cg=$base/np-testbed-$node
@@ -491,7 +505,9 @@ node_cpu_off() {
     rm -f "$state/$node/cgroup.orig"
 }
 
-# node-cpu: NODE's sshd (and what it starts) limited to --cpu-limit cores, or back (off).
+# node-cpu: NODE's tools (iperf3, iperf) limited to --cpu-limit cores, or back (off). A watcher
+# moves each into the cgroup within 0.1 s of its start — the server once, each client as its
+# test begins — and nothing else of the node: its sshd, shells and probe run as before.
 node_cpu() {
     local node="" n pid version base cg quota period=100000
     for n in "${NODES[@]}"; do [[ $n == "$bpf_node" ]] && node=$n; done
@@ -522,7 +538,21 @@ node_cpu() {
         echo $period >"$cg/cpu.cfs_period_us"
         echo "$quota" >"$cg/cpu.cfs_quota_us"
     fi
-    echo "$pid" >"$cg/cgroup.procs"
+    cpu_watcher_pid "$node" >/dev/null && return 0
+    # Bash builtins only in the loop (-ef compares the namespace files' inodes), so watching
+    # costs next to nothing beside the tests.
+    bash -c '
+        node=$1 procs=$2/cgroup.procs
+        while :; do
+            for d in /proc/[0-9]*; do
+                [[ $d/ns/net -ef /run/netns/$node ]] || continue
+                read -r comm <"$d/comm" 2>/dev/null || continue
+                [[ $comm == iperf3 || $comm == iperf ]] || continue
+                grep -qs "/np-testbed-$node\$" "$d/cgroup" || echo "${d#/proc/}" >"$procs" 2>/dev/null
+            done
+            sleep 0.1
+        done' np-testbed-cpu-watcher "$node" "$cg" </dev/null >/dev/null 2>&1 &
+    echo $! >"$state/$node/cpu-watcher.pid"
 }
 
 case $action in

@@ -314,15 +314,21 @@ Scenario one_gig(Scenario s) {
     return s;
 }
 
-// `rule` in the input chain of an nftables table of the scenario's own on node A, removed after.
-Scenario with_server_input_rule(Scenario s, const std::string& rule) {
-    s.inject.insert(
-        s.inject.begin(),
-        {{server(), "nft add table inet npfault"},
-         {server(), "nft add chain inet npfault input '{ type filter hook input priority 0; }'"},
-         {server(), "nft add rule inet npfault input " + rule}});
-    s.restore.push_back({server(), "nft delete table inet npfault"});
+// `rule` in the `hook` chain (input, output) of an nftables table of the scenario's own on
+// `node`, removed after.
+Scenario with_nft_rule(Scenario s, const std::string& node, const std::string& hook,
+                       const std::string& rule) {
+    s.inject.insert(s.inject.begin(),
+                    {{node, "nft add table inet npfault"},
+                     {node, "nft add chain inet npfault " + hook + " '{ type filter hook " + hook +
+                                " priority 0; }'"},
+                     {node, "nft add rule inet npfault " + hook + " " + rule}});
+    s.restore.push_back({node, "nft delete table inet npfault"});
     return s;
+}
+
+Scenario with_server_input_rule(Scenario s, const std::string& rule) {
+    return with_nft_rule(std::move(s), server(), "input", rule);
 }
 
 TEST(Faults, CleanRunHasOnlyInfoFindings) {
@@ -526,29 +532,28 @@ TEST(Faults, AChokedAckPathIsTheReversePath) {
     run_scenario(choked_ack_path());
 }
 
-// "iperf3 gets 80 Mbit/s on my 100M link and nothing is lost" — every process started on one
-// node runs in a cgroup whose CPU limit is 5 % of a core (a limited slice, a container's
-// quota): the node's own tool could not keep up, and the verdict must name that node and its
-// limit, not "the hosts".
+// "iperf3 gets 80 Mbit/s on my 100M link and nothing is lost" — one node's iperf3 runs in a
+// cgroup whose CPU limit is a few percent of a core (a limited slice, a container's quota): the
+// node's own tool could not keep up, and the verdict must name that node and its limit, not "the
+// hosts". Nothing else of the node is limited (scripts/testbed.sh node-cpu).
 Scenario starved(const std::string& name, const std::string& node, const std::string& side,
-                 const std::string& udp_rate) {
+                 const std::string& percent, const std::string& udp_rate) {
     const std::string testbed_sh = "bash " NP_SOURCE_DIR "/scripts/testbed.sh node-cpu --state " +
                                    state_dir + " --node " + node + " --cpu-limit ";
     return {.name = name,
-            .fault = "every process on the " + side +
-                     " limited to 5 % of a core (cgroup), UDP -b " + udp_rate,
-            .inject = {{"", testbed_sh + "0.05"}},
+            .fault = "iperf3 on the " + side + " limited to " + percent +
+                     " % of a core (cgroup), UDP -b " + udp_rate,
+            .inject = {{"", testbed_sh + "0.0" + percent}},  // percent: one digit
             .restore = {{"", testbed_sh + "off"}},
             .args = {"--udp-bandwidth", udp_rate},
             .detail_mentions = "was held back by the CPU limit of its cgroup"};
 }
 
-// TCP's receiver reads too slowly: its window closes, nothing is lost. UDP asks for 1M, which
-// the starved receiver still reads (at 50M its socket overflows — named at the socket with
-// this limit as its why — and datagrams still queued unread when the phase is cut are left
-// unattributed: not yet measured).
+// TCP's receiver reads too slowly: its window closes, nothing is lost (UDP asks for only 1M,
+// which it still reads; where its socket overflows, the ledger places that loss there with
+// this limit as its why — rules_ledger.cpp).
 TEST(Faults, AStarvedReceiverIsNamedWithItsCgroupsLimit) {
-    Scenario s = starved("starved receiver", server(), "server (receiver)", "1M");
+    Scenario s = starved("starved receiver", server(), "receiver", "5", "1M");
     s.expect = {"HOST_LIMITED"};
     run_scenario(s);
 }
@@ -556,10 +561,27 @@ TEST(Faults, AStarvedReceiverIsNamedWithItsCgroupsLimit) {
 // The sender writes too slowly: UDP sends less than the 50M asked for, named with the limit;
 // TCP, cheaper per byte, may still fill the link (else it is host-limited by the same cause).
 TEST(Faults, AStarvedSenderIsNamedWithItsCgroupsLimit) {
-    Scenario s = starved("starved sender", client(), "client (sender)", "50M");
+    Scenario s = starved("starved sender", client(), "sender", "2", "50M");
     s.expect = {"SENDER_LIMITED"};
     s.allow = {"HOST_LIMITED"};
     run_scenario(s);
+}
+
+// "UDP loses a third of its datagrams, TCP crawls — is the link bad?" — a firewall polices the
+// test's port: nftables on the server drops what exceeds 3,000 packets/s (UDP at 50M is ~4,200
+// datagrams/s). The loss is the filter's, on the receiver, by the kernel's own reason.
+TEST(Faults, APolicerOnTheServerIsTheReceiversFilter) {
+    run_scenario(with_server_input_rule(
+        {.name = "policer on the server",
+         .fault = "nftables on node A drops port 5201 beyond 3,000 packets/s, UDP -b 50M",
+         .args = {"--udp-bandwidth", "50M"},
+         .expect = {"LOSS_AT_RECEIVER_FILTER", "UDP_LOSS"},
+         // TCP meets the same policer: its segments are dropped there and resent.
+         .allow = {"BELOW_CEILING", "RETRANSMITS_CONFIRMED"},
+         .detail_mentions = "NETFILTER_DROP on " + server(),
+         // Netfilter drops are freed in a function of several stages without their reason.
+         .named_down_to = "full"},
+        "meta l4proto { tcp, udp } th dport 5201 limit rate over 3000/second drop"));
 }
 
 // The suite's representative part of the tier matrix (the whole of it: docs/testbed.md, "The

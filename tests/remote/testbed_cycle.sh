@@ -38,8 +38,9 @@ if ssh_node "$b" "ping -c 1 -W 1 -I enp3s0 $wrong.1" >/dev/null; then
     fail "enp3s0 reached the other node"
 fi
 
-# A node sees the machine's cgroups, as a real node does; node-cpu puts what it starts after
-# into a cgroup of its own with that CPU limit, and off (or down) moves it back and removes it.
+# A node sees the machine's cgroups, as a real node does; node-cpu puts the node's tools — and
+# only them — into a cgroup of its own with that CPU limit, and off (or down) stops that, moves
+# them back and removes the cgroup.
 cpu_base=""
 if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
     cpu_base=/sys/fs/cgroup
@@ -52,13 +53,22 @@ if [[ -n $cpu_base ]]; then
     cg=$cpu_base/np-testbed-$a
     limit=$(cat "$cg/cpu.max" 2>/dev/null || echo "$(<"$cg/cpu.cfs_quota_us") $(<"$cg/cpu.cfs_period_us")")
     [[ $limit == "5000 100000" ]] || fail "node-cpu limit: $limit"
-    inner=$(ssh_node "$a" 'cat /proc/self/cgroup')
-    [[ $inner == *"/np-testbed-$a"* ]] || fail "a session on $a is not in its cgroup: $inner"
+    ssh_node "$a" "iperf3 -s -D -p 5299 --pidfile /tmp/np-testbed-row$r/$a/iperf3.pid"
+    tool=""
+    for _ in $(seq 50); do
+        tool=$(cat "/tmp/np-testbed-row$r/$a/iperf3.pid" 2>/dev/null || true)
+        [[ -n $tool ]] && grep -qs "/np-testbed-$a\$" "/proc/$tool/cgroup" && break
+        sleep 0.1
+    done
+    grep -qs "/np-testbed-$a\$" "/proc/$tool/cgroup" || fail "$a's iperf3 is not in its cgroup"
+    [[ $(ssh_node "$a" 'cat /proc/self/cgroup') != *"/np-testbed-$a"* ]] || fail "a shell was limited too"
     if tb node-cpu --node "$a" --cpu-limit 0.001 2>/dev/null; then fail "a limit below 0.01 taken"; fi
     tb node-cpu --node "$a" --cpu-limit off
     [[ -e $cg ]] && fail "node-cpu off left $cg"
-    [[ $(ssh_node "$a" 'cat /proc/self/cgroup') != *"/np-testbed-$a"* ]] || fail "still limited"
-    tb node-cpu --node "$b" --cpu-limit 0.5  # left for down to remove
+    grep -qs "/np-testbed-$a\$" "/proc/$tool/cgroup" && fail "iperf3 still limited"
+    kill "$tool"
+    tb node-cpu --node "$b" --cpu-limit 0.5  # left for down to remove, watcher and all
+    watcher=$(<"$state/$b/cpu-watcher.pid")
 fi
 
 # A host key that is not in known_hosts is refused (StrictHostKeyChecking yes).
@@ -78,6 +88,9 @@ ip netns list | grep -Eq "^node$r-[12]\b" && fail "namespace left"
 ip -br link | grep -q "^$pfx-" && fail "link left"
 [[ -e $state ]] && fail "state dir left"
 [[ -n $cpu_base && -e $cpu_base/np-testbed-$b ]] && fail "down left $b's cgroup"
+# (a zombie that no init reaped has ended too)
+[[ -n $cpu_base && $(awk '{ print $3 }' "/proc/$watcher/stat" 2>/dev/null) =~ ^[RSD]$ ]] &&
+    fail "down left $b's cgroup watcher"
 [[ -e /tmp/np-testbed-row$r ]] && fail "the nodes' TMPDIRs left"
 pgrep -f "sshd -f $state/" >/dev/null && fail "sshd left"
 echo "PASS testbed cycle (row $r)"

@@ -738,10 +738,10 @@ TEST(ProbeKernel, OnceAttachedItKeepsOnlyCapNetAdminAndStillTracesAndDetaches) {
         EXPECT_EQ(status_field(helper, "CapPrm"), sys_ptrace);
         EXPECT_EQ(status_field(helper, "CapBnd"), sys_ptrace);
         EXPECT_EQ(status_field(helper, "NoNewPrivs"), 1U);
-        EXPECT_EQ(std::distance(std::filesystem::directory_iterator(
-                                    fmt::format("/proc/{}/fd", helper)),
-                                std::filesystem::directory_iterator()),
-                  4);
+        EXPECT_EQ(
+            std::distance(std::filesystem::directory_iterator(fmt::format("/proc/{}/fd", helper)),
+                          std::filesystem::directory_iterator()),
+            4);
         const auto j = iperf3_client(a, "-c 198.18.20.2 -p 5305 -t 1");
         const Trace t = probe.stop();
         // With that, the client's iperf3 — root, all capabilities — was found and watched.

@@ -573,7 +573,7 @@ TEST(Faults, AStarvedSenderIsNamedWithItsCgroupsLimit) {
 TEST(Faults, APolicerOnTheServerIsTheReceiversFilter) {
     run_scenario(with_server_input_rule(
         {.name = "policer on the server",
-         .fault = "nftables on node A drops port 5201 beyond 3,000 packets/s, UDP -b 50M",
+         .fault = "nftables on node A drops port 5201's data packets beyond 3,000/s, UDP -b 50M",
          .args = {"--udp-bandwidth", "50M"},
          .expect = {"LOSS_AT_RECEIVER_FILTER", "UDP_LOSS"},
          // TCP meets the same policer: its segments are dropped there and resent.
@@ -581,7 +581,10 @@ TEST(Faults, APolicerOnTheServerIsTheReceiversFilter) {
          .detail_mentions = "NETFILTER_DROP on " + server(),
          // Netfilter drops are freed in a function of several stages without their reason.
          .named_down_to = "full"},
-        "meta l4proto { tcp, udp } th dport 5201 limit rate over 3000/second drop"));
+        // Data-sized packets only: a policer that also takes iperf3's 4-byte UDP hello (seen
+        // once in CI) fails the test before it starts — a TOOL_ERROR, not this question.
+        "meta l4proto { tcp, udp } th dport 5201 meta length gt 1000 limit rate over 3000/second "
+        "drop"));
 }
 
 // The suite's representative part of the tier matrix (the whole of it: docs/testbed.md, "The

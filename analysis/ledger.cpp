@@ -505,14 +505,9 @@ class LedgerBuilder {
         LedgerPoint got = delivered_point();
         LedgerPoint app{std::string(kSent), l_.sender_node, app_sent_, false, {}, 0};
         // Reasonless drops no gap needed: the receiver's stay unplaced (TCP has no application
-        // count to hold them against), the sender's were packets coming in. Those freed above
-        // the receiver's NIC without a device (a connection's queues purged at close, kilobytes
-        // each, not frames) cost the flow nothing where every count adds up: housekeeping.
-        for (auto& d : leftover(receiver_unknown_, Stage::unknown)) got.drops.push_back(d);
-        for (auto d : leftover(receiver_unknown_above_nic_, Stage::unknown)) {
-            d.housekeeping = true;
-            got.drops.push_back(d);
-        }
+        // count to hold them against), the sender's were packets coming in.
+        for (const auto* from : {&receiver_unknown_, &receiver_unknown_above_nic_})
+            for (auto& d : leftover(*from, Stage::unknown)) got.drops.push_back(d);
         for (auto& d : leftover(sender_unknown_, Stage::reverse)) sender_drops_.push_back(d);
         l_.points = {app, hook, out, in, got};
         for (const auto& p : l_.points)

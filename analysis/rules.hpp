@@ -93,19 +93,19 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
 // The busiest CPU of a traced node during the test, for what was ruled out ("node1-1's busiest
 // CPU, 1, was busy 62 % of the test"); empty without CPU times.
 std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_s);
-// The test's own process on a traced node that could not run as fast as the test needed, by its
-// own counters (the probe's `processes`, src/probe/tool_processes.hpp): held back by its cgroup's
-// CPU limit (throttled in at least a fifth of the enforcement periods and for a tenth of the time
-// it was watched), or running one core flat out (95 % of a core: a single-threaded tool's limit).
-// The most held back of the node's, with its evidence; empty where none was.
+// The test's own process on a traced node that its cgroup's CPU limit held back, by its own
+// counters (the probe's `processes`, src/probe/tool_processes.hpp): throttled in at least a
+// fifth of the enforcement periods and for a tenth of the time it was watched. The most held
+// back of the node's, with its evidence; empty where none was. (A process's CPU time alone does
+// not show one core flat out: it sums its threads, and iperf3 since 3.16 runs one per stream.)
 struct StarvedTool {
     std::string node;
-    std::string text;   // "node1-1's iperf3 (pid 812) was held back by the CPU limit of …"
-    std::string limit;  // the cgroup whose CPU limit throttled it ("" when it ran a core flat out)
+    std::string text;    // "node1-1's iperf3 (pid 812) was held back by the CPU limit of …"
+    std::string cgroup;  // the cgroup whose limit throttled it
     Evidence evidence;
 };
 std::optional<StarvedTool> starved_tool(const TracedSide& side);
-// The next step for a tool a cgroup's CPU limit held back; "" where it ran a core flat out.
+// The next step for a tool a cgroup's CPU limit held back: lift that limit.
 std::string lift_limit_step(const StarvedTool& tool);
 // What the test's processes on a traced node used, for what was ruled out ("node1-1's iperf3
 // ran 12 % of a core, and no CPU limit throttled it"); empty where the probe saw none.

@@ -333,8 +333,6 @@ constexpr int64_t kWatchedEnoughMs = 200;
 // CPU limit held the process back (a quota touched once in a while does not).
 constexpr double kThrottledPeriodShare = 0.2;
 constexpr double kThrottledTimeShare = 0.1;
-// A process running this share of one core ran it flat out.
-constexpr double kCoreBoundShare = 0.95;
 
 bool throttled(const ProcessCpu& p) {
     return p.periods > 0 && p.throttled_periods >= 2 &&
@@ -356,57 +354,48 @@ std::string process_name(const std::string& node, const ProcessCpu& p) {
 std::optional<StarvedTool> starved_tool(const TracedSide& side) {
     const ProcessCpu* worst = nullptr;
     for (const auto& p : side.phase.processes)
-        if (p.watched_ms >= kWatchedEnoughMs && (throttled(p) || p.cpu_share() >= kCoreBoundShare))
-            if (!worst || p.throttled_ms > worst->throttled_ms ||
-                (p.throttled_ms == worst->throttled_ms && p.cpu_share() > worst->cpu_share()))
-                worst = &p;
+        if (p.watched_ms >= kWatchedEnoughMs && throttled(p) &&
+            (!worst || p.throttled_ms > worst->throttled_ms))
+            worst = &p;
     if (!worst) return std::nullopt;
     const ProcessCpu& p = *worst;
     const std::string& node = side.trace->node;
-    StarvedTool s{node, "", "", {}};
-    const double watched_s = double(p.watched_ms) / 1000;
-    if (throttled(p)) {
-        // throttled_ms sums the time over the CPUs the cgroup's tasks were held back on.
-        s.text = fmt::format(
-            "{} was held back by the CPU limit of its cgroup {}{}: throttled in {} of {} "
-            "enforcement periods ({:.2f} s held back, summed over CPUs) over the {:.1f} s it was "
-            "watched, so it ran only {} of a core",
-            process_name(node, p), p.cgroup,
-            p.quota_cores ? " (" + cores_text(*p.quota_cores) + ")" : std::string(),
-            p.throttled_periods, p.periods, double(p.throttled_ms) / 1000, watched_s,
-            format_pct(p.cpu_share(), p.cpu_share() < 0.1 ? 1 : 0));
-        s.limit = p.cgroup;
-        s.evidence.emplace_back(node + ".throttled_periods", p.throttled_periods);
-        s.evidence.emplace_back(node + ".periods", p.periods);
-        s.evidence.emplace_back(node + ".throttled_ms", p.throttled_ms);
-        if (p.quota_cores) s.evidence.emplace_back(node + ".cpu_quota_cores", *p.quota_cores);
-    } else {
-        s.text = fmt::format(
-            "{} ran {} of a core over the {:.1f} s it was watched: one core flat out, as far as "
-            "one thread of the tool goes",
-            process_name(node, p), format_pct(p.cpu_share(), 0), watched_s);
-    }
-    s.evidence.emplace_back(node + ".tool_cpu_pct", rounded(100 * p.cpu_share(), 1));
+    StarvedTool s{node, "", p.cgroup, {}};
+    // throttled_ms sums the time over the CPUs the cgroup's tasks were held back on.
+    s.text = fmt::format(
+        "{} was held back by the CPU limit of its cgroup {}{}: throttled in {} of {} "
+        "enforcement periods ({:.2f} s held back, summed over CPUs) over the {:.1f} s it was "
+        "watched, so it ran only {} of a core",
+        process_name(node, p), p.cgroup,
+        p.quota_cores ? " (" + cores_text(*p.quota_cores) + ")" : std::string(),
+        p.throttled_periods, p.periods, double(p.throttled_ms) / 1000, double(p.watched_ms) / 1000,
+        format_pct(p.cpu_share(), p.cpu_share() < 0.1 ? 1 : 0));
+    s.evidence = {{node + ".throttled_periods", p.throttled_periods},
+                  {node + ".periods", p.periods},
+                  {node + ".throttled_ms", p.throttled_ms},
+                  {node + ".tool_cpu_pct", rounded(100 * p.cpu_share(), 1)}};
+    if (p.quota_cores) s.evidence.emplace_back(node + ".cpu_quota_cores", *p.quota_cores);
     return s;
 }
 
 std::string lift_limit_step(const StarvedTool& tool) {
-    if (tool.limit.empty()) return "";
     return fmt::format(
         "Raise or lift the CPU limit of cgroup {} on {} (cpu.max, or cpu.cfs_quota_us under "
         "cgroup v1), or run the tool outside it; then run again.",
-        tool.limit, tool.node);
+        tool.cgroup, tool.node);
 }
 
 std::optional<std::string> tool_processes_text(const TracedSide& side) {
     std::vector<std::string> parts;
     for (const auto& p : side.phase.processes) {
         if (p.watched_ms < kWatchedEnoughMs) continue;
-        std::string limit = p.quota_cores ? fmt::format(
-                                                "its cgroup's limit of {} did not "
-                                                "throttle it",
-                                                cores_text(*p.quota_cores))
-                                          : std::string("no CPU limit on its cgroup");
+        // Where the probe could not read the process's cgroup (no cgroupfs mounted where it
+        // runs), nothing is said of a limit either way.
+        std::string limit = p.cgroup.empty() ? std::string("its cgroup not readable there")
+                            : p.quota_cores
+                                ? fmt::format("its cgroup's limit of {} did not throttle it",
+                                              cores_text(*p.quota_cores))
+                                : std::string("no CPU limit on its cgroup");
         if (p.quota_cores && p.throttled_periods > 0)
             limit = fmt::format("its cgroup's limit of {} throttled it in {} of {} periods only",
                                 cores_text(*p.quota_cores), p.throttled_periods, p.periods);
@@ -452,15 +441,14 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
     for (const auto* side : {&v.traces.sender, &v.traces.receiver})
         if (*side)
             if (auto text = tool_processes_text(**side)) tools.push_back(std::move(*text));
-    if (!tools.empty())
-        out.push_back(fmt::format("a throttled or core-bound tool: {}", fmt::join(tools, "; ")));
+    if (!tools.empty()) out.push_back(fmt::format("a throttled tool: {}", fmt::join(tools, "; ")));
     return out;
 }
 
 namespace {
 
 // A data NIC that lost its carrier in the test's phase: an outage, named from the kernel's own
-// count, whatever the rate and the drops around it would otherwise be read as.
+// count beside the test's verdict (the drops it caused are read as the link's in the ledger).
 void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
     std::vector<std::string> where;
     Evidence evidence;
@@ -475,8 +463,7 @@ void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
         evidence.emplace_back(node + ".carrier_down_count", it->second);
     }
     if (where.empty()) return;
-    const auto& t = v.test;
-    Finding f = make_finding("LINK_WENT_DOWN", t.label);
+    Finding f = make_finding("LINK_WENT_DOWN", v.test.label);
     f.title = fmt::format("The data link went down during the test: carrier lost on {}",
                           fmt::join(where, " and "));
     f.detail = fmt::format(
@@ -485,13 +472,8 @@ void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
         "the queue that stands in while the device has no carrier) and TCP waited for its "
         "retransmission timer.",
         fmt::join(where, " and "));
-    if (v.measured_bps && v.ceiling)
-        f.detail += fmt::format(
-            " The test ran at {} ({} of its {} ceiling): the outage's rate, "
-            "not a limit of the path.",
-            rate_text(*v.measured_bps, t.rate_resolution_bps),
-            format_pct(*v.measured_bps / v.ceiling->goodput_bps),
-            format_rate(v.ceiling->goodput_bps));
+    // How long the link was down is not counted: whether the outage set the test's rate is the
+    // verdict's to say, from the loss the ledger places and the loads on the link.
     f.evidence = std::move(evidence);
     f.next_step =
         "Find why the link went down: ip -s link (carrier_changes) and the kernel log (link "

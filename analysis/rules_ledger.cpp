@@ -318,7 +318,7 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
             f.detail += " Why it did not read faster: " + tool->text + ".";
             for (const auto& e : tool->evidence) f.evidence.push_back(e);
         }
-        f.next_step = tool && !tool->limit.empty() ? lift_limit_step(*tool)
+        f.next_step = tool     ? lift_limit_step(*tool)
                       : not_up ? "Check the data link's carrier on both nodes over the test "
                                  "(ip -s link: carrier_changes; the kernel log for the link "
                                  "going down) and what set it down."

@@ -444,7 +444,7 @@ void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
     if (const auto tool = v.traces.sender ? starved_tool(*v.traces.sender) : std::nullopt) {
         f.detail += " What held it back: " + tool->text + ".";
         for (const auto& e : tool->evidence) f.evidence.push_back(e);
-        if (!tool->limit.empty()) f.next_step = lift_limit_step(*tool);
+        f.next_step = lift_limit_step(*tool);
     }
     out.push_back(std::move(f));
 }
@@ -808,7 +808,7 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
                                     rate_text(m, t.rate_resolution_bps));
         f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
         for (auto& e : evidence) f.evidence.push_back(std::move(e));
-        f.next_step = tool && !tool->limit.empty()
+        f.next_step = tool
                           ? lift_limit_step(*tool)
                           : "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
         out.push_back(std::move(f));

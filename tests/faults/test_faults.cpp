@@ -577,7 +577,10 @@ TEST(Faults, APolicerOnTheServerIsTheReceiversFilter) {
          .args = {"--udp-bandwidth", "50M"},
          .expect = {"LOSS_AT_RECEIVER_FILTER", "UDP_LOSS"},
          // TCP meets the same policer: its segments are dropped there and resent.
-         .allow = {"BELOW_CEILING", "RETRANSMITS_CONFIRMED"},
+         // At the close the receiver frees a few segment-sized skbs without a reason or a
+         // device (seen: 4 of 1,448 B): the ledger cannot show they were not lost, so it
+         // leaves them unplaced.
+         .allow = {"BELOW_CEILING", "RETRANSMITS_CONFIRMED", "LOSS_UNATTRIBUTED"},
          .detail_mentions = "NETFILTER_DROP on " + server(),
          // Netfilter drops are freed in a function of several stages without their reason.
          .named_down_to = "full"},

@@ -147,12 +147,16 @@ set_row() {
 [[ $(id -u) -eq 0 ]] || { echo "testbed: needs root (network namespaces, sshd)" >&2; exit 3; }
 
 # The sshd we started for NODE, if its pidfile names a live sshd running our config.
-sshd_pid() {
-    local pidfile=$state/$1/sshd.pid pid
-    [[ -r $pidfile ]] || return 1
-    pid=$(<"$pidfile")
+sshd_pid() { pid_of_ours "$state/$1/sshd.pid" "-f $state/$1/sshd_config"; }
+
+# The PID in PIDFILE if that process is alive and its command line holds MARK (a PID reused by
+# another process is not ours to stop).
+pid_of_ours() {
+    local pid
+    [[ -r $1 ]] || return 1
+    pid=$(<"$1")
     [[ $pid =~ ^[0-9]+$ ]] || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-f $state/$1/sshd_config" || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || return 1
     echo "$pid"
 }
 
@@ -476,16 +480,8 @@ cpu_hierarchy() {
     fi
 }
 
-# The watcher node-cpu starts for NODE, if its pidfile names a live one (checked against its
-# command line, as sshd_pid does).
-cpu_watcher_pid() {
-    local pidfile=$state/$1/cpu-watcher.pid pid
-    [[ -r $pidfile ]] || return 1
-    pid=$(<"$pidfile")
-    [[ $pid =~ ^[0-9]+$ ]] || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "np-testbed-cpu-watcher $1" || return 1
-    echo "$pid"
-}
+# The watcher node-cpu starts for NODE, if its pidfile names a live one.
+cpu_watcher_pid() { pid_of_ours "$state/$1/cpu-watcher.pid" "np-testbed-cpu-watcher $1"; }
 
 # NODE's tools out of their cgroup (np-testbed-NODE), back where the node's sshd is, the
 # watcher stopped and the cgroup gone.

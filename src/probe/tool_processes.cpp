@@ -199,31 +199,29 @@ void ToolProcesses::read(Watched& w, int64_t now_ms) {
     // unified one. Read each time: a process can be moved (a slice's manager, a container's).
     const CgroupPaths paths =
         parse_proc_cgroup(read_text("/proc/" + std::to_string(w.pid) + "/cgroup"));
-    std::string path, mount_of, root_of;
+    std::string path, mount, root;
     if (paths.cpu_v1 && !mounts_.cpu_v1.empty()) {
-        path = *paths.cpu_v1, mount_of = mounts_.cpu_v1, root_of = mounts_.cpu_v1_root;
-        w.v2_or_v1 = "v1";
+        path = *paths.cpu_v1, mount = mounts_.cpu_v1, root = mounts_.cpu_v1_root;
+        w.v2 = false;
     } else if (paths.unified && !mounts_.unified.empty()) {
-        path = *paths.unified, mount_of = mounts_.unified, root_of = mounts_.unified_root;
-        w.v2_or_v1 = "v2";
+        path = *paths.unified, mount = mounts_.unified, root = mounts_.unified_root;
+        w.v2 = true;
     }
-    w.cgroup_dirs.clear();
+    w.cgroups.clear();
     for (std::string p = path; !p.empty();) {
-        if (cgroup_dir(mount_of, root_of, p).empty()) break;
-        w.cgroup_dirs.push_back(p);
-        if (p == "/" || p == root_of) break;
+        std::string dir = cgroup_dir(mount, root, p);
+        if (dir.empty()) break;
+        w.cgroups.push_back({p, std::move(dir)});
+        if (p == "/" || p == root) break;
         const size_t slash = p.rfind('/');
         p = slash == 0 ? "/" : p.substr(0, slash);
     }
-    const bool v2 = w.v2_or_v1 == "v2";
-    const std::string& mount = v2 ? mounts_.unified : mounts_.cpu_v1;
-    const std::string& root = v2 ? mounts_.unified_root : mounts_.cpu_v1_root;
-    for (const auto& p : w.cgroup_dirs) {
-        const CgroupCpuStat s = parse_cpu_stat(read_text(cgroup_dir(mount, root, p) + "/cpu.stat"));
+    for (const auto& level : w.cgroups) {
+        const CgroupCpuStat s = parse_cpu_stat(read_text(level.dir + "/cpu.stat"));
         if (!s.has_bandwidth) continue;
-        w.last.cgroups[p] = s;
+        w.last.cgroups[level.path] = s;
         // A cgroup it joined since the watch began counts from when it was first read.
-        w.first.cgroups.emplace(p, s);
+        w.first.cgroups.emplace(level.path, s);
     }
 }
 
@@ -243,44 +241,31 @@ std::vector<ProcessCpu> ToolProcesses::cut(int64_t now_ms) {
         p.watched_ms = w.last.t_ms - w.first.t_ms;
         p.cpu_ms = (w.last.cpu_ticks - w.first.cpu_ticks) * 1000 / ticks_per_s_;
         // The level of its cgroup path that throttled it most; where none did, the nearest
-        // that sets a limit (else its own cgroup).
-        const bool v2 = w.v2_or_v1 == "v2";
-        const std::string& mount = v2 ? mounts_.unified : mounts_.cpu_v1;
-        const std::string& root = v2 ? mounts_.unified_root : mounts_.cpu_v1_root;
-        const std::string* chosen = nullptr;
-        int64_t most = -1;
-        for (const auto& path : w.cgroup_dirs) {
-            const auto a = w.first.cgroups.find(path), b = w.last.cgroups.find(path);
-            if (a == w.first.cgroups.end() || b == w.last.cgroups.end()) continue;
-            const int64_t throttled = b->second.throttled_us - a->second.throttled_us;
-            if (throttled > most) {
-                most = throttled;
-                chosen = &path;
-                p.periods = b->second.periods - a->second.periods;
-                p.throttled_periods = b->second.throttled_periods - a->second.throttled_periods;
-                p.throttled_ms = throttled / 1000;
-            }
-        }
-        if (most <= 0) {
-            chosen = nullptr;
-            for (const auto& path : w.cgroup_dirs)
-                if (quota_of(cgroup_dir(mount, root, path), v2)) {
-                    chosen = &path;
-                    break;
-                }
-        }
-        if (!chosen && !w.cgroup_dirs.empty()) chosen = &w.cgroup_dirs.front();
+        // that sets a limit, else its own cgroup — with that level's counts over the watch.
+        const auto delta = [&](const Watched::Level& level) {
+            const auto a = w.first.cgroups.find(level.path), b = w.last.cgroups.find(level.path);
+            CgroupCpuStat d;
+            if (a == w.first.cgroups.end() || b == w.last.cgroups.end()) return d;
+            d.periods = b->second.periods - a->second.periods;
+            d.throttled_periods = b->second.throttled_periods - a->second.throttled_periods;
+            d.throttled_us = b->second.throttled_us - a->second.throttled_us;
+            return d;
+        };
+        const Watched::Level* chosen = nullptr;
+        for (const auto& level : w.cgroups)
+            if (delta(level).throttled_us > (chosen ? delta(*chosen).throttled_us : 0))
+                chosen = &level;
+        if (!chosen)
+            for (const auto& level : w.cgroups)
+                if (!chosen && quota_of(level.dir, w.v2)) chosen = &level;
+        if (!chosen && !w.cgroups.empty()) chosen = &w.cgroups.front();
         if (chosen) {
-            p.cgroup = *chosen;
-            p.quota_cores = quota_of(cgroup_dir(mount, root, *chosen), v2);
-            if (most <= 0) {  // the counts of the level reported, none throttled
-                const auto a = w.first.cgroups.find(*chosen), b = w.last.cgroups.find(*chosen);
-                p.periods = a != w.first.cgroups.end() && b != w.last.cgroups.end()
-                                ? b->second.periods - a->second.periods
-                                : 0;
-                p.throttled_periods = 0;
-                p.throttled_ms = 0;
-            }
+            const CgroupCpuStat d = delta(*chosen);
+            p.cgroup = chosen->path;
+            p.quota_cores = quota_of(chosen->dir, w.v2);
+            p.periods = d.periods;
+            p.throttled_periods = d.throttled_periods;
+            p.throttled_ms = d.throttled_us / 1000;
         }
         out.push_back(std::move(p));
         if (!w.alive) {

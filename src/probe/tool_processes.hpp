@@ -48,15 +48,20 @@ class ToolProcesses {
     struct Counters {
         int64_t t_ms = 0;
         int64_t cpu_ticks = 0;
-        std::map<std::string, CgroupCpuStat> cgroups;  // by cgroup directory
+        std::map<std::string, CgroupCpuStat> cgroups;  // by cgroup path
     };
     struct Watched {
         int pid = 0;
         uint64_t start_ticks = 0;
         std::string comm;
         bool alive = true;
-        std::vector<std::string> cgroup_dirs;  // its cgroup and every ancestor with a CPU limit
-        std::string v2_or_v1;                  // which hierarchy those are in
+        // Its cgroup and every ancestor (a limit on any of them throttles it): the path in the
+        // hierarchy, the directory here.
+        struct Level {
+            std::string path, dir;
+        };
+        std::vector<Level> cgroups;
+        bool v2 = false;  // in the unified hierarchy, else v1's cpu one
         Counters first, last;
     };
 

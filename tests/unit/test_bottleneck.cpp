@@ -5,6 +5,8 @@
 // datagrams faster" on a full link, "Explained against a 1 Mbit/s path" for a choked ACK path.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "analysis/codes.hpp"
 #include "analysis/explain.hpp"
 #include "tests/unit/fixture.hpp"
@@ -400,16 +402,17 @@ TEST(Bottleneck, AUdpSenderBelowTheCeilingIsNamedAndItsCpuOnlyWhenMeasured) {
     }
 }
 
-// The data link down for 2 s mid-test: the sender's kernel freed what it could not hand to a
-// device that was not up. DEV_READY says so; it is not a queue the sender overfilled.
-TEST(Bottleneck, DevReadyDropsAreADeviceNotUpNotAFullQueue) {
+// UDP at 40 Mbit/s of the 50 offered whose sender's kernel dropped 6,700 datagrams with
+// `reason` between its egress hook and its NIC: the test, the client's and the server's traces.
+constexpr uint64_t kLostAtSender = 6700;
+std::tuple<ThroughputTest, Trace, Trace> udp_dropped_at_sender(const std::string& reason) {
     Side client{.flow_out = at_rate(40.0, 1490)};
     Side server{.flow_in = client.flow_out};
     Trace c = node("node1-2", "client", "udp", client);
-    const uint64_t lost = 6700;
+    const uint64_t lost = kLostAtSender;
     c.phases[0].xmit->by_flow["iperf_udp"].packets -= lost;
     c.phases[0].xmit->by_flow["iperf_udp"].wire_packets -= lost;
-    add_drops(c, "DEV_READY", lost, "udp");
+    add_drops(c, reason, lost, "udp");
     Trace s = node("node1-1", "server", "udp", server);
     s.phases[0].rx.by_flow["iperf_udp"].packets -= lost;
     s.phases[0].rx.by_flow["iperf_udp"].wire_packets -= lost;
@@ -418,6 +421,13 @@ TEST(Bottleneck, DevReadyDropsAreADeviceNotUpNotAFullQueue) {
     test.datagrams_lost = int64_t(lost);
     test.received_bps =
         *test.sent_bps * double(client.flow_out.packets - lost) / double(client.flow_out.packets);
+    return {test, c, s};
+}
+
+// The data link down for 2 s mid-test: the sender's kernel freed what it could not hand to a
+// device that was not up. DEV_READY says so; it is not a queue the sender overfilled.
+TEST(Bottleneck, DevReadyDropsAreADeviceNotUpNotAFullQueue) {
+    auto [test, c, s] = udp_dropped_at_sender("DEV_READY");
     const auto e = explain_tests({test}, {c, s}, 100e6);
     const Finding* f = find_finding(e, "LOSS_AT_SENDER_QDISC");
     ASSERT_NE(f, nullptr) << codes_of(e) << render_explanation(e, 100e6);
@@ -432,23 +442,9 @@ TEST(Bottleneck, DevReadyDropsAreADeviceNotUpNotAFullQueue) {
 // — with the root qdisc counting none and the kernel counting the carrier lost on both ends: the
 // outage is named and its drops are the link's.
 TEST(Bottleneck, ACarrierLostInThePhaseNamesTheOutageAndItsDrops) {
-    Side client{.flow_out = at_rate(40.0, 1490)};
-    Side server{.flow_in = client.flow_out};
-    Trace c = node("node1-2", "client", "udp", client);
-    const uint64_t lost = 6700;
-    c.phases[0].xmit->by_flow["iperf_udp"].packets -= lost;
-    c.phases[0].xmit->by_flow["iperf_udp"].wire_packets -= lost;
-    add_drops(c, "QDISC_DROP", lost, "udp");
+    auto [test, c, s] = udp_dropped_at_sender("QDISC_DROP");
     c.phases[0].qdisc_stats["drops"] = 0;
-    Trace s = node("node1-1", "server", "udp", server);
-    s.phases[0].rx.by_flow["iperf_udp"].packets -= lost;
-    s.phases[0].rx.by_flow["iperf_udp"].wire_packets -= lost;
     for (Trace* t : {&c, &s}) t->phases[0].dev_stats["carrier_down_count"] = 1;
-    auto test = udp(50, 40.0);
-    test.datagrams_sent = test.datagrams_total = int64_t(client.flow_out.packets);
-    test.datagrams_lost = int64_t(lost);
-    test.received_bps =
-        *test.sent_bps * double(client.flow_out.packets - lost) / double(client.flow_out.packets);
     auto e = explain_tests({test}, {c, s}, 100e6);
     const Finding* down = find_finding(e, "LINK_WENT_DOWN");
     ASSERT_NE(down, nullptr) << codes_of(e);
@@ -465,7 +461,7 @@ TEST(Bottleneck, ACarrierLostInThePhaseNamesTheOutageAndItsDrops) {
     EXPECT_FALSE(contains(down->detail, "rate")) << down->detail;
 
     // Where the root qdisc itself counted drops, they may be a full queue's: not re-read.
-    c.phases[0].qdisc_stats["drops"] = int64_t(lost);
+    c.phases[0].qdisc_stats["drops"] = int64_t(kLostAtSender);
     e = explain_tests({test}, {c, s}, 100e6);
     f = find_finding(e, "LOSS_AT_SENDER_QDISC");
     ASSERT_NE(f, nullptr) << codes_of(e);

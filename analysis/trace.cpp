@@ -109,13 +109,12 @@ json to_json(const PhaseTrace& p) {
                              {"protocol", w.protocol},
                              {"flow", w.flow},
                              {"packets", w.packets},
-                             {"bytes", w.bytes}});
+                             {"bytes", w.bytes},
+                             {"skbs", w.skbs}});
         }
-        json entry = {{"reason", d.reason},
-                      {"unattributed", d.unattributed},
-                      {"packets", d.packets},
-                      {"bytes", d.bytes},
-                      {"where", where}};
+        json entry = {{"reason", d.reason},   {"unattributed", d.unattributed},
+                      {"packets", d.packets}, {"bytes", d.bytes},
+                      {"skbs", d.skbs},       {"where", where}};
         if (!d.function.empty()) entry["function"] = d.function;
         drops_by_reason.push_back(std::move(entry));
         if (d.unattributed) unattributed += d.packets;
@@ -277,12 +276,15 @@ PhaseTrace read_phase(const JsonField& n) {
         c.unattributed = d.at("unattributed").boolean();
         c.packets = d.at("packets").u64();
         c.bytes = d.at("bytes").u64();
+        if (const auto skbs = d.find("skbs"))
+            c.skbs = skbs->u64();  // absent before probes counted them
         const JsonField where = d.at("where");
         for (size_t w = 0; w < where.array_size(); ++w) {
             const JsonField l = where.at(w);
+            const auto skbs = l.find("skbs");
             c.where.push_back({l.at("iface").str(), static_cast<uint32_t>(l.at("ifindex").u64()),
                                l.at("protocol").str(), l.at("flow").str(), l.at("packets").u64(),
-                               l.at("bytes").u64()});
+                               l.at("bytes").u64(), skbs ? skbs->u64() : 0});
         }
         p.drops.push_back(std::move(c));
     }

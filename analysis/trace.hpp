@@ -85,6 +85,7 @@ struct DropLocation {
     std::string flow;      // kTraceFlows
     uint64_t packets = 0;
     uint64_t bytes = 0;
+    uint64_t skbs = 0;  // the drops (skbs freed); 0 in traces of older probes
 };
 
 struct DropReasonCount {
@@ -97,6 +98,7 @@ struct DropReasonCount {
     bool unattributed = false;  // reason == NOT_SPECIFIED
     uint64_t packets = 0;
     uint64_t bytes = 0;
+    uint64_t skbs = 0;  // as DropLocation::skbs
     std::vector<DropLocation> where;
 };
 

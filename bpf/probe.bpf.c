@@ -263,6 +263,7 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	frames = freed_frames(skb);
 	d->packets += frames;
 	d->bytes += skb->len;
+	d->skbs += 1;
 	count_drop_total(frames);
 	return 0;
 }
@@ -293,6 +294,7 @@ int BPF_PROG(np_kfree_skb_site, struct sk_buff *skb, void *location)
 	if (d) {
 		d->packets += frames;
 		d->bytes += skb->len;
+		d->skbs += 1;
 	}
 	count_drop_total(frames);
 	return 0;

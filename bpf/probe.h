@@ -76,8 +76,9 @@ static inline unsigned int np_drop_slot(unsigned int reason, unsigned int on_dat
 }
 
 struct np_drop {
-	unsigned long long packets;
+	unsigned long long packets; /* frames: gso_segs per skb */
 	unsigned long long bytes;
+	unsigned long long skbs; /* the drops themselves, to set beside a qdisc's own counter */
 };
 
 /* drop_sites map (the drops-without-reasons tier): a per-CPU hash keyed by the kernel code

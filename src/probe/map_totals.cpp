@@ -94,6 +94,7 @@ MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
     const auto add_drop = [](np_drop& a, const np_drop& b) {
         a.packets += b.packets;
         a.bytes += b.bytes;
+        a.skbs += b.skbs;
     };
     if (maps.drop_sites >= 0) {
         // At most NP_DROP_SITES keys, read once per phase.
@@ -145,6 +146,7 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
         if (auto e = earlier.drops.find(it->first); e != earlier.drops.end()) {
             it->second.packets -= e->second.packets;
             it->second.bytes -= e->second.bytes;
+            it->second.skbs -= e->second.skbs;
         }
         it = it->second.packets == 0 ? d.drops.erase(it) : std::next(it);
     }
@@ -152,6 +154,7 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
         if (auto e = earlier.sites.find(it->first); e != earlier.sites.end()) {
             it->second.packets -= e->second.packets;
             it->second.bytes -= e->second.bytes;
+            it->second.skbs -= e->second.skbs;
         }
         it = it->second.packets == 0 ? d.sites.erase(it) : std::next(it);
     }
@@ -184,11 +187,12 @@ void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming)
         DropReasonCount& r = by_name.try_emplace(key, std::move(named)).first->second;
         r.packets += d.packets;
         r.bytes += d.bytes;
+        r.skbs += d.skbs;
         const bool on_iface = on_data_iface != 0;
         r.where.push_back({on_iface ? naming.iface : std::string(), on_iface ? naming.ifindex : 0,
                            kTraceProtocols[std::min<unsigned>(proto, NP_PROTO_OTHER)],
                            kTraceFlows[std::min<unsigned>(flow, NP_FLOW_COUNT - 1)], d.packets,
-                           d.bytes});
+                           d.bytes, d.skbs});
     };
     for (const auto& [where, d] : delta.drops) {
         const auto [reason, on_data_iface, proto, flow] = where;

@@ -464,6 +464,35 @@ TEST(Explain, DropsTheQdiscCountedButTheTracepointMissedAreTheQueues) {
     }
 }
 
+// The same under TCP's GSO: the egress hook saw 2,000 skbs of 20,000 frames, the probe reported
+// 900 QDISC_DROP skbs of 9,000 frames and 10,000 frames left the NIC. A qdisc that counted 1,000
+// drops made the 1,000 frames missing in the 100 the tracepoint did not report; one that counted
+// 905 could not have (5 GSO skbs hold at most 5 × 123 frames), nor one that counted 900.
+TEST(Explain, GsoSkbsTheQdiscCountedButTheTracepointMissedAreTheQueues) {
+    auto test = tcp_test(38.6, 900);
+    test.duration_s = 3;
+    test.sent_bytes = test.received_bytes = 10000 * 1448.0;
+    for (const int64_t qdisc_drops : {int64_t{1000}, int64_t{905}, int64_t{900}}) {
+        Trace client = node_trace("node2-2", "client", "tcp", "tcp", 20000, 10000, 0,
+                                  {{"QDISC_DROP", 9000, "tcp"}}, 3000);
+        PhaseTrace& p = client.phases[0];
+        p.tx.by_flow["iperf_tcp"].packets = 2000;
+        p.drops[0].skbs = 900;
+        p.drops[0].where[0].skbs = 900;
+        p.qdisc_stats["drops"] = qdisc_drops;
+        const Trace server = node_trace("node2-1", "server", "tcp", "tcp", 0, 0, 10000, {}, 3000);
+        const auto e = explain_tests({test}, {client, server}, 100e6);
+        const std::string text = render_explanation(e, 100e6);
+        EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED") == nullptr, qdisc_drops == 1000)
+            << codes_of(e);
+        EXPECT_EQ(contains(text, fmt::format("frames in the {} qdisc drops on enp0s25 the drop "
+                                             "tracepoint did not report on node2-2",
+                                             qdisc_drops - 900)),
+                  qdisc_drops > 900)
+            << text;
+    }
+}
+
 // ~1 % random loss on a hop between the nodes: 184 of 20,000 segments left the client and never
 // arrived. The server also freed 10 of the flow's skbs without a reason and without a device
 // (~7.8 KB each: its connection's queues purged at close). They were made above its NIC, so

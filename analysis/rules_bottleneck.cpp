@@ -132,6 +132,18 @@ void link_shared(const TestEvidence& v, const PathLoads& loads, std::vector<Find
     out.push_back(std::move(f));
 }
 
+// Whether a drop of the test's packets on their way back from the receiver shows its egress
+// queue or shaper holding them back: dropped by the queue (by reason, or by the function that
+// freed it). Not a drop of a link that was down (DEV_READY) or had no route (IP_OUTNOROUTES, a
+// link set down takes its routes): those say the way back was absent, not too slow.
+bool held_back_by_queue(const LedgerDrop& d) {
+    constexpr std::string_view freed_in = "freed in ";
+    if (d.reason.starts_with(freed_in))
+        return stage_of_function(std::string_view(d.reason).substr(freed_in.size()), true) ==
+               Stage::sender_queue;
+    return d.reason != "DEV_READY" && stage_of(d.reason, true) == Stage::sender_queue;
+}
+
 void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {
     const auto& t = v.test;
     // In --bidir the way back also carries the test's other direction: not an ACK path.
@@ -231,7 +243,8 @@ PathLoads path_loads(const TestEvidence& v) {
     if (v.ledger) {
         std::vector<LedgerDrop> back;
         for (const auto& d : v.ledger->drops)
-            if (d.stage == Stage::reverse && !d.housekeeping && d.node == v.ledger->receiver_node) {
+            if (d.stage == Stage::reverse && !d.housekeeping && d.node == v.ledger->receiver_node &&
+                held_back_by_queue(d)) {
                 loads.reverse_drops += d.packets;
                 back.push_back(d);
             }
@@ -445,13 +458,9 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
     return out;
 }
 
-namespace {
-
-// A data NIC that lost its carrier in the test's phase: an outage, named from the kernel's own
-// count beside the test's verdict (the drops it caused are read as the link's in the ledger).
-void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
+std::optional<CarrierLost> carrier_lost(const TestEvidence& v) {
     std::vector<std::string> where;
-    Evidence evidence;
+    CarrierLost lost;
     for (const auto* side : {&v.traces.sender, &v.traces.receiver}) {
         if (!*side) continue;
         const auto& dev = (*side)->phase.dev_stats;
@@ -460,21 +469,33 @@ void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
         const std::string& node = (*side)->trace->node;
         where.push_back(fmt::format("{}'s {} {} time{}", node, (*side)->trace->iface, it->second,
                                     it->second == 1 ? "" : "s"));
-        evidence.emplace_back(node + ".carrier_down_count", it->second);
+        lost.evidence.emplace_back(node + ".carrier_down_count", it->second);
     }
-    if (where.empty()) return;
+    if (where.empty()) return std::nullopt;
+    lost.where = fmt::format("{}", fmt::join(where, " and "));
+    return lost;
+}
+
+namespace {
+
+// A data NIC that lost its carrier in the test's phase: an outage, named from the kernel's own
+// count beside the test's verdict (the drops it caused are read as the link's in the ledger;
+// a test held below its ceiling by it says so in its verdict, rules_throughput.cpp).
+void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto lost = carrier_lost(v);
+    if (!lost) return;
     Finding f = make_finding("LINK_WENT_DOWN", v.test.label);
-    f.title = fmt::format("The data link went down during the test: carrier lost on {}",
-                          fmt::join(where, " and "));
+    f.title =
+        fmt::format("The data link went down during the test: carrier lost on {}", lost->where);
     f.detail = fmt::format(
         "The kernel counted the carrier lost on {} over this test's phase. While a link is down "
         "nothing crosses it: what the sender handed its NIC then was dropped (DEV_READY, or by "
         "the queue that stands in while the device has no carrier) and TCP waited for its "
         "retransmission timer.",
-        fmt::join(where, " and "));
+        lost->where);
     // How long the link was down is not counted: whether the outage set the test's rate is the
     // verdict's to say, from the loss the ledger places and the loads on the link.
-    f.evidence = std::move(evidence);
+    f.evidence = lost->evidence;
     f.next_step =
         "Find why the link went down: ip -s link (carrier_changes) and the kernel log (link "
         "down / up) on both nodes, the cable or the switch port, what else configured the NIC; "

@@ -23,6 +23,9 @@ constexpr double kBusyCpuPct = 90.0;
 constexpr double kSenderShortfall = 0.97;
 // UDP loss at or above this (percent) is a warning; below it, information.
 constexpr double kLossWarnPct = 1.0;
+// A link outage set a TCP test's rate when the intervals it did not stall ran at least this
+// share of the ceiling (the first one includes slow start).
+constexpr double kOutageOthersFraction = 0.9;
 // The nominal rates a path can behave like, slowest first.
 constexpr double kStandardRates[] = {10e6, 100e6, 1e9,  2.5e9, 5e9,   10e9,
                                      25e9, 40e9,  50e9, 100e9, 200e9, 400e9};
@@ -827,6 +830,27 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
     return;
 }
 
+// A test's intervals split at half the fastest one's rate: how many ran below it (none: not
+// split), and the mean rate of the others. Empty with fewer than two intervals.
+struct IntervalSplit {
+    size_t slow = 0;
+    double others_bps = 0;
+};
+std::optional<IntervalSplit> split_intervals(const std::vector<double>& bps) {
+    if (bps.size() < 2) return std::nullopt;
+    const double fastest = *std::max_element(bps.begin(), bps.end());
+    IntervalSplit split;
+    double others = 0;
+    for (const double b : bps) {
+        if (b < fastest / 2)
+            ++split.slow;
+        else
+            others += b;
+    }
+    split.others_bps = others / double(bps.size() - split.slow);
+    return split;
+}
+
 // Below the ceiling with both traces: the ledger says whether the path lost any of the flow;
 // if nothing was lost, a host is named only when its CPU shows it, else the limit was not
 // located (a full link or reverse path is LINK_SHARED / REVERSE_PATH_LIMITED, which supersede).
@@ -834,6 +858,34 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
                              const std::vector<HostSign>& host, Evidence evidence,
                              std::vector<Finding>& out) {
     const auto& t = v.test;
+    // The link down in the test's phase, and the tool's own intervals showing the time it cost:
+    // some far below the others, the others at the ceiling. Then the outage set the rate
+    // (nothing crosses a link while it is down, and TCP resumes only when its retransmission
+    // timer, doubled at each expiry, fires after the link is back), whatever little was lost.
+    const auto outage = carrier_lost(v);
+    const IntervalSplit split = split_intervals(t.interval_bps).value_or(IntervalSplit{});
+    if (outage && split.slow > 0 &&
+        split.others_bps >= v.ceiling->goodput_bps * kOutageOthersFraction) {
+        Finding f = make_finding("BELOW_CEILING", t.label);
+        f.title = title;
+        f.detail = fmt::format(
+            "Held below the ceiling by the data link going down: the kernel counted the carrier "
+            "lost on {} in this test's phase, and {} of the tool's {} intervals ran below half "
+            "the rate of the others, which ran at {} ({} of the ceiling). Nothing crosses a link "
+            "while it is down, and TCP resumes only when its retransmission timer (doubled at "
+            "each expiry) fires after the link is back.",
+            outage->where, split.slow, t.interval_bps.size(), format_rate(split.others_bps),
+            format_pct(split.others_bps / v.ceiling->goodput_bps));
+        if (l.lost() + l.unattributed() > 0)
+            f.detail += fmt::format(" What was lost then is the outage's: {}.", describe_loss(l));
+        f.evidence = std::move(evidence);
+        for (const auto& e : outage->evidence) f.evidence.push_back(e);
+        f.evidence.emplace_back("stalled_intervals", static_cast<int64_t>(split.slow));
+        f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
+        f.next_step = "See LINK_WENT_DOWN for why the link went down, then run again.";
+        out.push_back(std::move(f));
+        return;
+    }
     if (ledger_shows_loss(l)) {
         Finding f = make_finding("BELOW_CEILING", t.label);
         f.title = title;
@@ -841,6 +893,9 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
         if (l.retransmitted && *l.retransmitted > 0)
             f.detail += fmt::format(" TCP resent {} segments and cut its window each time.",
                                     format_count(double(*l.retransmitted)));
+        if (outage)
+            f.detail += fmt::format(" The data link also lost its carrier on {} (LINK_WENT_DOWN).",
+                                    outage->where);
         for (const auto& h : host) f.detail += " Also: " + h.text + ".";
         f.evidence = std::move(evidence);
         for (const auto* side : {&v.traces.sender, &v.traces.receiver})

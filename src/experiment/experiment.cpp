@@ -266,19 +266,34 @@ void append(std::vector<Finding>& to, std::vector<Finding> from) {
     for (auto& f : from) to.push_back(std::move(f));
 }
 
+// The data link as the runner watches it during a phase: whether it has its carrier now, and the
+// error that stops the run when it has not come back.
+struct LinkWatch {
+    std::function<bool()> carrier;
+    std::function<EnvironmentError(const std::string& how)> down;
+};
+
+// How long the data link may be without its carrier during a phase before the run stops: a
+// shorter outage (a cable reseated, a switch port flapping) the tool rides out, and the probes'
+// carrier count says it happened (LINK_WENT_DOWN) beside what it cost.
+constexpr Millis kLinkDownGrace{5000};
+
 // Runs a client command in node B's shell while showing progress (with the live wire rate from
 // `rate_probe`, on the other node, whose shell is free meanwhile); returns its stdout (its
 // stderr when it printed nothing else). Throws Interrupted, or EnvironmentError on a dead
-// session or a hung tool — stopping the command first.
+// session, a hung tool or a data link down for kLinkDownGrace or at the end — stopping the
+// command first.
 std::string run_client(Node& b, const std::string& command, double expected_s,
                        const std::string& phase, RemoteProbe* rate_probe, Progress& progress,
-                       const std::function<void()>& check_link) {
+                       const LinkWatch& link) {
     std::string out;
     const auto t0 = Clock::now();
     const auto deadline =
         t0 + std::chrono::milliseconds(static_cast<int64_t>((expected_s + 30) * 1000));
     auto next_rate = t0;
     auto next_link_check = t0 + Millis(500);
+    bool down = false;  // at the last check, since down_since
+    Clock::time_point down_since{};
     std::optional<double> rate;
     try {
         b.sh->begin(command);
@@ -293,7 +308,11 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
                 next_rate = Clock::now() + Millis(500);
             }
             if (Clock::now() >= next_link_check) {
-                check_link();
+                const bool was_down = down;
+                down = !link.carrier();
+                if (down && !was_down) down_since = Clock::now();
+                if (down && Clock::now() - down_since >= kLinkDownGrace)
+                    throw link.down(fmt::format("for {} s", kLinkDownGrace.count() / 1000));
                 next_link_check = Clock::now() + Millis(500);
             }
             progress.update(phase, std::chrono::duration<double>(Clock::now() - t0).count(),
@@ -312,24 +331,29 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
     progress.clear();
     // A tool that failed at once on a link that went down says only "unreachable": the link
     // check names the cause.
-    check_link();
+    if (!link.carrier()) throw link.down("at the end of the phase");
     if (out.empty() && !b.sh->err().empty()) out = b.sh->err();
     return out;
 }
 
-// Throws EnvironmentError when node A's data port has lost its carrier: its own link set
-// down, or (a veth, a direct cable) the other end's. Read on A, whose shell is free while B
-// runs the tools.
-void check_link(Node& a, const std::string& iface) {
-    SysfsLinkText text;
-    text.carrier = a.sh->run(fmt::format("cat {}{}/{} 2>/dev/null || echo 0", kSysClassNet,
-                                         shell_quote(iface), sysfs_link::kCarrier),
-                             Millis(15000))
-                       .out;
-    if (!parse_link_state(text).carrier)
-        throw EnvironmentError(
-            EnvironmentError::Kind::remote,
-            fmt::format("{}: the data link {} went down (no carrier)", a.ssh->name(), iface));
+// Node A's data port, watched for its carrier: lost when its own link is set down, or (a veth,
+// a direct cable) the other end's. Read on A, whose shell is free while B runs the tools.
+LinkWatch watch_link(Node& a, const std::string& iface) {
+    return {[&a, iface] {
+                SysfsLinkText text;
+                text.carrier =
+                    a.sh->run(fmt::format("cat {}{}/{} 2>/dev/null || echo 0", kSysClassNet,
+                                          shell_quote(iface), sysfs_link::kCarrier),
+                              Millis(15000))
+                        .out;
+                return parse_link_state(text).carrier;
+            },
+            [&a, iface](const std::string& how) {
+                return EnvironmentError(EnvironmentError::Kind::remote,
+                                        fmt::format("{}: the data link {} went down (no carrier) "
+                                                    "and was still down {}",
+                                                    a.ssh->name(), iface, how));
+            }};
 }
 
 // Phases with the probes and the server running. Any fault here is recorded, not thrown, so
@@ -430,7 +454,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                 fmt::format("the iperf3 server on {} ({}) is gone", o.node_a, server->supervisor());
             return true;
         };
-        const auto link = [&] { check_link(a, p.data_iface); };
+        const LinkWatch link = watch_link(a, p.data_iface);
         progress.step(fmt::format("starting the iperf3 server on {}", o.node_a));
         announce("ping");
         rec.ping = run_client(b,

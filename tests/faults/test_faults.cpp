@@ -642,4 +642,32 @@ TEST(Faults, FilteredIcmpDoesNotCondemnTheDataPath) {
                                "icmp type echo-request drop"));
 }
 
+// "iperf3 dropped to a third for one run and I changed nothing" — the data link went down for
+// 1.5 s in the middle of the TCP test (the server's end taken down and up, as a cable pulled and
+// put back). The outage is the kernel's own carrier count; what it cost must not be read as a
+// queue or a host that could not keep up.
+TEST(Faults, ALinkFlapIsNamedByTheCarrierCount) {
+    const std::string pid = "/tmp/np-fault-flap-" + std::to_string(testbed().row) + ".pid";
+    // Once the TCP test's data connection is up beside its control connection (two established
+    // on port 5201; UDP's test has one), a second into it.
+    const std::string flap =
+        "sh -c '( i=0; while [ $(ss -Htn state established \"( sport = :5201 )\" | wc -l) -lt 2 "
+        "] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; sleep 1; ip link set dev enp0s25 "
+        "down; sleep 1.5; ip link set dev enp0s25 up ) </dev/null >/dev/null 2>&1 & echo $! > " +
+        pid + "'";
+    run_scenario({.name = "link flap",
+                  .fault = "the server's data NIC down for 1.5 s during the TCP test",
+                  .inject = {{server(), flap}},
+                  .restore = {{server(), "sh -c 'kill $(cat " + pid + ") 2>/dev/null; rm -f " +
+                                             pid + "; ip link set dev enp0s25 up'"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  // The outage by the kernel's carrier count, and the verdict from it and the
+                  // tool's intervals (stalled while it lasted, at the ceiling otherwise).
+                  .expect = {"LINK_WENT_DOWN", "BELOW_CEILING"},
+                  // What it cost, placed where the kernel dropped it — read as the link not
+                  // up, never as a queue or a NIC too slow (rules_ledger.cpp).
+                  .allow = {"LOSS_AT_SENDER_QDISC", "LOSS_AT_RECEIVER_NIC"},
+                  .detail_mentions = "Held below the ceiling by the data link going down"});
+}
+
 }  // namespace

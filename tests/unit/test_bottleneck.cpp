@@ -472,5 +472,48 @@ TEST(Bottleneck, ACarrierLostInThePhaseNamesTheOutageAndItsDrops) {
     EXPECT_EQ(find_finding(e, "LINK_WENT_DOWN"), nullptr) << codes_of(e);
 }
 
+// The data link down for 1.5 s of a 3-s TCP test (the fault suite's "link flap"): the sender's
+// kernel dropped what it handed the NIC while it was down, the receiver's ACKs found no route
+// (its link set down took its routes), and the tool's intervals show one second near zero
+// beside two at the ceiling. The outage set the rate — by the carrier count and the intervals —
+// and the ACK the receiver could not route is not a choked reverse path.
+TEST(Bottleneck, ALinkDownForPartOfATcpTestIsWhatHeldItBelowTheCeiling) {
+    Side client{.flow_out = at_rate(33.0, 1514), .flow_in = at_rate(0.5, 66)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    server.flow_in.wire_packets -= 8;
+    Trace c = node("node1-2", "client", "tcp", client);
+    Trace s = node("node1-1", "server", "tcp", server);
+    add_drops(c, "DEV_READY", 8, "tcp");
+    add_drops(s, "IP_OUTNOROUTES", 1, "tcp");
+    for (Trace* t : {&c, &s}) t->phases[0].dev_stats["carrier_down_count"] = 1;
+    auto test = tcp(31.7);
+    test.retransmits = 3;
+    test.rtt_mean_us = 980;
+    test.interval_bps = {93e6, 0.4e6, 1.7e6, 94e6, 93.5e6};
+    PingTest ping;
+    ping.label = "ping 198.18.0.1";
+    ping.transmitted = ping.received = 2;
+    ping.rtt_min_ms = ping.rtt_avg_ms = ping.rtt_max_ms = 0.06;
+    auto e = explain_tests({test}, {c, s}, 100e6, {ping});
+    const Finding* f = find_finding(e, "BELOW_CEILING");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail, "Held below the ceiling by the data link going down"))
+        << f->detail;
+    EXPECT_TRUE(contains(f->detail,
+                         "2 of the tool's 5 intervals ran below half the rate of the "
+                         "others, which ran at 93.50 Mbit/s"))
+        << f->detail;
+    EXPECT_NE(find_finding(e, "LINK_WENT_DOWN"), nullptr) << codes_of(e);
+    expect_none_of(e, {"REVERSE_PATH_LIMITED", "HOST_LIMITED", "LIMIT_NOT_LOCATED"});
+
+    // Intervals that ran slow throughout: the outage is said beside the verdict, not made the
+    // cause (and with loss under the ledger's slack, no loss is either).
+    test.interval_bps = {40e6, 1e6, 35e6, 38e6, 45e6};
+    e = explain_tests({test}, {c, s}, 100e6, {ping});
+    EXPECT_EQ(find_finding(e, "BELOW_CEILING"), nullptr) << codes_of(e);
+    EXPECT_NE(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
+    EXPECT_NE(find_finding(e, "LINK_WENT_DOWN"), nullptr) << codes_of(e);
+}
+
 }  // namespace bottleneck_cases
 }  // namespace np

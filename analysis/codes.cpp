@@ -241,6 +241,12 @@ const std::vector<FindingCode>& finding_codes() {
          "",
          "the data port has no carrier: no cable, or the wrong port for this row",
          {}},
+        {"ADDRESS_CONFLICT",
+         S::error,
+         "",
+         "the MAC that answers for the server's data address is not the server's data port's: "
+         "another host on the segment holds that address",
+         {}},
         {"DIFFERENT_SEGMENT",
          S::error,
          "",

@@ -141,6 +141,27 @@ std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b) {
 }
 
 std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const NodeFacts& b) {
+    // Whoever answered ping, the client's traffic goes to the MAC its neighbour table holds: a
+    // host that is not the server's data port answers for the server's address.
+    if (!p.neighbour_mac.empty() && !a.mac.empty() && p.neighbour_mac != a.mac) {
+        Finding f = make_finding("ADDRESS_CONFLICT");
+        f.title = fmt::format("Another host answers for {} on the data segment", p.server_ip);
+        f.detail = fmt::format(
+            "{}'s traffic to {} goes to {} (its neighbour table, {}), but {}'s {} is {}: another "
+            "host on the segment holds the server's address and won ARP{}. Every test would "
+            "measure the path to that host, or fail against it.",
+            b.node, p.server_ip, p.neighbour_mac, p.neighbour_state, a.node, a.iface, a.mac,
+            p.ping_answered ? ", and it answered ping" : "");
+        f.evidence = {{"server_ip", p.server_ip},
+                      {"answered_by_mac", p.neighbour_mac},
+                      {"server_mac", a.mac},
+                      {"neighbour_state", p.neighbour_state}};
+        f.next_step = fmt::format(
+            "Find the host with MAC {} (ip neigh on the segment, the switch's MAC table) and take "
+            "{} off it, or give the server another address (np_server_ip).",
+            p.neighbour_mac, p.server_ip);
+        return {f};
+    }
     if (p.ping_answered) return {};
     const bool arp_failed = p.neighbour_state.empty() || p.neighbour_state == "FAILED" ||
                             p.neighbour_state == "INCOMPLETE";

@@ -27,6 +27,7 @@ struct NodeFacts {
     std::string duplex;                           // full | half | unknown
     std::optional<int> mtu_bytes;
     std::string driver;
+    std::string mac;  // the data port's MAC address (sysfs), lower case; empty when unread
 };
 
 // From the client's data port to the server's data address.
@@ -35,7 +36,8 @@ struct PathFacts {
     std::string server_ip;
     bool ping_answered = false;
     std::string
-        neighbour_state;  // `ip neigh` state of the server's address: REACHABLE, FAILED, ...
+        neighbour_state;        // `ip neigh` state of the server's address: REACHABLE, FAILED, ...
+    std::string neighbour_mac;  // the MAC that answered for it (`ip neigh` lladdr), lower case
 };
 
 // IMAGE_NOT_BOOTED, DATA_IFACE_MISSING, IPERF3_MISSING, PING_MISSING (errors).
@@ -44,8 +46,9 @@ std::vector<Finding> node_findings(const NodeFacts& n);
 std::vector<Finding> carrier_findings(const NodeFacts& n);
 // LINK_HALF_DUPLEX, LINK_SPEED_MISMATCH, MTU_MISMATCH (warn); LINK_FACTS (info).
 std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b);
-// DIFFERENT_SEGMENT (error) when ARP went unanswered; DATA_PATH_NO_ECHO (warn) when ARP
-// resolved but ping got no reply.
+// ADDRESS_CONFLICT (error) when the MAC that answered for the server's address is not the
+// server's data port's; DIFFERENT_SEGMENT (error) when ARP went unanswered; DATA_PATH_NO_ECHO
+// (warn) when ARP resolved but ping got no reply.
 std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const NodeFacts& b);
 
 }  // namespace np

@@ -41,6 +41,13 @@ std::vector<std::string> words(std::string_view s) {
     return out;
 }
 
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
 std::map<std::string, std::string> key_values(std::string_view s) {
     std::map<std::string, std::string> kv;
     while (!s.empty()) {

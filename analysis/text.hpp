@@ -11,6 +11,8 @@
 namespace np::text {
 
 std::string_view trim(std::string_view s);
+// `s` with ASCII letters in lower case (a MAC address as sysfs and ip print it, either case).
+std::string lower(std::string_view s);
 
 // A decimal number at the start of `s` (after blanks); advances `s` past it.
 std::optional<double> take_number(std::string_view& s);

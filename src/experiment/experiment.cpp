@@ -213,7 +213,7 @@ void gather_link_facts(CommandShell& s, NodeFacts& n) {
         s.run(fmt::format(
                   "d={dir}; i=0; while [ $i -lt 50 ]; do c=$(cat \"$d/{carrier}\" 2>/dev/null); "
                   "[ \"$c\" = 1 ] && break; sleep 0.1; i=$((i+1)); done; echo {carrier}=$c; "
-                  "for f in {speed} {duplex} {mtu}; do "
+                  "for f in {speed} {duplex} {mtu} {address}; do "
                   "echo \"$f=$(cat \"$d/$f\" 2>/dev/null)\"; done; "
                   "echo \"{driver}=$(readlink \"$d/{driver}\" 2>/dev/null)\"; "
                   "printf 'others='; for p in {net}*; do b=${{p##*/}}; "
@@ -224,7 +224,7 @@ void gather_link_facts(CommandShell& s, NodeFacts& n) {
                   fmt::arg("iface", shell_quote(n.iface)), fmt::arg("net", kSysClassNet),
                   fmt::arg("carrier", file::kCarrier), fmt::arg("speed", file::kSpeed),
                   fmt::arg("duplex", file::kDuplex), fmt::arg("mtu", file::kMtu),
-                  fmt::arg("driver", file::kDriver)),
+                  fmt::arg("address", file::kAddress), fmt::arg("driver", file::kDriver)),
               Millis(20000))
             .out);
     const auto get = [&](std::string_view k) {
@@ -238,23 +238,28 @@ void gather_link_facts(CommandShell& s, NodeFacts& n) {
     n.speed_mbps = link.speed_mbps;
     n.duplex = link.duplex;
     n.mtu_bytes = link.mtu_bytes;
+    n.mac = text::lower(text::trim(get(file::kAddress)));
     n.driver = link.driver;
     n.ports_with_carrier = text::words(get("others"));
 }
 
 PathFacts check_path(CommandShell& b, const Params& p) {
     const auto kv = text::key_values(
-        b.run(fmt::format("if ping -c 1 -W 2 -I {0} {1} >/dev/null 2>&1; then echo ping=1; else "
-                          "echo ping=0; fi; "
-                          "echo neigh=$(ip neigh show {1} dev {0} | awk '{{print $NF}}')",
-                          shell_quote(p.data_iface), shell_quote(p.server_ip)),
-              Millis(15000))
+        b.run(
+             fmt::format("if ping -c 1 -W 2 -I {0} {1} >/dev/null 2>&1; then echo ping=1; else "
+                         "echo ping=0; fi; "
+                         "echo neigh=$(ip neigh show {1} dev {0} | awk '{{print $NF}}'); "
+                         "echo lladdr=$(ip neigh show {1} dev {0} | "
+                         "awk '{{for (i = 1; i < NF; i++) if ($i == \"lladdr\") print $(i + 1)}}')",
+                         shell_quote(p.data_iface), shell_quote(p.server_ip)),
+             Millis(15000))
             .out);
     PathFacts path;
     path.client_iface = p.data_iface;
     path.server_ip = p.server_ip;
     path.ping_answered = kv.count("ping") && kv.at("ping") == "1";
     path.neighbour_state = kv.count("neigh") ? kv.at("neigh") : "";
+    path.neighbour_mac = kv.count("lladdr") ? text::lower(kv.at("lladdr")) : "";
     return path;
 }
 

@@ -118,6 +118,15 @@ struct CarrierLost {
     Evidence evidence;
 };
 std::optional<CarrierLost> carrier_lost(const TestEvidence& v);
+// A TCP test's round trip under load far above the idle one (ping's) while neither node's own
+// egress queue was full: packets waited in a queue the probes do not see — a hop between the
+// NICs, on the way out or back, or a host's stack. One sentence with its evidence for a limit
+// that was not located; empty without both RTTs or without such a rise.
+struct UnseenQueue {
+    std::string text;
+    Evidence evidence;
+};
+std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& loads);
 // The stages the loads rule out, one sentence each, for a limit that was not located.
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads);
 

@@ -949,7 +949,12 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
         f.detail +=
             " No stage shows its own signature, so none is named. Ruled out: loss (the "
             "ledger above)";
-        for (const auto& r : ruled_out(v, path_loads(v))) f.detail += "; " + r;
+        const PathLoads loads = path_loads(v);
+        for (const auto& r : ruled_out(v, loads)) f.detail += "; " + r;
+        if (const auto q = unseen_queue(v, loads)) {
+            f.detail += "; " + q->text;
+            for (const auto& e : q->evidence) f.evidence.push_back(e);
+        }
         if (t.sender_cpu_pct || t.receiver_cpu_pct)
             f.detail += fmt::format(
                 "; a core held by the tool: iperf3's own CPU figures are sender {:.0f} %, "

@@ -689,7 +689,8 @@ TEST(Faults, AnotherHostOnTheServersAddressIsAnAddressConflict) {
                     {server(),
                      "nft add chain arp npfault output '{ type filter hook output "
                      "priority 0; }'"},
-                    {server(), "nft add rule arp npfault output oifname enp0s25 arp operation reply drop"},
+                    {server(),
+                     "nft add rule arp npfault output oifname enp0s25 arp operation reply drop"},
                     // The client has not talked to the server lately: it asks ARP afresh.
                     {client(), "ip neigh flush dev enp0s25"}},
          .restore = {{server(), "nft delete table arp npfault"}, {"", "ip netns del " + ns}},
@@ -698,4 +699,58 @@ TEST(Faults, AnotherHostOnTheServersAddressIsAnAddressConflict) {
          .detail_mentions = "holds the server's address"});
 }
 
+// ---------------------------------------------------------------- faults on a hop between the
+// nodes: a row of three nodes on a switch (the root namespace's bridge, scripts/testbed.sh
+// --nodes 3), whose port towards a node is a link neither node's probe sees. Brought up for the
+// scenario on a free row and taken down after, also on failure; while it lives, testbed() is it.
+class SwitchedTestbed {
+  public:
+    SwitchedTestbed()
+        : saved_(testbed()), state_("/run/np-fault-switch-" + std::to_string(getpid())) {
+        const auto up = run_command({"bash", NP_SOURCE_DIR "/scripts/testbed.sh", "up", "--row",
+                                     "auto", "--nodes", "3", "--state", state_});
+        up_ = up.exit_status == 0;
+        if (!up_) {
+            std::cerr << up.out << up.err;
+            return;
+        }
+        testbed() = {state_, testbed_row(state_)};
+    }
+    ~SwitchedTestbed() {
+        testbed() = saved_;
+        run_command({"bash", NP_SOURCE_DIR "/scripts/testbed.sh", "down", "--state", state_});
+    }
+    SwitchedTestbed(const SwitchedTestbed&) = delete;
+    SwitchedTestbed& operator=(const SwitchedTestbed&) = delete;
+    bool up() const { return up_ && testbed().row != 0; }
+    // The switch's port towards node i (1: the server, 2: the client): its egress carries what
+    // reaches that node.
+    std::string port(int i) const {
+        return (testbed().row == 1 ? std::string("nptb") : "nptb" + std::to_string(testbed().row)) +
+               "-d" + std::to_string(i);
+    }
+
+  private:
+    Testbed saved_;
+    std::string state_;
+    bool up_ = false;
+};
+
+// "TCP gets half the link, UDP is fine, and neither host is busy" — the ACKs are choked on the
+// way back, on the switch's port towards the client (1 Mbit/s): beyond both NICs, where no
+// probe sees the queue or its counters. Nothing is lost and no node's queue is full, so no stage
+// can be named — but the round trip under load is the queue's own signature, and the verdict must
+// say so rather than blame the hosts.
+TEST(Faults, AChokedAckPathBeyondTheNodesIsAQueueNoProbeSees) {
+    SwitchedTestbed hop;
+    ASSERT_TRUE(hop.up());
+    run_scenario({.name = "choked ACK path beyond the nodes",
+                  .fault = "tbf 1 Mbit/s on the switch's port towards the client",
+                  .inject = {{"", "tc qdisc add dev " + hop.port(2) +
+                                      " root tbf rate 1mbit burst 4kb latency 50ms"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"LIMIT_NOT_LOCATED", "OFFERED_RATE_REACHED"},
+                  .allow = {"SPURIOUS_RETRANSMITS"},
+                  .detail_mentions = "a queue no probe sees"});
+}
 }  // namespace

@@ -515,5 +515,33 @@ TEST(Bottleneck, ALinkDownForPartOfATcpTestIsWhatHeldItBelowTheCeiling) {
     EXPECT_NE(find_finding(e, "LINK_WENT_DOWN"), nullptr) << codes_of(e);
 }
 
+// ACKs queued on a 1 Mbit/s hop between the nodes (the fault suite's "choked ACK path beyond
+// the nodes"): nothing lost, neither node's queue full, so no stage is named — but the round
+// trip under load, 2.66 ms against 0.084 ms idle, is a queue's, and the verdict says so. Hosts
+// merely slow (0.223 ms against 0.044: five times, but not a millisecond longer) are not.
+TEST(Bottleneck, ARoundTripFarAboveTheIdleOneIsAQueueNoProbeSees) {
+    Side client{.flow_out = at_rate(46.5, 1514), .flow_in = at_rate(1.4, 66)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    auto test = tcp(43.8);
+    PingTest ping;
+    ping.label = "ping 198.18.0.1";
+    ping.transmitted = ping.received = 2;
+    for (const auto& [rtt_us, idle_ms, named] :
+         {std::tuple{2656.0, 0.084, true}, std::tuple{223.0, 0.044, false}}) {
+        test.rtt_mean_us = rtt_us;
+        ping.rtt_min_ms = ping.rtt_avg_ms = ping.rtt_max_ms = idle_ms;
+        const auto e = explain_tests(
+            {test},
+            {node("node1-2", "client", "tcp", client), node("node1-1", "server", "tcp", server)},
+            100e6, {ping});
+        const Finding* f = find_finding(e, "LIMIT_NOT_LOCATED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_EQ(contains(f->detail, "a queue no probe sees: the round trip under load was"),
+                  named)
+            << f->detail;
+        expect_none_of(e, {"REVERSE_PATH_LIMITED", "HOST_LIMITED"});
+    }
+}
+
 }  // namespace bottleneck_cases
 }  // namespace np

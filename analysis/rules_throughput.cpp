@@ -667,10 +667,20 @@ void offered_rate_reached(const TestEvidence& v, std::vector<Finding>& out) {
     f.title = fmt::format("UDP ran at the rate it was asked for, {} of the {} ceiling",
                           format_pct(*t.offered_bps / v.ceiling->goodput_bps),
                           format_rate(v.ceiling->goodput_bps));
-    f.detail = fmt::format(
-        "It sent {} of the {} offered ({}): the offered load set the rate, not a limit of the "
-        "path.",
-        rate_text(*t.sent_bps, t.rate_resolution_bps), format_rate(*t.offered_bps), t.offered_from);
+    f.detail = fmt::format("It sent {} of the {} offered ({})",
+                           rate_text(*t.sent_bps, t.rate_resolution_bps),
+                           format_rate(*t.offered_bps), t.offered_from);
+    // What the receiver got is the path's to say: most of it lost is no "offered load set the
+    // rate" (UDP_LOSS places the loss).
+    const auto lost = recomputed_loss_pct(t);
+    if (lost && *lost >= kLossWarnPct)
+        f.detail += fmt::format(
+            ": the sender kept to the offered load, but the path delivered only {} of it ({} of "
+            "the datagrams lost).",
+            t.received_bps ? rate_text(*t.received_bps, t.rate_resolution_bps) : "part",
+            format_pct(*lost / 100));
+    else
+        f.detail += ": the offered load set the rate, not a limit of the path.";
     f.evidence = {{"offered_mbps", rounded(*t.offered_bps / 1e6)},
                   {"sent_mbps", rounded(*t.sent_bps / 1e6)}};
     out.push_back(std::move(f));

@@ -2,7 +2,9 @@
 /* Fault injection for the ground-truth fault suite (tests/faults/): drops about one in twenty
  * UDP datagrams to or from the iperf port 5201, at a chosen point of the receiving node — tc
  * ingress (after np-probe's own filter: the kernel names the drop TC_INGRESS) or XDP (before any
- * hook: only the veth's xdp_drops counter sees it). TCP and everything else pass. */
+ * hook: only the veth's xdp_drops counter sees it). TCP and everything else pass. And, on a hop
+ * between the nodes (a switch port's tc egress), drop_tc_hop: about one in a hundred of the
+ * test's data-sized packets, TCP segments and UDP datagrams alike — random loss on the path. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_endian.h>
@@ -38,6 +40,38 @@ static __always_inline bool pick(void *data, void *data_end)
 	if (bpf_ntohs(udp->len) < MIN_DATA_LEN)
 		return false;
 	return bpf_get_prandom_u32() % ONE_IN == 0;
+}
+
+/* A data-sized packet (a full segment or datagram, never an ACK or iperf3's hello) of the iperf
+ * port, TCP or UDP, picked one in ONE_IN_HOP. */
+#define ONE_IN_HOP 100
+#define MIN_HOP_LEN 1000
+static __always_inline bool pick_on_hop(void *data, void *data_end, __u32 len)
+{
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	__be16 *ports;
+
+	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return false;
+	if ((ip->protocol != IPPROTO_UDP && ip->protocol != IPPROTO_TCP) || ip->ihl != 5)
+		return false;
+	ports = (void *)(ip + 1);
+	if ((void *)(ports + 2) > data_end)
+		return false;
+	if (ports[0] != bpf_htons(IPERF_PORT) && ports[1] != bpf_htons(IPERF_PORT))
+		return false;
+	if (len < MIN_HOP_LEN)
+		return false;
+	return bpf_get_prandom_u32() % ONE_IN_HOP == 0;
+}
+
+SEC("classifier/hop")
+int drop_tc_hop(struct __sk_buff *skb)
+{
+	return pick_on_hop((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len) ?
+		       TC_ACT_SHOT :
+		       TC_ACT_OK;
 }
 
 SEC("tc")

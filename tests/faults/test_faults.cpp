@@ -753,4 +753,45 @@ TEST(Faults, AChokedAckPathBeyondTheNodesIsAQueueNoProbeSees) {
                   .allow = {"SPURIOUS_RETRANSMITS"},
                   .detail_mentions = "a queue no probe sees"});
 }
+
+// "iperf3 loses 1 % of UDP and TCP crawls — where?" — a hop between the nodes drops about one
+// in a hundred of the test's data packets at random (a tc program on the switch's port towards
+// the server). No kernel of either node sees those drops: what left the client's NIC and never
+// reached the server's is the path's, and nothing else may be blamed beside it.
+TEST(Faults, RandomLossOnAHopBetweenTheNodesIsTheWires) {
+    SwitchedTestbed hop;
+    ASSERT_TRUE(hop.up());
+    const std::string port = hop.port(1);
+    run_scenario({.name = "random loss on a middle hop",
+                  .fault = "1 in 100 of the test's data packets dropped on the switch's port "
+                           "towards node A, UDP -b 50M",
+                  .inject = {{"", "tc qdisc add dev " + port + " clsact"},
+                             {"", "tc filter add dev " + port + " egress bpf da obj " +
+                                      drop_object() + " sec classifier/hop"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"LOSS_ON_WIRE", "UDP_LOSS"},
+                  // TCP meets the same loss; at 100 Mbit/s it resends and mostly still fills
+                  // the link, else it is held below its ceiling by that loss.
+                  .allow = {"BELOW_CEILING"},
+                  .detail_mentions = "lost between the NICs"});
+}
+
+// "Both NICs say 100 Mbit/s, iperf3 says 9.4" — a hop between the nodes is a 10 Mbit/s link (a
+// tbf on the switch's port towards the server, its queue 50 ms deep): the path behaves like
+// 10 Mbit/s beyond the sender's NIC, and what UDP offers beyond that is lost there, between the
+// NICs (TCP's overflow of that queue too).
+TEST(Faults, ASlowerHopBeyondTheNicsIsThePathsRate) {
+    SwitchedTestbed hop;
+    ASSERT_TRUE(hop.up());
+    run_scenario(
+        {.name = "slower hop beyond the NICs",
+         .fault = "tbf 10 Mbit/s on the switch's port towards node A, UDP -b 50M",
+         // Counting each frame's preamble, FCS and gap, as a 10 Mbit/s link does.
+         .inject = {{"", "tc qdisc add dev " + hop.port(1) +
+                             " root stab overhead 24 linklayer ethernet tbf rate 10mbit "
+                             "burst 16kb latency 50ms"}},
+         .args = {"--udp-bandwidth", "50M"},
+         .expect = {"PATH_SLOWER_THAN_LINK", "OFFERED_ABOVE_CEILING", "LOSS_ON_WIRE", "UDP_LOSS"},
+         .detail_mentions = "beyond node"});
+}
 }  // namespace

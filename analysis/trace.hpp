@@ -142,6 +142,29 @@ struct ProcessCpu {
     double cpu_share() const { return watched_ms > 0 ? double(cpu_ms) / double(watched_ms) : 0; }
 };
 
+// TCP's own account of the test's connection on a node (the kernel's tcp_info for its socket,
+// as `ss -ti` shows it), its last reading in the phase: of the connections on the iperf port,
+// the one that moved the most bytes in the phase (the data connection, not iperf3's control
+// one). The chrono counters are the sender's: how long it had data to send, and of that how
+// long the peer's receive window or its own send buffer held it back (the rest, its congestion
+// window or the path).
+struct TcpAccount {
+    int64_t local_port = 0, remote_port = 0;
+    int64_t bytes_acked = 0;     // sent and acknowledged: the sending side's
+    int64_t bytes_received = 0;  // the receiving side's
+    int64_t busy_us = 0;
+    int64_t rwnd_limited_us = 0;
+    int64_t sndbuf_limited_us = 0;
+    int64_t snd_cwnd = 0;  // segments
+    int64_t snd_mss = 0;
+    int64_t rtt_us = 0;  // smoothed, at the reading
+    int64_t min_rtt_us = 0;
+    int64_t delivery_rate_bps = 0;
+    int64_t total_retrans = 0;
+    int64_t snd_wnd = 0;  // the peer's last advertised window, bytes (0 before kernel 6.2)
+    bool sender() const { return bytes_acked > bytes_received; }
+};
+
 struct PhaseTrace {
     std::string name;
     int64_t start_ms = 0;  // since the probe started
@@ -167,6 +190,9 @@ struct PhaseTrace {
     std::map<std::string, int64_t> dev_stats;
     // The test's own processes seen in the phase; empty in older traces and where none was.
     std::vector<ProcessCpu> processes;
+    // TCP's own account of the test's connection here; absent in older traces and in phases
+    // without a TCP connection on the port.
+    std::optional<TcpAccount> tcp;
 
     int64_t duration_ms() const { return end_ms - start_ms; }
     // What left the NIC: after the qdisc when the probe measured it, else the egress hook's.

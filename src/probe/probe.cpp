@@ -38,6 +38,7 @@
 #include "src/probe/kernel_symbols.hpp"
 #include "src/probe/map_totals.hpp"
 #include "src/probe/qdisc.hpp"
+#include "src/probe/tcp_sockets.hpp"
 #include "src/probe/tiers.hpp"
 #include "src/probe/tool_processes.hpp"
 
@@ -285,8 +286,13 @@ bool may_read_stdin(StdinUse use) {
 // The running state: the phase being counted and everything the trace accumulates.
 class Recorder {
   public:
-    Recorder(ProbeMaps maps, Naming naming, const std::string& iface, ToolProcesses tools)
-        : maps_(maps), naming_(std::move(naming)), iface_(iface), tools_(std::move(tools)) {
+    Recorder(ProbeMaps maps, Naming naming, const std::string& iface, ToolProcesses tools,
+             uint16_t port)
+        : maps_(maps),
+          naming_(std::move(naming)),
+          iface_(iface),
+          tools_(std::move(tools)),
+          tcp_(port) {
         phase_maps_ = read_map_totals(maps_, true);
         last_sample_maps_ = read_map_totals(maps_, false);
         phase_counters_ = read_kernel_counters(iface_);
@@ -323,6 +329,7 @@ class Recorder {
         }
         last_sample_ms_ = s.t_ms;
         tools_.watch(s.t_ms);
+        tcp_.read();
         emit(message(proto::kMessageSample, to_json(s)));
         samples_.push_back(std::move(s));
     }
@@ -348,6 +355,8 @@ class Recorder {
         p.cpus = d.cpus;
         p.dev_stats = d.dev_stats;
         p.processes = tools_.cut(p.end_ms);
+        tcp_.read();
+        p.tcp = tcp_.cut();
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
         nlohmann::json m = message(proto::kMessagePhase, to_json(p));
@@ -377,6 +386,7 @@ class Recorder {
     Naming naming_;
     std::string iface_;
     ToolProcesses tools_;
+    TcpSockets tcp_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     std::string phase_name_{proto::kFirstPhase};
     int64_t phase_start_ms_ = 0;
@@ -743,7 +753,7 @@ int run_probe(const ProbeOptions& o) {
 
     Recorder rec(maps,
                  {o.iface, ifindex, features.btf ? &*features.btf : nullptr, &symbols, choice.tier},
-                 o.iface, ToolProcesses(o.iperf_port, owners));
+                 o.iface, ToolProcesses(o.iperf_port, owners), o.iperf_port);
     nlohmann::json programs = nlohmann::json::array();
     for (const bpf_program* p : attached->programs())
         programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});

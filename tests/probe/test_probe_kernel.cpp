@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -334,6 +336,68 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
     in.traces = {t};
     const auto findings = explain(in).findings;
     EXPECT_TRUE(has_code(findings, "RETRANSMITS_CONFIRMED")) << render_findings(findings);
+}
+
+// TCP's own account, read from the kernel's tcp_info over sock_diag on both ends: a receiving
+// iperf3 that reads in bursts (stopped three quarters of the time, by its PID) into a 64 KiB
+// buffer lets its window close, and the sender's chrono counters say the peer's window held it —
+// and the data connection is told from iperf3's control connection by the bytes it moved.
+TEST(ProbeKernel, TcpsOwnAccountNamesTheReceiveWindowThatHeldTheSender) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 26);
+    // A buffer the stopped reader fills at once (autotuning would grow it to this machine's
+    // tcp_rmem maximum, tens of megabytes, and hide the stops).
+    sh(b.exec() + " sysctl -qw net.ipv4.tcp_rmem='4096 65536 65536'");
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5311"});
+    Probe sender(a, ifa, {"--port", "5311", "--role", "client"});
+    Probe receiver(b, ifb, {"--port", "5311", "--role", "server"});
+    sender.phase("tcp");
+    receiver.phase("tcp");
+    std::atomic<bool> done{false};
+    std::thread slow_reader([&] {
+        while (!done) {
+            server.signal(SIGSTOP);
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+            server.signal(SIGCONT);
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    });
+    const auto j = iperf3_client(a, "-c 198.18.26.2 -p 5311 -t 2");
+    done = true;
+    slow_reader.join();
+    server.signal(SIGCONT);
+    const Trace ts = sender.stop();
+    const Trace tr = receiver.stop();
+    const PhaseTrace* p = ts.find_phase("tcp");
+    const PhaseTrace* q = tr.find_phase("tcp");
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(q, nullptr);
+    ASSERT_TRUE(p->tcp.has_value()) << "no TCP account on the sender";
+    ASSERT_TRUE(q->tcp.has_value()) << "no TCP account on the receiver";
+    const TcpAccount& s = *p->tcp;
+    const TcpAccount& r = *q->tcp;
+    const auto sent = j["end"]["sum_sent"]["bytes"].get<int64_t>();
+    std::printf(
+        "sender: %lld B acked (iperf3 sent %lld), busy %lld us, rwnd-limited %lld us, "
+        "sndbuf-limited %lld us, cwnd %lld, rtt %lld us; receiver: %lld B received\n",
+        static_cast<long long>(s.bytes_acked), static_cast<long long>(sent),
+        static_cast<long long>(s.busy_us), static_cast<long long>(s.rwnd_limited_us),
+        static_cast<long long>(s.sndbuf_limited_us), static_cast<long long>(s.snd_cwnd),
+        static_cast<long long>(s.rtt_us), static_cast<long long>(r.bytes_received));
+    EXPECT_TRUE(s.sender());
+    EXPECT_FALSE(r.sender());
+    EXPECT_EQ(s.remote_port, 5311);
+    EXPECT_EQ(r.local_port, 5311);
+    // The data connection, read at the last sample before it closed (every 100 ms): within the
+    // bytes of the last tenth of a second of the test.
+    EXPECT_GE(s.bytes_acked, sent * 85 / 100);
+    EXPECT_LE(s.bytes_acked, sent);
+    EXPECT_GE(r.bytes_received, sent * 85 / 100);
+    ASSERT_GT(s.busy_us, 1'000'000) << "busy for less than half the test";
+    EXPECT_GT(double(s.rwnd_limited_us) / double(s.busy_us), 0.5)
+        << "the receiver's window did not hold the sender";
 }
 
 // One test through a tbf on the sender's end of a fresh veth pair, traced on both ends in one

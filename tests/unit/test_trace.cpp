@@ -88,6 +88,33 @@ TEST(Trace, ToolProcessesRoundTripAndBadCountsNameTheirField) {
     EXPECT_TRUE(parse_trace(doc).phases[0].processes.empty());
 }
 
+TEST(Trace, TcpsOwnAccountRoundTripsAndBadTimesNameTheirField) {
+    Trace t = trace("udp-overload-client.json");
+    ASSERT_FALSE(t.phases.empty());
+    TcpAccount a;
+    a.local_port = 40312;
+    a.remote_port = 5201;
+    a.bytes_acked = 447417934;
+    a.busy_us = 1964000;
+    a.rwnd_limited_us = 1672000;
+    a.snd_cwnd = 182;
+    a.snd_mss = 1448;
+    a.rtt_us = 10014;
+    t.phases[0].tcp = a;
+    auto doc = to_json(t);
+    const Trace back = parse_trace(doc);
+    ASSERT_TRUE(back.phases[0].tcp);
+    EXPECT_TRUE(back.phases[0].tcp->sender());
+    EXPECT_EQ(back.phases[0].tcp->rwnd_limited_us, 1672000);
+    EXPECT_EQ(to_json(back), doc);
+    doc["phases"][0]["tcp"]["sndbuf_limited_us"] = 300000;
+    EXPECT_EQ(field_of_error(doc), "phases[0].tcp.busy_us");
+    doc["phases"][0]["tcp"]["snd_cwnd"] = -1;
+    EXPECT_EQ(field_of_error(doc), "phases[0].tcp.snd_cwnd");
+    doc["phases"][0].erase("tcp");
+    EXPECT_FALSE(parse_trace(doc).phases[0].tcp);
+}
+
 TEST(Trace, NamesTheFieldOfBadInput) {
     const auto good = nlohmann::json::parse(testing::fixture("probe/udp-overload-server.json"));
     auto doc = good;

@@ -1,0 +1,162 @@
+#include "src/probe/tcp_sockets.hpp"
+
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace np::probe {
+namespace {
+
+// Every state but LISTEN: a listening socket has no connection to account for.
+constexpr uint32_t kConnectedStates = ~(1U << 10);  // TCP_LISTEN is 10
+
+TcpAccount account_of(const inet_diag_msg& m, const tcp_info& i) {
+    TcpAccount a;
+    a.local_port = ntohs(m.id.idiag_sport);
+    a.remote_port = ntohs(m.id.idiag_dport);
+    a.bytes_acked = static_cast<int64_t>(i.tcpi_bytes_acked);
+    a.bytes_received = static_cast<int64_t>(i.tcpi_bytes_received);
+    a.busy_us = static_cast<int64_t>(i.tcpi_busy_time);
+    a.rwnd_limited_us = static_cast<int64_t>(i.tcpi_rwnd_limited);
+    a.sndbuf_limited_us = static_cast<int64_t>(i.tcpi_sndbuf_limited);
+    a.snd_cwnd = i.tcpi_snd_cwnd;
+    a.snd_mss = i.tcpi_snd_mss;
+    a.rtt_us = i.tcpi_rtt;
+    a.min_rtt_us = i.tcpi_min_rtt;
+    a.delivery_rate_bps = static_cast<int64_t>(i.tcpi_delivery_rate) * 8;
+    a.total_retrans = i.tcpi_total_retrans;
+    a.snd_wnd = i.tcpi_snd_wnd;
+    return a;
+}
+
+}  // namespace
+
+std::vector<TcpSocketReading> parse_tcp_diag(const uint8_t* data, size_t len, uint16_t port,
+                                             bool& done) {
+    std::vector<TcpSocketReading> out;
+    size_t at = 0;
+    while (at + sizeof(nlmsghdr) <= len) {
+        nlmsghdr h;
+        std::memcpy(&h, data + at, sizeof h);
+        if (h.nlmsg_len < sizeof(nlmsghdr) || at + h.nlmsg_len > len) break;  // truncated
+        const size_t next = at + NLMSG_ALIGN(h.nlmsg_len);
+        if (h.nlmsg_type == NLMSG_DONE || h.nlmsg_type == NLMSG_ERROR) {
+            done = true;
+            break;
+        }
+        const size_t body = at + NLMSG_HDRLEN;
+        if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+            body + sizeof(inet_diag_msg) <= at + h.nlmsg_len) {
+            inet_diag_msg m;
+            std::memcpy(&m, data + body, sizeof m);
+            if (ntohs(m.id.idiag_sport) == port || ntohs(m.id.idiag_dport) == port) {
+                // Its attributes: INET_DIAG_INFO holds tcp_info, as long as this kernel's (an
+                // older kernel's is shorter: the fields it lacks stay zero).
+                size_t a = body + NLMSG_ALIGN(sizeof(inet_diag_msg));
+                const size_t end = at + h.nlmsg_len;
+                while (a + sizeof(rtattr) <= end) {
+                    rtattr r;
+                    std::memcpy(&r, data + a, sizeof r);
+                    if (r.rta_len < sizeof(rtattr) || a + r.rta_len > end) break;
+                    if (r.rta_type == INET_DIAG_INFO) {
+                        tcp_info info{};
+                        const size_t n = std::min<size_t>(r.rta_len - RTA_LENGTH(0), sizeof info);
+                        std::memcpy(&info, data + a + RTA_LENGTH(0), n);
+                        const uint64_t cookie =
+                            (uint64_t(m.id.idiag_cookie[1]) << 32) | m.id.idiag_cookie[0];
+                        out.push_back({cookie, account_of(m, info)});
+                        break;
+                    }
+                    a += RTA_ALIGN(r.rta_len);
+                }
+            }
+        }
+        at = next;
+    }
+    return out;
+}
+
+TcpSockets::TcpSockets(uint16_t port) : port_(port) {
+    fd_ = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+}
+
+TcpSockets::~TcpSockets() {
+    if (fd_ >= 0) close(fd_);
+}
+
+void TcpSockets::dump(int family, std::map<uint64_t, TcpAccount>& into) {
+    struct {
+        nlmsghdr h;
+        inet_diag_req_v2 r;
+    } req{};
+    req.h.nlmsg_len = sizeof req;
+    req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    req.r.sdiag_family = static_cast<uint8_t>(family);
+    req.r.sdiag_protocol = IPPROTO_TCP;
+    req.r.idiag_states = kConnectedStates;
+    req.r.idiag_ext = 1U << (INET_DIAG_INFO - 1);
+    sockaddr_nl kernel{};
+    kernel.nl_family = AF_NETLINK;
+    if (sendto(fd_, &req, sizeof req, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
+        return;
+    static uint8_t buf[32768];
+    bool done = false;
+    while (!done) {
+        const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s.account;
+    }
+}
+
+void TcpSockets::read() {
+    if (fd_ < 0) return;
+    std::map<uint64_t, TcpAccount> now;
+    dump(AF_INET, now);
+    dump(AF_INET6, now);
+    for (auto& [cookie, s] : seen_) s.open = now.count(cookie) > 0;
+    for (auto& [cookie, a] : now) {
+        auto [it, fresh] = seen_.try_emplace(cookie);
+        it->second.last = a;
+        it->second.open = true;
+        if (fresh) {  // opened in this phase: from zero
+            it->second.first.local_port = a.local_port;
+            it->second.first.remote_port = a.remote_port;
+        }
+    }
+}
+
+std::optional<TcpAccount> TcpSockets::cut() {
+    const auto moved = [](const Seen& s) {
+        return (s.last.bytes_acked - s.first.bytes_acked) +
+               (s.last.bytes_received - s.first.bytes_received);
+    };
+    const Seen* most = nullptr;
+    for (const auto& [cookie, s] : seen_)
+        if (moved(s) > 0 && (!most || moved(s) > moved(*most))) most = &s;
+    std::optional<TcpAccount> out;
+    if (most) out = most->last;
+    // The next phase counts from here; a closed connection is done.
+    for (auto it = seen_.begin(); it != seen_.end();) {
+        if (!it->second.open) {
+            it = seen_.erase(it);
+        } else {
+            it->second.first = it->second.last;
+            ++it;
+        }
+    }
+    return out;
+}
+
+}  // namespace np::probe

@@ -9,7 +9,8 @@ namespace {
 
 // Verdict-deciding findings that a test cannot also be "below the ceiling" with.
 const std::vector<std::string_view> kBelowCeiling = {
-    "BELOW_CEILING", "HOST_LIMITED", "LIMIT_NOT_LOCATED", "BELOW_CEILING_NEEDS_TRACE"};
+    "BELOW_CEILING",       "HOST_LIMITED",      "RECEIVE_WINDOW_LIMITED",
+    "SEND_BUFFER_LIMITED", "LIMIT_NOT_LOCATED", "BELOW_CEILING_NEEDS_TRACE"};
 
 std::vector<std::string_view> plus(std::vector<std::string_view> a,
                                    std::initializer_list<std::string_view> b) {
@@ -87,11 +88,28 @@ const std::vector<FindingCode>& finding_codes() {
          "limit, throttled periods and time), or a UDP sender that sent less than the ceiling; "
          "with the per-packet rate",
          {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
+        {"RECEIVE_WINDOW_LIMITED",
+         S::warn,
+         "receive window",
+         "TCP below the ceiling with nothing lost and no host's CPU to name, held back by the "
+         "receiver's window for at least half of the time it had data to send, by the "
+         "sender's own account (tcp_info's rwnd_limited): the receiving application read "
+         "slower than the data came, or its receive buffer is smaller than the path needs",
+         {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
+        {"SEND_BUFFER_LIMITED",
+         S::warn,
+         "send buffer",
+         "TCP below the ceiling with nothing lost and no host's CPU to name, held back by its own "
+         "send buffer for at least half of the time it had data to send, by the sender's own "
+         "account (tcp_info's sndbuf_limited): too little buffer for the path's "
+         "bandwidth-delay product",
+         {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
         {"LIMIT_NOT_LOCATED",
          S::warn,
          "limit not located",
          "below the ceiling with both data NICs traced and no stage showing its own signature "
-         "(no loss, no full link or reverse path, no saturated CPU): what was ruled out, and how",
+         "(no loss, no full link or reverse path, no saturated CPU, no window or buffer by TCP's "
+         "own account): what was ruled out, and how",
          {"BELOW_CEILING_NEEDS_TRACE"}},
         {"BELOW_CEILING_NEEDS_TRACE",
          S::warn,

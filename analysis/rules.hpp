@@ -127,6 +127,20 @@ struct UnseenQueue {
     Evidence evidence;
 };
 std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& loads);
+// TCP's own account of what held the test's sender (its tcp_info, the probe's `tcp`): the share
+// of the time it had data to send that the receiver's window, and its own send buffer, held it.
+struct TcpLimit {
+    std::string node;  // the sender's
+    double busy_s = 0;
+    double rwnd_share = 0, sndbuf_share = 0;
+    Evidence evidence;
+    // "node1-2's TCP had data to send for 2.9 s: the receiver's window held it 85 % of that
+    // time, its send buffer 0 %"
+    std::string text;
+};
+std::optional<TcpLimit> tcp_limit(const TestEvidence& v);
+// The share of the busy time above which a window or buffer set the pace.
+inline constexpr double kTcpLimitedShare = 0.5;
 // The stages the loads rule out, one sentence each, for a limit that was not located.
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads);
 

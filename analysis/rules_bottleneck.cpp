@@ -464,6 +464,25 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
     return out;
 }
 
+std::optional<TcpLimit> tcp_limit(const TestEvidence& v) {
+    if (v.test.transport != Transport::tcp || !v.traces.sender) return std::nullopt;
+    const auto& account = v.traces.sender->phase.tcp;
+    if (!account || !account->sender() || account->busy_us <= 0) return std::nullopt;
+    TcpLimit l;
+    l.node = v.traces.sender->trace->node;
+    l.busy_s = double(account->busy_us) / 1e6;
+    l.rwnd_share = double(account->rwnd_limited_us) / double(account->busy_us);
+    l.sndbuf_share = double(account->sndbuf_limited_us) / double(account->busy_us);
+    l.text = fmt::format(
+        "{}'s TCP had data to send for {:.1f} s: the receiver's window held it {} of that time, "
+        "its send buffer {} (the rest, its congestion window or the path)",
+        l.node, l.busy_s, format_pct(l.rwnd_share, 0), format_pct(l.sndbuf_share, 0));
+    l.evidence = {{l.node + ".tcp_busy_ms", account->busy_us / 1000},
+                  {l.node + ".tcp_rwnd_limited_ms", account->rwnd_limited_us / 1000},
+                  {l.node + ".tcp_sndbuf_limited_ms", account->sndbuf_limited_us / 1000}};
+    return l;
+}
+
 std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& loads) {
     const auto& t = v.test;
     if (t.transport != Transport::tcp || !t.rtt_mean_us || !loads.idle_rtt_ms ||

@@ -949,18 +949,54 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
             }
         }
     const bool host_found = !busy.empty();
-    Finding f = make_finding(host_found ? "HOST_LIMITED" : "LIMIT_NOT_LOCATED", t.label);
-    f.title = title + (host_found ? ": host-limited" : ": the limit was not located");
+    // TCP's own account: its receive window or send buffer held it for most of its busy time.
+    // With a host named that is how the host's pace reached the sender; without one, the
+    // window or the buffer is the stage that set the rate.
+    const auto own = tcp_limit(v);
+    const char* window_code = nullptr;
+    if (own && !host_found) {
+        if (own->rwnd_share >= kTcpLimitedShare)
+            window_code = "RECEIVE_WINDOW_LIMITED";
+        else if (own->sndbuf_share >= kTcpLimitedShare)
+            window_code = "SEND_BUFFER_LIMITED";
+    }
+    Finding f = make_finding(host_found    ? "HOST_LIMITED"
+                             : window_code ? window_code
+                                           : "LIMIT_NOT_LOCATED",
+                             t.label);
+    f.title = title + (host_found    ? ": host-limited"
+                       : window_code ? (own->rwnd_share >= kTcpLimitedShare
+                                            ? ": held by the receiver's window"
+                                            : ": held by the sender's send buffer")
+                                     : ": the limit was not located");
     f.detail = delivered;
+    if (own)
+        for (const auto& e : own->evidence) f.evidence.push_back(e);
     if (host_found) {
         f.detail += " The host that set the pace: ";
         for (size_t i = 0; i < busy.size(); ++i) f.detail += (i ? "; " : "") + busy[i];
+        if (own && (own->rwnd_share >= kTcpLimitedShare || own->sndbuf_share >= kTcpLimitedShare))
+            f.detail += ". TCP's own account agrees: " + own->text;
+    } else if (window_code && own->rwnd_share >= kTcpLimitedShare) {
+        f.detail += fmt::format(
+            " TCP's own account names the stage: {}. The receiver ({}) did not take the data as "
+            "fast as it came: its application read slower (its CPUs and its tool's show no "
+            "saturation or CPU limit), or its receive buffer is smaller than the path's "
+            "bandwidth-delay product",
+            own->text, l.receiver_node);
+    } else if (window_code) {
+        f.detail += fmt::format(
+            " TCP's own account names the stage: {}. The sender's socket buffer holds too "
+            "little for the path's bandwidth-delay product (its application's writes, or "
+            "net.ipv4.tcp_wmem)",
+            own->text);
     } else {
         f.detail +=
             " No stage shows its own signature, so none is named. Ruled out: loss (the "
             "ledger above)";
         const PathLoads loads = path_loads(v);
         for (const auto& r : ruled_out(v, loads)) f.detail += "; " + r;
+        if (own) f.detail += "; TCP's own windows: " + own->text;
         if (const auto q = unseen_queue(v, loads)) {
             f.detail += "; " + q->text;
             for (const auto& e : q->evidence) f.evidence.push_back(e);
@@ -998,6 +1034,15 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
         : host_found
             ? "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "
               "core, IRQ affinity away from the tool's core; check cgroup CPU limits."
+        : window_code && own->rwnd_share >= kTcpLimitedShare
+            ? fmt::format(
+                  "Look at the receiver, {}: whether its application keeps up (its CPU, "
+                  "what else it does between reads) and its receive buffer (ss -tim: "
+                  "rb; net.ipv4.tcp_rmem, iperf3 -w).",
+                  l.receiver_node)
+        : window_code
+            ? "Raise the sender's send buffer (net.ipv4.tcp_wmem, iperf3 -w) to at least the "
+              "path's bandwidth-delay product."
             : "Measure what was not: CPU and softirq per core on both nodes during the test "
               "(mpstat -P ALL 1), the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), "
               "a longer test (-t) to leave slow start behind.";

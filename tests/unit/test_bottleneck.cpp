@@ -543,5 +543,59 @@ TEST(Bottleneck, ARoundTripFarAboveTheIdleOneIsAQueueNoProbeSees) {
     }
 }
 
+// TCP's own account on the sender (the probe's `tcp`): a receiver whose window held the sender
+// for 85 % of its busy time names that stage; one that held it 10 % is ruled out with its
+// numbers; and beside a host its cgroup held back, the account says how that pace reached the
+// sender rather than replacing the host.
+TEST(Bottleneck, TcpsOwnAccountNamesTheReceiversWindowOnlyWhenItHeldTheSender) {
+    Side client{.flow_out = at_rate(31.0, 1514), .flow_in = at_rate(0.5, 66)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    Trace s = node("node1-1", "server", "tcp", server);
+    Trace c = node("node1-2", "client", "tcp", client);
+    TcpAccount a;
+    a.local_port = 40312;
+    a.remote_port = 5201;
+    a.bytes_acked = 36'000'000;
+    a.busy_us = 9'800'000;
+    a.rwnd_limited_us = 8'330'000;
+    c.phases[0].tcp = a;
+    auto e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+    const Finding* f = find_finding(e, "RECEIVE_WINDOW_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "node1-2's TCP had data to send for 9.8 s: the receiver's window held it "
+                         "85 % of that time, its send buffer 0 %"))
+        << f->detail;
+    EXPECT_TRUE(contains(f->next_step, "node1-1")) << f->next_step;
+    EXPECT_EQ(e.verdicts[0].verdict, "receive window");
+    expect_none_of(e, {"LIMIT_NOT_LOCATED", "HOST_LIMITED"});
+
+    c.phases[0].tcp->rwnd_limited_us = 980'000;
+    e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+    f = find_finding(e, "LIMIT_NOT_LOCATED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "TCP's own windows: node1-2's TCP had data to send for 9.8 s: "
+                         "the receiver's window held it 10 % of that time"))
+        << f->detail;
+
+    c.phases[0].tcp->rwnd_limited_us = 8'330'000;
+    s.phases[0].processes = {
+        {812, "iperf3", kPhaseMs, 500, "/np-testbed-node1-1", 0.05, 100, 95, 9000}};
+    e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+    f = find_finding(e, "HOST_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail, "TCP's own account agrees: node1-2's TCP had data to send"))
+        << f->detail;
+    expect_none_of(e, {"RECEIVE_WINDOW_LIMITED"});
+
+    // The sender's own buffer.
+    s.phases[0].processes.clear();
+    c.phases[0].tcp->rwnd_limited_us = 0;
+    c.phases[0].tcp->sndbuf_limited_us = 7'000'000;
+    e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+    EXPECT_NE(find_finding(e, "SEND_BUFFER_LIMITED"), nullptr) << codes_of(e);
+}
+
 }  // namespace bottleneck_cases
 }  // namespace np

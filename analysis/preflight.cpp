@@ -140,6 +140,25 @@ std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b) {
     return out;
 }
 
+std::vector<Finding> address_taken_findings(const std::string& answered_mac,
+                                            const std::string& server_ip, const NodeFacts& a,
+                                            const NodeFacts& b) {
+    if (answered_mac.empty()) return {};
+    Finding f = make_finding("ADDRESS_CONFLICT");
+    f.title = fmt::format("Another host answers for {} on the data segment", server_ip);
+    f.detail = fmt::format(
+        "Before {} took {} on its {}, {} asked for it on {} and {} answered: another host on the "
+        "segment holds the server's address. Once both hold it, whichever answers first wins "
+        "each ARP, and the tests would measure the path to that host, or fail against it.",
+        a.node, server_ip, a.iface, b.node, b.iface, answered_mac);
+    f.evidence = {{"server_ip", server_ip}, {"answered_by_mac", answered_mac}};
+    f.next_step = fmt::format(
+        "Find the host with MAC {} (ip neigh on the segment, the switch's MAC table) and take "
+        "{} off it, or give the server another address (np_server_ip).",
+        answered_mac, server_ip);
+    return {f};
+}
+
 std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const NodeFacts& b) {
     // Whoever answered ping, the client's traffic goes to the MAC its neighbour table holds: a
     // host that is not the server's data port answers for the server's address.

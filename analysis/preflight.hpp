@@ -46,6 +46,11 @@ std::vector<Finding> node_findings(const NodeFacts& n);
 std::vector<Finding> carrier_findings(const NodeFacts& n);
 // LINK_HALF_DUPLEX, LINK_SPEED_MISMATCH, MTU_MISMATCH (warn); LINK_FACTS (info).
 std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b);
+// ADDRESS_CONFLICT (error) when `answered_mac` answered for the server's address before the
+// server (node A) took it: another host on the segment holds it.
+std::vector<Finding> address_taken_findings(const std::string& answered_mac,
+                                            const std::string& server_ip, const NodeFacts& a,
+                                            const NodeFacts& b);
 // ADDRESS_CONFLICT (error) when the MAC that answered for the server's address is not the
 // server's data port's; DIFFERENT_SEGMENT (error) when ARP went unanswered; DATA_PATH_NO_ECHO
 // (warn) when ARP resolved but ping got no reply.

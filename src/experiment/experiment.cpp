@@ -243,6 +243,30 @@ void gather_link_facts(CommandShell& s, NodeFacts& n) {
     n.ports_with_carrier = text::words(get("others"));
 }
 
+// Whether node A's data iface already holds `ip` (a testbed or a user that configured it, or
+// --keep-iface from an earlier run): then its own answers are expected.
+bool holds_address(CommandShell& a, const std::string& iface, const std::string& ip) {
+    const auto r =
+        a.run(fmt::format("ip -o addr show dev {} to {}", shell_quote(iface), shell_quote(ip)),
+              Millis(15000));
+    return r.exit_status == 0 && !text::trim(r.out).empty();
+}
+
+// The MAC that answers for the server's address on the client's data iface (its neighbour
+// entry after one ping), lower case; empty when none did.
+std::string who_answers(CommandShell& b, const Params& p) {
+    const auto kv = text::key_values(
+        b.run(
+             fmt::format("ip neigh flush to {1} dev {0} 2>/dev/null; "
+                         "ping -c 1 -W 1 -I {0} {1} >/dev/null 2>&1; "
+                         "echo lladdr=$(ip neigh show {1} dev {0} | "
+                         "awk '{{for (i = 1; i < NF; i++) if ($i == \"lladdr\") print $(i + 1)}}')",
+                         shell_quote(p.data_iface), shell_quote(p.server_ip)),
+             Millis(15000))
+            .out);
+    return kv.count("lladdr") ? text::lower(text::trim(kv.at("lladdr"))) : "";
+}
+
 PathFacts check_path(CommandShell& b, const Params& p) {
     const auto kv = text::key_values(
         b.run(
@@ -565,20 +589,31 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
     dir.done("preflight");
     dir.begin("configure");
     progress.step(fmt::format("configuring {} on both nodes", p.data_iface));
-    auto [ia, ib] = on_both(
-        [&] {
-            return std::make_unique<IfaceConfig>(*a.sh, o.node_a, p.data_iface,
-                                                 fmt::format("{}/{}", p.server_ip, p.prefix_len),
-                                                 o.keep_iface);
-        },
-        [&] {
-            return std::make_unique<IfaceConfig>(*b.sh, o.node_b, p.data_iface,
-                                                 fmt::format("{}/{}", p.client_ip, p.prefix_len),
-                                                 o.keep_iface);
-        });
+    // The client first, and before the server takes its address, whether another host on the
+    // segment already answers for it (duplicate address detection, as arping -D does, with the
+    // client's own ARP or neighbour discovery): once the server holds it too, whichever answers
+    // first wins each ARP, and the client's neighbour table shows only the winner.
+    auto [server_holds, ib] =
+        on_both([&] { return holds_address(*a.sh, p.data_iface, p.server_ip); },
+                [&] {
+                    auto config = std::make_unique<IfaceConfig>(
+                        *b.sh, o.node_b, p.data_iface,
+                        fmt::format("{}/{}", p.client_ip, p.prefix_len), o.keep_iface);
+                    gather_link_facts(*b.sh, fb);
+                    return config;
+                });
+    if (!server_holds && fb.carrier.value_or(false)) {
+        append(rec.findings, address_taken_findings(who_answers(*b.sh, p), p.server_ip, fa, fb));
+        if (has_error(rec.findings)) {
+            rec.stopped = "preflight failed: another host holds the server's data address";
+            return;
+        }
+    }
+    const auto ia = std::make_unique<IfaceConfig>(*a.sh, o.node_a, p.data_iface,
+                                                  fmt::format("{}/{}", p.server_ip, p.prefix_len),
+                                                  o.keep_iface);
     pause_point("configure");
-    on_both([&] { return gather_link_facts(*a.sh, fa), 0; },
-            [&] { return gather_link_facts(*b.sh, fb), 0; });
+    gather_link_facts(*a.sh, fa);
     rec.speed_mbps = fa.speed_mbps;
     append(rec.findings, carrier_findings(fa));
     append(rec.findings, carrier_findings(fb));

@@ -62,6 +62,18 @@ TEST(Preflight, TheServersOwnMacIsNoConflictWhateverPingSays) {
                     .empty());
 }
 
+// Before the server took its address, the client asked for it and a MAC answered: another
+// host holds it, whichever of the two would win ARP once both do.
+TEST(Preflight, AnAnswerBeforeTheServerTookItsAddressIsAnAddressConflict) {
+    const auto f = address_taken_findings("02:00:00:00:00:99", "198.18.0.1", kServer, kClient);
+    ASSERT_EQ(codes(f), std::vector<std::string>{"ADDRESS_CONFLICT"});
+    EXPECT_NE(f[0].detail.find("Before node1-1 took 198.18.0.1 on its enp0s25, node1-2 asked for "
+                               "it on enp0s25 and 02:00:00:00:00:99 answered"),
+              std::string::npos)
+        << f[0].detail;
+    EXPECT_TRUE(address_taken_findings("", "198.18.0.1", kServer, kClient).empty());
+}
+
 TEST(Preflight, UnansweredArpIsADifferentSegment) {
     EXPECT_EQ(codes(path_findings(path(false, "FAILED", ""), kServer, kClient)),
               std::vector<std::string>{"DIFFERENT_SEGMENT"});

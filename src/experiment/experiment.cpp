@@ -16,6 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "analysis/codes.hpp"
 #include "analysis/contract.hpp"
@@ -310,8 +311,8 @@ constexpr Millis kLinkDownGrace{5000};
 // Runs a client command in node B's shell while showing progress (with the live wire rate from
 // `rate_probe`, on the other node, whose shell is free meanwhile); returns its stdout (its
 // stderr when it printed nothing else). Throws Interrupted, or EnvironmentError on a dead
-// session, a hung tool or a data link down for kLinkDownGrace or at the end — stopping the
-// command first.
+// session, a hung tool or a data link down for kLinkDownGrace (during the phase or past its
+// end) — stopping the command first.
 std::string run_client(Node& b, const std::string& command, double expected_s,
                        const std::string& phase, RemoteProbe* rate_probe, Progress& progress,
                        const LinkWatch& link) {
@@ -359,8 +360,16 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
     }
     progress.clear();
     // A tool that failed at once on a link that went down says only "unreachable": the link
-    // check names the cause.
-    if (!link.carrier()) throw link.down("at the end of the phase");
+    // check names the cause. A link that went down near the phase's end has the rest of the
+    // grace to come back before the next phase needs it.
+    if (!down) down_since = Clock::now();
+    while (!link.carrier()) {
+        if (Clock::now() - down_since >= kLinkDownGrace)
+            throw link.down(
+                fmt::format("for {} s at the end of the phase", kLinkDownGrace.count() / 1000));
+        throw_if_interrupted("the " + phase + " phase");
+        std::this_thread::sleep_for(Millis(250));
+    }
     if (out.empty() && !b.sh->err().empty()) out = b.sh->err();
     return out;
 }

@@ -69,9 +69,9 @@ static __always_inline bool pick_on_hop(void *data, void *data_end, __u32 len)
 SEC("classifier/hop")
 int drop_tc_hop(struct __sk_buff *skb)
 {
-	return pick_on_hop((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len) ?
-		       TC_ACT_SHOT :
-		       TC_ACT_OK;
+	return pick_on_hop((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len)
+		   ? TC_ACT_SHOT
+		   : TC_ACT_OK;
 }
 
 SEC("tc")

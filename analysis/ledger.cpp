@@ -211,6 +211,13 @@ bool is_output_function(std::string_view f) {
 
 }  // namespace
 
+Stage stage_of_drop(std::string_view reason, bool on_sender) {
+    constexpr std::string_view freed_in = "freed in ";
+    return reason.starts_with(freed_in)
+               ? stage_of_function(reason.substr(freed_in.size()), on_sender)
+               : stage_of(reason, on_sender);
+}
+
 Stage stage_of_function(std::string_view f, bool on_sender) {
     if (on_sender) {
         if (is_queue_function(f)) return Stage::sender_queue;
@@ -404,12 +411,8 @@ std::vector<LedgerDrop> placed_drops(const TracedSide& side, bool on_sender,
                                      const std::string& proto) {
     std::vector<LedgerDrop> into;
     const uint64_t arrived = flow_counts(side.phase.rx, proto).wire_packets;
-    constexpr std::string_view freed_in = "freed in ";
     for (auto [reason, n] : flow_drops(side.phase, proto)) {
-        const bool by_function = reason.starts_with(freed_in);
-        const Stage stage = by_function
-                                ? stage_of_function(reason.substr(freed_in.size()), on_sender)
-                                : stage_of(reason, on_sender);
+        const Stage stage = stage_of_drop(reason, on_sender);
         if (!on_sender && reason == "NOT_SPECIFIED") {
             // The receiver's reasonless frees without a device were made above its NIC: by the
             // socket or TCP (a connection's queues purged at close, skbs of several kilobytes),
@@ -422,8 +425,8 @@ std::vector<LedgerDrop> placed_drops(const TracedSide& side, bool on_sender,
             if (n == 0) continue;
         }
         LedgerDrop d{side.trace->node, stage, reason, n, false};
-        d.housekeeping =
-            !by_function && is_housekeeping_reason(reason) && n <= housekeeping_allowance(arrived);
+        d.housekeeping = !reason.starts_with("freed in ") && is_housekeeping_reason(reason) &&
+                         n <= housekeeping_allowance(arrived);
         into.push_back(d);
     }
     return into;

@@ -57,6 +57,10 @@ Stage stage_of(std::string_view reason, bool on_sender);
 // the rest are unknown.
 Stage stage_of_function(std::string_view function, bool on_sender);
 
+// Where a LedgerDrop's reason places it: a kernel reason (stage_of), or "freed in FUNCTION" at
+// the drops-without-reasons tier (stage_of_function).
+Stage stage_of_drop(std::string_view reason, bool on_sender);
+
 // Drops that cost the test nothing when it ran: segments after the connection closed, flags
 // or resets at teardown, a socket's queue purged on close. When the tool failed they are the
 // evidence of why, and are not set aside.

@@ -143,11 +143,7 @@ void link_shared(const TestEvidence& v, const PathLoads& loads, std::vector<Find
 // freed it). Not a drop of a link that was down (DEV_READY) or had no route (IP_OUTNOROUTES, a
 // link set down takes its routes): those say the way back was absent, not too slow.
 bool held_back_by_queue(const LedgerDrop& d) {
-    constexpr std::string_view freed_in = "freed in ";
-    if (d.reason.starts_with(freed_in))
-        return stage_of_function(std::string_view(d.reason).substr(freed_in.size()), true) ==
-               Stage::sender_queue;
-    return d.reason != "DEV_READY" && stage_of(d.reason, true) == Stage::sender_queue;
+    return d.reason != "DEV_READY" && stage_of_drop(d.reason, true) == Stage::sender_queue;
 }
 
 void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {

@@ -98,6 +98,23 @@ json to_json(const DirectionTraffic& d) {
 
 }  // namespace
 
+// The trace's `tcp` keys and the TcpAccount fields they hold, for the writer and the reader.
+constexpr std::pair<const char*, int64_t TcpAccount::*> kTcpAccountFields[] = {
+    {"local_port", &TcpAccount::local_port},
+    {"remote_port", &TcpAccount::remote_port},
+    {"bytes_acked", &TcpAccount::bytes_acked},
+    {"bytes_received", &TcpAccount::bytes_received},
+    {"busy_us", &TcpAccount::busy_us},
+    {"rwnd_limited_us", &TcpAccount::rwnd_limited_us},
+    {"sndbuf_limited_us", &TcpAccount::sndbuf_limited_us},
+    {"snd_cwnd", &TcpAccount::snd_cwnd},
+    {"snd_mss", &TcpAccount::snd_mss},
+    {"rtt_us", &TcpAccount::rtt_us},
+    {"min_rtt_us", &TcpAccount::min_rtt_us},
+    {"delivery_rate_bps", &TcpAccount::delivery_rate_bps},
+    {"total_retrans", &TcpAccount::total_retrans},
+    {"snd_wnd", &TcpAccount::snd_wnd}};
+
 json to_json(const PhaseTrace& p) {
     json drops_by_reason = json::array();
     uint64_t unattributed = 0;
@@ -162,21 +179,11 @@ json to_json(const PhaseTrace& p) {
              {"throttled_periods", pr.throttled_periods},
              {"throttled_ms", pr.throttled_ms}});
     j["processes"] = std::move(processes);
-    if (p.tcp)
-        j["tcp"] = {{"local_port", p.tcp->local_port},
-                    {"remote_port", p.tcp->remote_port},
-                    {"bytes_acked", p.tcp->bytes_acked},
-                    {"bytes_received", p.tcp->bytes_received},
-                    {"busy_us", p.tcp->busy_us},
-                    {"rwnd_limited_us", p.tcp->rwnd_limited_us},
-                    {"sndbuf_limited_us", p.tcp->sndbuf_limited_us},
-                    {"snd_cwnd", p.tcp->snd_cwnd},
-                    {"snd_mss", p.tcp->snd_mss},
-                    {"rtt_us", p.tcp->rtt_us},
-                    {"min_rtt_us", p.tcp->min_rtt_us},
-                    {"delivery_rate_bps", p.tcp->delivery_rate_bps},
-                    {"total_retrans", p.tcp->total_retrans},
-                    {"snd_wnd", p.tcp->snd_wnd}};
+    if (p.tcp) {
+        json tcp = json::object();
+        for (const auto& [key, field] : kTcpAccountFields) tcp[key] = (*p.tcp).*field;
+        j["tcp"] = std::move(tcp);
+    }
     return j;
 }
 
@@ -343,25 +350,10 @@ PhaseTrace read_phase(const JsonField& n) {
     }
     if (const auto tcp = n.find("tcp")) {  // absent before probes read tcp_info
         TcpAccount a;
-        const auto get = [&](const char* key) {
-            const int64_t v = tcp->at(key).i64();
-            if (v < 0) tcp->at(key).fail("is negative");
-            return v;
-        };
-        a.local_port = get("local_port");
-        a.remote_port = get("remote_port");
-        a.bytes_acked = get("bytes_acked");
-        a.bytes_received = get("bytes_received");
-        a.busy_us = get("busy_us");
-        a.rwnd_limited_us = get("rwnd_limited_us");
-        a.sndbuf_limited_us = get("sndbuf_limited_us");
-        a.snd_cwnd = get("snd_cwnd");
-        a.snd_mss = get("snd_mss");
-        a.rtt_us = get("rtt_us");
-        a.min_rtt_us = get("min_rtt_us");
-        a.delivery_rate_bps = get("delivery_rate_bps");
-        a.total_retrans = get("total_retrans");
-        a.snd_wnd = get("snd_wnd");
+        for (const auto& [key, field] : kTcpAccountFields) {
+            a.*field = tcp->at(key).i64();
+            if (a.*field < 0) tcp->at(key).fail("is negative");
+        }
         if (a.rwnd_limited_us + a.sndbuf_limited_us > a.busy_us)
             tcp->at("busy_us").fail("is less than the time limited by the window and buffer");
         p.tcp = a;

@@ -253,38 +253,48 @@ bool holds_address(CommandShell& a, const std::string& iface, const std::string&
     return r.exit_status == 0 && !text::trim(r.out).empty();
 }
 
+// A command printing "lladdr=MAC" of the neighbour entry of the server's address on the data
+// iface: the MAC that answered for it, empty when none did.
+std::string echo_lladdr(const Params& p) {
+    return fmt::format(
+        "echo lladdr=$(ip neigh show {1} dev {0} | "
+        "awk '{{for (i = 1; i < NF; i++) if ($i == \"lladdr\") print $(i + 1)}}')",
+        shell_quote(p.data_iface), shell_quote(p.server_ip));
+}
+
+// The MAC in `kv`'s lladdr line, lower case; empty when none answered.
+std::string answered_mac(const std::map<std::string, std::string>& kv) {
+    return kv.count("lladdr") ? text::lower(text::trim(kv.at("lladdr"))) : "";
+}
+
 // The MAC that answers for the server's address on the client's data iface (its neighbour
 // entry after one ping), lower case; empty when none did.
 std::string who_answers(CommandShell& b, const Params& p) {
     const auto kv = text::key_values(
-        b.run(
-             fmt::format("ip neigh flush to {1} dev {0} 2>/dev/null; "
-                         "ping -c 1 -W 1 -I {0} {1} >/dev/null 2>&1; "
-                         "echo lladdr=$(ip neigh show {1} dev {0} | "
-                         "awk '{{for (i = 1; i < NF; i++) if ($i == \"lladdr\") print $(i + 1)}}')",
-                         shell_quote(p.data_iface), shell_quote(p.server_ip)),
-             Millis(15000))
+        b.run(fmt::format("ip neigh flush to {1} dev {0} 2>/dev/null; "
+                          "ping -c 1 -W 1 -I {0} {1} >/dev/null 2>&1; "
+                          "{2}",
+                          shell_quote(p.data_iface), shell_quote(p.server_ip), echo_lladdr(p)),
+              Millis(15000))
             .out);
-    return kv.count("lladdr") ? text::lower(text::trim(kv.at("lladdr"))) : "";
+    return answered_mac(kv);
 }
 
 PathFacts check_path(CommandShell& b, const Params& p) {
     const auto kv = text::key_values(
-        b.run(
-             fmt::format("if ping -c 1 -W 2 -I {0} {1} >/dev/null 2>&1; then echo ping=1; else "
-                         "echo ping=0; fi; "
-                         "echo neigh=$(ip neigh show {1} dev {0} | awk '{{print $NF}}'); "
-                         "echo lladdr=$(ip neigh show {1} dev {0} | "
-                         "awk '{{for (i = 1; i < NF; i++) if ($i == \"lladdr\") print $(i + 1)}}')",
-                         shell_quote(p.data_iface), shell_quote(p.server_ip)),
-             Millis(15000))
+        b.run(fmt::format("if ping -c 1 -W 2 -I {0} {1} >/dev/null 2>&1; then echo ping=1; else "
+                          "echo ping=0; fi; "
+                          "echo neigh=$(ip neigh show {1} dev {0} | awk '{{print $NF}}'); "
+                          "{2}",
+                          shell_quote(p.data_iface), shell_quote(p.server_ip), echo_lladdr(p)),
+              Millis(15000))
             .out);
     PathFacts path;
     path.client_iface = p.data_iface;
     path.server_ip = p.server_ip;
     path.ping_answered = kv.count("ping") && kv.at("ping") == "1";
     path.neighbour_state = kv.count("neigh") ? kv.at("neigh") : "";
-    path.neighbour_mac = kv.count("lladdr") ? text::lower(kv.at("lladdr")) : "";
+    path.neighbour_mac = answered_mac(kv);
     return path;
 }
 

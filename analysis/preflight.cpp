@@ -143,7 +143,7 @@ std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b) {
 std::vector<Finding> address_taken_findings(const std::string& answered_mac,
                                             const std::string& server_ip, const NodeFacts& a,
                                             const NodeFacts& b) {
-    if (answered_mac.empty()) return {};
+    if (answered_mac.empty() || answered_mac == a.mac) return {};
     Finding f = make_finding("ADDRESS_CONFLICT");
     f.title = fmt::format("Another host answers for {} on the data segment", server_ip);
     f.detail = fmt::format(

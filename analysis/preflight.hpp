@@ -17,6 +17,7 @@ struct NodeFacts {
     std::string image_marker;
     bool image_marker_present = true;
     bool iface_exists = true;
+    std::string mac;  // the data iface's MAC address (sysfs), lower case; empty when unread
     std::vector<std::string> ifaces;  // all the node's interfaces except lo
     bool iperf3_present = true;
     bool ping_present = true;
@@ -27,7 +28,6 @@ struct NodeFacts {
     std::string duplex;                           // full | half | unknown
     std::optional<int> mtu_bytes;
     std::string driver;
-    std::string mac;  // the data port's MAC address (sysfs), lower case; empty when unread
 };
 
 // From the client's data port to the server's data address.
@@ -47,7 +47,8 @@ std::vector<Finding> carrier_findings(const NodeFacts& n);
 // LINK_HALF_DUPLEX, LINK_SPEED_MISMATCH, MTU_MISMATCH (warn); LINK_FACTS (info).
 std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b);
 // ADDRESS_CONFLICT (error) when `answered_mac` answered for the server's address before the
-// server (node A) took it: another host on the segment holds it.
+// server (node A) took it on its data iface: another host on the segment holds it. Not the
+// server's own data MAC (it answers ARP for an address it holds on any of its interfaces).
 std::vector<Finding> address_taken_findings(const std::string& answered_mac,
                                             const std::string& server_ip, const NodeFacts& a,
                                             const NodeFacts& b);

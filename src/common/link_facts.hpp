@@ -19,7 +19,6 @@ inline constexpr std::string_view kSpeed = "speed";
 inline constexpr std::string_view kDuplex = "duplex";
 inline constexpr std::string_view kMtu = "mtu";
 inline constexpr std::string_view kDriver = "device/driver";  // a symlink to the driver's dir
-inline constexpr std::string_view kAddress = "address";       // its MAC address
 }  // namespace sysfs_link
 
 // The files' text as read, each as the kernel prints it ("1\n", "-1\n", "full\n"); empty when

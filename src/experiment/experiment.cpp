@@ -188,6 +188,7 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
         s.run(fmt::format(
                   "if [ -e {0} ]; then echo marker=1; else echo marker=0; fi; "
                   "if [ -d /sys/class/net/{1} ]; then echo iface=1; else echo iface=0; fi; "
+                  "echo mac=$(cat /sys/class/net/{1}/address 2>/dev/null); "
                   "echo ifaces=$(ls /sys/class/net | grep -vx lo | tr '\\n' ' '); "
                   "if command -v iperf3 >/dev/null; then echo iperf3=1; else echo iperf3=0; fi; "
                   "if command -v ping >/dev/null; then echo ping=1; else echo ping=0; fi",
@@ -203,6 +204,7 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
     n.ifaces = text::words(kv.count("ifaces") ? kv.at("ifaces") : "");
     n.iperf3_present = kv.count("iperf3") && kv.at("iperf3") == "1";
     n.ping_present = kv.count("ping") && kv.at("ping") == "1";
+    n.mac = kv.count("mac") ? text::lower(text::trim(kv.at("mac"))) : "";
     return n;
 }
 
@@ -214,7 +216,7 @@ void gather_link_facts(CommandShell& s, NodeFacts& n) {
         s.run(fmt::format(
                   "d={dir}; i=0; while [ $i -lt 50 ]; do c=$(cat \"$d/{carrier}\" 2>/dev/null); "
                   "[ \"$c\" = 1 ] && break; sleep 0.1; i=$((i+1)); done; echo {carrier}=$c; "
-                  "for f in {speed} {duplex} {mtu} {address}; do "
+                  "for f in {speed} {duplex} {mtu}; do "
                   "echo \"$f=$(cat \"$d/$f\" 2>/dev/null)\"; done; "
                   "echo \"{driver}=$(readlink \"$d/{driver}\" 2>/dev/null)\"; "
                   "printf 'others='; for p in {net}*; do b=${{p##*/}}; "
@@ -225,7 +227,7 @@ void gather_link_facts(CommandShell& s, NodeFacts& n) {
                   fmt::arg("iface", shell_quote(n.iface)), fmt::arg("net", kSysClassNet),
                   fmt::arg("carrier", file::kCarrier), fmt::arg("speed", file::kSpeed),
                   fmt::arg("duplex", file::kDuplex), fmt::arg("mtu", file::kMtu),
-                  fmt::arg("address", file::kAddress), fmt::arg("driver", file::kDriver)),
+                  fmt::arg("driver", file::kDriver)),
               Millis(20000))
             .out);
     const auto get = [&](std::string_view k) {
@@ -239,7 +241,6 @@ void gather_link_facts(CommandShell& s, NodeFacts& n) {
     n.speed_mbps = link.speed_mbps;
     n.duplex = link.duplex;
     n.mtu_bytes = link.mtu_bytes;
-    n.mac = text::lower(text::trim(get(file::kAddress)));
     n.driver = link.driver;
     n.ports_with_carrier = text::words(get("others"));
 }

@@ -110,6 +110,10 @@ struct LedgerPoint {
     // 'left the sender's NIC'), or UDP datagrams still unread in the receiving socket (at
     // 'delivered to the application').
     uint64_t queued_at_end = 0;
+    // At 'delivered to the application', UDP datagrams that arrived after the receiving tool's
+    // count ended: the sender counted this many past the last datagram the receiver's total
+    // covers (iperf3 stops counting at the test's end; what the link still held arrives after).
+    uint64_t after_count = 0;
     // Raised to what the next point proves passed here: the counter here saw this many fewer
     // (what arrived at the receiver left the sender, whatever the sender's transmit count says).
     uint64_t undercounted = 0;

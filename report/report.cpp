@@ -610,6 +610,9 @@ std::vector<LedgerStep> ledger_steps(const Ledger& l) {
             add(p.label == kDeliveredPoint ? "· still unread in the receiving socket"
                                            : "· still in the sender's queue",
                 p.node, p.queued_at_end, "queued", "not lost: queued when the phase ended");
+        if (p.after_count > 0)
+            add("· arrived after the receiver's count ended", p.node, p.after_count, "queued",
+                "not lost: past the last datagram the receiver's total covers");
         add(fmt::format("{}. {}", ++n, p.label), p.node, p.count,
             !p.count     ? "not measured"
             : p.inferred ? "inferred"

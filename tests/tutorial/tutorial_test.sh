@@ -143,9 +143,6 @@ teardown_after_kill)
     # a second teardown finds nothing to do.
     params_long=$work/params-long.yml
     sed -e 's/^np_tcp_duration_s:.*/np_tcp_duration_s: 30/' "$NETWORK_PERFORMANCE_PARAMS" >"$params_long"
-    # The SSH control dir the killed script cannot remove (a short path under /tmp: a socket's
-    # path has a length limit) is removed by this test: the ones that were not there before.
-    ssh_dirs_before=$(ls -d /tmp/network-performance-ssh.* 2>/dev/null || true)
     NETWORK_PERFORMANCE_PARAMS=$params_long setsid bash "$tut/network-performance_manual.sh" "$node_a" "$node_b" \
         >"$work/manual.log" 2>&1 &
     bg_pid=$!
@@ -164,16 +161,25 @@ teardown_after_kill)
         sleep 0.1
     done
     tcp_client_runs || { cat "$work/manual.log"; fail "the TCP test never started"; }
+    # The SSH control dir the killed script cannot remove (a short path under /tmp: a socket's
+    # path has a length limit) is removed by this test: the one its ssh commands name, read
+    # from the script's process group before the kill (other tests' scripts have their own).
+    ssh_dir=""
+    for stat in /proc/[0-9]*/stat; do
+        line=$(cat "$stat" 2>/dev/null) || continue
+        read -r -a f <<<"${line##*) }" # after "(comm)": state, ppid, pgrp, …
+        [[ ${f[2]:-} == "$bg_pid" ]] || continue
+        ssh_dir=$(tr '\0' '\n' <"${stat%/stat}/cmdline" 2>/dev/null |
+            sed -n 's|^ControlPath=\(/tmp/network-performance-ssh\.[A-Za-z0-9]*\)/%C$|\1|p' | head -n 1)
+        [[ -n $ssh_dir ]] && break
+    done
+    [[ -n $ssh_dir ]] || fail "no ssh command of the manual script names its control dir"
     # The whole script's process group, ssh children included: nothing gets to run its trap.
     kill -KILL -- "-$bg_pid"
     wait "$bg_pid" 2>/dev/null || true
     bg_pid=""
-    for d in /tmp/network-performance-ssh.*; do
-        if [[ -d $d ]] && ! grep -qxF "$d" <<<"$ssh_dirs_before"; then
-            close_masters "$d"
-            rm -rf -- "$d"
-        fi
-    done
+    close_masters "$ssh_dir"
+    rm -rf -- "$ssh_dir"
     for n in "${nodes[@]}"; do
         [[ -n $(ip netns exec "$n" tc filter show dev enp0s25 ingress) ]] || fail "nothing was left on $n: the kill came too late to test teardown"
     done

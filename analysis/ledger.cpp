@@ -316,7 +316,9 @@ PhaseTrace merged_phases(const Trace& t) {
         }
         for (const auto& [k, v] : p.nstat) m.nstat[k] += v;
         for (const auto& [k, v] : p.ethtool_stats) m.ethtool_stats[k] += v;
-        for (const auto& [k, v] : p.qdisc_stats) m.qdisc_stats[k] += v;
+        for (const auto& [k, v] : p.qdisc_stats)  // the largest of each phase's, else summed
+            m.qdisc_stats[k] = k.starts_with("backlog_max_") ? std::max(m.qdisc_stats[k], v)
+                                                             : m.qdisc_stats[k] + v;
         m.softnet_dropped += p.softnet_dropped;
     }
     return m;

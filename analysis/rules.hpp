@@ -63,6 +63,23 @@ struct NicLoad {
     double total_bps() const { return test_bps + other_bps; }
 };
 
+// A traced node's egress queue (its root qdisc) over the test's phase, as its probe sampled it
+// every sample interval: in how many samples it held packets, and at most how many. What fills
+// and drains between two samples is not seen, so a queue that held packets in most samples
+// had a standing backlog — the stage behind it was sending no faster than it was fed.
+struct QueueBacklog {
+    std::string node, iface;
+    int64_t samples = 0, nonempty = 0, max_packets = 0, max_bytes = 0;
+    double share() const { return samples > 0 ? double(nonempty) / double(samples) : 0; }
+    // "node1-2's enp0s25 queue held packets in 28 of 30 samples, at most 21 packets (31,794
+    // bytes)"
+    std::string text() const;
+};
+// Empty in traces from probes older than these samples, or where the qdisc could not be read.
+std::optional<QueueBacklog> queue_backlog(const TracedSide& side);
+// A queue that held packets in at least this share of the samples had a standing backlog.
+inline constexpr double kStandingQueueShare = 0.5;
+
 // The loads on the test's path, for the stages they are the evidence of (rules_bottleneck.cpp):
 // the data direction at both NICs, the reverse one at the receiver's.
 struct PathLoads {
@@ -75,6 +92,8 @@ struct PathLoads {
     uint64_t reverse_drops = 0;         // the flow's packets the receiver dropped going out
     std::string reverse_drop_reasons;   // "node1-1: 264 QDISC_DROP"
     std::optional<double> idle_rtt_ms;  // the lowest ping RTT of the run
+    // The egress queues over the test: the sender's (data), the receiver's (ACKs).
+    std::optional<QueueBacklog> data_queue, reverse_queue;
 };
 PathLoads path_loads(const TestEvidence& v);
 

@@ -210,6 +210,28 @@ void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Fin
 
 }  // namespace
 
+std::string QueueBacklog::text() const {
+    std::string s = fmt::format("{}'s {} queue held packets in {} of {} samples", node, iface,
+                                nonempty, samples);
+    if (max_packets > 0)
+        s += fmt::format(", at most {} packets ({} bytes)", format_count(double(max_packets)),
+                         format_count(double(max_bytes)));
+    return s;
+}
+
+std::optional<QueueBacklog> queue_backlog(const TracedSide& side) {
+    const auto& q = side.phase.qdisc_stats;
+    const auto get = [&](const char* key) {
+        const auto it = q.find(key);
+        return it != q.end() ? it->second : int64_t{0};
+    };
+    QueueBacklog b{side.trace->node,           side.trace->iface,
+                   get("backlog_samples"),     get("backlog_nonempty_samples"),
+                   get("backlog_max_packets"), get("backlog_max_bytes")};
+    if (b.samples <= 0) return std::nullopt;
+    return b;
+}
+
 PathLoads path_loads(const TestEvidence& v) {
     PathLoads loads;
     const double test_s = v.test.duration_s;
@@ -227,6 +249,7 @@ PathLoads path_loads(const TestEvidence& v) {
                              ? load_of(*s, s->phase.left_nic(), "sent", test_s, frags)
                              : counted_load(*s, "tx", "sent", sent, v.ceiling, test_s);
         if (loads.data_out) loads.data_frames = loads.data_out->test_frames;
+        loads.data_queue = queue_backlog(*s);
     }
     if (const auto& r = v.traces.receiver) {
         if (measures(r->trace->tier).flows) {
@@ -237,6 +260,7 @@ PathLoads path_loads(const TestEvidence& v) {
             loads.reverse_out = counted_load(*r, "tx", "sent", 0, v.ceiling, test_s);
         }
         if (!loads.data_out && loads.data_in) loads.data_frames = loads.data_in->test_frames;
+        loads.reverse_queue = queue_backlog(*r);
         const LinkFacts& link = r->trace->link;
         loads.reverse_qdisc = link.qdisc;
         if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0)
@@ -434,6 +458,8 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
                     (*n)->node, (*n)->iface, (*n)->direction, format_rate((*n)->total_bps()),
                     format_pct((*n)->total_bps() / capacity), format_link_rate(capacity),
                     format_rate((*n)->other_bps)));
+    if (loads.data_queue && loads.data_queue->share() < kStandingQueueShare)
+        out.push_back("the sender's queue: " + loads.data_queue->text());
     if (v.test.transport == Transport::tcp && !v.test.bidir && loads.reverse_out)
         out.push_back(fmt::format(
             "the reverse path: {} dropped none of the test's ACKs{}", loads.reverse_out->node,
@@ -488,24 +514,36 @@ std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& 
     if (loaded_ms < *loads.idle_rtt_ms * kQueuedRttFactor ||
         loaded_ms - *loads.idle_rtt_ms < kQueuedRttMinMs)
         return std::nullopt;
-    // The nodes' own egress queues: full when their NIC carried 90 % of its shaper's rate.
-    const auto full = [](const std::optional<NicLoad>& n, std::optional<double> rate) {
-        return n && rate && n->total_bps() >= *rate * kFullReverseFraction;
+    // The nodes' own egress queues: full when their NIC carried 90 % of its shaper's rate, or
+    // when the probe's samples found a standing backlog in them.
+    const auto full = [](const std::optional<NicLoad>& n, std::optional<double> rate,
+                         const std::optional<QueueBacklog>& queue) {
+        return (n && rate && n->total_bps() >= *rate * kFullReverseFraction) ||
+               (queue && queue->share() >= kStandingQueueShare);
     };
     std::optional<double> data_rate;
     if (v.traces.sender && v.traces.sender->trace->link.qdisc_rate_bps)
         data_rate = double(*v.traces.sender->trace->link.qdisc_rate_bps);
-    if (full(loads.data_out, data_rate) || full(loads.reverse_out, loads.reverse_capacity_bps))
+    if (full(loads.data_out, data_rate, loads.data_queue) ||
+        full(loads.reverse_out, loads.reverse_capacity_bps, loads.reverse_queue))
         return std::nullopt;
+    std::vector<std::string> sampled;
+    for (const auto* queue : {&loads.data_queue, &loads.reverse_queue})
+        if (*queue) sampled.push_back((*queue)->text());
     UnseenQueue q;
     q.text = fmt::format(
         "not ruled out — a queue no probe sees: the round trip under load was {:.2f} ms against "
         "{:.3f} ms idle (ping), so packets waited somewhere on it, and neither node's own egress "
-        "queue was full; a hop between the NICs holds such a queue, on the way out or on the way "
-        "back (its ACKs), where neither node's counters reach",
-        loaded_ms, *loads.idle_rtt_ms);
+        "queue was full{}; a hop between the NICs holds such a queue, on the way out or on the "
+        "way back (its ACKs), where neither node's counters reach",
+        loaded_ms, *loads.idle_rtt_ms,
+        sampled.empty() ? "" : fmt::format(" — {} —", fmt::join(sampled, ", ")));
     q.evidence = {{"rtt_under_load_ms", rounded(loaded_ms, 3)},
                   {"idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3)}};
+    for (const auto* queue : {&loads.data_queue, &loads.reverse_queue})
+        if (*queue)
+            q.evidence.emplace_back((*queue)->node + ".queue_nonempty_samples",
+                                    fmt::format("{} of {}", (*queue)->nonempty, (*queue)->samples));
     return q;
 }
 

@@ -300,13 +300,15 @@ void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out) {
                                                                 *v.path_bps) <= 0.1 * *v.path_bps;
         const auto over = sender->phase.qdisc_stats.find("overlimits");
         if (shaper) {
+            const auto queue = queue_backlog(*sender);
             f.detail += fmt::format(
-                " Where: the sender's own qdisc shapes it — {} at {} on {} of {}{}.", tr.link.qdisc,
-                format_link_rate(double(*tr.link.qdisc_rate_bps)), tr.iface, tr.node,
+                " Where: the sender's own qdisc shapes it — {} at {} on {} of {}{}{}.",
+                tr.link.qdisc, format_link_rate(double(*tr.link.qdisc_rate_bps)), tr.iface, tr.node,
                 over != sender->phase.qdisc_stats.end() && over->second > 0
                     ? fmt::format(", over its limit {} times during the test",
                                   format_count(double(over->second)))
-                    : "");
+                    : "",
+                queue ? "; " + queue->text() : "");
             f.evidence.emplace_back("sender_qdisc", tr.link.qdisc);
             f.evidence.emplace_back("sender_qdisc_rate_mbps",
                                     rounded(double(*tr.link.qdisc_rate_bps) / 1e6));

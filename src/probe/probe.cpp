@@ -328,6 +328,7 @@ class Recorder {
             last_sample_dev_ = std::move(dev);
         }
         last_sample_ms_ = s.t_ms;
+        sample_backlog();
         tools_.watch(s.t_ms);
         tcp_.read();
         emit(message(proto::kMessageSample, to_json(s)));
@@ -359,6 +360,14 @@ class Recorder {
         p.tcp = tcp_.cut();
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
+        if (backlog_.samples > 0) {
+            p.qdisc_stats["backlog_samples"] = backlog_.samples;
+            p.qdisc_stats["backlog_nonempty_samples"] = backlog_.nonempty;
+            p.qdisc_stats["backlog_max_packets"] = backlog_.max_packets;
+            p.qdisc_stats["backlog_max_bytes"] = backlog_.max_bytes;
+            p.qdisc_stats["backlog_bytes_sum"] = backlog_.bytes_sum;
+        }
+        backlog_ = {};
         nlohmann::json m = message(proto::kMessagePhase, to_json(p));
         emit(m);
         phases_.push_back(std::move(p));
@@ -382,6 +391,17 @@ class Recorder {
     std::vector<TraceSample> take_samples() { return std::move(samples_); }
 
   private:
+    // The root qdisc's queue at this sample, into the phase's account.
+    void sample_backlog() {
+        const QdiscState q = read_qdisc_state(naming_.ifindex);
+        if (q.root_kind.empty()) return;  // the kernel did not answer: nothing to say
+        ++backlog_.samples;
+        if (q.queued_packets > 0) ++backlog_.nonempty;
+        backlog_.max_packets = std::max(backlog_.max_packets, q.queued_packets);
+        backlog_.max_bytes = std::max(backlog_.max_bytes, q.queued_bytes);
+        backlog_.bytes_sum += q.queued_bytes;
+    }
+
     ProbeMaps maps_;
     Naming naming_;
     std::string iface_;
@@ -396,6 +416,11 @@ class Recorder {
     std::map<std::string, int64_t> last_sample_dev_;
     std::vector<PhaseTrace> phases_;
     std::vector<TraceSample> samples_;
+    // The sender's queue over the phase, not only at its end: at every sample, whether it held
+    // packets and how many (a gauge: what fills and drains between two samples is not seen).
+    struct {
+        int64_t samples = 0, nonempty = 0, max_packets = 0, max_bytes = 0, bytes_sum = 0;
+    } backlog_;
 };
 
 enum class Stop { none, command, stdin_eof, signal, duration, watched_exit };

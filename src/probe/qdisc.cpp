@@ -117,6 +117,7 @@ QdiscState read_qdisc_state(uint32_t ifindex) {
             q.counters["overlimits"] = queue->overlimits;
             q.counters["requeues"] = queue->requeues;
             q.queued_packets = queue->qlen;
+            q.queued_bytes = queue->backlog;
         }
         if (q.root_kind == "tbf") {
             q.rate_bps = rate_bps(nested(a, TCA_OPTIONS), TCA_TBF_PARMS, TCA_TBF_RATE64,

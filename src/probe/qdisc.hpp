@@ -16,8 +16,9 @@ struct QdiscState {
     // Cumulative counters of the root qdisc (mq sums its children's): drops, overlimits,
     // requeues.
     std::map<std::string, int64_t> counters;
-    // Packets in the queue right now (a gauge, not a counter).
+    // Packets and bytes in the queue right now (gauges, not counters).
     int64_t queued_packets = 0;
+    int64_t queued_bytes = 0;
 };
 
 // Empty (kind "", no counters) when the kernel does not answer: the trace then says nothing

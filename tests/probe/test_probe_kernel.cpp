@@ -457,6 +457,16 @@ TEST(ProbeKernel, TcpBurstsTheQueueDropsWholeAreCountedInFrames) {
         static_cast<unsigned long long>(reported_skbs), static_cast<long long>(skbs),
         static_cast<unsigned long long>(arrived));
     ASSERT_GT(skbs, 10) << "the short queue did not drop";
+    // TCP keeps a queue of 150 kB full (it grows its window until the queue drops): sampled
+    // every 100 ms, it held packets in most samples — a standing backlog.
+    const int64_t samples = p->qdisc_stats.at("backlog_samples");
+    const int64_t nonempty = p->qdisc_stats.at("backlog_nonempty_samples");
+    std::printf(
+        "tcp: the sender's queue held packets in %lld of %lld samples, at most %lld bytes\n",
+        static_cast<long long>(nonempty), static_cast<long long>(samples),
+        static_cast<long long>(p->qdisc_stats.at("backlog_max_bytes")));
+    EXPECT_GE(nonempty * 2, samples);
+    EXPECT_LE(p->qdisc_stats.at("backlog_max_bytes"), 150000);
     EXPECT_GT(dropped, reported_skbs) << "no GSO skb was dropped whole";
     ASSERT_LE(reported_skbs, static_cast<uint64_t>(skbs)) << "more drops than the qdisc made";
     // Nothing is lost on a veth: what passed the hook and was not dropped arrived (counted by
@@ -514,6 +524,24 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     EXPECT_EQ(ts.link.qdisc_rate_bps, 50000000);
     EXPECT_EQ(p->qdisc_stats.at("drops"), static_cast<int64_t>(dropped));
     EXPECT_GT(p->qdisc_stats.at("overlimits"), 0);
+    // And its queue over the phase, sampled every 100 ms: a queue of two datagrams fills in a
+    // burst of iperf3's and drains within a millisecond, so a sample finds it holding packets
+    // only now and then (5 of 23 in one run), never more than its limit of 3,100 bytes; the
+    // receiver's end, unshaped, held none.
+    const int64_t samples = p->qdisc_stats.at("backlog_samples");
+    const int64_t nonempty = p->qdisc_stats.at("backlog_nonempty_samples");
+    std::printf(
+        "udp: the sender's queue held packets in %lld of %lld samples, at most %lld bytes\n",
+        static_cast<long long>(nonempty), static_cast<long long>(samples),
+        static_cast<long long>(p->qdisc_stats.at("backlog_max_bytes")));
+    EXPECT_GE(samples, 10);
+    EXPECT_LT(nonempty, samples);
+    EXPECT_GT(p->qdisc_stats.at("backlog_max_bytes"), 0);
+    EXPECT_LE(p->qdisc_stats.at("backlog_max_bytes"), 3100);
+    EXPECT_EQ(q->qdisc_stats.count("backlog_nonempty_samples")
+                  ? q->qdisc_stats.at("backlog_nonempty_samples")
+                  : 0,
+              0);
 
     // The explanation puts the loss at the sender's queue, and only there.
     ExplainInput in;

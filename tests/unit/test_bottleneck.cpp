@@ -541,6 +541,38 @@ TEST(Bottleneck, ARoundTripFarAboveTheIdleOneIsAQueueNoProbeSees) {
             << f->detail;
         expect_none_of(e, {"REVERSE_PATH_LIMITED", "HOST_LIMITED"});
     }
+
+    // The probes' samples of both egress queues say so in their own numbers: empty in nearly
+    // every sample, the queue is not either node's. A sender's queue that held packets in most
+    // samples had a standing backlog: the packets waited there, seen, so no unseen queue is
+    // claimed.
+    test.rtt_mean_us = 2656.0;
+    ping.rtt_min_ms = ping.rtt_avg_ms = ping.rtt_max_ms = 0.084;
+    for (const auto& [nonempty, unseen] : {std::pair{1, true}, std::pair{28, false}}) {
+        Trace c = node("node1-2", "client", "tcp", client);
+        Trace sv = node("node1-1", "server", "tcp", server);
+        c.phases[0].qdisc_stats = {{"backlog_samples", 30},
+                                   {"backlog_nonempty_samples", nonempty},
+                                   {"backlog_max_packets", 21},
+                                   {"backlog_max_bytes", 31794}};
+        sv.phases[0].qdisc_stats = {{"backlog_samples", 30}, {"backlog_nonempty_samples", 0}};
+        const auto e = explain_tests({test}, {c, sv}, 100e6, {ping});
+        const Finding* f = find_finding(e, "LIMIT_NOT_LOCATED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_EQ(contains(f->detail, "a queue no probe sees"), unseen) << f->detail;
+        // Ruled out by its own samples, or not.
+        EXPECT_EQ(contains(f->detail, "the sender's queue: node1-2's enp0s25 queue held packets"),
+                  unseen)
+            << f->detail;
+        if (unseen) {
+            EXPECT_TRUE(contains(f->detail,
+                                 "neither node's own egress queue was full — node1-2's enp0s25 "
+                                 "queue held packets in 1 of 30 samples, at most 21 packets "
+                                 "(31,794 bytes), node1-1's enp0s25 queue held packets in 0 of 30 "
+                                 "samples —"))
+                << f->detail;
+        }
+    }
 }
 
 // TCP's own account on the sender (the probe's `tcp`): a receiver whose window held the sender

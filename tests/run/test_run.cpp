@@ -216,17 +216,12 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
               << kUdpCeilingMbps << ", loss " << c["udp_loss_pct"] << " %\n";
     EXPECT_GE(udp, kUdpCeilingMbps * 0.985) << busy;
     EXPECT_LE(udp, kUdpCeilingMbps * 1.01);
-    EXPECT_EQ(c["udp_loss_pct"], 0.0) << busy;
     const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr) << codes(c);
     EXPECT_EQ(offered->value("severity", ""), "info");
     EXPECT_NE(offered->value("detail", "").find("held back by its own NIC queue"),
               std::string::npos)
         << offered->dump(2);
-    // A clean run: nothing lost anywhere the probes look, nothing at error severity.
-    for (const char* loss : {"UDP_LOSS", "LOSS_AT_SENDER_QDISC", "LOSS_ON_WIRE",
-                             "LOSS_AT_RECEIVER_NIC", "LOSS_AT_RECEIVER_SOCKET"})
-        EXPECT_EQ(finding(c, loss), nullptr) << codes(c) << busy;
     for (const auto& f : c["explain"]["findings"])
         EXPECT_NE(f.value("severity", ""), "error") << f.dump(2);
 
@@ -257,6 +252,43 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
     const double tcp_retransmits = tcp_out["end"]["sum_sent"].value("retransmits", 0.0);
     const double tcp_received = tcp_out["end"]["sum_received"]["bytes"].get<double>();
     const double udp_sent = udp_out["end"]["sum"]["bytes"].get<double>();
+
+    // A clean run: nothing lost anywhere the probes look — but for the receiving iperf3 falling
+    // behind for a moment on a shared VM (seen once in CI: 58 datagrams at its socket, the
+    // machine 25 % busy, iperf3 at 8 % of a core). That loss is the host's and real; it is
+    // accepted only as far as the kernel counted it at the receiving socket in the server's
+    // raw trace, and only when the explanation names exactly that.
+    uint64_t socket_drops = 0;
+    for (const auto& p : server_trace["phases"])
+        if (p.value("name", "") == "udp")
+            for (const auto& d : p["drops"]["by_reason"])
+                if (d.value("reason", "") == "SOCKET_RCVBUFF")
+                    for (const auto& w : d["where"])
+                        if (w.value("flow", "") == "iperf" && w.value("protocol", "") == "udp")
+                            socket_drops += w.value("packets", uint64_t{0});
+    const json& udp_end = udp_out["end"];
+    const auto udp_lost =
+        (udp_end.contains("sum_received") ? udp_end["sum_received"] : udp_end["sum"])
+            .value("lost_packets", int64_t{-1});
+    EXPECT_EQ(udp_lost, int64_t(socket_drops)) << "lost datagrams the receiver's kernel did not "
+                                                  "count at its socket; "
+                                               << busy;
+    if (socket_drops > 0) {
+        const json* at_socket = finding(c, "LOSS_AT_RECEIVER_SOCKET");
+        ASSERT_NE(at_socket, nullptr) << codes(c);
+        EXPECT_EQ(at_socket->at("evidence").value("lost_datagrams", uint64_t{0}), socket_drops)
+            << at_socket->dump(2);
+        std::cout << "UDP: " << socket_drops << " datagrams at the receiving socket, named\n";
+    } else {
+        EXPECT_EQ(c["udp_loss_pct"], 0.0) << busy;
+    }
+    for (const char* loss : {"UDP_LOSS", "LOSS_AT_SENDER_QDISC", "LOSS_ON_WIRE",
+                             "LOSS_AT_RECEIVER_NIC", "LOSS_AT_RECEIVER_SOCKET"})
+        if (socket_drops == 0 ||
+            (std::string(loss) != "UDP_LOSS" && std::string(loss) != "LOSS_AT_RECEIVER_SOCKET")) {
+            EXPECT_EQ(finding(c, loss), nullptr) << codes(c) << busy;
+        }
+
     struct Check {
         const json& trace;
         const char* phase;

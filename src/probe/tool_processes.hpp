@@ -37,8 +37,9 @@ class SocketOwners {
 class ToolProcesses {
   public:
     ToolProcesses(uint16_t port, SocketOwners& owners);
-    // At each sample: finds processes that opened sockets on the port since, and reads every
-    // watched process's CPU time and its cgroups' counters. `now_ms`: the probe's clock.
+    // At each sample: reads every watched process's CPU time and its cgroups' counters, and,
+    // while none of them is alive, finds processes that opened sockets on the port since.
+    // `now_ms`: the probe's clock.
     void watch(int64_t now_ms);
     // At a phase cut: what each process watched in the phase used and met since it was first
     // seen (or the phase began), then starts the next phase from here.

@@ -356,7 +356,7 @@ class Recorder {
         p.cpus = d.cpus;
         p.dev_stats = d.dev_stats;
         p.processes = tools_.cut(p.end_ms);
-        tcp_.read();
+        tcp_.read(true);
         p.tcp = tcp_.cut();
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);

@@ -74,7 +74,7 @@ std::vector<TcpSocketReading> parse_tcp_diag(const uint8_t* data, size_t len, ui
                         std::memcpy(&info, data + a + RTA_LENGTH(0), n);
                         const uint64_t cookie =
                             (uint64_t(m.id.idiag_cookie[1]) << 32) | m.id.idiag_cookie[0];
-                        out.push_back({cookie, account_of(m, info)});
+                        out.push_back({cookie, account_of(m, info), m.idiag_family, m.id});
                         break;
                     }
                     a += RTA_ALIGN(r.rta_len);
@@ -94,7 +94,7 @@ TcpSockets::~TcpSockets() {
     if (fd_ >= 0) close(fd_);
 }
 
-void TcpSockets::dump(int family, std::map<uint64_t, TcpAccount>& into) {
+void TcpSockets::dump(int family, std::map<uint64_t, TcpSocketReading>& into) {
     struct {
         nlmsghdr h;
         inet_diag_req_v2 r;
@@ -116,23 +116,58 @@ void TcpSockets::dump(int family, std::map<uint64_t, TcpAccount>& into) {
         const ssize_t n = recv(fd_, buf, sizeof buf, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return;
-        for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s.account;
+        for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s;
     }
 }
 
-void TcpSockets::read() {
+void TcpSockets::lookup(const Seen& seen, std::map<uint64_t, TcpSocketReading>& into) {
+    struct {
+        nlmsghdr h;
+        inet_diag_req_v2 r;
+    } req{};
+    req.h.nlmsg_len = sizeof req;
+    req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.h.nlmsg_flags = NLM_F_REQUEST;  // no dump: the one socket with this id (and cookie)
+    req.r.sdiag_family = seen.family;
+    req.r.sdiag_protocol = IPPROTO_TCP;
+    req.r.idiag_states = kConnectedStates;
+    req.r.idiag_ext = 1U << (INET_DIAG_INFO - 1);
+    req.r.id = seen.id;
+    sockaddr_nl kernel{};
+    kernel.nl_family = AF_NETLINK;
+    if (sendto(fd_, &req, sizeof req, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
+        return;
+    // The kernel answers within the send: one message, or an error when the socket is gone.
+    static uint8_t buf[8192];
+    ssize_t n;
+    do {
+        n = recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) return;
+    bool done = false;
+    for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s;
+}
+
+void TcpSockets::read(bool walk) {
     if (fd_ < 0) return;
-    std::map<uint64_t, TcpAccount> now;
-    dump(AF_INET, now);
-    dump(AF_INET6, now);
+    std::map<uint64_t, TcpSocketReading> now;
+    if (walk || reads_++ % kWalkEvery == 0) {
+        dump(AF_INET, now);
+        dump(AF_INET6, now);
+    } else {
+        for (const auto& [cookie, s] : seen_)
+            if (s.open) lookup(s, now);
+    }
     for (auto& [cookie, s] : seen_) s.open = now.count(cookie) > 0;
-    for (auto& [cookie, a] : now) {
+    for (auto& [cookie, r] : now) {
         auto [it, fresh] = seen_.try_emplace(cookie);
-        it->second.last = a;
+        it->second.last = r.account;
         it->second.open = true;
+        it->second.family = r.family;
+        it->second.id = r.id;
         if (fresh) {  // opened in this phase: from zero
-            it->second.first.local_port = a.local_port;
-            it->second.first.remote_port = a.remote_port;
+            it->second.first.local_port = r.account.local_port;
+            it->second.first.remote_port = r.account.remote_port;
         }
     }
 }

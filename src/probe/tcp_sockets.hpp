@@ -2,10 +2,16 @@
 // TCP's own account of the test's connections on this node: the kernel's tcp_info for every TCP
 // socket on the iperf port in this network namespace, read over sock_diag netlink (what `ss -ti`
 // reads; no capability needed) at each sample, so the last reading before a connection closes
-// stands for it. At a phase cut, the connection that moved the most bytes in the phase is the
-// phase's (the data connection, not iperf3's control one): how long it had data to send and how
-// long the peer's receive window or its own send buffer held it — the evidence that names
-// TCP's own limit (docs/design.md, "The bottleneck").
+// stands for it. Finding new sockets walks the kernel's whole established hash (shared by all
+// namespaces: 262,144 buckets on a 2-vCPU VM, a few milliseconds a walk), so that is done every
+// kWalkEvery samples and at each cut; in between, each known socket is asked for by its id,
+// which the kernel finds by its hash. tcp_info's counters run from the connection's start, so
+// a socket found a few samples late has lost nothing. At a phase cut, the connection that moved the
+// most bytes in the phase is the phase's (the data connection, not iperf3's control one): how long
+// it had data to send and how long the peer's receive window or its own send buffer held it — the
+// evidence that names TCP's own limit (docs/design.md, "The bottleneck").
+#include <linux/inet_diag.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -21,6 +27,8 @@ namespace np::probe {
 struct TcpSocketReading {
     uint64_t cookie = 0;
     TcpAccount account;
+    uint8_t family = 0;     // AF_INET or AF_INET6
+    inet_diag_sockid id{};  // what asks the kernel for this socket alone
 };
 
 // The TCP sockets on `port` (local or remote) in a sock_diag dump's messages (`len` bytes of
@@ -34,8 +42,10 @@ class TcpSockets {
     ~TcpSockets();
     TcpSockets(const TcpSockets&) = delete;
     TcpSockets& operator=(const TcpSockets&) = delete;
-    // At each sample: every TCP socket on the port, IPv4 and IPv6.
-    void read();
+    // At each sample: every TCP socket on the port, IPv4 and IPv6 — those already known by
+    // their ids, new ones by a walk of the tables every kWalkEvery samples, or when `walk`.
+    void read(bool walk = false);
+    static constexpr int kWalkEvery = 5;
     // At a phase cut: the connection that moved the most bytes since the last cut, at its last
     // reading (none when no TCP socket on the port moved any); then forgets the closed ones.
     std::optional<TcpAccount> cut();
@@ -44,13 +54,17 @@ class TcpSockets {
     struct Seen {
         TcpAccount first;  // at the phase's start (zeros when it opened in the phase)
         TcpAccount last;
-        bool open = true;  // in the last dump
+        bool open = true;  // in the last reading
+        uint8_t family = 0;
+        inet_diag_sockid id{};
     };
-    void dump(int family, std::map<uint64_t, TcpAccount>& into);
+    void dump(int family, std::map<uint64_t, TcpSocketReading>& into);
+    void lookup(const Seen& s, std::map<uint64_t, TcpSocketReading>& into);
 
     uint16_t port_;
     int fd_ = -1;
     std::map<uint64_t, Seen> seen_;  // by cookie
+    int reads_ = 0;
 };
 
 }  // namespace np::probe

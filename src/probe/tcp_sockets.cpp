@@ -94,22 +94,27 @@ TcpSockets::~TcpSockets() {
     if (fd_ >= 0) close(fd_);
 }
 
-void TcpSockets::dump(int family, std::map<uint64_t, TcpSocketReading>& into) {
+bool TcpSockets::ask(uint8_t family, uint16_t flags, const inet_diag_sockid* id) {
     struct {
         nlmsghdr h;
         inet_diag_req_v2 r;
     } req{};
     req.h.nlmsg_len = sizeof req;
     req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-    req.r.sdiag_family = static_cast<uint8_t>(family);
+    req.h.nlmsg_flags = static_cast<uint16_t>(NLM_F_REQUEST | flags);
+    req.r.sdiag_family = family;
     req.r.sdiag_protocol = IPPROTO_TCP;
     req.r.idiag_states = kConnectedStates;
     req.r.idiag_ext = 1U << (INET_DIAG_INFO - 1);
+    if (id) req.r.id = *id;
     sockaddr_nl kernel{};
     kernel.nl_family = AF_NETLINK;
-    if (sendto(fd_, &req, sizeof req, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
-        return;
+    return sendto(fd_, &req, sizeof req, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) >=
+           0;
+}
+
+void TcpSockets::dump(int family, std::map<uint64_t, TcpSocketReading>& into) {
+    if (!ask(uint8_t(family), NLM_F_DUMP, nullptr)) return;
     static uint8_t buf[32768];
     bool done = false;
     while (!done) {
@@ -121,22 +126,8 @@ void TcpSockets::dump(int family, std::map<uint64_t, TcpSocketReading>& into) {
 }
 
 void TcpSockets::lookup(const Seen& seen, std::map<uint64_t, TcpSocketReading>& into) {
-    struct {
-        nlmsghdr h;
-        inet_diag_req_v2 r;
-    } req{};
-    req.h.nlmsg_len = sizeof req;
-    req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-    req.h.nlmsg_flags = NLM_F_REQUEST;  // no dump: the one socket with this id (and cookie)
-    req.r.sdiag_family = seen.family;
-    req.r.sdiag_protocol = IPPROTO_TCP;
-    req.r.idiag_states = kConnectedStates;
-    req.r.idiag_ext = 1U << (INET_DIAG_INFO - 1);
-    req.r.id = seen.id;
-    sockaddr_nl kernel{};
-    kernel.nl_family = AF_NETLINK;
-    if (sendto(fd_, &req, sizeof req, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
-        return;
+    if (!ask(seen.family, 0, &seen.id))
+        return;  // no dump: the one socket with this id (and cookie)
     // The kernel answers within the send: one message, or an error when the socket is gone.
     static uint8_t buf[8192];
     ssize_t n;

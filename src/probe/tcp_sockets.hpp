@@ -58,6 +58,9 @@ class TcpSockets {
         uint8_t family = 0;
         inet_diag_sockid id{};
     };
+    // Sends a sock_diag request for TCP's tcp_info: NLM_F_DUMP for every socket of `family`,
+    // else the one with `id`.
+    bool ask(uint8_t family, uint16_t flags, const inet_diag_sockid* id);
     void dump(int family, std::map<uint64_t, TcpSocketReading>& into);
     void lookup(const Seen& s, std::map<uint64_t, TcpSocketReading>& into);
 

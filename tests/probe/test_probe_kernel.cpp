@@ -400,6 +400,17 @@ TEST(ProbeKernel, TcpsOwnAccountNamesTheReceiveWindowThatHeldTheSender) {
         << "the receiver's window did not hold the sender";
 }
 
+// The sender's queue over a phase as the probe sampled it: in how many samples, and in how many
+// of them it held packets; printed with the most it held.
+std::pair<int64_t, int64_t> sender_backlog(const PhaseTrace& p, const char* what) {
+    const int64_t samples = p.qdisc_stats.at("backlog_samples");
+    const int64_t nonempty = p.qdisc_stats.at("backlog_nonempty_samples");
+    std::printf("%s: the sender's queue held packets in %lld of %lld samples, at most %lld bytes\n",
+                what, static_cast<long long>(nonempty), static_cast<long long>(samples),
+                static_cast<long long>(p.qdisc_stats.at("backlog_max_bytes")));
+    return {samples, nonempty};
+}
+
 // One test through a tbf on the sender's end of a fresh veth pair, traced on both ends in one
 // phase, the queue left to drain before the probes stop.
 struct QueueRun {
@@ -459,12 +470,7 @@ TEST(ProbeKernel, TcpBurstsTheQueueDropsWholeAreCountedInFrames) {
     ASSERT_GT(skbs, 10) << "the short queue did not drop";
     // TCP keeps a queue of 150 kB full (it grows its window until the queue drops): sampled
     // every 100 ms, it held packets in most samples — a standing backlog.
-    const int64_t samples = p->qdisc_stats.at("backlog_samples");
-    const int64_t nonempty = p->qdisc_stats.at("backlog_nonempty_samples");
-    std::printf(
-        "tcp: the sender's queue held packets in %lld of %lld samples, at most %lld bytes\n",
-        static_cast<long long>(nonempty), static_cast<long long>(samples),
-        static_cast<long long>(p->qdisc_stats.at("backlog_max_bytes")));
+    const auto [samples, nonempty] = sender_backlog(*p, "tcp");
     EXPECT_GE(nonempty * 2, samples);
     EXPECT_LE(p->qdisc_stats.at("backlog_max_bytes"), 150000);
     EXPECT_GT(dropped, reported_skbs) << "no GSO skb was dropped whole";
@@ -528,12 +534,7 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     // burst of iperf3's and drains within a millisecond, so a sample finds it holding packets
     // only now and then (5 of 23 in one run), never more than its limit of 3,100 bytes; the
     // receiver's end, unshaped, held none.
-    const int64_t samples = p->qdisc_stats.at("backlog_samples");
-    const int64_t nonempty = p->qdisc_stats.at("backlog_nonempty_samples");
-    std::printf(
-        "udp: the sender's queue held packets in %lld of %lld samples, at most %lld bytes\n",
-        static_cast<long long>(nonempty), static_cast<long long>(samples),
-        static_cast<long long>(p->qdisc_stats.at("backlog_max_bytes")));
+    const auto [samples, nonempty] = sender_backlog(*p, "udp");
     EXPECT_GE(samples, 10);
     EXPECT_LT(nonempty, samples);
     EXPECT_GT(p->qdisc_stats.at("backlog_max_bytes"), 0);

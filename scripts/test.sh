@@ -3,7 +3,8 @@
 #   build-san/  (clang with ASan+UBSan, -DNP_SANITIZE=ON) first: every testbed test — `run` over
 #               SSH, the fault suite and the fault matrix, the tutorial's three modes and its
 #               fan-out, `run --local` — with the sanitized np-explain and np-probe, on
-#               NP_TESTBED_SLOTS testbeds at once (tests/testbed); each reader's libFuzzer
+#               NP_TESTBED_SLOTS testbeds at once (tests/testbed): those held to a rate first
+#               and alone, the others beside the fuzz, unit and CLI runs; each reader's libFuzzer
 #               target for a short time (10 s each here, 15 s by itself; NP_FUZZ_SECONDS=0
 #               skips); the unit, CLI and kernel tests. Any report fails the suite; each
 #               sanitized process logs it to build-san/sanitizer.* (a probe on a testbed node
@@ -20,42 +21,63 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 t_start=$SECONDS
-phases=()   # "name<TAB>seconds"
-slowest=()  # lines of the summary: each CTest run's slowest five tests
+# Each phase's wall time and each CTest run's slowest five tests, kept in files: some phases run
+# in the background.
+results=$(mktemp -d /tmp/np-test-sh.XXXXXX)
 build_pid=""
+testbeds_pid=""
 summary() {
-    local status=$? p
-    if [ -n "$build_pid" ]; then kill -- "-$build_pid" 2>/dev/null || true; fi
+    local status=$? pid
+    for pid in "$build_pid" "$testbeds_pid"; do
+        [ -n "$pid" ] && kill -- "-$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    done
+    # Slots a stopped CTest run did not take down (its cleanup test never ran).
+    if compgen -G "$(slots_prefix build-san)-*" >/dev/null; then
+        bash tests/testbed/slots.sh down "$(slots_prefix build-san)" >/dev/null 2>&1 || true
+    fi
     echo
     echo "test.sh: $(((SECONDS - t_start) / 60)) min $(((SECONDS - t_start) % 60)) s in all (exit $status)"
-    for p in "${phases[@]}"; do printf '  %-34s %5s s\n' "${p%%	*}" "${p##*	}"; done
-    for p in "${slowest[@]}"; do echo "$p"; done
+    [ -e "$results/phases" ] && awk -F'\t' '{printf "  %-40s %5s s\n", $1, $2}' "$results/phases"
+    [ -e "$results/slowest" ] && cat "$results/slowest"
+    rm -rf -- "$results"
 }
 trap summary EXIT
+# The state dirs' prefix of a build dir's testbed slots (tests/testbed/CMakeLists.txt).
+slots_prefix() {
+    echo "/run/np-testbed-$(printf %s "$PWD/$1" | md5sum | cut -c1-8)"
+}
 # phase NAME COMMAND...: runs it and keeps its wall time for the summary.
 phase() {
     local name=$1 t0=$SECONDS status=0
     shift
     "$@" || status=$?
-    phases+=("$name	$((SECONDS - t0))")
+    printf '%s\t%s\n' "$name" "$((SECONDS - t0))" >>"$results/phases"
     return $status
 }
 # ctest_run NAME DIR ARGS...: a CTest run, timed, whose slowest five tests go into the summary.
+# With NICE set, at that nice level; with QUIET set, its output only in its log
+# (DIR/Testing/test-sh-NAME.log), for a run in the background.
 ctest_run() {
     local name=$1 dir=$2 log t0=$SECONDS status
     shift 2
     mkdir -p "$dir/Testing"
     log=$dir/Testing/test-sh-$name.log
     set +e
-    (cd "$dir" && ctest --output-on-failure "$@") 2>&1 | tee "$log"
-    status=${PIPESTATUS[0]}
+    if [ -n "${QUIET:-}" ]; then
+        (cd "$dir" && nice -n "${NICE:-0}" ctest --output-on-failure "$@") >"$log" 2>&1
+        status=$?
+    else
+        (cd "$dir" && nice -n "${NICE:-0}" ctest --output-on-failure "$@") 2>&1 | tee "$log"
+        status=${PIPESTATUS[0]}
+    fi
     set -e
-    phases+=("ctest: $name	$((SECONDS - t0))")
-    slowest+=("  slowest of ctest $name:")
-    mapfile -t -O "${#slowest[@]}" slowest < <(
-        grep -E 'Test +#[0-9]+: .* sec$' "$log" |
-            sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*[^0-9.]([0-9.]+) sec$/\2 \1/' |
-            sort -rn | head -n 5 | awk '{printf "    %7.1f s  %s\n", $1, $2}')
+    printf '%s\t%s\n' "ctest: $name" "$((SECONDS - t0))" >>"$results/phases"
+    { echo "  slowest of ctest $name:"
+      grep -E 'Test +#[0-9]+: .* sec$' "$log" |
+          sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*[^0-9.]([0-9.]+) sec$/\2 \1/' |
+          sort -rn | head -n 5 | awk '{printf "    %7.1f s  %s\n", $1, $2}'
+    } >"$results/slowest.$name"
+    cat "$results/slowest.$name" >>"$results/slowest"
     return "$status"
 }
 
@@ -92,31 +114,54 @@ if [ "$build_status" != 0 ]; then
     echo "test.sh: the product's build failed (build/test-sh-build.log)" >&2
     exit 1
 fi
-phases+=("build: product (g++), beside it	$((SECONDS - t_build))")
+printf '%s\t%s\n' "build: product (g++), beside it" "$((SECONDS - t_build))" >>"$results/phases"
 if ! wait "$packages_pid"; then
     cat build-san/test-sh-packages.log >&2
     exit 3
 fi
-phases+=("packages: the rest, during the builds	$((SECONDS - t_packages))")
+printf '%s\t%s\n' "packages: the rest, during the builds" "$((SECONDS - t_packages))" >>"$results/phases"
 
 rm -f build-san/sanitizer.*
 export ASAN_OPTIONS="log_path=$PWD/build-san/sanitizer:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_on_error=1"
 status=0
-# The testbed tests, one per testbed slot at a time (tests/testbed), with nothing beside them.
-ctest_run sanitized-testbeds build-san -L testbed \
-    -j"$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)" "$@" || status=$?
+slots=$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)
+# The testbed tests held to a rate (label testbed-rated: tests/testbed) first, one at a time with
+# nothing beside them; the slots stay up for the others (-FC: without the fixture's cleanup).
+ctest_run sanitized-testbeds-rated build-san -L '^testbed-rated$' -FC np_testbed \
+    -j"$slots" "$@" || status=$?
+# Then the other testbed tests, a slot each, in the background (-FS: on the slots already up):
+# they mostly wait (a node's slow shell, a grace period, a timeout), and the tests that need no
+# testbed fill the CPU they leave, at the lowest priority (nice 19) so that they take only what
+# the testbed tests leave idle. The kernel tests wait for the end: they drive iperf3 as fast as
+# the CPUs go and count every frame (RUN_SERIAL, label kernel).
+set -m  # the background CTest run in a process group of its own, which the summary can stop
+QUIET=1 ctest_run sanitized-testbeds build-san -L testbed -LE rated -FS np_testbed -j"$slots" "$@" &
+testbeds_pid=$!
+set +m
+echo "test.sh: the other testbed tests run in the background (their output follows when they end)"
 export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
 if [ "$NP_FUZZ_SECONDS" != 0 ]; then
-    phase "fuzz: every target, ${NP_FUZZ_SECONDS} s each" \
-        env -u ASAN_OPTIONS -u UBSAN_OPTIONS bash scripts/fuzz.sh || status=$?
+    phase "fuzz: every target, ${NP_FUZZ_SECONDS} s each (nice 19)" \
+        env -u ASAN_OPTIONS -u UBSAN_OPTIONS nice -n 19 bash scripts/fuzz.sh || status=$?
 fi
-# The unit, CLI and kernel tests, sanitized.
-ctest_run sanitized build-san -j"$jobs" -LE testbed "$@" || status=$?
+# The unit, CLI and browser tests, sanitized, then the product's (its man pages, its package and
+# the bench's smoke run too).
+NICE=19 ctest_run sanitized build-san -j"$jobs" -LE 'testbed|kernel' "$@" || status=$?
+(
+    unset ASAN_OPTIONS UBSAN_OPTIONS
+    NICE=19 ctest_run product build -j"$jobs" -LE 'testbed|kernel' "$@"
+) || status=$?
+testbeds_status=0
+wait "$testbeds_pid" || testbeds_status=$?
+testbeds_pid=""
+cat build-san/Testing/test-sh-sanitized-testbeds.log
+[ "$testbeds_status" = 0 ] || status=$testbeds_status
+# The kernel tests, alone: sanitized, then the product's; then `run --local`, the main job, as
+# shipped.
+ctest_run sanitized-kernel build-san -L kernel "$@" || status=$?
 unset ASAN_OPTIONS UBSAN_OPTIONS
-# The product's tests that are not about the testbed (those ran sanitized above), and `run
-# --local`, the main job, as shipped.
-ctest_run product build -j"$jobs" -LE testbed "$@" || status=$?
+ctest_run product-kernel build -L kernel "$@" || status=$?
 ctest_run product-run-local build -R '^run\.local_1g$' "$@" || status=$?
 
 if [ -x build-san/tests/faults/np_fault_tables ]; then

@@ -55,7 +55,7 @@ phase() {
     return $status
 }
 # ctest_run NAME DIR ARGS...: a CTest run, timed, whose slowest five tests go into the summary.
-# With NICE set, at that nice level; with QUIET set, its output only in its log
+# With QUIET set, its output only in its log
 # (DIR/Testing/test-sh-NAME.log), for a run in the background.
 ctest_run() {
     local name=$1 dir=$2 log t0=$SECONDS status
@@ -64,10 +64,10 @@ ctest_run() {
     log=$dir/Testing/test-sh-$name.log
     set +e
     if [ -n "${QUIET:-}" ]; then
-        (cd "$dir" && nice -n "${NICE:-0}" ctest --output-on-failure "$@") >"$log" 2>&1
+        (cd "$dir" && ctest --output-on-failure "$@") >"$log" 2>&1
         status=$?
     else
-        (cd "$dir" && nice -n "${NICE:-0}" ctest --output-on-failure "$@") 2>&1 | tee "$log"
+        (cd "$dir" && ctest --output-on-failure "$@") 2>&1 | tee "$log"
         status=${PIPESTATUS[0]}
     fi
     set -e
@@ -130,13 +130,15 @@ slots=$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)
 # nothing beside them; the slots stay up for the others (-FC: without the fixture's cleanup).
 ctest_run sanitized-testbeds-rated build-san -L '^testbed-rated$' -FC np_testbed \
     -j"$slots" "$@" || status=$?
-# Then the other testbed tests, a slot each, in the background (-FS: on the slots already up):
-# they mostly wait (a node's slow shell, a grace period, a timeout), and the tests that need no
-# testbed fill the CPU they leave, at the lowest priority (nice 19) so that they take only what
-# the testbed tests leave idle. The kernel tests wait for the end: they drive iperf3 as fast as
-# the CPUs go and count every frame (RUN_SERIAL, label kernel).
+# Then the other testbed tests, a slot each, in the background, on the slots already up (the
+# fixture's setup left out: it would take them down and up again) and taking them down at the
+# end: they mostly wait (a node's slow shell, a grace period, a timeout), and the tests that
+# need no testbed fill the CPU they leave, the fuzz targets at the lowest priority (nice 19:
+# they run for a fixed time). The kernel tests wait for the end: they drive iperf3 as fast as the
+# CPUs go and count every frame (RUN_SERIAL, label kernel).
 set -m  # the background CTest run in a process group of its own, which the summary can stop
-QUIET=1 ctest_run sanitized-testbeds build-san -L testbed -LE rated -FS np_testbed -j"$slots" "$@" &
+QUIET=1 ctest_run sanitized-testbeds build-san -L testbed -LE 'rated|fixture' -FS np_testbed \
+    -j"$slots" "$@" &
 testbeds_pid=$!
 set +m
 echo "test.sh: the other testbed tests run in the background (their output follows when they end)"
@@ -147,10 +149,10 @@ if [ "$NP_FUZZ_SECONDS" != 0 ]; then
 fi
 # The unit, CLI and browser tests, sanitized, then the product's (its man pages, its package and
 # the bench's smoke run too).
-NICE=19 ctest_run sanitized build-san -j"$jobs" -LE 'testbed|kernel' "$@" || status=$?
+ctest_run sanitized build-san -j"$jobs" -LE 'testbed|kernel' "$@" || status=$?
 (
     unset ASAN_OPTIONS UBSAN_OPTIONS
-    NICE=19 ctest_run product build -j"$jobs" -LE 'testbed|kernel' "$@"
+    ctest_run product build -j"$jobs" -LE 'testbed|kernel' "$@"
 ) || status=$?
 testbeds_status=0
 wait "$testbeds_pid" || testbeds_status=$?

@@ -65,8 +65,8 @@ bool is_ip_reason(std::string_view r) {
 // ACK path a whole window of them: 107 in one run, at a listener as TCP_FLAGS). A UDP datagram
 // that finds the socket gone may be one the tool counted as lost: beyond this many, they are
 // loss.
-bool costs_nothing(std::string_view reason, uint64_t n, std::string_view proto, uint64_t arrived) {
-    if (reason.starts_with("freed in ") || !is_housekeeping_reason(reason)) return false;
+bool costs_nothing(std::string_view label, uint64_t n, std::string_view proto, uint64_t arrived) {
+    if (!is_housekeeping_reason(label)) return false;
     return proto == "tcp" || n <= std::max<uint64_t>(64, arrived / 100);
 }
 
@@ -188,6 +188,8 @@ bool is_queue_function(std::string_view f) {
                                "sch_direct_xmit",
                                "dev_hard_start_xmit",
                                "kfree_skb_list",
+                               "rtnl_kfree_skbs",  // a qdisc's queue purged (reset, device down)
+                               "__rtnl_unlock",    // where rtnl_kfree_skbs' deferred frees run
                                "validate_xmit_skb",
                                "sch_handle_egress",
                                "tbf_",
@@ -228,8 +230,21 @@ Stage stage_of_function(std::string_view f, bool on_sender) {
     if (on_sender) {
         if (is_queue_function(f)) return Stage::sender_queue;
         if (is_output_function(f) || f.starts_with("nf_hook_slow")) return Stage::sender_stack;
-        return Stage::reverse;  // what the sender drops of the flow came in: ACKs, replies
+        // The driver of a veth (or another forwarding device) freeing a frame it could not hand
+        // to its peer (the peer down, not forwardable): after the transmit tracepoint counted it
+        // as leaving the NIC, so lost on the link.
+        if (starts_with_any(f, {"veth_xmit", "veth_forward_skb", "__dev_forward_skb",
+                                "dev_forward_skb", "____dev_forward_skb"}))
+            return Stage::wire;
+        // What the sender frees on a receive path or at its socket's close came in: ACKs,
+        // replies. Any other function is unknown, placed where a count shows data missing.
+        if (stage_of_function(f, false) != Stage::unknown ||
+            starts_with_any(f, {"tcp_v4_rcv", "tcp_v6_rcv", "__udp4_lib_rcv", "__udp6_lib_rcv",
+                                "__netif_receive_skb", "netif_receive_skb"}))
+            return Stage::reverse;
+        return Stage::unknown;
     }
+    if (is_teardown_function(f)) return Stage::receiver_socket;
     if (is_queue_function(f) || is_output_function(f)) return Stage::reverse;
     if (starts_with_any(f, {"enqueue_to_backlog", "netif_rx", "do_xdp_generic",
                             "netif_receive_generic_xdp", "veth_", "napi_", "gro_", "dev_gro_"}))
@@ -254,9 +269,24 @@ Stage stage_of_function(std::string_view f, bool on_sender) {
 }
 
 bool is_housekeeping_reason(std::string_view r) {
+    constexpr std::string_view freed_in = "freed in ";
+    if (r.starts_with(freed_in)) return is_teardown_function(r.substr(freed_in.size()));
     return any_of(
         r, {"NO_SOCKET", "TCP_FLAGS", "TCP_CLOSE", "TCP_RESET", "SOCKET_CLOSE", "TCP_ABORT_ON_DATA",
             "QUEUE_PURGE", "TCP_OLD_ACK", "TCP_TOO_OLD_ACK", "SOCKET_RCV_SHUTDOWN"});
+}
+
+bool is_teardown_function(std::string_view f) {
+    // skb_rbtree_purge: TCP's out-of-order queue (and a socket's other rb-tree queues) freed
+    // whole when the socket is destroyed; the others free a closing socket's queues.
+    return starts_with_any(
+        f, {"skb_rbtree_purge", "__skb_queue_purge", "skb_queue_purge", "tcp_write_queue_purge",
+            "tcp_v4_destroy_sock", "tcp_v6_destroy_sock", "inet_csk_destroy_sock", "tcp_disconnect",
+            "tcp_done", "__sk_destruct", "sk_common_release"});
+}
+
+std::string drop_label(const DropReasonCount& d) {
+    return d.function.empty() ? d.reason : "freed in " + d.function;
 }
 
 uint64_t ledger_slack(uint64_t packets) {
@@ -280,7 +310,7 @@ std::vector<std::pair<std::string, uint64_t>> flow_drops(const PhaseTrace& p,
         uint64_t n = 0;
         for (const auto& w : d.where)
             if (w.flow == "iperf" && (transport.empty() || w.protocol == transport)) n += w.packets;
-        if (n > 0) out.emplace_back(d.reason.empty() ? "freed in " + d.function : d.reason, n);
+        if (n > 0) out.emplace_back(drop_label(d), n);
     }
     return out;
 }
@@ -403,13 +433,14 @@ std::string_view short_label(std::string_view label) {
 namespace {
 
 // The drops of the flow a node saw, each placed in its stage.
-// A receiver's NOT_SPECIFIED drops of the flow that had no device (placed_drops).
-constexpr std::string_view kFreedAboveNic = "NOT_SPECIFIED, no device";
+// What marks a receiver's drops of the flow without a reason or a stage that had no device
+// ("NOT_SPECIFIED, no device", "freed in F, no device"; placed_drops).
+constexpr std::string_view kFreedAboveNic = ", no device";
 
-uint64_t deviceless_drops(const PhaseTrace& p, std::string_view proto, std::string_view reason) {
+uint64_t deviceless_drops(const PhaseTrace& p, std::string_view proto, std::string_view label) {
     uint64_t n = 0;
     for (const auto& d : p.drops)
-        if (d.reason == reason)
+        if (drop_label(d) == label)
             for (const auto& w : d.where)
                 if (w.flow == "iperf" && w.protocol == proto && w.iface.empty()) n += w.packets;
     return n;
@@ -421,14 +452,15 @@ std::vector<LedgerDrop> placed_drops(const TracedSide& side, bool on_sender,
     const uint64_t arrived = flow_counts(side.phase.rx, proto).wire_packets;
     for (auto [reason, n] : flow_drops(side.phase, proto)) {
         const Stage stage = stage_of_drop(reason, on_sender);
-        if (!on_sender && reason == "NOT_SPECIFIED") {
+        if (!on_sender && stage == Stage::unknown &&
+            (reason == kUnattributedDropReason || reason.starts_with("freed in "))) {
             // The receiver's reasonless frees without a device were made above its NIC: by the
             // socket or TCP (a connection's queues purged at close, skbs of several kilobytes),
             // never a frame the NIC lost.
             const uint64_t above = deviceless_drops(side.phase, proto, reason);
             if (above > 0)
                 into.push_back(
-                    {side.trace->node, stage, std::string(kFreedAboveNic), above, false});
+                    {side.trace->node, stage, reason + std::string(kFreedAboveNic), above, false});
             n -= above;
             if (n == 0) continue;
         }
@@ -590,7 +622,8 @@ class LedgerBuilder {
                 l_.receiver_flow_bytes = rx.bytes;
             }
             for (auto& d : of_stages(receiver_drops_, {Stage::unknown}))
-                (d.reason == kFreedAboveNic ? receiver_unknown_above_nic_ : receiver_unknown_)
+                (d.reason.ends_with(kFreedAboveNic) ? receiver_unknown_above_nic_
+                                                    : receiver_unknown_)
                     .push_back(std::move(d));
         }
         // A frame that arrived at the receiver left the sender: a transmit count below the
@@ -698,8 +731,7 @@ class LedgerBuilder {
         if (counted == p.qdisc_stats.end() || counted->second <= 0) return 0;
         uint64_t reported = 0;
         for (const auto& d : p.drops) {
-            const Stage s =
-                d.reason.empty() ? stage_of_function(d.function, true) : stage_of(d.reason, true);
+            const Stage s = stage_of_drop(drop_label(d), true);
             if (s == Stage::sender_queue || s == Stage::unknown)
                 reported += d.skbs > 0 ? d.skbs : d.packets;
         }
@@ -716,6 +748,8 @@ class LedgerBuilder {
                        false,
                        of_stages(receiver_drops_, {Stage::receiver_nic}),
                        0};
+        // What the sender's driver freed after counting it out: lost on the link, by name.
+        for (auto& d : of_stages(sender_drops_, {Stage::wire})) in.drops.push_back(std::move(d));
         if (!left_ || !arrived_) return in;
         int64_t missing =
             int64_t(*left_) - int64_t(*arrived_) - int64_t(sum_drops(in.drops, false));
@@ -725,12 +759,17 @@ class LedgerBuilder {
         const auto counters = measures(l_.receiver_tier).drops
                                   ? nic_counters(traces_.receiver->phase)
                                   : std::vector<std::pair<std::string, uint64_t>>{};
-        // A NIC counter that rose by as many says what the reasonless drops were.
-        for (size_t i = reasonless; i < in.drops.size(); ++i)
+        // A NIC counter that rose by as many says what the reasonless drops were (placed here by
+        // a gap, or by the function that freed them).
+        for (size_t i = 0; i < in.drops.size(); ++i) {
+            LedgerDrop& d = in.drops[i];
+            if (d.stage != Stage::receiver_nic ||
+                (i < reasonless && !d.reason.starts_with("freed in ")))
+                continue;
             for (const auto& [counter, n] : counters)
-                if (std::llabs(int64_t(n) - int64_t(in.drops[i].packets)) <=
-                    int64_t(ledger_slack(n)))
-                    in.drops[i].reason += fmt::format(" ({} +{})", counter, n);
+                if (std::llabs(int64_t(n) - int64_t(d.packets)) <= int64_t(ledger_slack(n)))
+                    d.reason += fmt::format(" ({} +{})", counter, n);
+        }
         if (beyond_slack(missing, *left_) > 0) {
             for (const auto& [counter, n] : counters) {
                 const uint64_t take = std::min<uint64_t>(n, static_cast<uint64_t>(missing));
@@ -948,9 +987,11 @@ std::string summary_line(const Ledger& l, bool& inferred) {
             continue;
         }
         const std::string what =
-            d.stage == Stage::wire
-                ? fmt::format("{} on the wire", format_count(double(d.packets)))
-                : fmt::format("{} {} on {}", format_count(double(d.packets)), d.reason, d.node);
+            d.stage != Stage::wire
+                ? fmt::format("{} {} on {}", format_count(double(d.packets)), d.reason, d.node)
+            : d.reason.empty() ? fmt::format("{} on the wire", format_count(double(d.packets)))
+                               : fmt::format("{} {} on {} (on the wire)",
+                                             format_count(double(d.packets)), d.reason, d.node);
         kinds[d.stage == Stage::duplicate ? "duplicates" : "lost"].push_back(what);
     }
     uint64_t unattributed = 0;

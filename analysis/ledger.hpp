@@ -51,20 +51,28 @@ bool is_data_loss(Stage s);        // a drop in this stage lost data the tool co
 // the measured flow, seen on the sending or the receiving node.
 Stage stage_of(std::string_view reason, bool on_sender);
 
-// Where the code that freed a packet places a drop of the measured flow, at the
-// drops-without-reasons tier (kernels before 5.17): kfree_skb's caller, named from kallsyms, as
-// dropwatch and tcpdrop read it. Only functions whose drops all belong to one stage are placed;
-// the rest are unknown.
+// Where the code that freed a packet places a drop of the measured flow (every drop at the
+// drops-without-reasons tier, kernels before 5.17; a drop without a reason at full):
+// kfree_skb's caller, named from kallsyms, as dropwatch and tcpdrop read it. Only functions
+// whose drops all belong to one stage are placed; the rest are unknown.
 Stage stage_of_function(std::string_view function, bool on_sender);
 
-// Where a LedgerDrop's reason places it: a kernel reason (stage_of), or "freed in FUNCTION" at
-// the drops-without-reasons tier (stage_of_function).
+// Where a LedgerDrop's reason places it: a kernel reason (stage_of), or "freed in FUNCTION"
+// (stage_of_function) for a drop named by the code that freed it — every drop at the
+// drops-without-reasons tier, a drop without a reason (NOT_SPECIFIED) at the full tier.
 Stage stage_of_drop(std::string_view reason, bool on_sender);
 
+// How the ledger names a drop: "freed in FUNCTION" when the trace names the function, else the
+// kernel's reason.
+std::string drop_label(const DropReasonCount& d);
+
 // Drops that cost the test nothing when it ran: segments after the connection closed, flags
-// or resets at teardown, a socket's queue purged on close. When the tool failed they are the
-// evidence of why, and are not set aside.
+// or resets at teardown, a socket's queue purged on close (a reason, or "freed in FUNCTION" of
+// is_teardown_function). When the tool failed they are the evidence of why, and are not set
+// aside.
 bool is_housekeeping_reason(std::string_view reason);
+// The kernel functions that free a closing or destroyed socket's queued packets.
+bool is_teardown_function(std::string_view function);
 
 // The part of a trace that covers a test: its node and the phase named after the test's
 // transport (all phases merged when there is none).

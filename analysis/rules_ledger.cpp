@@ -269,6 +269,17 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
         // Dropped on the way out of a node whose data NIC lost its carrier in the phase: the
         // queue that stands in while the device is down dropped them (QDISC_DROP where the
         // root qdisc's own counter shows none), not a queue the sender overfilled.
+        // Likewise what was lost on the link while either end's carrier was lost in the phase.
+        if (stage == Stage::wire)
+            for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+                if (*side) {
+                    const auto& dev = (*side)->phase.dev_stats;
+                    const auto down = dev.find("carrier_down_count");
+                    if (down != dev.end() && down->second > 0) {
+                        not_up = true;
+                        if (node.empty()) node = (*side)->trace->node;
+                    }
+                }
         if ((stage == Stage::sender_queue || stage == Stage::sender_stack) && !node.empty())
             for (const auto* side : {&v.traces.sender, &v.traces.receiver})
                 if (*side && (*side)->trace->node == node) {
@@ -286,9 +297,13 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
         // could not keep up.
         f.detail = fmt::format(
             "{}: {}.", describe_drops(drops),
-            xdp      ? fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's "
-                                        "stack and its ingress hook saw them",
-                                   node)
+            xdp ? fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's "
+                              "stack and its ingress hook saw them",
+                              node)
+            : not_up && stage == Stage::wire
+                ? fmt::format("the data link was down while they crossed it ({}'s carrier was "
+                              "lost in the phase), not a cable or switch dropping frames",
+                              node)
             : not_up ? fmt::format("{}'s data NIC was not up when they reached it (DEV_READY, "
                                    "or the link's carrier lost in the phase: the link down or "
                                    "its queue deactivated), not a queue that could not keep up",

@@ -92,8 +92,10 @@ struct DropReasonCount {
     // The kernel's enum skb_drop_reason name without SKB_DROP_REASON_; empty at the
     // drops-without-reasons tier, whose drops are named by `function` instead.
     std::string reason;
-    // The kernel function that freed the packet (kfree_skb's location, symbolized): set only
-    // at the drops-without-reasons tier, as dropwatch and tcpdrop placed drops before reasons.
+    // The kernel function that freed the packet (kfree_skb's location, symbolized), as
+    // dropwatch and tcpdrop placed drops before reasons: every drop's at the
+    // drops-without-reasons tier, a drop without a reason's (NOT_SPECIFIED) at full; empty in
+    // traces of older probes.
     std::string function;
     bool unattributed = false;  // reason == NOT_SPECIFIED
     uint64_t packets = 0;

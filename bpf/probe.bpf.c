@@ -240,6 +240,28 @@ static __always_inline void count_drop_total(__u32 frames)
 		*total += frames;
 }
 
+/* A drop counted by the address of the code that freed it (drop_sites), with its frames. */
+static __always_inline void count_site(const struct sk_buff *skb, void *location, __u32 on_iface,
+				       const struct l4_class *c, __u32 frames)
+{
+	struct np_drop_site_key key = {};
+	struct np_drop *d, zero = {};
+
+	key.location = (__u64)location;
+	key.slot = np_drop_slot(0, on_iface, c->proto, c->flow);
+	d = bpf_map_lookup_elem(&drop_sites, &key);
+	if (!d) {
+		/* Full (more sites than slots): the drop is still in the total. */
+		bpf_map_update_elem(&drop_sites, &key, &zero, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&drop_sites, &key);
+	}
+	if (d) {
+		d->packets += frames;
+		d->bytes += skb->len;
+		d->skbs += 1;
+	}
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
 {
@@ -255,12 +277,19 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		sk = (const struct sock *)ctx[3]; /* BTF-typed by the verifier */
 	if (!classify_freed(skb, sk, &c, &on_iface))
 		return 0;
+	frames = freed_frames(skb);
+	/* A drop the kernel gave no reason (a plain kfree_skb) is placed as before reasons were:
+	 * by the function that freed it, which user space names from /proc/kallsyms. */
+	if (reason == bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_NOT_SPECIFIED)) {
+		count_site(skb, location, on_iface, &c, frames);
+		count_drop_total(frames);
+		return 0;
+	}
 	slot = np_drop_slot(reason < NP_DROP_REASON_SLOTS ? reason : NP_DROP_REASON_SLOTS - 1,
 			    on_iface, c.proto, c.flow);
 	d = bpf_map_lookup_elem(&drops, &slot);
 	if (!d)
 		return 0;
-	frames = freed_frames(skb);
 	d->packets += frames;
 	d->bytes += skb->len;
 	d->skbs += 1;
@@ -275,27 +304,13 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(np_kfree_skb_site, struct sk_buff *skb, void *location)
 {
-	struct np_drop_site_key key = {};
-	struct np_drop *d, zero = {};
 	struct l4_class c;
 	__u32 on_iface = 0, frames;
 
 	if (!classify_freed(skb, NULL, &c, &on_iface))
 		return 0;
 	frames = freed_frames(skb);
-	key.location = (__u64)location;
-	key.slot = np_drop_slot(0, on_iface, c.proto, c.flow);
-	d = bpf_map_lookup_elem(&drop_sites, &key);
-	if (!d) {
-		/* Full (more sites than slots): the drop is still in the total. */
-		bpf_map_update_elem(&drop_sites, &key, &zero, BPF_NOEXIST);
-		d = bpf_map_lookup_elem(&drop_sites, &key);
-	}
-	if (d) {
-		d->packets += frames;
-		d->bytes += skb->len;
-		d->skbs += 1;
-	}
+	count_site(skb, location, on_iface, &c, frames);
 	count_drop_total(frames);
 	return 0;
 }

@@ -484,7 +484,7 @@ std::optional<Chart> events_chart(const ReportInput& in) {
 // (teardown, a purged queue: the ledger's housekeeping), or other traffic's.
 const char* drop_class(const DropReasonCount& d, const DropLocation& w) {
     if (w.flow != "iperf") return " (other traffic)";
-    return is_housekeeping_reason(d.reason) ? " (housekeeping)" : "";
+    return is_housekeeping_reason(drop_label(d)) ? " (housekeeping)" : "";
 }
 
 std::optional<Chart> drops_chart(const ReportInput& in) {
@@ -497,7 +497,7 @@ std::optional<Chart> drops_chart(const ReportInput& in) {
                                          const std::string& location) {
                         if (packets == 0) return;
                         rows.push_back({{"where", fmt::format("{}{} · {}{}", series_prefix(in, m),
-                                                              t.node, d.reason, what)},
+                                                              t.node, drop_label(d), what)},
                                         {"phase", p.name},
                                         {"packets", packets},
                                         {"bytes", bytes},
@@ -519,8 +519,9 @@ std::optional<Chart> drops_chart(const ReportInput& in) {
     c.title = "Drops by kernel reason";
     c.caption =
         "Packets dropped per node and kernel drop reason (enum skb_drop_reason, read from the "
-        "running kernel), coloured by phase. SOCKET_RCVBUFF is a full receive buffer; "
-        "NOT_SPECIFIED is a drop the kernel gave no reason for. Housekeeping drops (a segment "
+        "running kernel), coloured by phase. SOCKET_RCVBUFF is a full receive buffer; a drop "
+        "the kernel gave no reason for is named by the function that freed it (\"freed in "
+        "…\"), or NOT_SPECIFIED where the trace has none. Housekeeping drops (a segment "
         "after the connection closed, a queue purged at teardown) and other traffic's cost the "
         "test nothing; the ledger above places the ones that did.";
     c.spec = base_spec();

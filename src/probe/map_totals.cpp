@@ -183,7 +183,7 @@ void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming)
     std::map<std::string, DropReasonCount> by_name;
     const auto add = [&](DropReasonCount&& named, uint32_t on_data_iface, uint8_t proto,
                          uint8_t flow, const np_drop& d) {
-        const std::string key = named.reason.empty() ? "@" + named.function : named.reason;
+        const std::string key = named.reason + "@" + named.function;
         DropReasonCount& r = by_name.try_emplace(key, std::move(named)).first->second;
         r.packets += d.packets;
         r.bytes += d.bytes;
@@ -206,8 +206,14 @@ void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming)
         // slot = ((0 * 2 + on_data_iface) * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow
         const uint32_t k = site.second;
         DropReasonCount r;
-        r.function = naming.symbols ? naming.symbols->function_at(site.first)
-                                    : fmt::format("{:#x}", site.first);
+        r.function = naming.symbols && !naming.symbols->empty()
+                         ? naming.symbols->function_at(site.first)
+                         : fmt::format("{:#x}", site.first);
+        // At the full tier only the drops without a reason are counted by site.
+        if (naming.tier == ProbeTier::full) {
+            r.reason = kUnattributedDropReason;
+            r.unattributed = true;
+        }
         add(std::move(r), (k / NP_FLOW_COUNT) / NP_PROTO_COUNT,
             (k / NP_FLOW_COUNT) % NP_PROTO_COUNT, k % NP_FLOW_COUNT, d);
     }

@@ -160,8 +160,9 @@ class Attached {
         m.traffic = bpf_map__fd(k->maps.traffic);
         m.retransmits = bpf_map__fd(k->maps.retransmits);
         m.drop_count = bpf_map__fd(k->maps.drop_count);
-        (kfree_sites() ? m.drop_sites : m.drops) =
-            bpf_map__fd(kfree_sites() ? k->maps.drop_sites : k->maps.drops);
+        // By site: every drop at the drops-without-reasons tier, the reasonless ones at full.
+        m.drop_sites = bpf_map__fd(k->maps.drop_sites);
+        if (!kfree_sites()) m.drops = bpf_map__fd(k->maps.drops);
         return m;
     }
 
@@ -759,12 +760,12 @@ int run_probe(const ProbeOptions& o) {
     const std::unique_ptr<Attached> attached = attach_best(o, ifindex, netns, features.btf, choice);
     // Named while the probe still may read the addresses (kptr_restrict hides them after).
     KernelSymbols symbols;
-    if (choice.tier == ProbeTier::drops_without_reasons) {
+    if (measures(choice.tier).drops) {
         symbols = KernelSymbols::read();
         if (symbols.empty())
             std::fprintf(stderr,
-                         "np-probe: /proc/kallsyms shows no addresses: drops are named by code "
-                         "address, not function\n");
+                         "np-probe: /proc/kallsyms shows no addresses: drops without a reason "
+                         "are named by code address, not function\n");
     }
     std::optional<ControlSocket> control;
     if (!o.control_path.empty()) control.emplace(o.control_path);

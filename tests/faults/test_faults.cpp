@@ -223,7 +223,7 @@ void run_scenario(Scenario s) {
 
     std::vector<std::string> args = {
         "run", server(), client(), "--ssh-config", state_dir + "/ssh_config", "--run-dir", dir};
-    args.insert(args.end(), {"--params", params_with(s.params, dir), "--ping-count", "2"});
+    args.insert(args.end(), {"--params", params_with(s.params, dir), "--ping-count", "1"});
     args.insert(args.end(), {"--tcp-duration", s.test_seconds, "--udp-duration", s.test_seconds});
     args.insert(args.end(), s.args.begin(), s.args.end());
     if (!full) args.insert(args.end(), {"--probe-tier", np::to_string(tier)});
@@ -665,7 +665,9 @@ TEST(Faults, ALinkFlapIsNamedByTheCarrierCount) {
                   .expect = {"LINK_WENT_DOWN", "BELOW_CEILING"},
                   // What it cost, placed where the kernel dropped it — read as the link not
                   // up, never as a queue or a NIC too slow (rules_ledger.cpp).
-                  .allow = {"LOSS_AT_SENDER_QDISC", "LOSS_AT_RECEIVER_NIC"},
+                  // (the sender's queue purged, the veth freeing what its peer could not
+                  // take: on the link, by the function that freed it).
+                  .allow = {"LOSS_AT_SENDER_QDISC", "LOSS_AT_RECEIVER_NIC", "LOSS_ON_WIRE"},
                   .detail_mentions = "Held below the ceiling by the data link going down",
                   // Down a second into TCP's test for 1.5 s, and up again before it ends.
                   .test_seconds = "3"});
@@ -814,6 +816,10 @@ TEST(Faults, ASlowerHopBeyondTheNicsIsThePathsRate) {
                              "burst 16kb latency 50ms"}},
          .args = {"--udp-bandwidth", "50M"},
          .expect = {"PATH_SLOWER_THAN_LINK", "OFFERED_ABOVE_CEILING", "LOSS_ON_WIRE", "UDP_LOSS"},
-         .detail_mentions = "beyond node"});
+         .detail_mentions = "beyond node",
+         // The hop's bucket (16 kB) and queue let a burst through at the start: over 2 s that
+         // is 0.6 % above the 10 Mbit/s ceiling (TCP 9.47 against 9.41), which no path of a
+         // standard rate explains; over 3 s it is within the model's slack.
+         .test_seconds = "3"});
 }
 }  // namespace

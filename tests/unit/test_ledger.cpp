@@ -170,6 +170,72 @@ TEST(Ledger, TcpSegmentsArrivingAfterTheReceiverClosedCostTheTestNothingHoweverM
     EXPECT_EQ(u.lost(), 500u);
 }
 
+// The data link went down for 1.5 s in a 3-s TCP test; when the test ended, the receiver still
+// held 26 segments out of order behind the hole the outage left, and freed them with the socket
+// (no reason, no device: its out-of-order queue purged whole). The full tier names the function
+// that freed them; they were never the data the tool counted, so they cost it nothing.
+TEST(Ledger, ReasonlessFreesOfAClosingSocketNamedByTheirFunctionCostNothing) {
+    const auto test = tcp_test(32.1, 40);
+    const Trace client = node_trace("node2-2", "client", "tcp", "tcp", 8698, 8698, 0);
+    Trace server =
+        node_trace("node2-1", "server", "tcp", "tcp", 0, 0, 8698, {{"NOT_SPECIFIED", 26, "tcp"}});
+    DropReasonCount& purged = server.phases[0].drops[0];
+    purged.function = "skb_rbtree_purge";
+    purged.where[0].iface.clear();
+    purged.where[0].ifindex = 0;
+    const Ledger l = build_ledger(test, traces_for(test, {client, server}));
+    EXPECT_EQ(l.lost(), 0u);
+    EXPECT_EQ(l.unattributed(), 0u);
+    ASSERT_FALSE(l.drops.empty());
+    for (const auto& d : l.drops) {
+        EXPECT_TRUE(d.housekeeping) << d.reason;
+        EXPECT_TRUE(d.reason.starts_with("freed in skb_rbtree_purge")) << d.reason;
+    }
+    auto e = explain_tests({test}, {client, server}, 100e6);
+    EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED"), nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(render_ledgers({l}), "nothing lost (26 housekeeping"))
+        << render_ledgers({l});
+
+    // Freed by a function of no one stage, they are still what no count explains.
+    purged.function = "__netif_receive_skb_core";
+    const Ledger other = build_ledger(test, traces_for(test, {client, server}));
+    EXPECT_FALSE(other.drops.empty() || other.drops[0].housekeeping) << render_ledgers({other});
+    // A trace that names no function (an older probe's) is read as before.
+    purged.function.clear();
+    EXPECT_EQ(build_ledger(test, traces_for(test, {client, server})).drops[0].reason,
+              "NOT_SPECIFIED, no device");
+}
+
+// The same flap seen from the sender: 10 segments its transmit tracepoint counted out were freed
+// by the veth driver, whose peer was down (no reason, named by the function). They are the
+// link's loss, named, and read as the link being down, not as a cable dropping frames.
+TEST(Ledger, FramesTheSendersDriverFreedAfterCountingThemOutAreTheLinksWhileItWasDown) {
+    auto test = tcp_test(31.8, 18);
+    test.duration_s = 3;
+    test.sent_bytes = test.received_bytes = 8521 * 1448.0;
+    Trace client = node_trace("node2-2", "client", "tcp", "tcp", 8531, 8531, 0,
+                              {{"NOT_SPECIFIED", 10, "tcp"}}, 3000);
+    client.phases[0].drops[0].function = "__dev_forward_skb2";
+    client.phases[0].dev_stats["carrier_down_count"] = 1;
+    const Trace server = node_trace("node2-1", "server", "tcp", "tcp", 0, 0, 8521, {}, 3000);
+    const Ledger l = build_ledger(test, traces_for(test, {client, server}));
+    ASSERT_EQ(l.points.size(), 5u);
+    ASSERT_EQ(l.points[3].drops.size(), 1u) << render_ledgers({l});
+    EXPECT_EQ(l.points[3].drops[0].stage, Stage::wire);
+    EXPECT_EQ(l.points[3].drops[0].reason, "freed in __dev_forward_skb2");
+    EXPECT_EQ(l.unattributed(), 0u);
+    EXPECT_EQ(l.lost(), 10u);
+    EXPECT_TRUE(
+        contains(render_ledgers({l}), "10 freed in __dev_forward_skb2 on node2-2 (on the wire)"))
+        << render_ledgers({l});
+    auto e = explain_tests({test}, {client, server}, 100e6);
+    const Finding* wire = find_finding(e, "LOSS_ON_WIRE");
+    ASSERT_NE(wire, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(wire->detail, "the data link was down while they crossed it"))
+        << wire->detail;
+    EXPECT_TRUE(contains(wire->detail, "freed in __dev_forward_skb2")) << wire->detail;
+}
+
 // A UDP test on a full link: the sender counted 14,489, the receiver's total ends at 14,467 (no
 // gap in its sequence numbers: nothing lost), and 14,490 frames of the flow arrived. The 23 the
 // link still held when iperf3 stopped counting arrived after its count: not loss, and more
@@ -234,6 +300,18 @@ TEST(Ledger, ReasonsArePlacedByNodeAndStage) {
     EXPECT_EQ(stage_of("NEIGH_FAILED", true), Stage::sender_stack);
     EXPECT_EQ(stage_of("NOT_SPECIFIED", false), Stage::unknown);
     EXPECT_EQ(stage_of("IP_RPFILTER", false), Stage::receiver_ip);
+    // By the function that freed it (a drop without a reason, or any drop before reasons).
+    EXPECT_EQ(stage_of_drop("freed in tbf_enqueue", true), Stage::sender_queue);
+    EXPECT_EQ(stage_of_drop("freed in tcp_v4_rcv", true), Stage::reverse);  // an ACK
+    EXPECT_EQ(stage_of_drop("freed in tcp_data_queue", true), Stage::reverse);
+    EXPECT_EQ(stage_of_drop("freed in __rtnl_unlock", true), Stage::sender_queue);  // purged
+    EXPECT_EQ(stage_of_drop("freed in __dev_forward_skb2", true), Stage::wire);
+    EXPECT_EQ(stage_of_drop("freed in sk_skb_reason_drop", true), Stage::unknown);
+    EXPECT_EQ(stage_of_drop("freed in udp_queue_rcv_one_skb", false), Stage::receiver_socket);
+    EXPECT_EQ(stage_of_drop("freed in skb_rbtree_purge", false), Stage::receiver_socket);
+    EXPECT_TRUE(is_housekeeping_reason("freed in skb_rbtree_purge"));
+    EXPECT_FALSE(is_housekeeping_reason("freed in udp_queue_rcv_one_skb"));
+    EXPECT_EQ(stage_of_drop("freed in __netif_receive_skb_core", false), Stage::unknown);
 }
 
 // ------------------------------------------------------------------ the runs that misled it

@@ -458,8 +458,14 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
                     (*n)->node, (*n)->iface, (*n)->direction, format_rate((*n)->total_bps()),
                     format_pct((*n)->total_bps() / capacity), format_link_rate(capacity),
                     format_rate((*n)->other_bps)));
-    if (loads.data_queue && loads.data_queue->share() < kStandingQueueShare)
-        out.push_back("the sender's queue: " + loads.data_queue->text());
+    // A standing backlog is not ruled out: the packets waited at the sender's own egress, so
+    // what drains it (its root qdisc, or the NIC) went slower than the sender offered.
+    if (loads.data_queue)
+        out.push_back(loads.data_queue->share() < kStandingQueueShare
+                          ? "the sender's queue: " + loads.data_queue->text()
+                          : "not ruled out — the sender's own queue: " + loads.data_queue->text() +
+                                ", a standing backlog: what drains it (its root qdisc or the "
+                                "NIC) ran slower than the sender offered");
     if (v.test.transport == Transport::tcp && !v.test.bidir && loads.reverse_out)
         out.push_back(fmt::format(
             "the reverse path: {} dropped none of the test's ACKs{}", loads.reverse_out->node,

@@ -508,31 +508,50 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
             return true;
         };
         const LinkWatch link = watch_link(a, p.data_iface);
+        // The client tools record their PIDs, so that a run killed mid-test leaves `teardown` a
+        // client to stop before the server and the address it talks to go (else it can hang
+        // past its test, writing to a path that no longer answers).
+        const std::string client_dir = node_state_dir(o.node_b);
+        const auto client_pid = [&](const std::string& tool) {
+            return fmt::format("{}/client-{}.pid", client_dir, tool);
+        };
+        const UndoStep client_undo(
+            *b.sh, o.node_b, "05-client",
+            fmt::format("( {} ); ( {} )", stop_pidfile_script(client_pid("ping"), "ping"),
+                        stop_pidfile_script(client_pid("iperf3"), "iperf3")));
+        const auto recorded = [&](const std::string& tool, const std::string& command) {
+            return fmt::format("sh -c {}",
+                               shell_quote(fmt::format("echo $$ > {}; exec {}",
+                                                       shell_quote(client_pid(tool)), command)));
+        };
         progress.step(fmt::format("starting the iperf3 server on {}", o.node_a));
         announce("ping");
-        rec.ping = run_client(b,
-                              fmt::format("ping -c {} -I {} {}", p.ping_count,
-                                          shell_quote(p.data_iface), shell_quote(p.server_ip)),
-                              p.ping_count, "ping", pa.get(), progress, link);
+        rec.ping = run_client(
+            b,
+            recorded("ping", fmt::format("ping -c {} -I {} {}", p.ping_count,
+                                         shell_quote(p.data_iface), shell_quote(p.server_ip))),
+            p.ping_count, "ping", pa.get(), progress, link);
         dir.save(run_dir::output(mode, run_dir::kPing), rec.ping);
         dir.done("ping");
         announce("tcp");
         if (!server_gone()) {
-            rec.tcp = run_client(b,
-                                 fmt::format("iperf3 -c {} -p {} -t {} -J",
-                                             shell_quote(p.server_ip), p.port, p.tcp_duration_s),
-                                 p.tcp_duration_s, "tcp", pa.get(), progress, link);
+            rec.tcp = run_client(
+                b,
+                recorded("iperf3", fmt::format("iperf3 -c {} -p {} -t {} -J",
+                                               shell_quote(p.server_ip), p.port, p.tcp_duration_s)),
+                p.tcp_duration_s, "tcp", pa.get(), progress, link);
             dir.save(run_dir::output(mode, run_dir::kTcp), rec.tcp);
             if (!server_gone()) {
                 dir.done("tcp");
                 announce("udp");
                 if (!server_gone()) {
-                    rec.udp =
-                        run_client(b,
-                                   fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J",
-                                               shell_quote(p.server_ip), p.port,
-                                               shell_quote(p.udp_bandwidth), p.udp_duration_s),
-                                   p.udp_duration_s, "udp", pa.get(), progress, link);
+                    rec.udp = run_client(
+                        b,
+                        recorded("iperf3",
+                                 fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J",
+                                             shell_quote(p.server_ip), p.port,
+                                             shell_quote(p.udp_bandwidth), p.udp_duration_s)),
+                        p.udp_duration_s, "udp", pa.get(), progress, link);
                     dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);
                     if (!server_gone()) dir.done("udp");
                 }

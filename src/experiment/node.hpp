@@ -17,7 +17,7 @@ namespace np::experiment {
 std::string node_state_dir(const std::string& node);
 
 // An undo script NAME.undo in the node's state dir, run (then removed) by the destructor.
-// Names sort in teardown order: 10-probe, 20-server, 30-upload, 40-iface.
+// Names sort in teardown order: 05-client, 10-probe, 20-server, 30-upload, 40-iface.
 class UndoStep {
   public:
     UndoStep(remote::CommandShell& sh, const std::string& node, std::string name,

@@ -564,6 +564,12 @@ TEST(Bottleneck, ARoundTripFarAboveTheIdleOneIsAQueueNoProbeSees) {
         EXPECT_EQ(contains(f->detail, "the sender's queue: node1-2's enp0s25 queue held packets"),
                   unseen)
             << f->detail;
+        // A standing backlog is said as what it is: not ruled out.
+        EXPECT_EQ(contains(f->detail,
+                           "not ruled out — the sender's own queue: node1-2's enp0s25 queue held "
+                           "packets in 28 of 30 samples"),
+                  !unseen)
+            << f->detail;
         if (unseen) {
             EXPECT_TRUE(contains(f->detail,
                                  "neither node's own egress queue was full — node1-2's enp0s25 "

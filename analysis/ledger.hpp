@@ -73,6 +73,9 @@ std::string drop_label(const DropReasonCount& d);
 bool is_housekeeping_reason(std::string_view reason);
 // The kernel functions that free a closing or destroyed socket's queued packets.
 bool is_teardown_function(std::string_view function);
+// A drop label ("freed in FUNCTION") of a qdisc's queue purged whole (reset, replaced, or
+// deactivated with its device): the sender's queue, but not overfilled.
+bool is_queue_purge(std::string_view label);
 
 // The part of a trace that covers a test: its node and the phase named after the test's
 // transport (all phases merged when there is none).

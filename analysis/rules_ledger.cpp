@@ -105,6 +105,94 @@ const char* advice(Stage s) {
     }
 }
 
+// Whether a traced side's data NIC lost its carrier during the test's phase.
+bool carrier_lost_in_phase(const std::optional<TracedSide>& side) {
+    if (!side) return false;
+    const auto it = side->phase.dev_stats.find("carrier_down_count");
+    return it != side->phase.dev_stats.end() && it->second > 0;
+}
+
+struct LossReading {
+    std::string why, next_step;
+};
+
+constexpr const char* kCarrierStep =
+    "Check the data link's carrier on both nodes over the test (ip -s link: carrier_changes; "
+    "the kernel log for the link going down) and what set it down.";
+
+// Why the drops of one stage were lost, read from the drops' own kernel meaning and the phase's
+// carrier count before the stage's usual cause (why_there): an XDP program; the device not up
+// (DEV_READY, or dropped on the way out of a node whose carrier was lost while its qdisc counted
+// no drop: the queue that stands in while the device is down); a queue purged whole, not
+// overfilled; a driver whose peer did not take what it had counted out.
+LossReading read_loss(const TestEvidence& v, Stage stage, const std::vector<LedgerDrop>& drops,
+                      std::string& node) {
+    bool xdp = false, dev_ready = true, purged = true, named = true;
+    for (const auto& d : drops) {
+        xdp = xdp || d.reason.find("xdp") != std::string::npos;
+        dev_ready = dev_ready && d.reason == "DEV_READY";
+        purged = purged && is_queue_purge(d.reason);
+        named = named && d.reason.starts_with("freed in ");
+    }
+    if (xdp)
+        return {fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's stack "
+                            "and its ingress hook saw them",
+                            node),
+                advice(stage)};
+    const auto& node_side = !v.traces.sender || v.traces.sender->trace->node != node
+                                ? v.traces.receiver
+                                : v.traces.sender;
+    if (stage == Stage::sender_queue || stage == Stage::sender_stack) {
+        bool not_up = dev_ready;
+        if (!node.empty() && node_side && node_side->trace->node == node &&
+            carrier_lost_in_phase(node_side)) {
+            const auto& q = node_side->phase.qdisc_stats;
+            const auto counted = q.find("drops");
+            not_up = not_up || stage == Stage::sender_stack || counted == q.end() ||
+                     counted->second <= 0;
+        }
+        if (not_up)
+            return {fmt::format("{}'s data NIC was not up when they reached it (DEV_READY, or the "
+                                "link's carrier lost in the phase: the link down or its queue "
+                                "deactivated), not a queue that could not keep up",
+                                node),
+                    kCarrierStep};
+        if (purged)
+            return {fmt::format("{}'s queue was purged whole (a qdisc reset or replaced, or "
+                                "deactivated with its device), not overfilled",
+                                node),
+                    "Check what changed the sender's qdisc during the test (tc qdisc show; "
+                    "whatever ran tc or set the link down)."};
+    }
+    if (stage == Stage::wire) {
+        std::string down;
+        for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+            if (carrier_lost_in_phase(*side)) down = (*side)->trace->node;
+        if (named && !down.empty())
+            return {fmt::format("{}'s driver freed them after counting them out, its peer not "
+                                "taking them: the data link was down while they crossed it ({}'s "
+                                "carrier was lost in the phase), not a cable or switch dropping "
+                                "frames",
+                                node, down),
+                    kCarrierStep};
+        if (named)
+            return {fmt::format("{}'s driver freed them after counting them out: its peer did not "
+                                "take them (down, or the frame larger than the peer's MTU), not a "
+                                "cable or switch dropping frames",
+                                node),
+                    "Compare both data ports' state and MTU (ip link) over the test."};
+        if (!down.empty()) {
+            if (node.empty()) node = down;
+            return {fmt::format("they left the sender's NIC and never arrived, in a phase in which "
+                                "the data link's carrier was lost ({}): frames sent while it was "
+                                "down are lost this way",
+                                down),
+                    kCarrierStep};
+        }
+    }
+    return {why_there(stage, node), advice(stage)};
+}
+
 }  // namespace
 
 void probe_tiers(const ExplainInput& in, Explanation& e) {
@@ -261,54 +349,8 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
         Finding f = make_finding(loss_code(stage), v.test.label);
         f.title = fmt::format("{}: {} {} lost at {}", v.test.label, format_count(double(n)), l.unit,
                               to_string(stage));
-        bool xdp = false, not_up = true;
-        for (const auto& d : drops) {
-            xdp = xdp || d.reason.find("xdp") != std::string::npos;
-            not_up = not_up && d.reason == "DEV_READY";
-        }
-        // Dropped on the way out of a node whose data NIC lost its carrier in the phase: the
-        // queue that stands in while the device is down dropped them (QDISC_DROP where the
-        // root qdisc's own counter shows none), not a queue the sender overfilled.
-        // Likewise what was lost on the link while either end's carrier was lost in the phase.
-        if (stage == Stage::wire)
-            for (const auto* side : {&v.traces.sender, &v.traces.receiver})
-                if (*side) {
-                    const auto& dev = (*side)->phase.dev_stats;
-                    const auto down = dev.find("carrier_down_count");
-                    if (down != dev.end() && down->second > 0) {
-                        not_up = true;
-                        if (node.empty()) node = (*side)->trace->node;
-                    }
-                }
-        if ((stage == Stage::sender_queue || stage == Stage::sender_stack) && !node.empty())
-            for (const auto* side : {&v.traces.sender, &v.traces.receiver})
-                if (*side && (*side)->trace->node == node) {
-                    const auto& dev = (*side)->phase.dev_stats;
-                    const auto down = dev.find("carrier_down_count");
-                    const auto& q = (*side)->phase.qdisc_stats;
-                    const auto counted = q.find("drops");
-                    if (down != dev.end() && down->second > 0 &&
-                        (stage == Stage::sender_stack || counted == q.end() ||
-                         counted->second <= 0))
-                        not_up = true;
-                }
-        // A reason read for its kernel meaning before the stage's usual cause: DEV_READY is the
-        // device not up (carrier lost, link set down, the qdisc deactivated), not a queue that
-        // could not keep up.
-        f.detail = fmt::format(
-            "{}: {}.", describe_drops(drops),
-            xdp ? fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's "
-                              "stack and its ingress hook saw them",
-                              node)
-            : not_up && stage == Stage::wire
-                ? fmt::format("the data link was down while they crossed it ({}'s carrier was "
-                              "lost in the phase), not a cable or switch dropping frames",
-                              node)
-            : not_up ? fmt::format("{}'s data NIC was not up when they reached it (DEV_READY, "
-                                   "or the link's carrier lost in the phase: the link down or "
-                                   "its queue deactivated), not a queue that could not keep up",
-                                   node)
-                     : why_there(stage, node));
+        const LossReading reading = read_loss(v, stage, drops, node);
+        f.detail = fmt::format("{}: {}.", describe_drops(drops), reading.why);
         f.evidence = {{"stage", std::string(key_of(stage))}, {"lost_" + l.unit, n}};
         if (!node.empty()) f.evidence.emplace_back("node", node);
         for (const auto& d : drops)
@@ -333,11 +375,7 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
             f.detail += " Why it did not read faster: " + tool->text + ".";
             for (const auto& e : tool->evidence) f.evidence.push_back(e);
         }
-        f.next_step = tool     ? lift_limit_step(*tool)
-                      : not_up ? "Check the data link's carrier on both nodes over the test "
-                                 "(ip -s link: carrier_changes; the kernel log for the link "
-                                 "going down) and what set it down."
-                               : advice(stage);
+        f.next_step = tool ? lift_limit_step(*tool) : reading.next_step;
         out.push_back(std::move(f));
     }
     // What no drop explains: counts that do not add up between two points.

@@ -234,6 +234,22 @@ TEST(Ledger, FramesTheSendersDriverFreedAfterCountingThemOutAreTheLinksWhileItWa
     EXPECT_TRUE(contains(wire->detail, "the data link was down while they crossed it"))
         << wire->detail;
     EXPECT_TRUE(contains(wire->detail, "freed in __dev_forward_skb2")) << wire->detail;
+
+    // Without the carrier lost, the driver's frees are still the peer's refusal (down, or a frame
+    // above its MTU), never a cable or switch; and a queue purged whole is not one overfilled.
+    client.phases[0].dev_stats.erase("carrier_down_count");
+    auto e2 = explain_tests({test}, {client, server}, 100e6);
+    const Finding* refused = find_finding(e2, "LOSS_ON_WIRE");
+    ASSERT_NE(refused, nullptr) << codes_of(e2);
+    EXPECT_TRUE(contains(refused->detail, "its peer did not take them")) << refused->detail;
+    client.phases[0].drops[0].function = "__rtnl_unlock";
+    // (10 counted out of its egress hook and never past its queue.)
+    client.phases[0].xmit->by_flow["iperf_tcp"] = {8521, 8521 * 1514, 8521, 8521 * 1538};
+    auto e3 = explain_tests({test}, {client, server}, 100e6);
+    const Finding* purged = find_finding(e3, "LOSS_AT_SENDER_QDISC");
+    ASSERT_NE(purged, nullptr) << codes_of(e3);
+    EXPECT_TRUE(contains(purged->detail, "queue was purged whole")) << purged->detail;
+    EXPECT_FALSE(contains(purged->detail, "offered more")) << purged->detail;
 }
 
 // A UDP test on a full link: the sender counted 14,489, the receiver's total ends at 14,467 (no

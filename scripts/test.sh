@@ -75,7 +75,7 @@ ctest_run() {
     { echo "  slowest of ctest $name:"
       grep -E 'Test +#[0-9]+: .* sec$' "$log" |
           sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*[^0-9.]([0-9.]+) sec$/\2 \1/' |
-          sort -rn | head -n 5 | awk '{printf "    %7.1f s  %s\n", $1, $2}'
+          sort -rn | awk 'NR <= 5 {printf "    %7.1f s  %s\n", $1, $2}'
     } >"$results/slowest.$name"
     cat "$results/slowest.$name" >>"$results/slowest"
     return "$status"

@@ -630,9 +630,9 @@ class LedgerBuilder {
                     .push_back(std::move(d));
         }
         // A frame that arrived at the receiver left the sender: a transmit count below the
-        // arrivals is that counter's shortfall, not loss (tp_btf/net_dev_start_xmit sees a few
-        // frames per thousand fewer than the tc hooks on both ends of a busy veth;
-        // docs/codes.md).
+        // arrivals is that counter's shortfall, not loss (the kernel fires
+        // net_dev_start_xmit for every frame, but runs the BPF program on it for up to 8 in
+        // 1,000 fewer under a tbf; docs/codes.md, bench/xmit_tracepoint.sh).
         if (left_ && egress_ && !left_inferred_ && driver_sent_more_ > 0) {
             const uint64_t queued =
                 sum_drops(of_stages(sender_drops_, {Stage::sender_queue}), false);

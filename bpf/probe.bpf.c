@@ -270,9 +270,17 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	const struct sock *sk = NULL;
 	__u32 on_iface = 0, slot, frames;
 
-	/* Not drops: a consumed skb, or one freed before any reason applied. */
-	if (reason <= SKB_CONSUMED)
-		return 0;
+	/* Not drops: a consumed skb, or one freed before any reason applied. Their values are the
+	 * running kernel's (CO-RE), not vmlinux.h's: both enumerators came after the first drop
+	 * reasons, which numbered from NOT_SPECIFIED = 0 while consume_skb had a tracepoint of its
+	 * own, and a kernel without them has nothing to skip. */
+	if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_CONSUMED)) {
+		if (reason <= bpf_core_enum_value(enum skb_drop_reason, SKB_CONSUMED))
+			return 0;
+	} else if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_NOT_DROPPED_YET)) {
+		if (reason == bpf_core_enum_value(enum skb_drop_reason, SKB_NOT_DROPPED_YET))
+			return 0;
+	}
 	if (kfree_skb_has_rx_sk)
 		sk = (const struct sock *)ctx[3]; /* BTF-typed by the verifier */
 	if (!classify_freed(skb, sk, &c, &on_iface))

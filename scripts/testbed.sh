@@ -51,8 +51,9 @@
 #   cpu      `node-cpu --node NODE --cpu-limit CORES` puts NODE's tools (iperf3, iperf) into a
 #            cgroup of its own (np-testbed-NODE) limited to CORES of CPU time (0.05: 5 % of one
 #            core; cgroup v2's cpu.max, else v1's CFS quota), as on a node whose tool runs in a
-#            limited slice or container: a watcher moves each within 0.1 s of its start;
-#            `--cpu-limit off` stops it, moves them back and removes the cgroup (`down` too).
+#            limited slice or container: in the node's mount namespace each tool's binary is a
+#            script that joins the cgroup and execs the real one; `--cpu-limit off` undoes that,
+#            moves them back and removes the cgroup (`down` too).
 # It never reads or writes ~/.ssh: try it with `ssh -F DIR/ssh_config node1-1`.
 #
 # `down` stops each sshd by the PID in its pidfile (checked against /proc first), then any
@@ -480,15 +481,27 @@ cpu_hierarchy() {
     fi
 }
 
-# The watcher node-cpu starts for NODE, if its pidfile names a live one.
-cpu_watcher_pid() { pid_of_ours "$state/$1/cpu-watcher.pid" "np-testbed-cpu-watcher $1"; }
+# The tools node-cpu limits, where the nodes' shells find them.
+cpu_tools=(/usr/bin/iperf3 /usr/bin/iperf)
 
-# NODE's tools out of their cgroup (np-testbed-NODE), back where the node's sshd is, the
-# watcher stopped and the cgroup gone.
+# NODE's tools back to their own binaries (the wrappers node-cpu mounted over them in the
+# node's mount namespace, which is its sshd's; gone anyway once that sshd is).
+node_tools_unwrapped() {
+    local node=$1 sshd tool
+    sshd=$(sshd_pid "$node") || return 0
+    for tool in "${cpu_tools[@]}"; do
+        [[ -e $state/$node/real/${tool##*/} ]] || continue
+        nsenter -t "$sshd" -m sh -c 'umount "$1"; umount "$2"' sh "$tool" \
+            "$state/$node/real/${tool##*/}" 2>/dev/null || true
+    done
+    rm -rf "$state/$node/real" "$state/$node/wrap"
+}
+
+# NODE's tools out of their cgroup (np-testbed-NODE), back where the node's sshd is, unwrapped,
+# and the cgroup gone.
 node_cpu_off() {
-    local node=$1 version base cg orig p pid
-    if pid=$(cpu_watcher_pid "$node"); then stop_pids "$pid"; fi
-    rm -f "$state/$node/cpu-watcher.pid"
+    local node=$1 version base cg orig p
+    node_tools_unwrapped "$node"
     read -r version base <<<"$(cpu_hierarchy)"
     [[ -n ${base:-} ]] || return 0
     cg=$base/np-testbed-$node
@@ -501,11 +514,14 @@ node_cpu_off() {
     rm -f "$state/$node/cgroup.orig"
 }
 
-# node-cpu: NODE's tools (iperf3, iperf) limited to --cpu-limit cores, or back (off). A watcher
-# moves each into the cgroup within 0.1 s of its start — the server once, each client as its
-# test begins — and nothing else of the node: its sshd, shells and probe run as before.
+# node-cpu: NODE's tools (iperf3, iperf) limited to --cpu-limit cores, or back (off), and
+# nothing else of the node: its sshd, shells and probe run as before. In the node's mount
+# namespace each tool's binary is replaced by a script that puts its own PID into the cgroup and
+# then execs the real binary (mounted under the state dir, so the process is still named after
+# the tool): a tool is in the cgroup from its first instruction, however soon it ends. Tools
+# already running are moved once.
 node_cpu() {
-    local node="" n pid version base cg quota period=100000
+    local node="" n sshd version base cg quota period=100000 tool name d comm
     for n in "${NODES[@]}"; do [[ $n == "$bpf_node" ]] && node=$n; done
     [[ -n $node ]] || die "--node: '$bpf_node' is not a node of this testbed (${NODES[*]})"
     if [[ $cpu_limit == off ]]; then
@@ -517,14 +533,14 @@ node_cpu() {
     ((quota >= 1000)) || die "--cpu-limit: '$cpu_limit' is below the kernel's least, 0.01 of a core"
     read -r version base <<<"$(cpu_hierarchy)"
     [[ -n ${base:-} ]] || die "this machine has no cgroup hierarchy with the cpu controller"
-    pid=$(sshd_pid "$node") || die "$node: its sshd is not running"
+    sshd=$(sshd_pid "$node") || die "$node: its sshd is not running"
     cg=$base/np-testbed-$node
     if [[ ! -d $cg ]]; then
         if [[ $version == v2 ]]; then
-            sed -n 's/^0:://p' "/proc/$pid/cgroup" >"$state/$node/cgroup.orig"
+            sed -n 's/^0:://p' "/proc/$sshd/cgroup" >"$state/$node/cgroup.orig"
             grep -qw cpu "$base/cgroup.subtree_control" || echo +cpu >"$base/cgroup.subtree_control"
         else
-            sed -n 's/^[0-9]*:\([^:]*,\)\?cpu\(,[^:]*\)\?://p' "/proc/$pid/cgroup" >"$state/$node/cgroup.orig"
+            sed -n 's/^[0-9]*:\([^:]*,\)\?cpu\(,[^:]*\)\?://p' "/proc/$sshd/cgroup" >"$state/$node/cgroup.orig"
         fi
         mkdir "$cg"
     fi
@@ -534,21 +550,26 @@ node_cpu() {
         echo $period >"$cg/cpu.cfs_period_us"
         echo "$quota" >"$cg/cpu.cfs_quota_us"
     fi
-    cpu_watcher_pid "$node" >/dev/null && return 0
-    # Bash builtins only in the loop (-ef compares the namespace files' inodes), so watching
-    # costs next to nothing beside the tests.
-    bash -c '
-        node=$1 procs=$2/cgroup.procs
-        while :; do
-            for d in /proc/[0-9]*; do
-                [[ $d/ns/net -ef /run/netns/$node ]] || continue
-                read -r comm <"$d/comm" 2>/dev/null || continue
-                [[ $comm == iperf3 || $comm == iperf ]] || continue
-                grep -qs "/np-testbed-$node\$" "$d/cgroup" || echo "${d#/proc/}" >"$procs" 2>/dev/null
-            done
-            sleep 0.1
-        done' np-testbed-cpu-watcher "$node" "$cg" </dev/null >/dev/null 2>&1 &
-    echo $! >"$state/$node/cpu-watcher.pid"
+    if [[ ! -d $state/$node/real ]]; then
+        mkdir -p "$state/$node/real" "$state/$node/wrap"
+        for tool in "${cpu_tools[@]}"; do
+            [[ -x $tool ]] || continue
+            name=${tool##*/}
+            : >"$state/$node/real/$name"
+            printf '#!/bin/sh\n# scripts/testbed.sh node-cpu: %s in cgroup np-testbed-%s\necho $$ >%s/cgroup.procs\nexec %s "$@"\n' \
+                "$name" "$node" "$cg" "$state/$node/real/$name" >"$state/$node/wrap/$name"
+            chmod 755 "$state/$node/wrap/$name"
+            nsenter -t "$sshd" -m sh -c 'mount --bind "$1" "$2" && mount --bind "$3" "$1"' sh \
+                "$tool" "$state/$node/real/$name" "$state/$node/wrap/$name" ||
+                die "$node: could not put the cgroup's wrapper over $tool in its mount namespace"
+        done
+    fi
+    for d in /proc/[0-9]*; do
+        [[ $d/ns/net -ef /run/netns/$node ]] || continue
+        read -r comm <"$d/comm" 2>/dev/null || continue
+        [[ $comm == iperf3 || $comm == iperf ]] && echo "${d#/proc/}" >"$cg/cgroup.procs" 2>/dev/null
+    done
+    return 0
 }
 
 case $action in

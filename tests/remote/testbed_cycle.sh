@@ -63,12 +63,19 @@ if [[ -n $cpu_base ]]; then
     grep -qs "/np-testbed-$a\$" "/proc/$tool/cgroup" || fail "$a's iperf3 is not in its cgroup"
     [[ $(ssh_node "$a" 'cat /proc/self/cgroup') != *"/np-testbed-$a"* ]] || fail "a shell was limited too"
     if tb node-cpu --node "$a" --cpu-limit 0.001 2>/dev/null; then fail "a limit below 0.01 taken"; fi
+    # A tool is in the cgroup as it starts (a client whose test is short is limited too), and
+    # the shell that started it is not.
+    [[ $(ssh_node "$a" 'iperf3 -s -1 -p 5298 & p=$!; sleep 0.05; cat /proc/$p/cgroup; kill $p') == *"/np-testbed-$a"* ]] ||
+        fail "a tool was not in its cgroup as it started"
+    [[ $(ssh_node "$a" 'iperf3 --version >/dev/null; cat /proc/self/cgroup') != *"/np-testbed-$a"* ]] ||
+        fail "the shell that ran a tool was limited too"
     tb node-cpu --node "$a" --cpu-limit off
     [[ -e $cg ]] && fail "node-cpu off left $cg"
     grep -qs "/np-testbed-$a\$" "/proc/$tool/cgroup" && fail "iperf3 still limited"
+    [[ $(ssh_node "$a" 'grep -c " /usr/bin/iperf3 " /proc/self/mountinfo') == 0 ]] ||
+        fail "node-cpu off left the wrapper over iperf3"
     kill "$tool"
-    tb node-cpu --node "$b" --cpu-limit 0.5  # left for down to remove, watcher and all
-    watcher=$(<"$state/$b/cpu-watcher.pid")
+    tb node-cpu --node "$b" --cpu-limit 0.5  # left for down to remove
 fi
 
 # A host key that is not in known_hosts is refused (StrictHostKeyChecking yes).
@@ -88,9 +95,6 @@ ip netns list | grep -Eq "^node$r-[12]\b" && fail "namespace left"
 ip -br link | grep -q "^$pfx-" && fail "link left"
 [[ -e $state ]] && fail "state dir left"
 [[ -n $cpu_base && -e $cpu_base/np-testbed-$b ]] && fail "down left $b's cgroup"
-# (a zombie that no init reaped has ended too)
-[[ -n $cpu_base && $(awk '{ print $3 }' "/proc/$watcher/stat" 2>/dev/null) =~ ^[RSD]$ ]] &&
-    fail "down left $b's cgroup watcher"
 [[ -e /tmp/np-testbed-row$r ]] && fail "the nodes' TMPDIRs left"
 pgrep -f "sshd -f $state/" >/dev/null && fail "sshd left"
 echo "PASS testbed cycle (row $r)"

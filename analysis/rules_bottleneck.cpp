@@ -466,14 +466,25 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
                           : "not ruled out — the sender's own queue: " + loads.data_queue->text() +
                                 ", a standing backlog: what drains it (its root qdisc or the "
                                 "NIC) ran slower than the sender offered");
-    if (v.test.transport == Transport::tcp && !v.test.bidir && loads.reverse_out)
-        out.push_back(fmt::format(
-            "the reverse path: {} dropped none of the test's ACKs{}", loads.reverse_out->node,
+    if (v.test.transport == Transport::tcp && !v.test.bidir && loads.reverse_out) {
+        // The ACKs' own queue, read as the data's is: a standing backlog there means what drains
+        // the receiver's egress ran slower than the ACKs came, and that is not ruled out.
+        const auto& acks = loads.reverse_queue;
+        const bool standing = acks && acks->share() >= kStandingQueueShare;
+        std::string line = fmt::format(
+            "{}the reverse path: {} dropped none of the test's ACKs{}",
+            standing ? "not ruled out — " : "", loads.reverse_out->node,
             loads.reverse_capacity_bps ? fmt::format(" and its {} shaper ran at {} of its rate",
                                                      format_link_rate(*loads.reverse_capacity_bps),
                                                      format_pct(loads.reverse_out->total_bps() /
                                                                 *loads.reverse_capacity_bps))
-                                       : ", and no shaper sits on its egress"));
+                                       : ", and no shaper sits on its egress");
+        if (acks)
+            line += standing ? "; but its queue held the ACKs back: " + acks->text() +
+                                   ", a standing backlog on the way back"
+                             : "; its queue: " + acks->text();
+        out.push_back(std::move(line));
+    }
     std::vector<std::string> cpus;
     for (const auto* side : {&v.traces.sender, &v.traces.receiver})
         if (*side)

@@ -579,6 +579,40 @@ TEST(Bottleneck, ARoundTripFarAboveTheIdleOneIsAQueueNoProbeSees) {
                 << f->detail;
         }
     }
+
+    // The same of the receiver's queue, which holds the test's ACKs: empty, it is ruled out
+    // beside the reverse path; holding them in most samples, the reverse path is not ruled out
+    // (and again no unseen queue is claimed).
+    for (const auto& [nonempty, unseen] : {std::pair{0, true}, std::pair{27, false}}) {
+        Trace c = node("node1-2", "client", "tcp", client);
+        Trace sv = node("node1-1", "server", "tcp", server);
+        c.phases[0].qdisc_stats = {{"backlog_samples", 30}, {"backlog_nonempty_samples", 0}};
+        sv.phases[0].qdisc_stats = {{"backlog_samples", 30},
+                                    {"backlog_nonempty_samples", nonempty},
+                                    {"backlog_max_packets", 40},
+                                    {"backlog_max_bytes", 2640}};
+        const auto e = explain_tests({test}, {c, sv}, 100e6, {ping});
+        const Finding* f = find_finding(e, "LIMIT_NOT_LOCATED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_EQ(contains(f->detail, "a queue no probe sees"), unseen) << f->detail;
+        EXPECT_EQ(contains(f->detail,
+                           "; its queue: node1-1's enp0s25 queue held packets in 0 of "
+                           "30 samples"),
+                  unseen)
+            << f->detail;
+        EXPECT_EQ(contains(f->detail,
+                           "not ruled out — the reverse path: node1-1 dropped none of the test's "
+                           "ACKs"),
+                  !unseen)
+            << f->detail;
+        EXPECT_EQ(contains(f->detail,
+                           "but its queue held the ACKs back: node1-1's enp0s25 queue held "
+                           "packets in 27 of 30 samples, at most 40 packets (2,640 bytes), a "
+                           "standing backlog on the way back"),
+                  !unseen)
+            << f->detail;
+        expect_none_of(e, {"REVERSE_PATH_LIMITED", "HOST_LIMITED"});
+    }
 }
 
 // TCP's own account on the sender (the probe's `tcp`): a receiver whose window held the sender

@@ -127,14 +127,16 @@ ManProse np_probe_prose() {
              {"1", "An unexpected error."},
              {"2", "A bad option; the message names it."},
              {"3",
-              "The environment: not root, no BTF, no such interface, the BPF programs "
-              "did not load or attach."},
+              "The environment: not root, no BTF, no such interface, another np-probe "
+              "counting on it, the BPF programs did not load or attach, or the interface "
+              "disappeared while counting (the trace is written up to then)."},
          }},
         {"FILES",
          {
              {"/run/np-probe/",
               "Marks the clsact qdiscs np-probe created, so a probe that was killed leaves "
-              "them for the next one to remove."},
+              "them for the next one to remove, and holds each counting probe's interface "
+              "lock (iface-NETNS-IFINDEX.lock, its PID inside)."},
          }},
         {"EXAMPLES",
          {

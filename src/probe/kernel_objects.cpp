@@ -1,8 +1,10 @@
 #include "src/probe/kernel_objects.hpp"
 
 #include <bpf/bpf.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/capability.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -120,6 +122,59 @@ TcSkeleton::TcSkeleton(uint16_t iperf_port) {
 
 TcSkeleton::~TcSkeleton() {
     probe_tc_bpf__destroy(skel_);
+}
+
+InterfaceLock::InterfaceLock(uint32_t ifindex, const std::string& iface)
+    : path_(fmt::format("{}/iface-{}-{}.lock", marker_dir, netns_cookie(), ifindex)) {
+    if (mkdir(marker_dir, 0700) != 0 && errno != EEXIST)
+        throw EnvironmentError(fmt::format("cannot create {}: {}", marker_dir, errstr(errno)));
+    // A holder that exits removes the file it locked: a lock taken on a file no longer at the
+    // path is no lock, so take it again on the one there now.
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd_ < 0)
+            throw EnvironmentError(fmt::format("cannot open {}: {}", path_, errstr(errno)));
+        if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            const int err = errno;
+            char buf[32] = {};
+            const ssize_t n = pread(fd_, buf, sizeof(buf) - 1, 0);
+            close(fd_);
+            fd_ = -1;
+            if (err != EWOULDBLOCK)
+                throw EnvironmentError(fmt::format("cannot lock {}: {}", path_, errstr(err)));
+            std::string holder(buf, n > 0 ? static_cast<size_t>(n) : 0);
+            while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' '))
+                holder.pop_back();
+            throw EnvironmentError(fmt::format(
+                "another np-probe{} is counting on {} (ifindex {}); it must stop first "
+                "(np-explain teardown for a run's, else its --control 'stop' or kill), or count "
+                "on another interface",
+                holder.find_first_not_of("0123456789") == std::string::npos && !holder.empty()
+                    ? " (pid " + holder + ")"
+                    : std::string(),
+                iface, ifindex));
+        }
+        struct stat held {
+        }, there{};
+        if (fstat(fd_, &held) == 0 && stat(path_.c_str(), &there) == 0 &&
+            held.st_ino == there.st_ino && held.st_dev == there.st_dev) {
+            const std::string pid = fmt::format("{}\n", getpid());
+            if (ftruncate(fd_, 0) != 0 || pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+                // Locked all the same; a second probe's message just cannot name this one.
+            }
+            return;
+        }
+        close(fd_);
+        fd_ = -1;
+    }
+    throw EnvironmentError(fmt::format("cannot lock {}: it kept being replaced", path_));
+}
+
+InterfaceLock::~InterfaceLock() {
+    if (fd_ < 0) return;
+    unlink(path_.c_str());  // still locked: a probe that opened it meanwhile tries again
+    close(fd_);
+    rmdir(marker_dir);  // only when no other probe's file is left in it
 }
 
 ClsactQdisc::ClsactQdisc(uint32_t ifindex, const std::string& iface)

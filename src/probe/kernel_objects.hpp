@@ -59,6 +59,24 @@ class TcSkeleton {
     probe_tc_bpf* skel_ = nullptr;
 };
 
+// One probe per interface: an flock on /run/np-probe/iface-COOKIE-IFINDEX.lock (the namespace
+// by its cookie, as ClsactQdisc's marker), held for the probe's life and released by the kernel
+// however the holder ends, with the holder's PID inside. A second probe on the interface
+// refuses (EnvironmentError naming the holder) instead of taking over a live one's hooks; what
+// it finds there once it holds the lock was left by a probe that is gone. The file is removed
+// on exit, while still locked; a probe that locked a file removed under it tries again.
+class InterfaceLock {
+  public:
+    InterfaceLock(uint32_t ifindex, const std::string& iface);
+    ~InterfaceLock();
+    InterfaceLock(const InterfaceLock&) = delete;
+    InterfaceLock& operator=(const InterfaceLock&) = delete;
+
+  private:
+    std::string path_;
+    int fd_ = -1;
+};
+
 // The clsact qdisc that carries the tc hooks. Created if absent; destroyed on exit only when
 // this probe (or a killed predecessor, per its marker file under /run/np-probe) created it.
 // The marker names the namespace by its cookie, which the kernel never reuses (an inode

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -424,7 +425,7 @@ class Recorder {
     } backlog_;
 };
 
-enum class Stop { none, command, stdin_eof, signal, duration, watched_exit };
+enum class Stop { none, command, stdin_eof, signal, duration, watched_exit, iface_gone };
 
 const char* describe(Stop s) {
     switch (s) {
@@ -436,6 +437,8 @@ const char* describe(Stop s) {
             return "duration reached";
         case Stop::watched_exit:
             return "the --exit-with process ended";
+        case Stop::iface_gone:
+            return "the interface is gone";
         case Stop::signal:
             return strsignal(g_signal);
         case Stop::none:
@@ -534,6 +537,8 @@ class Detacher {
 // --cleanup: the tc filters (and the clsact qdisc) a probe killed with -9 left on the iface.
 int remove_what_a_killed_probe_left(const ProbeOptions& o) {
     const uint32_t ifindex = iface_index(o.iface);
+    // Refused while a live probe counts there: what it holds is not left over.
+    const InterfaceLock lock(ifindex, o.iface);
     // Takes over (and so removes on return) a clsact that a killed probe created.
     const ClsactQdisc qdisc(ifindex, o.iface);
     const int removed = remove_stale_filters(ifindex);
@@ -582,8 +587,8 @@ Trace trace_header(const ProbeOptions& o, uint32_t ifindex, uint64_t netns,
 // Samples every interval and serves commands (stdin, the control socket) until something
 // stops the probe: a signal, `stop`, the end of a controlling stdin, the watched process's
 // exit or --duration.
-Stop count_until_stopped(const ProbeOptions& o, Recorder& rec, ControlSocket* control,
-                         const WatchedProcess& watched, StdinUse input_use,
+Stop count_until_stopped(const ProbeOptions& o, uint32_t ifindex, Recorder& rec,
+                         ControlSocket* control, const WatchedProcess& watched, StdinUse input_use,
                          const sigset_t& wait_mask) {
     const int64_t end_ms = o.duration_s > 0 ? static_cast<int64_t>(o.duration_s * 1000) : -1;
     int64_t next_sample_ms = o.sample_interval_ms;
@@ -639,6 +644,11 @@ Stop count_until_stopped(const ProbeOptions& o, Recorder& rec, ControlSocket* co
         }
         if (stop == Stop::none && fired(watched_at)) stop = Stop::watched_exit;
         if (rec.now_ms() >= next_sample_ms) {
+            // Deleted or renamed (or replaced by another of its name): nothing more to count.
+            if (if_nametoindex(o.iface.c_str()) != ifindex) {
+                stop = Stop::iface_gone;
+                break;
+            }
             rec.sample();
             next_sample_ms += o.sample_interval_ms;
             if (next_sample_ms <= rec.now_ms())
@@ -743,6 +753,10 @@ int run_probe(const ProbeOptions& o) {
     const PidFile pidfile(o.pidfile);
     const WatchedProcess watched(o.exit_with_pid);
     const uint32_t ifindex = iface_index(o.iface);
+    // Taken in the counting process (after --background's fork) and before anything is
+    // attached: a second probe refuses here, and the stale filters attach_best removes can
+    // only be a dead probe's.
+    const InterfaceLock lock(ifindex, o.iface);
     const NodeFeatures features = probe_features();
     TierChoice choice =
         best_tier(features, o.max_tier.empty() ? std::nullopt : parse_tier(o.max_tier));
@@ -802,10 +816,14 @@ int run_probe(const ProbeOptions& o) {
                                                   {"capabilities_kept", kept},
                                                   {"pid", getpid()}}));
 
-    const Stop stop =
-        count_until_stopped(o, rec, control ? &*control : nullptr, watched, input_use, wait_mask);
+    const Stop stop = count_until_stopped(o, ifindex, rec, control ? &*control : nullptr, watched,
+                                          input_use, wait_mask);
 
     finish_trace(o, trace, rec, *attached, control ? &*control : nullptr, stop);
+    if (stop == Stop::iface_gone)
+        throw EnvironmentError(fmt::format(
+            "interface '{}' (ifindex {}) disappeared after {:.3f} s: the trace ends there", o.iface,
+            ifindex, trace.duration_ms / 1000.0));
     return 0;
 }
 

@@ -74,7 +74,8 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
     const auto utime = number<int64_t>(f[11]), stime = number<int64_t>(f[12]);
     const auto start = number<uint64_t>(f[19]);
     if (!utime || !stime || !start) return std::nullopt;
-    return ProcStat{std::string(text.substr(open + 1, close - open - 1)), *utime + *stime, *start};
+    return ProcStat{std::string(text.substr(open + 1, close - open - 1)), *utime + *stime, *start,
+                    f[0] == "Z" || f[0] == "X" || f[0] == "x"};
 }
 
 CgroupPaths parse_proc_cgroup(std::string_view text) {

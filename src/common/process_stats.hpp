@@ -18,11 +18,13 @@ namespace np {
 std::vector<uint64_t> socket_inodes_on_port(std::string_view table, uint16_t port);
 
 // /proc/PID/stat: the command name, the user and system time of all its threads (clock ticks),
-// and its start time (ticks after boot: a PID reused by another process starts later).
+// its start time (ticks after boot: a PID reused by another process starts later), and whether
+// it has exited (a zombie not yet reaped: its cgroup then reads as the root, "0::/").
 struct ProcStat {
     std::string comm;
     int64_t cpu_ticks = 0;
     uint64_t start_ticks = 0;
+    bool exited = false;
 };
 std::optional<ProcStat> parse_proc_stat(std::string_view text);
 

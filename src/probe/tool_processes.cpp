@@ -188,8 +188,8 @@ void ToolProcesses::find_new(int64_t now_ms) {
 void ToolProcesses::read(Watched& w, int64_t now_ms) {
     if (!w.alive) return;
     const auto stat = parse_proc_stat(read_text("/proc/" + std::to_string(w.pid) + "/stat"));
-    if (!stat || stat->start_ticks != w.start_ticks) {
-        w.alive = false;  // ended: its last reading stands
+    if (!stat || stat->start_ticks != w.start_ticks || stat->exited) {
+        w.alive = false;  // ended: its last reading stands (a zombie's cgroup is the root's)
         return;
     }
     w.last.t_ms = now_ms;

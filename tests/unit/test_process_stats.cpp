@@ -42,6 +42,12 @@ TEST(ProcessStats, ProcStatReadsPastACommandWithSpacesAndParentheses) {
     EXPECT_EQ(p->comm, "iperf3 (x) y");
     EXPECT_EQ(p->cpu_ticks, 380);
     EXPECT_EQ(p->start_ticks, 987654u);
+    EXPECT_FALSE(p->exited);
+    // Exited and not yet reaped: its cgroup would read as the root's, so its readings end here.
+    std::string zombie = stat;
+    zombie.replace(zombie.find(") S ") + 2, 1, "Z");
+    ASSERT_TRUE(parse_proc_stat(zombie));
+    EXPECT_TRUE(parse_proc_stat(zombie)->exited);
     EXPECT_FALSE(parse_proc_stat("4242 (iperf3) S 1 2"));
     EXPECT_FALSE(parse_proc_stat("garbage"));
 }

@@ -615,6 +615,45 @@ TEST(Bottleneck, ARoundTripFarAboveTheIdleOneIsAQueueNoProbeSees) {
     }
 }
 
+// Without BPF (kernel-counters) the data NICs' own counters stand for the flow: what crossed
+// them is held against what the receiver got, never against what the sender sent — a UDP test
+// offered 1G through the sender's 100M shaper sent ten times what its NIC carried, the rest
+// dropped by the queue before it (seen in the tier matrix: WRONG_INTERFACE, "rode another
+// interface", for a flow that crossed enp0s25). A NIC that carried under half of what the
+// receiver got is still the wrong interface.
+TEST(Bottleneck, NicCountersAreHeldAgainstWhatTheReceiverGotNotWhatTheSenderSent) {
+    Side client{.flow_out = at_rate(95.7, 1512), .flow_in = at_rate(0.1, 60)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    auto test = udp(1000, 999.8);
+    test.received_bps = 95.7e6;
+    test.received_bytes = 95.7e6 / 8 * test.duration_s;
+    test.datagrams_lost = *test.datagrams_total * 904 / 1000;
+    const auto counters_only = [&](Trace t, double nic_share) {
+        t.tier = ProbeTier::kernel_counters;
+        PhaseTrace& p = t.phases[0];
+        const bool sender = t.role == "client";
+        p.dev_stats = {
+            {sender ? "tx_bytes" : "rx_bytes", int64_t(*test.received_bytes * 1.03 * nic_share)},
+            {sender ? "rx_bytes" : "tx_bytes", 50'000}};
+        p.tx = p.rx = DirectionTraffic{};
+        p.xmit.reset();
+        if (sender) p.qdisc_stats = {{"drops", 156'098}};
+        return t;
+    };
+    for (const auto& [share, wrong] : {std::pair{1.0, false}, std::pair{0.3, true}}) {
+        const auto e =
+            explain_tests({test},
+                          {counters_only(node("node1-2", "client", "udp", client), share),
+                           counters_only(node("node1-1", "server", "udp", server), 1.0)},
+                          100e6);
+        const Finding* f = find_finding(e, "WRONG_INTERFACE");
+        EXPECT_EQ(f != nullptr, wrong) << codes_of(e);
+        if (f) {
+            EXPECT_TRUE(contains(f->detail, "while the receiver got")) << f->detail;
+        }
+    }
+}
+
 // TCP's own account on the sender (the probe's `tcp`): a receiver whose window held the sender
 // for 85 % of its busy time names that stage; one that held it 10 % is ruled out with its
 // numbers; and beside a host its cgroup held back, the account says how that pace reached the

@@ -557,6 +557,9 @@ Scenario starved(const std::string& name, const std::string& node, const std::st
 TEST(Faults, AStarvedReceiverIsNamedWithItsCgroupsLimit) {
     Scenario s = starved("starved receiver", server(), "receiver", "5", "1M");
     s.expect = {"HOST_LIMITED"};
+    // A host is named only with loss ruled out, which takes a tier that counts drops (below it:
+    // BELOW_CEILING_NEEDS_TRACE, "the probes' tiers count no drops").
+    s.named_down_to = "drops-without-reasons";
     run_scenario(s);
 }
 
@@ -778,7 +781,10 @@ TEST(Faults, AChokedAckPathBeyondTheNodesIsAQueueNoProbeSees) {
                   .args = {"--udp-bandwidth", "50M"},
                   .expect = {"LIMIT_NOT_LOCATED", "OFFERED_RATE_REACHED"},
                   .allow = {"SPURIOUS_RETRANSMITS"},
-                  .detail_mentions = "a queue no probe sees"});
+                  .detail_mentions = "a queue no probe sees",
+                  // "Not located" needs loss ruled out, which takes a tier that counts drops;
+                  // below it the verdict is BELOW_CEILING, as honest and less precise.
+                  .named_down_to = "drops-without-reasons"});
 }
 
 // "iperf3 loses 1 % of UDP and TCP crawls — where?" — a hop between the nodes drops about one
@@ -800,7 +806,10 @@ TEST(Faults, RandomLossOnAHopBetweenTheNodesIsTheWires) {
                   // TCP meets the same loss; at 100 Mbit/s it resends and mostly still fills
                   // the link, else it is held below its ceiling by that loss.
                   .allow = {"BELOW_CEILING"},
-                  .detail_mentions = "lost between the NICs"});
+                  .detail_mentions = "lost between the NICs",
+                  // The wire's loss is what left one NIC and did not reach the other, counted
+                  // per flow: the NICs' own counters (kernel-counters) count all traffic.
+                  .named_down_to = "tc-counters"});
 }
 
 // "Both NICs say 100 Mbit/s, iperf3 says 9.4" — a hop between the nodes is a 10 Mbit/s link (a
@@ -820,6 +829,8 @@ TEST(Faults, ASlowerHopBeyondTheNicsIsThePathsRate) {
          .args = {"--udp-bandwidth", "50M"},
          .expect = {"PATH_SLOWER_THAN_LINK", "OFFERED_ABOVE_CEILING", "LOSS_ON_WIRE", "UDP_LOSS"},
          .detail_mentions = "beyond node",
+         // Its loss between the NICs is counted per flow (as the random loss above).
+         .named_down_to = "tc-counters",
          // The hop's bucket (16 kB) and queue let a burst through at the start: over 2 s that
          // is 0.6 % above the 10 Mbit/s ceiling (TCP 9.47 against 9.41), which no path of a
          // standard rate explains; over 3 s it is within the model's slack.

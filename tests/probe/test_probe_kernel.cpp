@@ -43,6 +43,7 @@ class Probe {
 
     Child& child() { return child_; }
     const nlohmann::json& ready() const { return ready_; }
+    const std::string& out_path() const { return out_path_; }
     std::vector<uint32_t> program_ids() const {
         std::vector<uint32_t> ids;
         for (const auto& p : ready_.at("programs")) ids.push_back(p.at("id").get<uint32_t>());
@@ -633,6 +634,55 @@ TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
     expect_clean(a, ifa, all);
 }
 
+// One probe per interface: a second one (another run's, a user's by hand, --cleanup) refuses
+// while the first counts, naming it, and the first goes on counting with its hooks intact;
+// once the first has stopped the interface is free again. A probe whose interface is deleted
+// under it says so and exits 3, its trace written up to then.
+TEST(ProbeKernel, ASecondProbeRefusesWhileTheFirstCountsAndAVanishedInterfaceEndsTheTrace) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 29);
+    const std::string second_out = "/tmp/npp-second-" + tag() + ".json";
+    {
+        Probe first(a, ifa);
+        const std::string pid = std::to_string(first.ready().at("pid").get<int>());
+        for (const std::vector<std::string>& extra :
+             {std::vector<std::string>{"--duration", "1", "--out", second_out},
+              std::vector<std::string>{"--cleanup"}}) {
+            std::vector<std::string> argv = {"ip",         "netns",   "exec", a.name(),
+                                             NP_PROBE_BIN, "--iface", ifa};
+            argv.insert(argv.end(), extra.begin(), extra.end());
+            Child second(argv);
+            EXPECT_EQ(second.wait(), 3) << second.err();
+            EXPECT_NE(second.err().find("another np-probe (pid " + pid + ") is counting on " + ifa),
+                      std::string::npos)
+                << second.err();
+            EXPECT_EQ(second.err().find("removed a tc"), std::string::npos) << second.err();
+        }
+        EXPECT_NE(access(second_out.c_str(), F_OK), 0) << "the refused probe wrote a trace";
+        // The first one's hooks are still there and still count.
+        EXPECT_NE(sh(a.exec() + " tc filter show dev " + ifa + " ingress"), "");
+        sh(a.exec() + " ping -c 3 -i 0.2 -q 198.18.29.2 >/dev/null");
+        const Trace t = first.stop();
+        EXPECT_GE(merged_phases(t).tx.by_protocol.at("icmp").packets, 3U);
+    }
+    {
+        Probe again(a, ifa);  // free once the first has stopped
+        again.stop();
+        EXPECT_EQ(again.child().err().find("removed a tc"), std::string::npos)
+            << again.child().err();
+    }
+
+    Probe orphaned(a, ifa);
+    sh(a.exec() + " ip link del " + ifa);
+    EXPECT_EQ(orphaned.child().wait(), 3) << orphaned.child().err();
+    EXPECT_NE(orphaned.child().err().find("interface '" + ifa + "' (ifindex"), std::string::npos)
+        << orphaned.child().err();
+    EXPECT_NE(orphaned.child().err().find("disappeared after"), std::string::npos);
+    EXPECT_NO_THROW(parse_trace_text(read_file(orphaned.out_path())));
+}
+
 // The probe the way scripts, nohup, Ansible and notebooks start it: stdin is /dev/null (a
 // background job of a script), so it must run for its --duration and count everything, not stop
 // at once on "EOF"; under nohup a hangup must not end it either.
@@ -644,20 +694,25 @@ TEST(ProbeCli, StartedFromAScriptWithStdinAtDevNullItTracesTheWholeDuration) {
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5302"});
     const std::string out = "/tmp/npp-script-" + tag() + ".json";
     const std::string iperf = "/tmp/npp-script-" + tag() + "-iperf3.json";
-    // A script: the probe in the background, the test in the foreground, then wait; the
-    // probe's hangup is sent on purpose, as a closing terminal would under nohup.
+    // A script: the probe in the background, the test in the foreground once the probe says it
+    // is counting (its ready line: the maps count from there, and its start, reading kallsyms,
+    // can take longer than the half second this once slept, sanitized), then wait; the probe's
+    // hangup is sent on purpose, as a closing terminal would under nohup.
+    const std::string ready = out + ".stdout";
     const std::string script = fmt::format(
         "ip netns exec {ns} nohup {np} probe --iface {ifa} --port 5302 --duration 4 --out {out} "
-        ">/dev/null 2>&1 & probe=$!; sleep 0.5; kill -HUP $probe; "
+        ">{ready} 2>/dev/null & probe=$!; for i in $(seq 200); do grep -q '\"type\":\"ready\"' "
+        "{ready} && break; sleep 0.05; done; kill -HUP $probe; "
         "for i in $(seq 50); do ip netns exec {ns} iperf3 -c 198.18.27.2 -p 5302 -t 2 -J > {iperf} "
         "&& break; sleep 0.1; done; wait $probe",
         fmt::arg("ns", a.name()), fmt::arg("np", NP_EXPLAIN_BIN), fmt::arg("ifa", ifa),
-        fmt::arg("out", out), fmt::arg("iperf", iperf));
+        fmt::arg("out", out), fmt::arg("ready", ready), fmt::arg("iperf", iperf));
     sh("bash -c " + shell_quote(script) + " </dev/null");
     const Trace t = parse_trace_text(read_file(out));
     const auto j = nlohmann::json::parse(read_file(iperf));
     unlink(out.c_str());
     unlink(iperf.c_str());
+    unlink(ready.c_str());
     EXPECT_GE(t.duration_ms, 4000) << "stopped early";
     EXPECT_LT(t.duration_ms, 6000);
     const PhaseTrace all = merged_phases(t);

@@ -596,13 +596,22 @@ class LedgerBuilder {
         frames_per_skb_ = tx.wire_packets > tx.packets ? kMaxFramesPerGsoSkb : 1;
         if (s.phase.xmit && m.xmit) {
             left_ = flow_counts(*s.phase.xmit, proto_).wire_packets;
-            // The driver's own count of what it sent (all traffic) above the handoff
-            // tracepoint's: frames that left unseen by it, not lost (counted in frames, so a
-            // driver that counts GSO skbs once never raises it).
+            // The driver's own count of what it was handed (all traffic) above the handoff
+            // tracepoint's: frames handed to it unseen by the tracepoint's program, not lost
+            // (counted in frames, so a driver that counts GSO skbs once never raises it). Handed
+            // is sent plus what the driver itself dropped (tx_dropped: a veth whose peer did not
+            // take them), as the tracepoint fires before the driver decides; those drops stay
+            // the wire's, after this point, by their freeing function.
             if (const auto dev = s.phase.dev_stats.find("tx_packets");
-                dev != s.phase.dev_stats.end() &&
-                dev->second > int64_t(s.phase.xmit->total.wire_packets))
-                driver_sent_more_ = uint64_t(dev->second) - s.phase.xmit->total.wire_packets;
+                dev != s.phase.dev_stats.end()) {
+                const auto dropped = s.phase.dev_stats.find("tx_dropped");
+                const int64_t handed =
+                    dev->second + (dropped != s.phase.dev_stats.end() && dropped->second > 0
+                                       ? dropped->second
+                                       : 0);
+                if (handed > int64_t(s.phase.xmit->total.wire_packets))
+                    driver_sent_more_ = uint64_t(handed) - s.phase.xmit->total.wire_packets;
+            }
         } else {
             const uint64_t queued =
                 sum_drops(of_stages(sender_drops_, {Stage::sender_queue}), false);
@@ -975,10 +984,11 @@ std::string summary_line(const Ledger& l, bool& inferred) {
         path += fmt::format("{}{} {}{}", path.empty() ? "" : " → ", short_label(p.label),
                             format_count(double(*p.count)), p.inferred ? "*" : "");
         if (p.undercounted > 0)
-            path += fmt::format(
-                " (its counter saw {}; {})", format_count(double(*p.count - p.undercounted)),
-                p.undercount_source == "driver" ? "the driver's own counter shows the rest left"
-                                                : "the rest arrived, so they left");
+            path += fmt::format(" (its counter saw {}; {})",
+                                format_count(double(*p.count - p.undercounted)),
+                                p.undercount_source == "driver"
+                                    ? "the driver's own counters show it was handed the rest"
+                                    : "the rest arrived, so they left");
         inferred = inferred || p.inferred;
     }
     // What cost the test packets, then what did not, by kind.

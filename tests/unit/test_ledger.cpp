@@ -252,6 +252,46 @@ TEST(Ledger, FramesTheSendersDriverFreedAfterCountingThemOutAreTheLinksWhileItWa
     EXPECT_FALSE(contains(purged->detail, "offered more")) << purged->detail;
 }
 
+// The same, with the transmit tracepoint's program short of what the driver was handed (it runs
+// for fewer frames than the tracepoint fires for: docs/codes.md). The driver's own counters fill
+// the point — what it sent (tx_packets) and what it dropped itself (tx_dropped: the frames its
+// down peer did not take, which the tracepoint had counted before the driver decided) — so the
+// 12 frees are the wire's once, not also 12 missing before the point (seen in CI: 8,778 through
+// the egress hook, 7 purged at the queue, 8,709 seen by the tracepoint's program, 8,762 sent and
+// 14 dropped by the driver, all traffic with 3 others).
+TEST(Ledger, TheDriversOwnCountsFillTheTransmitPointWithTheFramesItDroppedItself) {
+    auto test = tcp_test(32.6, 31);
+    test.duration_s = 3;
+    test.sent_bytes = test.received_bytes = 8759 * 1448.0;
+    Trace client = node_trace("node2-2", "client", "tcp", "tcp", 8778, 8709, 0,
+                              {{"NOT_SPECIFIED", 7, "tcp"}, {"NOT_SPECIFIED", 12, "tcp"}}, 3000);
+    client.phases[0].drops[0].function = "__rtnl_unlock";
+    client.phases[0].drops[1].function = "__dev_forward_skb2";
+    client.phases[0].xmit->total = client.phases[0].xmit->by_flow["iperf_tcp"];
+    client.phases[0].xmit->total.wire_packets += 3;
+    client.phases[0].dev_stats = {
+        {"carrier_down_count", 1}, {"tx_packets", 8762}, {"tx_dropped", 14}};
+    const Trace server = node_trace("node2-1", "server", "tcp", "tcp", 0, 0, 8759, {}, 3000);
+    const Ledger l = build_ledger(test, traces_for(test, {client, server}));
+    ASSERT_EQ(l.points.size(), 5u) << render_ledgers({l});
+    EXPECT_EQ(l.points[2].count, 8771u) << render_ledgers({l});
+    EXPECT_EQ(l.points[2].undercounted, 62u);
+    EXPECT_EQ(l.unattributed(), 0u) << render_ledgers({l});
+    EXPECT_EQ(l.lost(), 19u);
+    EXPECT_TRUE(contains(render_ledgers({l}),
+                         "(its counter saw 8,709; the driver's own counters show it was handed "
+                         "the rest)"))
+        << render_ledgers({l});
+    const auto e = explain_tests({test}, {client, server}, 100e6);
+    EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED"), nullptr) << codes_of(e);
+
+    // Without tx_dropped (a driver that does not count its own drops) the frames it freed are
+    // still placed once; what the sent count leaves open stays unattributed, as before.
+    client.phases[0].dev_stats.erase("tx_dropped");
+    const Ledger without = build_ledger(test, traces_for(test, {client, server}));
+    EXPECT_EQ(without.points[2].count, 8759u) << render_ledgers({without});
+}
+
 // A UDP test on a full link: the sender counted 14,489, the receiver's total ends at 14,467 (no
 // gap in its sequence numbers: nothing lost), and 14,490 frames of the flow arrived. The 23 the
 // link still held when iperf3 stopped counting arrived after its count: not loss, and more

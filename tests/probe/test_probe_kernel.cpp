@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -520,11 +521,14 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
                 static_cast<unsigned long long>(before), static_cast<unsigned long long>(dropped),
                 static_cast<unsigned long long>(left), static_cast<unsigned long long>(arrived));
     ASSERT_GT(dropped, 1000U) << "the short queue did not drop";
-    // Exact in most runs; under this overload (three of four datagrams dropped) a few of
-    // ~8,000 were seen arriving but not at the driver (3 in one sanitized run): the ledger
-    // allows one per thousand of the count it checks (ledger_slack), and so does this test.
-    EXPECT_NEAR(double(before - left), double(dropped), double(ledger_slack(before)));
-    EXPECT_NEAR(double(left), double(arrived), double(ledger_slack(left)));
+    // Nothing is lost on a veth: what passed the hook and was not dropped at the queue arrived
+    // (both counted by tc hooks, which miss nothing), to the ledger's slack.
+    EXPECT_NEAR(double(before - arrived), double(dropped), double(ledger_slack(before)));
+    // The driver's tracepoint never counts more than arrived, but its BPF program runs for up
+    // to 8 in 1,000 fewer frames under a tbf (docs/codes.md; 10 of 8,382 in one CI run): the
+    // ledger then raises the point to the arrivals, and this test allows that bound.
+    EXPECT_LE(left, arrived + ledger_slack(arrived));
+    EXPECT_LE(arrived - std::min(arrived, left), 2 + arrived * 8 / 1000);
     // The qdisc itself, from rtnetlink: a tbf at 50 Mbit/s that dropped as many and was over
     // its limit (held traffic back).
     EXPECT_EQ(ts.link.qdisc, "tbf");
@@ -552,7 +556,8 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     in.traces = {ts, tr};
     const auto findings = explain(in).findings;
     EXPECT_TRUE(has_code(findings, "LOSS_AT_SENDER_QDISC")) << render_findings(findings);
-    for (const char* wrong : {"LOSS_ON_WIRE", "LOSS_AT_RECEIVER_SOCKET", "LOSS_AT_RECEIVER_NIC"})
+    for (const char* wrong :
+         {"LOSS_ON_WIRE", "LOSS_AT_RECEIVER_SOCKET", "LOSS_AT_RECEIVER_NIC", "LOSS_UNATTRIBUTED"})
         EXPECT_FALSE(has_code(findings, wrong)) << render_findings(findings);
 }
 

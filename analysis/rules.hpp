@@ -126,9 +126,6 @@ struct StarvedTool {
 std::optional<StarvedTool> starved_tool(const TracedSide& side);
 // The next step for a tool a cgroup's CPU limit held back: lift that limit.
 std::string lift_limit_step(const StarvedTool& tool);
-// What the test's processes on a traced node used, for what was ruled out ("node1-1's iperf3
-// ran 12 % of a core, and no CPU limit throttled it"); empty where the probe saw none.
-std::optional<std::string> tool_processes_text(const TracedSide& side);
 // Where the data link lost its carrier in the test's phase, by the kernel's own count on each
 // traced data NIC ("node1-2's enp0s25 1 time and node1-1's enp0s25 1 time"), with its evidence;
 // empty where neither did.

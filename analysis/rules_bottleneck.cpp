@@ -424,8 +424,17 @@ std::string lift_limit_step(const StarvedTool& tool) {
         tool.cgroup, tool.node);
 }
 
-std::optional<std::string> tool_processes_text(const TracedSide& side) {
+namespace {
+
+// What the test's processes on a traced node used ("node1-1's iperf3 (pid 812) ran 12 % of a
+// core (no CPU limit on its cgroup)"), and whether a cgroup's limit held one back at all: a tool
+// throttled in any period, if too little for starved_tool to name it, is not ruled out.
+struct ToolProcesses {
     std::vector<std::string> parts;
+    bool held_back = false;
+};
+
+void add_tool_processes(const TracedSide& side, ToolProcesses& out) {
     for (const auto& p : side.phase.processes) {
         if (p.watched_ms < kWatchedEnoughMs) continue;
         // Where the probe could not read the process's cgroup (no cgroupfs mounted where it
@@ -435,15 +444,22 @@ std::optional<std::string> tool_processes_text(const TracedSide& side) {
                                 ? fmt::format("its cgroup's limit of {} did not throttle it",
                                               cores_text(*p.quota_cores))
                                 : std::string("no CPU limit on its cgroup");
-        if (p.quota_cores && p.throttled_periods > 0)
-            limit = fmt::format("its cgroup's limit of {} throttled it in {} of {} periods only",
-                                cores_text(*p.quota_cores), p.throttled_periods, p.periods);
-        parts.push_back(fmt::format("{} ran {} of a core ({})", process_name(side.trace->node, p),
-                                    format_pct(p.cpu_share(), 0), limit));
+        if (p.quota_cores && p.throttled_periods > 0) {
+            out.held_back = true;
+            limit = fmt::format(
+                "its cgroup's limit of {} throttled it in {} of {} periods, {:.2f} s held back "
+                "(summed over CPUs) in the {:.1f} s it was watched: too little to say it set the "
+                "rate, but the tool did wait for its CPU",
+                cores_text(*p.quota_cores), p.throttled_periods, p.periods,
+                double(p.throttled_ms) / 1000, double(p.watched_ms) / 1000);
+        }
+        out.parts.push_back(fmt::format("{} ran {} of a core ({})",
+                                        process_name(side.trace->node, p),
+                                        format_pct(p.cpu_share(), 0), limit));
     }
-    if (parts.empty()) return std::nullopt;
-    return fmt::format("{}", fmt::join(parts, ", "));
 }
+
+}  // namespace
 
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads) {
     std::vector<std::string> out;
@@ -495,11 +511,13 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
         for (size_t i = 0; i < cpus.size(); ++i) text += (i ? ", " : "") + cpus[i];
         out.push_back(std::move(text));
     }
-    std::vector<std::string> tools;
+    ToolProcesses tools;
     for (const auto* side : {&v.traces.sender, &v.traces.receiver})
-        if (*side)
-            if (auto text = tool_processes_text(**side)) tools.push_back(std::move(*text));
-    if (!tools.empty()) out.push_back(fmt::format("a throttled tool: {}", fmt::join(tools, "; ")));
+        if (*side) add_tool_processes(**side, tools);
+    if (!tools.parts.empty())
+        out.push_back(fmt::format("{}a throttled tool: {}",
+                                  tools.held_back ? "not ruled out — " : "",
+                                  fmt::join(tools.parts, "; ")));
     return out;
 }
 

@@ -289,7 +289,8 @@ TEST(Bottleneck, AToolThrottledByItsCgroupNamesItsHost) {
     EXPECT_TRUE(contains(f->next_step, "CPU limit of cgroup /np-testbed-node1-1 on node1-1"))
         << f->next_step;
 
-    // The same limit, touched in 3 of 100 periods only: not what held the test back.
+    // The same limit, touched in 3 of 100 periods only: too little to name it, and not ruled
+    // out either — the tool did wait for its CPU.
     s.phases[0].processes[0].throttled_periods = 3;
     s.phases[0].processes[0].throttled_ms = 20;
     e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
@@ -297,11 +298,26 @@ TEST(Bottleneck, AToolThrottledByItsCgroupNamesItsHost) {
     f = find_finding(e, "LIMIT_NOT_LOCATED");
     ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->detail,
-                         "a throttled tool: node1-2's iperf3 (pid 913) ran 9 % of a "
-                         "core (no CPU limit on its cgroup); node1-1's iperf3 (pid 812) ran 5 % "
-                         "of a core (its cgroup's limit of 5.0 % of a core throttled it in 3 of "
-                         "100 periods only)"))
+                         "; not ruled out — a throttled tool: node1-2's iperf3 (pid 913) ran 9 % "
+                         "of a core (no CPU limit on its cgroup); node1-1's iperf3 (pid 812) ran "
+                         "5 % of a core (its cgroup's limit of 5.0 % of a core throttled it in 3 "
+                         "of 100 periods, 0.02 s held back (summed over CPUs) in the 10.0 s it "
+                         "was watched: too little to say it set the rate, but the tool did wait "
+                         "for its CPU)"))
         << f->detail;
+
+    // Never throttled: then the tools are ruled out.
+    s.phases[0].processes[0].throttled_periods = 0;
+    s.phases[0].processes[0].throttled_ms = 0;
+    e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+    f = find_finding(e, "LIMIT_NOT_LOCATED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "; a throttled tool: node1-2's iperf3 (pid 913) ran 9 % of a core (no "
+                         "CPU limit on its cgroup); node1-1's iperf3 (pid 812) ran 5 % of a core "
+                         "(its cgroup's limit of 5.0 % of a core did not throttle it)"))
+        << f->detail;
+    EXPECT_FALSE(contains(f->detail, "not ruled out — a throttled tool")) << f->detail;
 }
 
 // ping got no reply while TCP carried data over the same path: ICMP echo was filtered, and

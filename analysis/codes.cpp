@@ -246,6 +246,12 @@ const std::vector<FindingCode>& finding_codes() {
         {"PING_RTT", S::info, "", "round-trip times", {}},
         // ------------------------------------------------------------ the run and its nodes
         {"NODE_UNREACHABLE", S::error, "", "a node could not be reached or logged into", {}},
+        {"NODE_IN_USE",
+         S::error,
+         "",
+         "another np-explain run holds the node (its lock names the run, console user and "
+         "since when): nothing was changed on either node",
+         {}},
         {"IMAGE_NOT_BOOTED",
          S::error,
          "",

@@ -19,6 +19,7 @@
 #include "src/experiment/experiment.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/local_testbed.hpp"
+#include "src/experiment/node.hpp"
 
 namespace np::cli {
 namespace {
@@ -206,9 +207,13 @@ int run_guarded(RunArgs args) {
 // accepted and checked, not used: the undo scripts on the nodes say what to undo.
 int run_teardown(RunArgs args) {
     check_names(args);
+    std::unique_ptr<experiment::LocalTestbedLock> local_lock;
     if (args.local) {
         if (!args.nodes.empty())
             throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
+        // Not while a `run --local` holds the testbed: its teardown is its own.
+        local_lock = std::make_unique<experiment::LocalTestbedLock>(
+            experiment::lock_holder("teardown", "--local"));
         if (!experiment::LocalTestbed::is_up()) {
             fmt::print("the local testbed is not up: nothing to undo\n");
             return 0;
@@ -221,10 +226,10 @@ int run_teardown(RunArgs args) {
     if (!args.params_file.empty() || !args.overrides.empty())
         read_params(args.params_file, args.overrides, args.override_flags);
     if (!args.link.empty()) parse_link_rate_bps(args.link, "--link");
-    bool all_reached = true;
+    bool all_reached = true, in_use = false;
     print_text(experiment::teardown_nodes(args.nodes.at(0), args.nodes.at(1), args.ssh_config,
-                                          all_reached));
-    if (args.local) {
+                                          all_reached, in_use));
+    if (args.local && !in_use) {
         experiment::LocalTestbed::take_down();
         fmt::print("the local testbed is down\n");
     }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -55,6 +56,7 @@ struct Record {
     int signal = 0;
     std::string late_signal_phase;  // collect or teardown: a signal came once nothing stops
     bool environment_failed = false;
+    bool node_in_use = false;       // refused before touching either node: nothing to undo
     std::optional<int> speed_mbps;  // node A's data link as sysfs states it
     std::string command_log;        // every command run on the nodes, with status and stderr
 };
@@ -133,13 +135,17 @@ std::unique_ptr<Session> connect(const RunOptions& o, const std::string& node) {
     return std::make_unique<Session>(so);
 }
 
-// A node as the run uses it: the SSH session and one shell on it for the short commands.
+// A node as the run uses it: the SSH session, one shell on it for the short commands, the run's
+// own state dir there, and the node's lock once taken.
 struct Node {
     std::string name;
+    RunState st;
     std::unique_ptr<Session> ssh;
     std::unique_ptr<CommandShell> sh;  // rides on ssh: released first
+    std::unique_ptr<NodeLock> lock;    // rides on sh: released before it
 
     void close() {
+        lock.reset();
         sh.reset();
         ssh.reset();
     }
@@ -158,8 +164,9 @@ void log_commands(const Node& n, std::string& out) {
     }
 }
 
-Node open_node(const RunOptions& o, const std::string& name) {
-    Node n{name, connect(o, name), nullptr};
+// `run`: the run's id, for its state dir on the node; empty for `teardown`.
+Node open_node(const RunOptions& o, const std::string& name, const std::string& run) {
+    Node n{name, run_state(name, run), connect(o, name), nullptr, nullptr};
     n.sh = std::make_unique<CommandShell>(*n.ssh);
     return n;
 }
@@ -446,7 +453,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         const auto upload = [&](Node& n, const std::string& node,
                                 std::unique_ptr<RemoteProbe>& to) {
             try {
-                to = std::make_unique<RemoteProbe>(*n.sh, node, o.probe_binary);
+                to = std::make_unique<RemoteProbe>(*n.sh, n.st, o.probe_binary);
             } catch (const EnvironmentError& e) {
                 if (!o.require_tier.empty() || e.kind() != EnvironmentError::Kind::remote) throw;
                 without_probe(node, fmt::format("np-probe could not be uploaded: {}", e.what()));
@@ -493,7 +500,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         }
     };
     try {
-        server = std::make_unique<IperfServer>(*a.sh, o.node_a, p.port);
+        server = std::make_unique<IperfServer>(*a.sh, a.st, p.port);
         const auto announce = [&](const std::string& name) {
             phase = name;
             dir.begin(name);
@@ -511,12 +518,12 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         // The client tools record their PIDs, so that a run killed mid-test leaves `teardown` a
         // client to stop before the server and the address it talks to go (else it can hang
         // past its test, writing to a path that no longer answers).
-        const std::string client_dir = node_state_dir(o.node_b);
+        const std::string& client_dir = b.st.dir;
         const auto client_pid = [&](const std::string& tool) {
             return fmt::format("{}/client-{}.pid", client_dir, tool);
         };
         const UndoStep client_undo(
-            *b.sh, o.node_b, "05-client",
+            *b.sh, b.st, "05-client",
             fmt::format("( {} ); ( {} )", stop_pidfile_script(client_pid("ping"), "ping"),
                         stop_pidfile_script(client_pid("iperf3"), "iperf3")));
         const auto recorded = [&](const std::string& tool, const std::string& command) {
@@ -640,8 +647,8 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
         on_both([&] { return holds_address(*a.sh, p.data_iface, p.server_ip); },
                 [&] {
                     auto config = std::make_unique<IfaceConfig>(
-                        *b.sh, o.node_b, p.data_iface,
-                        fmt::format("{}/{}", p.client_ip, p.prefix_len), o.keep_iface);
+                        *b.sh, b.st, p.data_iface, fmt::format("{}/{}", p.client_ip, p.prefix_len),
+                        o.keep_iface);
                     gather_link_facts(*b.sh, fb);
                     return config;
                 });
@@ -652,9 +659,8 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
             return;
         }
     }
-    const auto ia = std::make_unique<IfaceConfig>(*a.sh, o.node_a, p.data_iface,
-                                                  fmt::format("{}/{}", p.server_ip, p.prefix_len),
-                                                  o.keep_iface);
+    const auto ia = std::make_unique<IfaceConfig>(
+        *a.sh, a.st, p.data_iface, fmt::format("{}/{}", p.server_ip, p.prefix_len), o.keep_iface);
     pause_point("configure");
     gather_link_facts(*a.sh, fa);
     rec.speed_mbps = fa.speed_mbps;
@@ -682,14 +688,15 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
 void sweep(const RunOptions& o, Node& n, Record& rec) {
     try {
         if (n.sh) {
-            undo_all(*n.sh, n.name);
+            undo_all(*n.sh, n.st);
             return;
         }
     } catch (const std::exception&) {
     }
     try {
-        Node fresh = open_node(o, n.name);
-        undo_all(*fresh.sh, n.name);
+        // The run's own state dir only: another run may hold the node by now.
+        Node fresh = open_node(o, n.name, n.st.run);
+        undo_all(*fresh.sh, n.st);
     } catch (const std::exception& e) {
         Finding f = make_finding("TEARDOWN_INCOMPLETE");
         f.title = fmt::format("Could not clean up {}", n.name);
@@ -724,7 +731,7 @@ void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Pro
         progress.step(fmt::format("connecting to {} and {}", o.node_a, o.node_b));
         const auto reach = [&](Node& n) -> std::string {
             try {
-                n = open_node(o, n.name);
+                n = open_node(o, n.name, n.st.run);
                 return {};
             } catch (const EnvironmentError& e) {
                 return e.what();
@@ -744,7 +751,40 @@ void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Pro
             rec.environment_failed = true;
         }
         if (a.sh && b.sh) {
-            preflight_and_measure(a, b, o, rec, progress, dir);
+            // Each node held for this run before anything is touched on it: a node another
+            // run holds is refused with the holder's name, and nothing is done on either.
+            progress.step(fmt::format("locking {} and {} for this run", o.node_a, o.node_b));
+            const std::string holder = lock_holder("run", a.st.run);
+            const auto lock = [&](Node& n) -> std::string {
+                try {
+                    n.lock = std::make_unique<NodeLock>(*n.sh, n.name, holder);
+                    return {};
+                } catch (const NodeInUse& e) {
+                    return e.what();
+                }
+            };
+            auto [held_a, held_b] = on_both([&] { return lock(a); }, [&] { return lock(b); });
+            for (const auto& [node, why] :
+                 {std::pair{o.node_a, held_a}, std::pair{o.node_b, held_b}}) {
+                if (why.empty()) continue;
+                Finding f = make_finding("NODE_IN_USE");
+                f.title = fmt::format("{} is in use by another run", node);
+                f.detail = why +
+                           ". Nothing was changed on either node: two runs on one node "
+                           "would disturb each other's numbers and undo each other's "
+                           "changes.";
+                f.evidence = {{"node", node}};
+                f.next_step =
+                    "Wait for the other run to end (the lock goes with its np-explain, however "
+                    "that ends), or choose other nodes.";
+                rec.findings.push_back(std::move(f));
+                rec.environment_failed = true;
+                rec.node_in_use = true;
+            }
+            if (held_a.empty() && held_b.empty())
+                preflight_and_measure(a, b, o, rec, progress, dir);
+            else
+                rec.stopped = "a node is in use by another run";
         } else {
             rec.stopped = "a node could not be reached";
         }
@@ -819,7 +859,7 @@ Finding run_incomplete(const RunOptions& o, const Record& rec) {
         "The run stopped early: {}. What was measured before that is saved and explained below.",
         rec.stopped);
     f.evidence = {{"stopped", rec.stopped}};
-    if (rec.environment_failed)
+    if (rec.environment_failed && !rec.node_in_use)
         f.next_step = fmt::format(
             "Check the nodes, then run 'np-explain teardown {} {}' if anything was left behind.",
             o.node_a, o.node_b);
@@ -863,7 +903,9 @@ RunOutcome run_experiment(const RunOptions& o) {
     dir.save_phases("running");
     Progress progress(o.progress);
     Record rec;
-    Node a{o.node_a, nullptr, nullptr}, b{o.node_b, nullptr, nullptr};
+    const std::string run = new_run_id();
+    Node a{o.node_a, run_state(o.node_a, run), nullptr, nullptr, nullptr},
+        b{o.node_b, run_state(o.node_b, run), nullptr, nullptr, nullptr};
     connect_and_measure(o, a, b, rec, progress, dir);
     progress.clear();
     RunOutcome out;
@@ -898,15 +940,27 @@ RunOutcome run_experiment(const RunOptions& o) {
 }
 
 std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
-                           const std::string& ssh_config, bool& all_reached) {
+                           const std::string& ssh_config, bool& all_reached, bool& in_use) {
     RunOptions o;
     o.ssh_config = ssh_config;
+    const std::string holder = lock_holder("teardown", new_run_id());
+    std::atomic<bool> held{false};
     // Both nodes at once: each login may be slow (a node's shell start files), and the nodes
-    // are independent. Each report is kept whole and printed in the nodes' order.
+    // are independent. Each report is kept whole and printed in the nodes' order. A node is
+    // held while its leftovers are undone, so none of them is a live run's: a node another
+    // run holds is left alone.
     const auto undo = [&](const std::string& node) -> std::pair<bool, std::string> {
         try {
-            Node n = open_node(o, node);
-            const std::string done = undo_all(*n.sh, node);
+            Node n = open_node(o, node, "");
+            try {
+                n.lock = std::make_unique<NodeLock>(*n.sh, node, holder);
+            } catch (const NodeInUse& e) {
+                held = true;
+                return {false, fmt::format("{}: nothing undone: {}; that run undoes what it "
+                                           "started when it ends\n",
+                                           node, e.what())};
+            }
+            const std::string done = undo_leftovers(*n.sh, node);
             std::string report = fmt::format("{}:\n", node);
             size_t start = 0;
             while (start < done.size()) {
@@ -922,6 +976,7 @@ std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
     };
     const auto [a, b] = on_both([&] { return undo(node_a); }, [&] { return undo(node_b); });
     all_reached = a.first && b.first;
+    in_use = held;
     return a.second + b.second;
 }
 

@@ -49,9 +49,10 @@ struct RunOutcome {
 // Throws InputError for bad options (before anything is sent to a node).
 RunOutcome run_experiment(const RunOptions& o);
 
-// Undoes on both nodes whatever a run left (probe, server, uploaded files, iface changes).
-// Returns a report per node; sets `all_reached` false when a node could not be reached.
+// Undoes on both nodes whatever runs that ended left there (probe, server, uploaded files,
+// iface changes), each node held meanwhile. Returns a report per node; sets `all_reached`
+// false when a node could not be reached or is held by a live run, and `in_use` when one is.
 std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
-                           const std::string& ssh_config, bool& all_reached);
+                           const std::string& ssh_config, bool& all_reached, bool& in_use);
 
 }  // namespace np::experiment

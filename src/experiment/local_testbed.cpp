@@ -1,18 +1,23 @@
 #include "src/experiment/local_testbed.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <vector>
 
 #include "src/common/errors.hpp"
 #include "src/common/executable.hpp"
 #include "src/experiment/interrupt.hpp"
+#include "src/experiment/node.hpp"
 
 namespace np::experiment {
 namespace {
@@ -82,12 +87,60 @@ void LocalTestbed::take_down() {
     }
 }
 
-LocalTestbed::LocalTestbed(const std::string& profile) : state_(kLocalState) {
+LocalTestbedLock::LocalTestbedLock(const std::string& holder) {
+    constexpr const char* path = "/run/np-explain-testbed.lock";
+    fd_ = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ < 0)
+        throw EnvironmentError(fmt::format("cannot open {} to hold the local testbed: {}", path,
+                                           std::strerror(errno)));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        char buf[512] = "";
+        const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+        close(fd_);
+        fd_ = -1;
+        if (err != EWOULDBLOCK)
+            throw EnvironmentError(fmt::format("cannot lock {}: {}", path, std::strerror(err)));
+        std::string who(buf, n > 0 ? size_t(n) : 0);
+        who = who.substr(0, who.find('\n'));
+        for (char& c : who)
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        throw EnvironmentError(
+            EnvironmentError::Kind::remote,
+            fmt::format("the local testbed is held by another np-explain {}; wait for it to end",
+                        who.empty() ? std::string("process") : who));
+    }
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char when[40];
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &utc);
+    const std::string line = fmt::format("{}, since {}\n", holder, when);
+    if (ftruncate(fd_, 0) != 0 || pwrite(fd_, line.data(), line.size(), 0) < 0) {
+        // Who holds it is for the other's message only: the lock holds without it.
+    }
+}
+
+LocalTestbedLock::~LocalTestbedLock() {
+    if (fd_ >= 0) close(fd_);  // the kernel drops the lock with the last descriptor
+}
+
+namespace {
+
+// The profile, checked before the testbed's lock is taken.
+std::string holder_for(const std::string& profile) {
     if (profile != "100M" && profile != "1G" && profile != "unshaped") {
         throw InputError(
             "--profile",
             fmt::format("'{}' is not a testbed profile: 100M, 1G or unshaped", profile));
     }
+    return lock_holder("run", "--local");
+}
+
+}  // namespace
+
+LocalTestbed::LocalTestbed(const std::string& profile)
+    : lock_(holder_for(profile)), state_(kLocalState) {
     script_ = testbed_script();
     run_script(script_, {"down", "--state", state_});  // what a killed earlier run may have left
     const int rc = run_script(script_, {"up", "--profile", profile, "--state", state_});

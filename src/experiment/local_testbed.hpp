@@ -5,6 +5,22 @@
 
 namespace np::experiment {
 
+// The local testbed held by one np-explain process: an flock on /run/np-explain-testbed.lock,
+// released by the kernel when that process ends however it ends. `run --local` holds it while
+// its testbed is up, `teardown --local` while it takes one down; a second refuses, naming the
+// holder from what the file says.
+class LocalTestbedLock {
+  public:
+    // `holder`: who asks (lock_holder()). Throws EnvironmentError when another holds it.
+    explicit LocalTestbedLock(const std::string& holder);
+    ~LocalTestbedLock();
+    LocalTestbedLock(const LocalTestbedLock&) = delete;
+    LocalTestbedLock& operator=(const LocalTestbedLock&) = delete;
+
+  private:
+    int fd_ = -1;
+};
+
 class LocalTestbed {
   public:
     // Brings the testbed up with `profile` (100M, 1G, unshaped); throws EnvironmentError
@@ -26,6 +42,7 @@ class LocalTestbed {
     std::string params_file() const { return state_ + "/params.yml"; }
 
   private:
+    LocalTestbedLock lock_;
     std::string script_;
     std::string state_;
 };

@@ -2,10 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 
 #include "src/common/errors.hpp"
 #include "src/common/probe_protocol.hpp"
@@ -17,16 +23,106 @@ namespace proto = probe_protocol;
 using remote::shell_join;
 using remote::shell_quote;
 
-std::string node_state_dir(const std::string& node) {
-    return "/run/np-explain/" + node;
+RunState run_state(const std::string& node, const std::string& run) {
+    return {node, run, "/run/np-explain/" + node + "/" + run};
 }
 
-UndoStep::UndoStep(remote::CommandShell& sh, const std::string& node, std::string name,
+std::string new_run_id() {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char when[32];
+    std::strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &utc);
+    return fmt::format("{}-{}", when, getpid());
+}
+
+std::string lock_holder(const std::string& what, const std::string& id) {
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "?");
+    std::string user = std::to_string(getuid());
+    if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_name) user = pw->pw_name;
+    // A SUDO_USER says who is behind root on a shared console.
+    if (const char* sudo = std::getenv("SUDO_USER"); sudo && *sudo && getuid() == 0)
+        user = fmt::format("{} (as root)", sudo);
+    return fmt::format("{} {} by {} on {} (np-explain pid {})", what, id, user, host, getpid());
+}
+
+namespace {
+
+// The lock's holder: a process in a session of its own, holding the locked fd, that waits for
+// the sshd process serving the run's connection to end ($2: the command shell's parent; the
+// shell may be restarted within the connection), or, where the shell has no such parent, for
+// the command shell itself ($3). $1: who holds it. Prints "locked PID", or "held WHO" and
+// exits 75 when another holds the lock.
+constexpr const char* kLockScript = R"sh(set -u
+umask 077
+mkdir -p -m 0700 /run/np-explain || exit 3
+command -v flock >/dev/null 2>&1 || { echo 'flock (util-linux) is not installed' >&2; exit 4; }
+net=$(stat -L -c %i /proc/self/ns/net 2>/dev/null) || net=host
+lock=/run/np-explain/net-$net.lock
+exec 9<>"$lock" || exit 3
+if ! flock -w 3 9; then
+  held=$(head -c 512 "$lock" | tr -cd '[:print:]\n' | head -n 1)
+  echo "held ${held:-by a process that has not said who it is}"
+  exit 75
+fi
+conn=$2
+[ "$conn" -gt 1 ] 2>/dev/null || conn=$3
+setsid sh -c 'while kill -0 "$1" 2>/dev/null; do sleep 1 9>&-; done' np-lock "$conn" \
+  </dev/null >/dev/null 2>&1 &
+pid=$!
+printf '%s, since %s (holder pid %s on this node)\n' "$1" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" \
+  "$pid" >"$lock"
+echo "locked $pid"
+)sh";
+
+}  // namespace
+
+NodeLock::NodeLock(remote::CommandShell& sh, const std::string& node, const std::string& holder)
+    : sh_(sh) {
+    const auto r = sh_.run(fmt::format("sh -c {} np-lock {} \"$PPID\" \"$$\"",
+                                       shell_quote(kLockScript), shell_quote(holder)),
+                           remote::Millis(30000));
+    const std::string out = r.out.substr(0, r.out.find('\n'));
+    if (r.exit_status == 0 && out.starts_with("locked ")) {
+        pid_ = out.substr(7);
+        if (!pid_.empty() && pid_.find_first_not_of("0123456789") == std::string::npos) return;
+    }
+    if (r.exit_status == 75 && out.starts_with("held "))
+        throw NodeInUse(EnvironmentError::Kind::remote,
+                        fmt::format("{} is held by another np-explain {}", node, out.substr(5)));
+    std::string err = r.err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    throw EnvironmentError(
+        EnvironmentError::Kind::remote,
+        fmt::format("{}: could not lock the node for the run: {}", node,
+                    err.empty() ? fmt::format("exit status {}", r.exit_status) : err));
+}
+
+NodeLock::~NodeLock() {
+    release();
+}
+
+void NodeLock::release() {
+    if (pid_.empty()) return;
+    const std::string pid = std::exchange(pid_, {});
+    try {
+        // The holder is ours if it is still the sh running the wait (a recycled PID is not);
+        // it leads a session of its own, so its sleep goes with it.
+        sh_.run(fmt::format(
+            "grep -q np-lock /proc/{0}/cmdline 2>/dev/null && kill -- -{0} 2>/dev/null; true",
+            pid));
+    } catch (const std::exception&) {
+        // The session is gone: the holder ends with the connection it watches.
+    }
+}
+
+UndoStep::UndoStep(remote::CommandShell& sh, const RunState& st, std::string name,
                    const std::string& script)
-    : sh_(sh), path_(node_state_dir(node) + "/" + name + ".undo") {
-    const std::string dir = node_state_dir(node);
-    sh_.check(fmt::format("mkdir -p -m 0700 /run/np-explain {0} && printf '%s\\n' {1} > {2}",
-                          shell_quote(dir), shell_quote(script), shell_quote(path_)));
+    : sh_(sh), path_(st.dir + "/" + name + ".undo") {
+    sh_.check(fmt::format("mkdir -p -m 0700 /run/np-explain {0} {1} && printf '%s\\n' {2} > {3}",
+                          shell_quote("/run/np-explain/" + st.node), shell_quote(st.dir),
+                          shell_quote(script), shell_quote(path_)));
 }
 
 UndoStep::~UndoStep() {
@@ -52,16 +148,39 @@ std::string UndoStep::run() {
     return {};
 }
 
-std::string undo_all(remote::CommandShell& sh, const std::string& node) {
-    const std::string dir = node_state_dir(node);
-    const auto r =
-        sh.run(fmt::format("cd {} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; "
-                           "for f in *.undo; do [ -e \"$f\" ] || continue; found=1; "
-                           "if sh \"$f\"; then echo \"undone: ${{f%.undo}}\"; rm -f \"$f\"; "
-                           "else echo \"failed: ${{f%.undo}}\"; fi; done; "
-                           "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {} "
-                           "/run/np-explain 2>/dev/null; true",
-                           shell_quote(dir), shell_quote(dir)));
+namespace {
+
+// A shell fragment that runs the undo scripts in the current dir in order, printing "undone:
+// NAME" or "failed: NAME" (PREFIX before each name), and sets found=1 if there were any.
+std::string undo_here(const std::string& prefix) {
+    return fmt::format(
+        "for f in *.undo; do [ -e \"$f\" ] || continue; found=1; "
+        "if sh \"$f\"; then echo \"undone: {0}${{f%.undo}}\"; rm -f \"$f\"; "
+        "else echo \"failed: {0}${{f%.undo}}\"; fi; done",
+        prefix);
+}
+
+}  // namespace
+
+std::string undo_all(remote::CommandShell& sh, const RunState& st) {
+    const std::string node_dir = "/run/np-explain/" + st.node;
+    const auto r = sh.run(fmt::format(
+        "cd {0} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; {1}; "
+        "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {0} {2} 2>/dev/null; true",
+        shell_quote(st.dir), undo_here(""), shell_quote(node_dir)));
+    return r.out;
+}
+
+std::string undo_leftovers(remote::CommandShell& sh, const std::string& node) {
+    // Each run's dir in turn (a run's undo steps are ordered within it), then scripts an
+    // earlier np-explain left in the node's dir itself.
+    const std::string node_dir = "/run/np-explain/" + node;
+    const auto r = sh.run(
+        fmt::format("cd {0} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; "
+                    "for d in */; do [ -d \"$d\" ] || continue; ( cd \"$d\" && found=0 && {1}; "
+                    "[ $found = 1 ] ) && found=1; cd {0} && rmdir \"$d\" 2>/dev/null; done; {2}; "
+                    "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {0} 2>/dev/null; true",
+                    shell_quote(node_dir), undo_here("run ${d%/}: "), undo_here("")));
     return r.out;
 }
 
@@ -80,8 +199,8 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
 
 // ---------------------------------------------------------------------------------------------
 
-IfaceConfig::IfaceConfig(remote::CommandShell& sh, const std::string& node,
-                         const std::string& iface, const std::string& cidr, bool keep) {
+IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
+                         const std::string& cidr, bool keep) {
     const auto link =
         proto::parse_message(sh.check("ip -j link show dev " + shell_quote(iface)).out);
     if (link.is_array() && !link.empty()) {
@@ -98,7 +217,7 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const std::string& node,
                                 shell_quote(iface));
         if (!was_up_) undo += fmt::format("ip link set dev {} down; ", shell_quote(iface));
         undo += "true";
-        undo_ = std::make_unique<UndoStep>(sh, node, "40-iface", undo);
+        undo_ = std::make_unique<UndoStep>(sh, st, "40-iface", undo);
     }
     sh.check(fmt::format("ip link set dev {0} up && ip addr replace {1} dev {0}",
                          shell_quote(iface), shell_quote(cidr)));
@@ -106,7 +225,7 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const std::string& node,
 
 // ---------------------------------------------------------------------------------------------
 
-IperfServer::IperfServer(remote::CommandShell& sh, const std::string& node, int port) : sh_(sh) {
+IperfServer::IperfServer(remote::CommandShell& sh, const RunState& st, int port) : sh_(sh) {
     const std::string listening = fmt::format("ss -Htln 'sport = :{}' | grep -q .", port);
     if (sh_.run(listening).exit_status == 0) {
         throw EnvironmentError(
@@ -121,19 +240,21 @@ IperfServer::IperfServer(remote::CommandShell& sh, const std::string& node, int 
     const std::string iperf3 = sh_.check("command -v iperf3").out;
     const std::string bin = iperf3.substr(0, iperf3.find('\n'));
     if (systemd) {
-        supervisor_ = "systemd unit np-iperf3";
-        undo_ = std::make_unique<UndoStep>(sh_, node, "20-server",
-                                           "systemctl stop np-iperf3 2>/dev/null; systemctl "
-                                           "reset-failed np-iperf3 2>/dev/null; true");
-        sh_.check(fmt::format("systemd-run --quiet --unit=np-iperf3 --collect {} -s -p {}",
-                              shell_quote(bin), port));
-        is_alive_cmd_ = "systemctl is-active --quiet np-iperf3 && " + listening;
-    } else {
-        const std::string dir = node_state_dir(node);
-        const std::string pidfile = dir + "/iperf3.pid";
-        const std::string log = dir + "/iperf3.log";
+        const std::string unit = "np-iperf3-" + st.run;
+        supervisor_ = "systemd unit " + unit;
         undo_ = std::make_unique<UndoStep>(
-            sh_, node, "20-server",
+            sh_, st, "20-server",
+            fmt::format("systemctl stop {0} 2>/dev/null; systemctl reset-failed {0} 2>/dev/null; "
+                        "true",
+                        unit));
+        sh_.check(fmt::format("systemd-run --quiet --unit={} --collect {} -s -p {}", unit,
+                              shell_quote(bin), port));
+        is_alive_cmd_ = fmt::format("systemctl is-active --quiet {} && {}", unit, listening);
+    } else {
+        const std::string pidfile = st.dir + "/iperf3.pid";
+        const std::string log = st.dir + "/iperf3.log";
+        undo_ = std::make_unique<UndoStep>(
+            sh_, st, "20-server",
             "rm -f " + shell_quote(log) + "; " + stop_pidfile_script(pidfile, "iperf3"));
         // setsid -f forks: the server holds none of the SSH channel's fds, so exec returns, and
         // it is in its own session, out of reach of the channel's process group.
@@ -172,28 +293,27 @@ bool IperfServer::alive() {
 
 // ---------------------------------------------------------------------------------------------
 
-RemoteProbe::RemoteProbe(remote::CommandShell& sh, const std::string& node,
+RemoteProbe::RemoteProbe(remote::CommandShell& sh, const RunState& st,
                          const std::string& local_binary)
-    : sh_(sh), node_(node) {
+    : sh_(sh), state_(st) {
     dir_ = sh_.make_private_dir();
-    upload_undo_ =
-        std::make_unique<UndoStep>(sh_, node, "30-upload", "rm -rf " + shell_quote(dir_));
+    upload_undo_ = std::make_unique<UndoStep>(sh_, st, "30-upload", "rm -rf " + shell_quote(dir_));
     binary_ = sh_.upload(local_binary, dir_, "np-probe", 0700);
     control_ = dir_ + "/control.sock";
     trace_file_ = dir_ + "/trace.json";
-    pidfile_ = node_state_dir(node) + "/probe.pid";
+    pidfile_ = st.dir + "/probe.pid";
 }
 
 void RemoteProbe::start(const std::string& iface, const std::string& role, int port,
                         const std::string& max_tier, const std::string& require_tier) {
-    const std::string& node = node_;
+    const std::string& node = state_.node;
     // tc filters stay attached when the probe that attached them is killed (they belong to the
     // qdisc, not to the process): if its np_tc_* filters are still there once it is stopped,
     // `np-probe --cleanup` removes them, and the clsact if a probe made it (10-probe runs before
     // 30-upload removes the binary).
     const std::string q_iface = shell_quote(iface);
     probe_undo_ = std::make_unique<UndoStep>(
-        sh_, node, "10-probe",
+        sh_, state_, "10-probe",
         fmt::format("( {0} ); if tc filter show dev {1} ingress 2>/dev/null | grep -q np_tc_ || "
                     "tc filter show dev {1} egress 2>/dev/null | grep -q np_tc_; then "
                     "{2} --iface {1} --cleanup </dev/null >/dev/null 2>&1; fi; true",

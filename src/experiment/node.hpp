@@ -8,19 +8,58 @@
 #include <string>
 #include <vector>
 
+#include "src/common/errors.hpp"
 #include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
 
 namespace np::experiment {
 
-// /run/np-explain/<node>: 0700, one per node name (two testbed "nodes" share one /run).
-std::string node_state_dir(const std::string& node);
+// Where one run keeps its state on a node: /run/np-explain/<node>/<run>/ (0700, one dir per
+// node name: two testbed "nodes" share one /run) — its undo scripts and the PIDs of what it
+// started, apart from any other run's, so that a run's teardown undoes only its own.
+struct RunState {
+    std::string node;
+    std::string run;  // the run's id (run_id()): safe in a path and a systemd unit's name
+    std::string dir;
+};
+RunState run_state(const std::string& node, const std::string& run);
+// A new run's id: its start in UTC and the console process's PID, "20261204T161500Z-4242".
+std::string new_run_id();
 
-// An undo script NAME.undo in the node's state dir, run (then removed) by the destructor.
+// The node held for one run (or one teardown): an flock on /run/np-explain/net-<netns>.lock,
+// one per network namespace, so one host reached under two names is still one node. A small
+// process on the node holds it for as long as the run's SSH connection lives (it watches the
+// sshd process that serves it), so a run killed with SIGKILL or cut off releases it with its
+// connection; release() (and the destructor) ends it at once. A node another run holds is
+// refused after up to 3 s (a killed run's connection takes a moment to go) with NodeInUse,
+// naming the holder.
+class NodeInUse : public EnvironmentError {
+  public:
+    using EnvironmentError::EnvironmentError;
+};
+class NodeLock {
+  public:
+    // `holder`: who asks, as the other side's refusal will name it ("run 20261204T161500Z-4242
+    // by alice on console1 (np-explain pid 4242)").
+    NodeLock(remote::CommandShell& sh, const std::string& node, const std::string& holder);
+    ~NodeLock();
+    NodeLock(const NodeLock&) = delete;
+    NodeLock& operator=(const NodeLock&) = delete;
+    void release();
+
+  private:
+    remote::CommandShell& sh_;
+    std::string pid_;  // the holding process on the node
+};
+// Who asks for a node lock from this console: "<what> <id> by <user> on <host> (np-explain pid
+// <pid>)".
+std::string lock_holder(const std::string& what, const std::string& id);
+
+// An undo script NAME.undo in the run's state dir, run (then removed) by the destructor.
 // Names sort in teardown order: 05-client, 10-probe, 20-server, 30-upload, 40-iface.
 class UndoStep {
   public:
-    UndoStep(remote::CommandShell& sh, const std::string& node, std::string name,
+    UndoStep(remote::CommandShell& sh, const RunState& st, std::string name,
              const std::string& script);
     ~UndoStep();
     UndoStep(const UndoStep&) = delete;
@@ -35,9 +74,12 @@ class UndoStep {
     bool done_ = false;
 };
 
-// Runs every undo script a run left on the node, in order. Returns one line per script
-// that ran, and "nothing to undo" when there were none.
-std::string undo_all(remote::CommandShell& sh, const std::string& node);
+// Runs every undo script the run left on the node, in order, and removes its state dir.
+// Returns one line per script that ran, and "nothing to undo" when there were none.
+std::string undo_all(remote::CommandShell& sh, const RunState& st);
+// `teardown`: every run's undo scripts left on the node, each run's in order. Only with the
+// node's lock held, so none of them is a live run's.
+std::string undo_leftovers(remote::CommandShell& sh, const std::string& node);
 
 // A shell fragment that stops the process whose PID is in `pidfile` if its command line still
 // starts with `program` (a recycled PID is left alone): TERM, up to 2 s, then KILL.
@@ -46,7 +88,7 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
 // The data iface configured for the run: link up, address replaced; undone as found.
 class IfaceConfig {
   public:
-    IfaceConfig(remote::CommandShell& sh, const std::string& node, const std::string& iface,
+    IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
                 const std::string& cidr, bool keep);
     bool was_up() const { return was_up_; }
 
@@ -56,17 +98,18 @@ class IfaceConfig {
 };
 
 // The iperf3 server on node A, supervised: a transient systemd unit where PID 1 is systemd,
-// else setsid with a pidfile; stopped by unit or PID, never by name.
+// else setsid with a pidfile; stopped by unit or PID, never by name. The unit's name is the
+// run's own (np-iperf3-<run>).
 class IperfServer {
   public:
-    IperfServer(remote::CommandShell& sh, const std::string& node, int port);
+    IperfServer(remote::CommandShell& sh, const RunState& st, int port);
     // Stops it now; the destructor then has nothing left to do.
     void stop();
     // Whether it is still listening (it may have been killed mid-run).
     bool alive();
     const std::string& supervisor() const {
         return supervisor_;
-    }  // "systemd unit np-iperf3" or "pid N"
+    }  // "systemd unit np-iperf3-<run>" or "pid N"
 
   private:
     remote::CommandShell& sh_;
@@ -82,7 +125,7 @@ class IperfServer {
 class RemoteProbe {
   public:
     // Uploads the probe (the run's "upload" step); start() attaches it (its "probe start").
-    RemoteProbe(remote::CommandShell& sh, const std::string& node, const std::string& local_binary);
+    RemoteProbe(remote::CommandShell& sh, const RunState& st, const std::string& local_binary);
     ~RemoteProbe();
     // Throws EnvironmentError when the probe did not start (at require_tier, when given, or at
     // any tier); max_tier bounds the tier it counts at.
@@ -102,12 +145,12 @@ class RemoteProbe {
     // Stops the probe and returns its trace document (JSON text); empty, with `why` set, when
     // there is none (the probe was killed).
     std::string stop(remote::Millis timeout, std::string& why);
-    const std::string& node() const { return node_; }
+    const std::string& node() const { return state_.node; }
 
   private:
     std::string send(const std::string& command, remote::Millis timeout);
     remote::CommandShell& sh_;
-    std::string node_;
+    RunState state_;
     std::string dir_;
     std::string binary_;
     std::string control_;

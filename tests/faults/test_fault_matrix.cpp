@@ -306,10 +306,10 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
             break;
         }
         case Fault::server_killed:
-            injected = kill_from_pidfile("/run/np-explain/" + server() + "/iperf3.pid", "iperf3");
+            injected = kill_from_pidfile(run_state_file(server(), "iperf3.pid"), "iperf3");
             break;
         case Fault::probe_killed:
-            injected = kill_from_pidfile("/run/np-explain/" + server() + "/probe.pid", "np-probe");
+            injected = kill_from_pidfile(run_state_file(server(), "probe.pid"), "np-probe");
             break;
         case Fault::link_down:
             injected = sh("ip netns exec " + client() + " ip link set dev " + kDataIface + " down")

@@ -225,13 +225,25 @@ inline std::string ns_exec(const std::string& node, const std::string& command) 
     return sh("ip netns exec " + shell_quote(node) + " " + command).out;
 }
 
-// Files in a node's np-explain state dir (/run is shared by the testbed's namespaces).
+// The undo scripts in a node's np-explain state dir, every run's (/run/np-explain/<node>/<run>/;
+// /run is shared by the testbed's namespaces).
 inline std::vector<std::string> undo_files(const std::string& node) {
     std::vector<std::string> out;
     std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/run/np-explain/" + node, ec))
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator("/run/np-explain/" + node, ec))
         if (e.path().extension() == ".undo") out.push_back(e.path().string());
     return out;
+}
+
+// A file the one live run keeps in its state dir on `node` (iperf3.pid, probe.pid); empty when
+// there is none.
+inline std::string run_state_file(const std::string& node, const std::string& name) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/run/np-explain/" + node, ec))
+        if (e.is_directory() && std::filesystem::exists(e.path() / name))
+            return (e.path() / name).string();
+    return {};
 }
 
 // The private upload dirs np-explain made in these nodes' TMPDIRs (the testbed gives each

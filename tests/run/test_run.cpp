@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <regex>
 
 #include "tests/run/run_helpers.hpp"
 #include "tests/testbed/testbed_environment.hpp"
@@ -633,6 +634,54 @@ std::vector<std::string> long_tcp() {
     return {"--tcp-duration", "8", "--udp-duration", "2", "--ping-count", "2"};
 }
 
+// A second run on the same nodes while the first is in its TCP test, on another port (what the
+// "port in use" message advises), and a teardown meanwhile: each is refused with the first
+// run's name, and changes nothing — the first completes as if alone, and its own teardown
+// leaves both nodes clean.
+TEST_F(RunTest, ASecondRunOrTeardownOnBusyNodesIsRefusedAndTheFirstCompletesUndisturbed) {
+    BackgroundRun first(run_args(long_tcp()));
+    ASSERT_TRUE(wait_for_tcp_phase(first, seconds(30)));
+    ASSERT_TRUE(first.running());
+    const std::string holder = "(np-explain pid " + std::to_string(first.pid()) + ")";
+    const std::string second_dir = run_dir_ + "/second";
+    std::vector<std::string> second_args = run_args(long_tcp());
+    second_args.at(8) = second_dir;  // --run-dir
+    second_args.insert(second_args.end(), {"--port", "5202"});
+    const CommandResult second = np_explain(second_args);
+    EXPECT_EQ(second.exit_status, 3) << second.out << second.err;
+    const json c2 = read_json(second_dir + "/np_contract_np-explain.json");
+    ASSERT_TRUE(c2.is_object()) << second.out << second.err;
+    for (const auto& node : {server(), client()}) {
+        const json* busy = nullptr;
+        for (const auto& f : c2["explain"]["findings"])
+            if (f.value("code", "") == "NODE_IN_USE" && f.value("title", "").starts_with(node))
+                busy = &f;
+        ASSERT_NE(busy, nullptr) << node << "\n" << codes(c2);
+        EXPECT_NE(busy->value("detail", "").find(holder), std::string::npos) << busy->dump(2);
+    }
+    // Refused before its preflight: nothing measured, nothing changed.
+    EXPECT_TRUE(c2["ping_rtt_ms"].is_null()) << c2.dump(2);
+    // teardown with the first run's own arguments undoes nothing while it runs.
+    std::vector<std::string> td_args = run_args(long_tcp());
+    td_args.front() = "teardown";
+    const CommandResult td = np_explain(td_args);
+    EXPECT_EQ(td.exit_status, 3) << td.out << td.err;
+    EXPECT_NE(td.out.find(server() + ": nothing undone"), std::string::npos) << td.out;
+    EXPECT_NE(td.out.find(holder), std::string::npos) << td.out;
+    EXPECT_FALSE(undo_files(server()).empty()) << "teardown undid the live run's steps";
+    // The first run, undisturbed: every test measured, nothing lost or misplaced.
+    const CommandResult r = first.wait(seconds(90));
+    EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json c = contract();
+    ASSERT_TRUE(c.is_object()) << r.out << r.err;
+    EXPECT_EQ(finding(c, "RUN_INCOMPLETE"), nullptr) << codes(c);
+    EXPECT_EQ(finding(c, "WRONG_INTERFACE"), nullptr) << codes(c);
+    EXPECT_EQ(finding(c, "LOSS_ON_WIRE"), nullptr) << codes(c);
+    EXPECT_EQ(finding(c, "LOSS_UNATTRIBUTED"), nullptr) << codes(c);
+    EXPECT_EQ(c["traces"].size(), 2u) << c.dump(2);
+    expect_nodes_clean();
+}
+
 TEST_F(RunTest, CtrlCDuringTcpStopsSavesWhatWasMeasuredAndCleansBothNodes) {
     BackgroundRun run(run_args(long_tcp()));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
@@ -651,7 +700,7 @@ TEST_F(RunTest, IperfServerKilledMidRunIsReportedAndBothNodesCleaned) {
     BackgroundRun run(run_args(long_tcp()));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     std::this_thread::sleep_for(milliseconds(1000));
-    const std::string pid_text = read_file("/run/np-explain/" + server() + "/iperf3.pid");
+    const std::string pid_text = read_file(run_state_file(server(), "iperf3.pid"));
     const pid_t pid = std::atoi(pid_text.c_str());
     ASSERT_GT(pid, 1) << pid_text;
     const auto argv = cmdline(pid);
@@ -671,7 +720,7 @@ TEST_F(RunTest, ProbeKilledMidRunLeavesNoHookBehind) {
         run_args({"--tcp-duration", "3", "--udp-duration", "1", "--ping-count", "1"}));
     ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
     std::this_thread::sleep_for(milliseconds(1000));
-    const pid_t pid = std::atoi(read_file("/run/np-explain/" + server() + "/probe.pid").c_str());
+    const pid_t pid = std::atoi(read_file(run_state_file(server(), "probe.pid")).c_str());
     ASSERT_GT(pid, 1);
     ASSERT_EQ(basename_of(cmdline(pid).at(0)), "np-probe");
     ASSERT_EQ(kill(pid, SIGKILL), 0);
@@ -763,9 +812,11 @@ TEST_F(RunTest, TeardownAfterARunKilledWithSigkillUndoesEverything) {
     EXPECT_EQ(td.exit_status, 0) << td.out << td.err;
     // The client it left mid-test is stopped first, by the PID it recorded: it does not linger
     // past its test writing to a server and an address that are gone.
-    EXPECT_NE(td.out.find("undone: 05-client"), std::string::npos) << td.out;
-    EXPECT_NE(td.out.find("undone: 20-server"), std::string::npos) << td.out;
-    EXPECT_NE(td.out.find("undone: 40-iface"), std::string::npos) << td.out;
+    for (const char* step : {"05-client", "20-server", "40-iface"})
+        EXPECT_TRUE(std::regex_search(
+            td.out, std::regex(std::string("undone: run [0-9TZ]+-[0-9]+: ") + step)))
+            << step << "\n"
+            << td.out;
     expect_nodes_clean();
     // A second teardown finds nothing to do.
     const CommandResult again = np_explain(args);

@@ -115,7 +115,8 @@ TEST(RunLocal, TeardownWithTheRunsOwnArgumentsRemovesWhatAKilledLocalRunLeft) {
     args.front() = "teardown";
     const CommandResult td = np_explain(args);
     EXPECT_EQ(td.exit_status, 0) << td.out << td.err;
-    EXPECT_NE(td.out.find("undone: 20-server"), std::string::npos) << td.out;
+    EXPECT_NE(td.out.find(": 20-server"), std::string::npos) << td.out;
+    EXPECT_NE(td.out.find("undone: run "), std::string::npos) << td.out;
     EXPECT_NE(td.out.find("the local testbed is down"), std::string::npos) << td.out;
     EXPECT_EQ(sh("ip netns list").out.find("node1-"), std::string::npos);
     EXPECT_FALSE(std::filesystem::exists("/run/np-explain-testbed"));

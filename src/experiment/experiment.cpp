@@ -49,8 +49,9 @@ using Clock = std::chrono::steady_clock;
 
 // What the run collected, whatever point it reached.
 struct Record {
-    std::vector<Finding> findings;  // preflight and run findings, before the engine's
-    std::string ping, tcp, udp;     // raw tool outputs
+    std::vector<Finding> findings;      // preflight and run findings, before the engine's
+    std::string ping, tcp, udp;         // raw tool outputs
+    std::map<std::string, int> status;  // each raw output's tool's exit status, by file name
     std::vector<std::pair<std::string, std::string>> traces;  // node -> trace JSON text
     std::string stopped;                                      // why the run ended early
     int signal = 0;
@@ -337,7 +338,7 @@ constexpr Millis kLinkDownGrace{5000};
 // end) — stopping the command first.
 std::string run_client(Node& b, const std::string& command, double expected_s,
                        const std::string& phase, RemoteProbe* rate_probe, Progress& progress,
-                       const LinkWatch& link) {
+                       const LinkWatch& link, int& status) {
     std::string out;
     const auto t0 = Clock::now();
     const auto deadline =
@@ -348,7 +349,9 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
     Clock::time_point down_since{};
     std::optional<double> rate;
     try {
-        b.sh->begin(command);
+        // A tool's output grows with its test (iperf3 -J: about 1 KiB per interval and stream).
+        b.sh->begin(command, remote::kMaxOutputBytes +
+                                 static_cast<size_t>(std::max(0.0, expected_s)) * 4096);
         while (!b.sh->finished()) {
             throw_if_interrupted("the " + phase + " phase");
             if (const auto line = b.sh->read_line(Millis(100))) {
@@ -392,6 +395,7 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
         throw_if_interrupted("the " + phase + " phase");
         std::this_thread::sleep_for(Millis(250));
     }
+    status = b.sh->exit_status();
     if (out.empty() && !b.sh->err().empty()) out = b.sh->err();
     return out;
 }
@@ -537,7 +541,8 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
             b,
             recorded("ping", fmt::format("ping -c {} -I {} {}", p.ping_count,
                                          shell_quote(p.data_iface), shell_quote(p.server_ip))),
-            p.ping_count, "ping", pa.get(), progress, link);
+            p.ping_count, "ping", pa.get(), progress, link,
+            rec.status[run_dir::output(mode, run_dir::kPing)]);
         dir.save(run_dir::output(mode, run_dir::kPing), rec.ping);
         dir.done("ping");
         announce("tcp");
@@ -546,7 +551,8 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                 b,
                 recorded("iperf3", fmt::format("iperf3 -c {} -p {} -t {} -J",
                                                shell_quote(p.server_ip), p.port, p.tcp_duration_s)),
-                p.tcp_duration_s, "tcp", pa.get(), progress, link);
+                p.tcp_duration_s, "tcp", pa.get(), progress, link,
+                rec.status[run_dir::output(mode, run_dir::kTcp)]);
             dir.save(run_dir::output(mode, run_dir::kTcp), rec.tcp);
             if (!server_gone()) {
                 dir.done("tcp");
@@ -558,7 +564,8 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                                  fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J",
                                              shell_quote(p.server_ip), p.port,
                                              shell_quote(p.udp_bandwidth), p.udp_duration_s)),
-                        p.udp_duration_s, "udp", pa.get(), progress, link);
+                        p.udp_duration_s, "udp", pa.get(), progress, link,
+                        rec.status[run_dir::output(mode, run_dir::kUdp)]);
                     dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);
                     if (!server_gone()) dir.done("udp");
                 }
@@ -567,6 +574,27 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
     } catch (const Interrupted& e) {
         rec.stopped = e.what();
         rec.signal = interrupt_signal();
+    } catch (const remote::OutputTooLarge& e) {
+        // The tool was stopped: its test is a tool error, and nothing of what it printed is
+        // kept (none of it can be a result).
+        const std::string_view file = phase == "ping"  ? run_dir::kPing
+                                      : phase == "udp" ? run_dir::kUdp
+                                                       : run_dir::kTcp;
+        Finding f = make_finding("TOOL_ERROR", run_dir::output(mode, file));
+        f.title = fmt::format("The {} test's tool printed past what a run keeps: stopped", phase);
+        f.detail = fmt::format(
+            "{}. A tool's output is held to {} MiB and 4 KiB per second of its test, lines to "
+            "{} MiB and its errors to {} MiB: more is never a result, but a tool or a node gone "
+            "wrong (a wrapper, a debug build, a loop).",
+            e.what(), remote::kMaxOutputBytes >> 20, remote::kMaxLineBytes >> 20,
+            remote::kMaxErrBytes >> 20);
+        f.evidence = {{"node", o.node_b}, {"exceeded", e.exceeded()}};
+        f.next_step = fmt::format(
+            "Run the same command by hand on {} and look at what it prints (which iperf3 or "
+            "ping is first in PATH, an alias or a wrapper); then run again.",
+            o.node_b);
+        rec.findings.push_back(std::move(f));
+        rec.stopped = fmt::format("{} (during the {} phase)", e.what(), phase);
     } catch (const EnvironmentError& e) {
         rec.stopped = fmt::format("{} (during the {} phase)", e.what(), phase);
         rec.environment_failed = true;
@@ -823,6 +851,25 @@ RawOutputs raw_outputs(const Record& rec, const std::string& mode) {
              {&rec.udp, run_dir::output(mode, run_dir::kUdp)}}};
 }
 
+// Why a test's output is not its result though it reads as one, or empty: its tool died by a
+// signal or exited with a status that means failure (ping: 0, or 1 when no reply came; iperf3:
+// 0), without saying why in its output; or it holds another test's result.
+std::string not_its_result(const Measurements& m, int status, bool ping,
+                           std::optional<Transport> test) {
+    const char* tool = ping ? "ping" : "iperf3";
+    const auto name = [](Transport t) { return t == Transport::udp ? "UDP" : "TCP"; };
+    if (status > 128) return fmt::format("{} was killed by {}", tool, signal_name(status - 128));
+    const bool failed = ping ? status != 0 && status != 1 : status != 0;
+    if (failed && m.failures.empty())
+        return fmt::format("{} exited with status {} without saying why", tool, status);
+    if (test)
+        for (const auto& t : m.throughput)
+            if (t.transport != *test)
+                return fmt::format("the {} test's output is a {} result", name(*test),
+                                   name(t.transport));
+    return {};
+}
+
 // What the tools and the probes recorded, read; what cannot be read is a finding, not fatal.
 ExplainInput read_evidence(const RawOutputs& raw, Record& rec) {
     ExplainInput in;
@@ -830,9 +877,31 @@ ExplainInput read_evidence(const RawOutputs& raw, Record& rec) {
         if (text->empty()) continue;
         try {
             Measurements m = parse_measurements(*text, name);
+            const std::optional<Transport> test = text == &rec.udp   ? std::optional(Transport::udp)
+                                                  : text == &rec.tcp ? std::optional(Transport::tcp)
+                                                                     : std::nullopt;
             // The run knows which test failed even when the tool's error does not say.
             for (auto& f : m.failures)
-                if (!f.transport) f.transport = text == &rec.udp ? Transport::udp : Transport::tcp;
+                if (!f.transport) f.transport = test.value_or(Transport::tcp);
+            // A tool that died or failed is a tool error whatever it printed.
+            const auto status = rec.status.find(name);
+            if (const std::string why = not_its_result(
+                    m, status == rec.status.end() ? 0 : status->second, text == &rec.ping, test);
+                !why.empty()) {
+                Finding f = make_finding("TOOL_ERROR", name);
+                f.title = fmt::format("{}: its output is not taken as a result", why);
+                f.detail = fmt::format(
+                    "{} ({}). What it printed is kept in the run dir, but a tool that died or "
+                    "failed, or an output of another test, says nothing this test measured.",
+                    why, name);
+                f.evidence = {{"file", name},
+                              {"exit_status", status == rec.status.end() ? 0 : status->second}};
+                f.next_step =
+                    "Run the tool by hand on the client node and look at how it ends (its exit "
+                    "status, dmesg for a crash, which binary is first in PATH); then run again.";
+                rec.findings.push_back(std::move(f));
+                continue;
+            }
             in.measurements.append(std::move(m));
         } catch (const InputError& e) {
             rec.findings.push_back(unreadable("TOOL_OUTPUT_UNREADABLE",

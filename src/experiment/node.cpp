@@ -201,12 +201,19 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
 
 IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
                          const std::string& cidr, bool keep) {
-    const auto link =
-        proto::parse_message(sh.check("ip -j link show dev " + shell_quote(iface)).out);
-    if (link.is_array() && !link.empty()) {
-        for (const auto& flag : link[0].value("flags", nlohmann::json::array()))
-            if (flag == "UP") was_up_ = true;
-    }
+    const std::string command = "ip -j link show dev " + shell_quote(iface);
+    const auto link = proto::parse_message(sh.check(command).out);
+    // What is undone comes from this reply: one that does not read as the link's state never
+    // drives an undo step (taken for "was down", it would set the data link down at teardown).
+    if (!link.is_array() || link.empty() || !link[0].is_object() || !link[0].contains("flags") ||
+        !link[0]["flags"].is_array())
+        throw EnvironmentError(
+            EnvironmentError::Kind::remote,
+            fmt::format("{}: `{}` did not print the link's state as JSON; nothing was changed on "
+                        "{}",
+                        sh.session().name(), command, iface));
+    for (const auto& flag : link[0]["flags"])
+        if (flag == "UP") was_up_ = true;
     const auto addr_line = sh.run(fmt::format("ip -o addr show dev {} to {}", shell_quote(iface),
                                               shell_quote(cidr.substr(0, cidr.find('/')))));
     const bool had_addr = addr_line.exit_status == 0 && !addr_line.out.empty();

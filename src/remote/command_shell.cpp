@@ -46,13 +46,25 @@ void CommandShell::abort() {
     ready_.clear();
 }
 
-void CommandShell::begin(const std::string& command) {
-    start_command(command, false);
+void CommandShell::begin(const std::string& command, size_t max_out) {
+    start_command(command, false, max_out);
 }
 
-void CommandShell::start_command(const std::string& command, bool stdin_from_channel) {
+void CommandShell::too_large(const std::string& what) {
+    const std::string command = log_.empty() ? std::string() : log_.back().command;
+    abort();
+    throw OutputTooLarge(session_.name(), command, what);
+}
+
+void CommandShell::start_command(const std::string& command, bool stdin_from_channel,
+                                 size_t max_out) {
     if (running_) throw std::logic_error("CommandShell: a command is still running");
     ensure_started();
+    // The earlier commands' stderr is theirs: forgotten, so the shell's buffer stays small.
+    shell_->discard_err(err_seen_);
+    err_seen_ = 0;
+    out_bytes_ = 0;
+    max_out_ = max_out;
     running_ = true;
     status_ = -1;
     started_ = Clock::now();
@@ -71,7 +83,12 @@ std::optional<std::string> CommandShell::read_line(Millis timeout) {
     const auto deadline = Clock::now() + timeout;
     while (ready_.empty() && running_) {
         const auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
-        auto line = shell_->read_line(left.count() > 0 ? left : Millis(0));
+        std::optional<std::string> line;
+        try {
+            line = shell_->read_line(left.count() > 0 ? left : Millis(0));
+        } catch (const OutputTooLarge& e) {
+            too_large(e.exceeded());  // named by the command in the shell, not the shell
+        }
         if (!line) {
             if (shell_->eof()) {
                 running_ = false;
@@ -92,6 +109,9 @@ std::optional<std::string> CommandShell::read_line(Millis timeout) {
             log_.back().err = err_;
             break;
         }
+        out_bytes_ += line->size() + 1;
+        if (out_bytes_ > max_out_)
+            too_large(fmt::format("printed more than {} MiB on stdout", max_out_ >> 20));
         // An empty line is held back until we know it is not our separator.
         if (held_empty_) ready_.emplace_back();
         held_empty_ = line->empty();
@@ -119,7 +139,11 @@ void CommandShell::collect_err(Millis timeout) {
             err_seen_ = all.size();
             return;
         }
-        shell_->read_line(Millis(20));  // pumps both streams; stdout is idle between commands
+        try {  // pumps both streams; stdout is idle between commands
+            shell_->read_line(Millis(20));
+        } catch (const OutputTooLarge& e) {
+            too_large(e.exceeded());
+        }
     }
 }
 

@@ -40,8 +40,11 @@ class CommandShell {
     std::string upload(const std::string& local_path, const std::string& dir,
                        const std::string& name, int mode = 0600);
 
-    // Streaming: starts a command and hands its stdout over line by line.
-    void begin(const std::string& command);
+    // Streaming: starts a command and hands its stdout over line by line. A command that prints
+    // more than `max_out` bytes on stdout, a line over kMaxLineBytes or more than kMaxErrBytes
+    // on stderr is stopped (with the shell) and OutputTooLarge names it and the bound; run()
+    // holds every command to kMaxOutputBytes.
+    void begin(const std::string& command, size_t max_out = kMaxOutputBytes);
     // The next line of the running command; nullopt when none came within `timeout` or when it
     // ended (then finished() is true and exit_status()/err() tell how).
     std::optional<std::string> read_line(Millis timeout);
@@ -65,7 +68,10 @@ class CommandShell {
 
   private:
     // begin(), with the command's stdin at EOF or, for an upload, the channel itself.
-    void start_command(const std::string& command, bool stdin_from_channel);
+    void start_command(const std::string& command, bool stdin_from_channel,
+                       size_t max_out = kMaxOutputBytes);
+    // Stops the command and the shell, and throws OutputTooLarge saying what it exceeded.
+    [[noreturn]] void too_large(const std::string& what);
     void ensure_started();
     void collect_err(Millis timeout);
 
@@ -77,7 +83,9 @@ class CommandShell {
     bool held_empty_ = false;        // an empty line that may be our own separator
     std::deque<std::string> ready_;  // stdout lines of the command not yet handed over
     std::string err_;
-    size_t err_seen_ = 0;  // how much of the shell's stderr belongs to earlier commands
+    size_t err_seen_ = 0;   // how much of the shell's stderr belongs to earlier commands
+    size_t out_bytes_ = 0;  // stdout the running command printed so far
+    size_t max_out_ = kMaxOutputBytes;
     std::vector<LogEntry> log_;
     std::chrono::steady_clock::time_point started_{};
 };

@@ -248,9 +248,14 @@ bool read_some(ssh_session s, ssh_channel ch, const std::string& name, std::stri
                                                               name, ssh_get_error(s)));
     }
     if (n > 0) out.append(buf.data(), static_cast<size_t>(n));
+    // What stderr holds, but not without end in one call: a flood stays in the channel until
+    // the caller has looked at what it has (kMaxErrBytes).
     int e = 0;
-    while ((e = ssh_channel_read_nonblocking(ch, buf.data(), buf.size(), 1)) > 0) {
+    size_t taken = 0;
+    while (taken < 4 * buf.size() &&
+           (e = ssh_channel_read_nonblocking(ch, buf.data(), buf.size(), 1)) > 0) {
         err.append(buf.data(), static_cast<size_t>(e));
+        taken += static_cast<size_t>(e);
     }
     if (e == SSH_ERROR) {
         throw EnvironmentError(Kind::unreachable, fmt::format("{}: the SSH session dropped: {}",
@@ -305,6 +310,14 @@ CommandResult Session::exec(const std::string& command, Millis timeout) {
     const auto deadline = Clock::now() + timeout;
     while (!read_some(impl_->ssh, c->ch, name_, r.out, r.err,
                       std::min(kReadSliceMs, remaining_ms(deadline)))) {
+        if (r.out.size() > kMaxOutputBytes || r.err.size() > kMaxErrBytes) {
+            if (const auto pgid = take_pgid(r.out)) kill_group(*pgid);
+            const bool out = r.out.size() > kMaxOutputBytes;
+            throw OutputTooLarge(name_, command,
+                                 fmt::format("printed more than {} MiB on {}",
+                                             (out ? kMaxOutputBytes : kMaxErrBytes) >> 20,
+                                             out ? "stdout" : "stderr"));
+        }
         if (Clock::now() >= deadline) {
             if (const auto pgid = take_pgid(r.out)) kill_group(*pgid);
             throw EnvironmentError(
@@ -344,6 +357,8 @@ std::unique_ptr<Process> Session::start(const std::string& command) {
         new Process(*this, open_exec(impl_->ssh, name_, with_pgid(command)), command));
     const auto deadline = Clock::now() + command_timeout_;
     while (!(p->pgid_ = take_pgid(p->buffer_))) {
+        if (p->buffer_.size() > kMaxLineBytes || p->err_.size() > kMaxErrBytes)
+            throw OutputTooLarge(name_, command, "printed past its bounds before it started");
         if (p->eof_ || Clock::now() >= deadline) {
             throw EnvironmentError(Kind::remote, fmt::format("{}: `{}` did not start: {}", name_,
                                                              command, trimmed(p->err_)));
@@ -352,6 +367,13 @@ std::unique_ptr<Process> Session::start(const std::string& command) {
     }
     return p;
 }
+
+OutputTooLarge::OutputTooLarge(const std::string& node, const std::string& command,
+                               std::string exceeded)
+    : EnvironmentError(Kind::remote,
+                       fmt::format("{}: `{}` {}: stopped (what a node prints is bounded)", node,
+                                   command, exceeded)),
+      exceeded_(std::move(exceeded)) {}
 
 Process::Process(Session& session, std::unique_ptr<Channel> channel, std::string command)
     : session_(session), channel_(std::move(channel)), command_(std::move(command)) {}
@@ -362,8 +384,16 @@ Process::~Process() {
     // KILL to its process group if it does not; closing the channel closes its pipes.
     try {
         close_stdin();
+        // What it prints meanwhile is nobody's: dropped as it comes, and a process still
+        // printing a flood is not waited for.
         const auto deadline = Clock::now() + Millis(2000);
-        while (!eof_ && Clock::now() < deadline) pump(Millis(kReadSliceMs));
+        size_t drained = 0;
+        while (!eof_ && Clock::now() < deadline && drained <= kMaxLineBytes) {
+            pump(Millis(kReadSliceMs));
+            drained += buffer_.size() + err_.size();
+            buffer_.clear();
+            err_.clear();
+        }
         if (!eof_ && pgid_) session_.kill_group(*pgid_);
     } catch (const std::exception&) {
         // The session is gone: nothing more can reach the process than the closed channel.
@@ -405,6 +435,14 @@ std::optional<std::string> Process::read_line(Millis timeout) {
             buffer_.erase(0, nl + 1);
             return line;
         }
+        if (buffer_.size() > kMaxLineBytes)
+            throw OutputTooLarge(
+                session_.name(), command_,
+                fmt::format("printed a line longer than {} MiB", kMaxLineBytes >> 20));
+        if (err_.size() > kMaxErrBytes)
+            throw OutputTooLarge(
+                session_.name(), command_,
+                fmt::format("printed more than {} MiB on stderr", kMaxErrBytes >> 20));
         if (eof_) {
             if (buffer_.empty()) return std::nullopt;
             std::string rest;
@@ -437,6 +475,12 @@ int Process::wait(Millis timeout) {
                                                session_.name(), command_, timeout.count()));
         }
         pump(Millis(std::min(remaining_ms(deadline), kReadSliceMs)));
+        if (buffer_.size() > kMaxOutputBytes || err_.size() > kMaxErrBytes)
+            throw OutputTooLarge(
+                session_.name(), command_,
+                buffer_.size() > kMaxOutputBytes
+                    ? fmt::format("printed more than {} MiB on stdout", kMaxOutputBytes >> 20)
+                    : fmt::format("printed more than {} MiB on stderr", kMaxErrBytes >> 20));
     }
     exit_status_ = ssh_channel_get_exit_status(channel_->ch);
     return *exit_status_;

@@ -12,9 +12,28 @@
 #include <string>
 #include <string_view>
 
+#include "src/common/errors.hpp"
+
 namespace np::remote {
 
 using Millis = std::chrono::milliseconds;
+
+// What a node may print to one command, at most, whatever its software does: past a bound the
+// command is stopped and OutputTooLarge names it and the bound, so a node printing gigabytes
+// leaves the console's memory flat. A command's stdout may hold more where its caller says so
+// (CommandShell::begin: a tool's output grows with its test's length).
+inline constexpr size_t kMaxLineBytes = size_t{1} << 20;     // one line of stdout
+inline constexpr size_t kMaxErrBytes = size_t{1} << 20;      // stderr of one command
+inline constexpr size_t kMaxOutputBytes = size_t{16} << 20;  // stdout of one command
+class OutputTooLarge : public EnvironmentError {
+  public:
+    // "node1-1: `iperf3 -c …` printed more than 16 MiB on stdout: stopped (…)"
+    OutputTooLarge(const std::string& node, const std::string& command, std::string exceeded);
+    const std::string& exceeded() const { return exceeded_; }  // "printed more than …"
+
+  private:
+    std::string exceeded_;
+};
 
 enum class HostKeyPolicy {
     strict,      // unknown or changed key: refuse
@@ -64,7 +83,9 @@ class Process {
     // Waits for the process to exit and returns its exit status (-1 when killed by a signal).
     // stdout not yet read stays available to read_line(). Throws on timeout.
     int wait(Millis timeout);
-    const std::string& err() const { return err_; }  // stderr so far
+    const std::string& err() const { return err_; }  // stderr so far, but what was discarded
+    // Forgets the first `n` bytes of stderr, read by now (a shell's earlier commands').
+    void discard_err(size_t n) { err_.erase(0, std::min(n, err_.size())); }
 
     struct Channel;  // the libssh channel; defined in session.cpp
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <set>
 #include <sstream>
@@ -257,6 +258,75 @@ TEST(CommandShell, ATimedOutCommandIsStoppedAndTheNextCommandGetsAFreshShell) {
     EXPECT_TRUE(eventually([&] { return sh("kill -0 " + pid).status != 0; }, Millis(10000)))
         << "sleep " << pid << " still runs";
     EXPECT_EQ(shell.run("echo again").out, "again\n");
+}
+
+// The console's peak resident memory so far, in MiB.
+long peak_rss_mib() {
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6) / 1024;
+    return -1;
+}
+
+// A node printing without end — lines, one endless line, its errors — is stopped at each
+// bound, named with the command and what it exceeded, in flat memory; the shell then runs the
+// next command as before, and nothing of the flood is left running on the node.
+TEST(CommandShell, ANodePrintingWithoutEndIsStoppedAtEachBoundInFlatMemory) {
+    Session s(node(B()));
+    CommandShell shell(s);
+    const long before = peak_rss_mib();
+    struct Case {
+        std::string command, exceeded;
+        size_t max_out;
+    };
+    const std::vector<Case> cases = {
+        {"yes flood", "printed more than 16 MiB on stdout", np::remote::kMaxOutputBytes},
+        {"yes flood", "printed more than 2 MiB on stdout", size_t{2} << 20},
+        {"cat /dev/zero", "printed a line longer than 1 MiB", np::remote::kMaxOutputBytes},
+        {"yes flood >&2", "printed more than 1 MiB on stderr", np::remote::kMaxOutputBytes},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.command);
+        try {
+            shell.begin(c.command, c.max_out);
+            while (!shell.finished()) shell.read_line(Millis(1000));
+            ADD_FAILURE() << "not stopped";
+        } catch (const np::remote::OutputTooLarge& e) {
+            EXPECT_EQ(e.exceeded(), c.exceeded);
+            const std::string what = e.what();
+            EXPECT_TRUE(what.starts_with(B() + " ")) << what;
+            EXPECT_NE(what.find(": `" + c.command + "` " + c.exceeded + ": stopped"),
+                      std::string::npos)
+                << what;
+        }
+        EXPECT_EQ(shell.run("echo again").out, "again\n");
+    }
+    // run() holds every command to the default bound.
+    try {
+        shell.run("yes flood");
+        ADD_FAILURE() << "run() was not stopped";
+    } catch (const np::remote::OutputTooLarge& e) {
+        EXPECT_EQ(e.exceeded(), "printed more than 16 MiB on stdout");
+    }
+    // Session::exec too.
+    try {
+        s.exec("yes flood >&2");
+        ADD_FAILURE() << "exec() was not stopped";
+    } catch (const np::remote::OutputTooLarge& e) {
+        EXPECT_EQ(e.exceeded(), "printed more than 1 MiB on stderr");
+    }
+    // Memory: the bounds, not the flood (the sanitized build's own overhead included).
+    std::cout << "peak RSS " << before << " MiB before the floods, " << peak_rss_mib()
+              << " MiB after\n";
+    EXPECT_LT(peak_rss_mib() - before, 160) << "peak RSS grew from " << before << " MiB";
+    EXPECT_TRUE(eventually(
+        [&] {
+            return sh("ip netns pids " + B() +
+                      " | xargs -r -I{} cat /proc/{}/comm 2>/dev/null | grep -qx yes")
+                       .status != 0;
+        },
+        Millis(10000)))
+        << "a flood still runs on " << B();
 }
 
 TEST(CommandShell, PrivateDirIsMadeByMktempWithMode0700) {

@@ -5,9 +5,11 @@
 // Under ctest the np_testbed fixture brings the testbed up (NP_TESTBED_STATE names its state
 // dir); run directly, this binary brings one up itself and takes it down at the end.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <regex>
 
@@ -679,6 +681,95 @@ TEST_F(RunTest, ASecondRunOrTeardownOnBusyNodesIsRefusedAndTheFirstCompletesUndi
     EXPECT_EQ(finding(c, "LOSS_ON_WIRE"), nullptr) << codes(c);
     EXPECT_EQ(finding(c, "LOSS_UNATTRIBUTED"), nullptr) << codes(c);
     EXPECT_EQ(c["traces"].size(), 2u) << c.dump(2);
+    expect_nodes_clean();
+}
+
+// node B's iperf3 replaced, for a test's life, in the node's own mount namespace (its sshd's,
+// which every session there inherits), by a script; REAL in it is the real iperf3 (a copy).
+class ClientIperf3Replaced {
+  public:
+    explicit ClientIperf3Replaced(const std::string& script) {
+        const std::string dir = state_dir + "/" + client();
+        std::string tool = sh("command -v iperf3").out;  // the nodes share the console's /usr
+        tool_ = tool.substr(0, tool.find('\n'));
+        const std::string real = dir + "/iperf3.real", fake = dir + "/iperf3.fake";
+        ok_ = sh("cp " + shell_quote(tool_) + " " + shell_quote(real)).status == 0;
+        std::string text = script;
+        for (size_t at; (at = text.find("REAL")) != std::string::npos;) text.replace(at, 4, real);
+        std::ofstream(fake) << text;
+        ns_ = "nsenter -t " + std::to_string(std::atoi(read_file(dir + "/sshd.pid").c_str())) +
+              " -m ";
+        ok_ = ok_ && sh("chmod 755 " + shell_quote(fake)).status == 0 &&
+              sh(ns_ + "mount --bind " + shell_quote(fake) + " " + shell_quote(tool_)).status == 0;
+    }
+    ~ClientIperf3Replaced() { sh(ns_ + "umount " + shell_quote(tool_)); }
+    bool ok() const { return ok_; }
+
+  private:
+    std::string tool_, ns_;
+    bool ok_ = false;
+};
+
+// node B's iperf3 prints without end when it is the client: the run stops it at the bound, the
+// TCP test is a tool error naming the command and what it exceeded, nothing of the flood is
+// saved, the console's memory stays flat, and both nodes are left clean.
+TEST_F(RunTest, AClientThatPrintsWithoutEndIsStoppedAtTheBoundAsAToolError) {
+    const ClientIperf3Replaced flood(
+        "#!/bin/sh\ncase \" $* \" in *\" -c \"*) exec yes '{\"flood\": 1}';; esac\n"
+        "exec REAL \"$@\"\n");
+    ASSERT_TRUE(flood.ok());
+    const CommandResult r = np_explain(run_args({"--tcp-duration", "2", "--ping-count", "1"}));
+    rusage children{};
+    getrusage(RUSAGE_CHILDREN, &children);
+    EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+    const json c = contract();
+    ASSERT_TRUE(c.is_object()) << r.out << r.err;
+    const json* f = finding(c, "TOOL_ERROR");
+    ASSERT_NE(f, nullptr) << codes(c);
+    EXPECT_NE(f->value("detail", "").find("printed more than 16 MiB on stdout: stopped"),
+              std::string::npos)
+        << f->dump(2);
+    EXPECT_NE(f->value("detail", "").find("iperf3 -c"), std::string::npos) << f->dump(2);
+    EXPECT_NE(finding(c, "RUN_INCOMPLETE"), nullptr) << codes(c);
+    EXPECT_FALSE(std::filesystem::exists(run_dir_ + "/np-explain_tcp.json"));
+    // Peak memory of np-explain (and any other child of this test): the bound, not the flood
+    // (the console reached 6.2 GB on a node printing 2 GB before outputs were bounded).
+    std::cout << "np-explain's peak RSS: " << children.ru_maxrss / 1024 << " MiB\n";
+    EXPECT_LT(children.ru_maxrss / 1024, 400) << "MiB at peak";
+    EXPECT_EQ(join(programs(client(), "yes")), "");
+    expect_nodes_clean();
+}
+
+// node B's iperf3 prints its whole JSON result and then dies by SIGSEGV; asked for UDP, it runs
+// a TCP test instead. Neither output is taken as its test's result: each is a tool error that
+// says why, and the run exits 1.
+TEST_F(RunTest, AToolThatDiedOrRanAnotherTestIsAToolErrorWhateverItPrinted) {
+    const ClientIperf3Replaced broken(
+        "#!/bin/sh\n"
+        "case \" $* \" in\n"
+        "*\" -u \"*) ip=$(echo \"$*\" | sed 's/.*-c \\([^ ]*\\).*/\\1/')\n"
+        "  port=$(echo \"$*\" | sed 's/.*-p \\([^ ]*\\).*/\\1/')\n"
+        "  exec REAL -c \"$ip\" -p \"$port\" -t 1 -J ;;\n"
+        "*\" -c \"*) REAL \"$@\"; kill -SEGV $$ ;;\n"
+        "esac\n"
+        "exec REAL \"$@\"\n");
+    ASSERT_TRUE(broken.ok());
+    const CommandResult r =
+        np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1"}));
+    EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+    const json c = contract();
+    ASSERT_TRUE(c.is_object()) << r.out << r.err;
+    std::vector<std::string> titles;
+    for (const auto& f : c["explain"]["findings"])
+        if (f.value("code", "") == "TOOL_ERROR") titles.push_back(f.value("title", ""));
+    EXPECT_EQ(join(titles),
+              join({"iperf3 was killed by SIGSEGV: its output is not taken as a result",
+                    "the UDP test's output is a TCP result: its output is not taken as a result"}))
+        << codes(c);
+    // The tests' raw outputs are kept; no throughput is reported from them.
+    EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/np-explain_tcp.json"));
+    EXPECT_TRUE(c["tcp_mbps"].is_null()) << c.dump(2);
+    EXPECT_TRUE(c["udp_mbps"].is_null()) << c.dump(2);
     expect_nodes_clean();
 }
 

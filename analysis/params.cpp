@@ -19,6 +19,19 @@ namespace {
 
 int integer(const std::string& key, const YAML::Node& value, int min, int max) {
     const std::string text = yaml_scalar(key, value);
+    // Ansible reads YAML 1.1, where a leading 0 makes an integer octal (010 is 8), and 0x, 0b,
+    // 1_000 and 1:30 are integers too: written so, a key would mean one thing to the playbook
+    // and another here, so only plain decimal is accepted.
+    const size_t digits = text.find_first_not_of("+-");
+    if (digits != std::string::npos && ((text.size() > digits + 1 && text[digits] == '0') ||
+                                        text.find_first_of("_:xXbBoO") != std::string::npos)) {
+        throw InputError(key,
+                         fmt::format("'{}': write the number in plain decimal (Ansible, which "
+                                     "reads this file too, takes a leading 0 for octal and "
+                                     "reads _, 0x, 0b and : as parts of a number)",
+                                     text),
+                         yaml_line(value));
+    }
     long long v = 0;
     size_t used = 0;
     try {
@@ -170,6 +183,15 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
              if (p.udp_bandwidth_bps < 1) {
                  throw InputError(k, "the offered load must be at least 1 bit/s", yaml_line(v));
              }
+             // iperf3 keeps -b in 64 bits and no link modelled is above 400G: a load past
+             // 1 Tbit/s is a typo, never a test.
+             if (p.udp_bandwidth_bps > 1e12) {
+                 throw InputError(k,
+                                  fmt::format("'{}' is above 1 Tbit/s, more than any link "
+                                              "np-explain models (10M to 400G)",
+                                              p.udp_bandwidth),
+                                  yaml_line(v));
+             }
          }},
         {"np_image_marker",
          [&](const std::string& k, const YAML::Node& v) {
@@ -190,16 +212,37 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
          }},
     };
 
+    size_t known = 0;
     for (const auto& entry : root) {
         const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+        if (key == "<<")
+            throw InputError(source,
+                             "a merge key (<<): write each np_* key out (Ansible merges it, "
+                             "np-explain does not, so the modes would read different params)",
+                             yaml_line(entry.first));
         const auto handler = keys.find(key);
         if (handler == keys.end()) {
-            r.warnings.push_back(fmt::format("{}: line {}: unknown key '{}' (ignored)", source,
-                                             yaml_line(entry.first), key));
+            // Named only when it reads as a key name: the file may not be a params file at all,
+            // and its lines are not repeated (a password hash is never printed).
+            const bool name_like =
+                !key.empty() && key.size() <= 64 &&
+                key.find_first_not_of(
+                    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                    std::string::npos;
+            r.warnings.push_back(
+                name_like ? fmt::format("{}: line {}: unknown key '{}' (ignored)", source,
+                                        yaml_line(entry.first), key)
+                          : fmt::format("{}: line {}: an entry that is not an np_* key (ignored)",
+                                        source, yaml_line(entry.first)));
             continue;
         }
         handler->second(key, entry.second);
+        ++known;
     }
+    if (known == 0 && root.size() > 0)  // entries, none of them ours (no file at all is "{}")
+        throw InputError(source,
+                         "has no np_* key: not a params file (the tutorial's "
+                         "network-performance_params.yml sets np_data_iface, np_server_ip, …)");
 
     // Defaults stand in for keys that are absent, so check the pair as it will be used. A
     // problem with the pair is the client's when its line is given (or neither is).

@@ -64,6 +64,43 @@ TEST(Params, AbsentKeysTakeTheTutorialDefaults) {
     EXPECT_FALSE(r.params.link_rate_bps.has_value());
 }
 
+// Not a params file at all (/etc/shadow given by mistake): refused naming the file, and none
+// of its content is repeated — an entry is named only by a key that reads as a name.
+TEST(Params, AFileWithNoNpKeyIsRefusedAndItsContentIsNeverEchoed) {
+    const std::string shadow =
+        "root: $y$j9T$Qx0secret0hash$Zz\n\"daemon:*:19000:0:99999:7:::\": x\n";
+    try {
+        parse_params(shadow, "/etc/shadow");
+        ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "/etc/shadow");
+        EXPECT_NE(std::string(e.what()).find("has no np_* key"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find("secret"), std::string::npos) << e.what();
+    }
+    const auto r = parse_params("np_port: 5202\n\"daemon:*:19000:0:99999:7:::\": x\n", "p.yml");
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0], "p.yml: line 2: an entry that is not an np_* key (ignored)");
+    // No file at all: the built-in defaults, from an empty mapping.
+    EXPECT_NO_THROW(parse_params("{}", "built-in defaults"));
+}
+
+// Ansible reads the same file as YAML 1.1: what it would read differently is refused, naming
+// the key, so every mode reads the same params.
+TEST(Params, WhatAnsibleReadsDifferentlyIsRefused) {
+    for (const char* number : {"010", "0x1451", "5_201", "1:30", "0b1", "-05"}) {
+        SCOPED_TRACE(number);
+        EXPECT_EQ(rejected(std::string("np_port: ") + number + "\n"),
+                  std::make_pair(std::string("np_port"), 1));
+    }
+    EXPECT_EQ(parse_params("np_ping_count: 10\n", "p").params.ping_count, 10);
+    // An offered load past any link (2^64 bit/s would wrap iperf3's 64-bit -b).
+    EXPECT_EQ(rejected("np_udp_bandwidth: \"18446744073709551616\"\n"),
+              std::make_pair(std::string("np_udp_bandwidth"), 1));
+    // A merge key: Ansible merges the anchored mapping in, yaml-cpp does not.
+    EXPECT_EQ(rejected("np_port: 5202\n<<: {np_tcp_duration_s: 3}\n"),
+              std::make_pair(std::string("params.yml"), 2));
+}
+
 TEST(Params, UnknownKeysAreWarnedAboutWithTheirLineAndIgnored) {
     const auto r =
         parse_params("np_port: 5202\nnp_prot: 5203\nomf_image: baseline.ndz\n", "params.yml");

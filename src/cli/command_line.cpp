@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "src/cli/commands.hpp"
@@ -11,6 +13,24 @@
 #include "src/common/errors.hpp"
 
 namespace np::cli {
+
+namespace {
+
+// What a command printed reached its standard output, or the status says it did not: a full
+// disk under `np-explain report --format md > FILE` is exit 3 naming the cause, never 0.
+int stdout_written(int status) {
+    // errno still holds the failed write's error when nothing was left to flush; only a write's
+    // error is named (another may be left from an earlier, handled failure).
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+    const int err = errno;
+    const bool a_writes = err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO ||
+                          err == EPIPE || err == EBADF || err == EROFS;
+    fmt::print(stderr, "np-explain: standard output: cannot write: {}\n",
+               a_writes ? std::strerror(err) : "a write failed");
+    return 3;
+}
+
+}  // namespace
 
 int run_command_line(int argc, char** argv) {
     Runner run;
@@ -24,7 +44,7 @@ int run_command_line(int argc, char** argv) {
         return 2;
     }
     try {
-        return run ? run() : 2;
+        return stdout_written(run ? run() : 2);
     } catch (const InputError& e) {
         if (e.line() > 0) {
             print_text(stderr,

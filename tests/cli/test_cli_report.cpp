@@ -68,6 +68,17 @@ TEST_F(CliReport, MarkdownGoesToStdoutForPasting) {
     EXPECT_FALSE(fs::exists(run() / "report.html"));
 }
 
+// Standard output on a full disk (/dev/full answers every write with ENOSPC): exit 3 naming the
+// cause, as for a file given with --out — never 0 with the report lost.
+TEST_F(CliReport, AFullDiskUnderStandardOutputIsExit3) {
+    const auto r = sh("{ " + std::string(NP_EXPLAIN_BIN) + " report " +
+                      shell_quote(run().string()) + " --format md >/dev/full; }");
+    EXPECT_EQ(r.status, 3) << r.out;
+    EXPECT_NE(r.out.find("np-explain: standard output: cannot write: No space left on device"),
+              std::string::npos)
+        << r.out;
+}
+
 TEST_F(CliReport, SeveralModesGetTheParityTable) {
     std::ofstream(run() / "np_contract_manual.json")
         << R"({"mode": "manual", "ping_rtt_ms": 0.07, "tcp_mbps": 91.9, "udp_mbps": 92.0,

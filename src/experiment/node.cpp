@@ -110,7 +110,7 @@ void NodeLock::release() {
         // The holder is ours if it is still the sh running the wait (a recycled PID is not);
         // it leads a session of its own, so its sleep goes with it.
         sh_.run(fmt::format(
-            "grep -q np-lock /proc/{0}/cmdline 2>/dev/null && kill -- -{0} 2>/dev/null; true",
+            "grep -q np-lock /proc/{0}/cmdline 2>/dev/null && kill -TERM -{0} 2>/dev/null; true",
             pid));
     } catch (const std::exception&) {
         // The session is gone: the holder ends with the connection it watches.
@@ -197,6 +197,22 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
         shell_quote(pidfile), shell_quote("\\(^\\|/\\)" + program + "$"));
 }
 
+std::string stop_group_script(const std::string& pidfile, const std::string& program) {
+    return fmt::format(
+        "pf={0}; [ -r \"$pf\" ] || exit 0; pid=$(cat \"$pf\"); "
+        "case $pid in ''|*[!0-9]*) rm -f \"$pf\"; exit 0;; esac; "
+        "ours() {{ for p in $(pgrep -g \"$pid\" 2>/dev/null); do "
+        "tr '\\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q {1} && return 0; done; "
+        "return 1; }}; "
+        "ours || {{ rm -f \"$pf\"; exit 0; }}; kill -TERM -$pid 2>/dev/null; i=0; "
+        "while ours && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; "
+        "ours && kill -KILL -$pid 2>/dev/null; i=0; "
+        "while ours && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done; "
+        "if ours; then echo \"process group $pid ({2}) did not stop\" >&2; exit 1; fi; "
+        "rm -f \"$pf\"; exit 0",
+        shell_quote(pidfile), shell_quote(program), program);
+}
+
 // ---------------------------------------------------------------------------------------------
 
 IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
@@ -260,9 +276,11 @@ IperfServer::IperfServer(remote::CommandShell& sh, const RunState& st, int port)
     } else {
         const std::string pidfile = st.dir + "/iperf3.pid";
         const std::string log = st.dir + "/iperf3.log";
+        // The server leads a session of its own: its process group is what it started, a
+        // wrapper's child included.
         undo_ = std::make_unique<UndoStep>(
             sh_, st, "20-server",
-            "rm -f " + shell_quote(log) + "; " + stop_pidfile_script(pidfile, "iperf3"));
+            "rm -f " + shell_quote(log) + "; " + stop_group_script(pidfile, "iperf3"));
         // setsid -f forks: the server holds none of the SSH channel's fds, so exec returns, and
         // it is in its own session, out of reach of the channel's process group.
         const std::string inner = fmt::format("cd / && echo $$ > {} && exec {} -s -p {}",

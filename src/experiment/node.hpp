@@ -84,6 +84,11 @@ std::string undo_leftovers(remote::CommandShell& sh, const std::string& node);
 // A shell fragment that stops the process whose PID is in `pidfile` if its command line still
 // starts with `program` (a recycled PID is left alone): TERM, up to 2 s, then KILL.
 std::string stop_pidfile_script(const std::string& pidfile, const std::string& program);
+// The same for a process that leads a session of its own (setsid): its whole process group is
+// stopped — what a wrapper that did not exec started with it too — if a member's command line
+// still names `program`. Fails, keeping the pidfile for `teardown`, when the group outlives
+// KILL.
+std::string stop_group_script(const std::string& pidfile, const std::string& program);
 
 // The data iface configured for the run: link up, address replaced; undone as found.
 class IfaceConfig {

@@ -333,7 +333,7 @@ CommandResult Session::exec(const std::string& command, Millis timeout) {
 void Session::kill_group(long pgid) {
     try {
         const std::string group = "-" + std::to_string(pgid);
-        exec(fmt::format("kill -TERM -- {} 2>/dev/null; sleep 0.2; kill -KILL -- {} 2>/dev/null; "
+        exec(fmt::format("kill -TERM {} 2>/dev/null; sleep 0.2; kill -KILL {} 2>/dev/null; "
                          "true",
                          group, group),
              Millis(5000));

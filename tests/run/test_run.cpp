@@ -684,12 +684,12 @@ TEST_F(RunTest, ASecondRunOrTeardownOnBusyNodesIsRefusedAndTheFirstCompletesUndi
     expect_nodes_clean();
 }
 
-// node B's iperf3 replaced, for a test's life, in the node's own mount namespace (its sshd's,
+// A node's iperf3 replaced, for a test's life, in the node's own mount namespace (its sshd's,
 // which every session there inherits), by a script; REAL in it is the real iperf3 (a copy).
-class ClientIperf3Replaced {
+class Iperf3Replaced {
   public:
-    explicit ClientIperf3Replaced(const std::string& script) {
-        const std::string dir = state_dir + "/" + client();
+    Iperf3Replaced(const std::string& node, const std::string& script) {
+        const std::string dir = state_dir + "/" + node;
         std::string tool = sh("command -v iperf3").out;  // the nodes share the console's /usr
         tool_ = tool.substr(0, tool.find('\n'));
         const std::string real = dir + "/iperf3.real", fake = dir + "/iperf3.fake";
@@ -702,7 +702,7 @@ class ClientIperf3Replaced {
         ok_ = ok_ && sh("chmod 755 " + shell_quote(fake)).status == 0 &&
               sh(ns_ + "mount --bind " + shell_quote(fake) + " " + shell_quote(tool_)).status == 0;
     }
-    ~ClientIperf3Replaced() { sh(ns_ + "umount " + shell_quote(tool_)); }
+    ~Iperf3Replaced() { sh(ns_ + "umount " + shell_quote(tool_)); }
     bool ok() const { return ok_; }
 
   private:
@@ -714,7 +714,8 @@ class ClientIperf3Replaced {
 // TCP test is a tool error naming the command and what it exceeded, nothing of the flood is
 // saved, the console's memory stays flat, and both nodes are left clean.
 TEST_F(RunTest, AClientThatPrintsWithoutEndIsStoppedAtTheBoundAsAToolError) {
-    const ClientIperf3Replaced flood(
+    const Iperf3Replaced flood(
+        client(),
         "#!/bin/sh\ncase \" $* \" in *\" -c \"*) exec yes '{\"flood\": 1}';; esac\n"
         "exec REAL \"$@\"\n");
     ASSERT_TRUE(flood.ok());
@@ -744,15 +745,15 @@ TEST_F(RunTest, AClientThatPrintsWithoutEndIsStoppedAtTheBoundAsAToolError) {
 // a TCP test instead. Neither output is taken as its test's result: each is a tool error that
 // says why, and the run exits 1.
 TEST_F(RunTest, AToolThatDiedOrRanAnotherTestIsAToolErrorWhateverItPrinted) {
-    const ClientIperf3Replaced broken(
-        "#!/bin/sh\n"
-        "case \" $* \" in\n"
-        "*\" -u \"*) ip=$(echo \"$*\" | sed 's/.*-c \\([^ ]*\\).*/\\1/')\n"
-        "  port=$(echo \"$*\" | sed 's/.*-p \\([^ ]*\\).*/\\1/')\n"
-        "  exec REAL -c \"$ip\" -p \"$port\" -t 1 -J ;;\n"
-        "*\" -c \"*) REAL \"$@\"; kill -SEGV $$ ;;\n"
-        "esac\n"
-        "exec REAL \"$@\"\n");
+    const Iperf3Replaced broken(client(),
+                                "#!/bin/sh\n"
+                                "case \" $* \" in\n"
+                                "*\" -u \"*) ip=$(echo \"$*\" | sed 's/.*-c \\([^ ]*\\).*/\\1/')\n"
+                                "  port=$(echo \"$*\" | sed 's/.*-p \\([^ ]*\\).*/\\1/')\n"
+                                "  exec REAL -c \"$ip\" -p \"$port\" -t 1 -J ;;\n"
+                                "*\" -c \"*) REAL \"$@\"; kill -SEGV $$ ;;\n"
+                                "esac\n"
+                                "exec REAL \"$@\"\n");
     ASSERT_TRUE(broken.ok());
     const CommandResult r =
         np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1"}));
@@ -770,6 +771,20 @@ TEST_F(RunTest, AToolThatDiedOrRanAnotherTestIsAToolErrorWhateverItPrinted) {
     EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/np-explain_tcp.json"));
     EXPECT_TRUE(c["tcp_mbps"].is_null()) << c.dump(2);
     EXPECT_TRUE(c["udp_mbps"].is_null()) << c.dump(2);
+    expect_nodes_clean();
+}
+
+// node A's iperf3 is a wrapper that does not exec (the server np-explain recorded is the
+// wrapper's shell, the listening iperf3 its child): the run measures as usual, and its
+// teardown stops the server's whole process group, so nothing is left listening.
+TEST_F(RunTest, AServerBehindAWrapperThatDoesNotExecIsStoppedWithItsGroup) {
+    const Iperf3Replaced wrapper(server(), "#!/bin/sh\nREAL \"$@\"\necho wrapper done\n");
+    ASSERT_TRUE(wrapper.ok());
+    const CommandResult r =
+        np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1"}));
+    EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+    EXPECT_EQ(join(programs(server(), "iperf3.real")), "");
+    EXPECT_EQ(ns_exec(server(), "ss -Htln 'sport = :5201'"), "");
     expect_nodes_clean();
 }
 

@@ -319,6 +319,21 @@ write_pairs() {
 up() {
     local i node dir t0=$SECONDS
     [[ -e $state ]] && die "$state exists: the testbed is up or was left behind (scripts/testbed.sh down --state $state)"
+    # The nodes' sshds read their keys from the state dir, and with StrictModes (OpenSSH's
+    # default) refuse keys under a dir another user could write: every dir above it must be
+    # root's and writable by no one else, else no login would work.
+    dir=$(dirname -- "$(realpath -m -- "$state")")
+    while :; do
+        if [[ -e $dir ]]; then
+            local owner mode
+            read -r owner mode < <(stat -L -c '%u %a' -- "$dir")
+            if [[ $owner != 0 ]] || (((8#$mode & 8#022) != 0)); then
+                die "--state $state: $dir is owned by uid $owner with mode $mode: sshd (StrictModes) refuses keys below a dir that is not root's or that others can write; choose a state dir under /run or /root"
+            fi
+        fi
+        [[ $dir == / ]] && break
+        dir=$(dirname -- "$dir")
+    done
     if [[ $row == auto ]]; then
         claim_row
     else

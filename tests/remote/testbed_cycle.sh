@@ -12,6 +12,14 @@ fail() {
 }
 trap 'tb down' EXIT
 
+# A state dir below a dir others can write (/tmp): refused at once, naming it, as no login
+# would work there (sshd's StrictModes), and nothing made.
+if out=$(bash scripts/testbed.sh up --profile 100M --row auto --state /tmp/np-testbed-cycle-strict 2>&1); then
+    fail "a state dir under /tmp was accepted"
+fi
+[[ $out == *"/tmp is owned by uid 0 with mode 1777"*StrictModes* ]] || fail "state under /tmp: $out"
+[[ ! -e /tmp/np-testbed-cycle-strict ]] || fail "a refused up made its state dir"
+
 # On a free row (row 1 is left to `run --local`), as the suite's own testbeds are.
 tb up --profile 100M --row auto
 [[ $(<"$state/testbed.conf") =~ ^row=([2-9])\ nodes=2$ ]] || fail "testbed.conf: $(<"$state/testbed.conf")"

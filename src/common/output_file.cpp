@@ -16,6 +16,7 @@ namespace np {
 namespace {
 
 const char* kind_of(mode_t mode) {
+    if (S_ISREG(mode)) return "a regular file";
     if (S_ISLNK(mode)) return "a symbolic link";
     if (S_ISDIR(mode)) return "a directory";
     if (S_ISCHR(mode)) return "a character device";
@@ -32,34 +33,38 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content,
-                           mode_t new_file_mode) {
+namespace {
+
+// write_file_atomically() of `name` in the directory open as `dirfd`; `shown` names the file
+// in messages.
+void write_at(int dirfd, const std::string& name, const std::filesystem::path& shown,
+              std::string_view content, mode_t new_file_mode) {
     struct stat existing {};
     bool replacing = false;
-    if (::lstat(path.c_str(), &existing) == 0) {
+    if (::fstatat(dirfd, name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(existing.st_mode)) {
-            throw InputError(path.string(),
+            throw InputError(shown.string(),
                              fmt::format("exists and is {}: np-explain writes only regular "
                                          "files, and replaces nothing else",
                                          kind_of(existing.st_mode)));
         }
         replacing = true;
     }
-    const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     std::random_device random;
     std::string tmp;
     int fd = -1;
     for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
-        tmp = (dir / fmt::format(".{}.{:08x}.tmp", path.filename().string(), random())).string();
-        fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno != EEXIST) io_failed(path, "cannot write", errno);
+        tmp = fmt::format(".{}.{:08x}.tmp", name, random());
+        fd = ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      0600);
+        if (fd < 0 && errno != EEXIST) io_failed(shown, "cannot write", errno);
     }
-    if (fd < 0) io_failed(path, "cannot write", EEXIST);
+    if (fd < 0) io_failed(shown, "cannot write", EEXIST);
     const auto fail = [&](const char* what) {
         const int err = errno;
         if (fd >= 0) ::close(fd);
-        ::unlink(tmp.c_str());
-        io_failed(path, what, err);
+        ::unlinkat(dirfd, tmp.c_str(), 0);
+        io_failed(shown, what, err);
     };
     size_t done = 0;
     while (done < content.size()) {
@@ -75,35 +80,108 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     const int closed = ::close(fd);
     fd = -1;
     if (closed != 0) fail("cannot write");
-    if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot replace");
+    if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) fail("cannot replace");
 }
 
-void prepare_private_dir(const std::filesystem::path& dir) {
-    const auto refuse = [&](const std::string& why) {
-        throw InputError(dir.string(),
-                         fmt::format("{}: results go only to a directory of yours that nobody "
-                                     "else can write to (give another --run-dir or "
-                                     "NETWORK_PERFORMANCE_RUN_DIR)",
-                                     why));
-    };
-    struct stat st {};
-    if (::lstat(dir.c_str(), &st) != 0) {
-        if (errno != ENOENT) io_failed(dir, "cannot create the run directory", errno);
-        if (dir.has_parent_path()) {
-            std::error_code ec;
-            std::filesystem::create_directories(dir.parent_path(), ec);
+[[noreturn]] void refuse_dir(const std::filesystem::path& dir, const std::string& why) {
+    throw InputError(dir.string(),
+                     fmt::format("{}: results go only to a directory of yours that nobody else "
+                                 "can write to (give another --run-dir or "
+                                 "NETWORK_PERFORMANCE_RUN_DIR)",
+                                 why));
+}
+
+// Each directory above `dir` (after links): root's or ours, and sticky where others may write.
+void check_parents(const std::filesystem::path& dir) {
+    std::error_code ec;
+    auto at = std::filesystem::weakly_canonical(std::filesystem::absolute(dir, ec), ec);
+    if (ec) return;  // the open below says what is wrong
+    for (at = at.parent_path();; at = at.parent_path()) {
+        struct stat st {};
+        if (::stat(at.c_str(), &st) == 0) {
+            if (st.st_uid != 0 && st.st_uid != ::geteuid())
+                refuse_dir(
+                    dir, fmt::format("{} above it belongs to user id {}", at.string(), st.st_uid));
+            if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+                refuse_dir(
+                    dir, fmt::format("{} above it is writable by {} and not sticky (mode "
+                                     "{:04o}): another user could put a directory of "
+                                     "theirs in its place",
+                                     at.string(), (st.st_mode & S_IWOTH) ? "everyone" : "its group",
+                                     st.st_mode & 07777));
         }
-        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-            io_failed(dir, "cannot create the run directory", errno);
-        if (::lstat(dir.c_str(), &st) != 0)
-            io_failed(dir, "cannot create the run directory", errno);
+        if (at == at.root_path() || !at.has_relative_path()) break;
     }
-    if (!S_ISDIR(st.st_mode)) refuse(fmt::format("is {}, not a directory", kind_of(st.st_mode)));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                           mode_t new_file_mode) {
+    const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    const int dirfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) io_failed(path, "cannot write", errno);
+    try {
+        write_at(dirfd, path.filename().string(), path, content, new_file_mode);
+    } catch (...) {
+        ::close(dirfd);
+        throw;
+    }
+    ::close(dirfd);
+}
+
+PrivateDir::PrivateDir(std::filesystem::path dir) : dir_(std::move(dir)) {
+    check_parents(dir_);
+    fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd_ < 0 && errno == ENOENT) {
+        if (dir_.has_parent_path()) {
+            std::error_code ec;
+            std::filesystem::create_directories(dir_.parent_path(), ec);
+            check_parents(dir_);  // what was made above it is ours
+        }
+        if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST)
+            io_failed(dir_, "cannot create the run directory", errno);
+        fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd_ < 0) {
+        const int err = errno;
+        struct stat st {};
+        if ((err == ELOOP || err == ENOTDIR) && ::lstat(dir_.c_str(), &st) == 0)
+            refuse_dir(dir_, fmt::format("is {}, not a directory", kind_of(st.st_mode)));
+        io_failed(dir_, "cannot open the run directory", err);
+    }
+    // Checked on what was opened, not on the path again.
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) io_failed(dir_, "cannot open the run directory", errno);
+    const auto refuse = [&](const std::string& why) {
+        ::close(fd_);
+        fd_ = -1;
+        refuse_dir(dir_, why);
+    };
     if (st.st_uid != ::geteuid())
         refuse(fmt::format("belongs to user id {}, not to you ({})", st.st_uid, ::geteuid()));
     if (st.st_mode & (S_IWGRP | S_IWOTH))
         refuse(fmt::format("is writable by {} (mode {:04o})",
                            (st.st_mode & S_IWOTH) ? "everyone" : "its group", st.st_mode & 07777));
+}
+
+PrivateDir::~PrivateDir() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::filesystem::path PrivateDir::write(const std::string& name, std::string_view content,
+                                        mode_t new_file_mode) const {
+    const auto path = dir_ / name;
+    write_at(fd_, name, path, content, new_file_mode);
+    return path;
+}
+
+void PrivateDir::remove(const std::string& name) const {
+    ::unlinkat(fd_, name.c_str(), 0);
+}
+
+void prepare_private_dir(const std::filesystem::path& dir) {
+    const PrivateDir checked(dir);
 }
 
 }  // namespace np

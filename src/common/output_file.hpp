@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace np {
@@ -19,10 +20,34 @@ namespace np {
 void write_file_atomically(const std::filesystem::path& path, std::string_view content,
                            mode_t new_file_mode = 0600);
 
-// A directory only this user can write to, for a run's results: created 0700 (with its
-// parents) when missing; when it exists it must be a directory, not a symbolic link, owned by
-// this user and not writable by group or others (a /tmp/network-performance-$USER another user
-// made first could be filled with links) — InputError naming it otherwise.
+// A directory only this user can write to, for a run's results, opened once: every file below
+// it is written, replaced and removed relative to that descriptor (openat, renameat), so a
+// directory swapped for a link after it was checked is never written through. Created 0700
+// (with its parents) when missing; it must be a directory, not a symbolic link, owned by this
+// user and not writable by group or others (a /tmp/network-performance-$USER another user made
+// first could be filled with links); and each directory above it must be root's or this
+// user's and, where others may write to it, sticky (as /tmp is: nobody else can rename what
+// is ours there) — else another user could put a directory of theirs in its place. InputError
+// naming it otherwise.
+class PrivateDir {
+  public:
+    explicit PrivateDir(std::filesystem::path dir);
+    ~PrivateDir();
+    PrivateDir(const PrivateDir&) = delete;
+    PrivateDir& operator=(const PrivateDir&) = delete;
+
+    // write_file_atomically() of `name` in this directory; returns its path.
+    std::filesystem::path write(const std::string& name, std::string_view content,
+                                mode_t new_file_mode = 0600) const;
+    void remove(const std::string& name) const;
+    const std::filesystem::path& path() const { return dir_; }
+
+  private:
+    std::filesystem::path dir_;
+    int fd_ = -1;
+};
+
+// The checks of PrivateDir alone (before a run starts anything).
 void prepare_private_dir(const std::filesystem::path& dir);
 
 }  // namespace np

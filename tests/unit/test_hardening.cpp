@@ -235,6 +235,19 @@ TEST_F(OutputFile, TheRunDirIsCreatedPrivateAndAForeignOrOpenOneRefused) {
     e = error_of([&] { prepare_private_dir(dir_ / "link"); });
     EXPECT_NE(e.find("is a symbolic link"), std::string::npos) << e;
 
+    // A parent others can write to: fine when sticky (as /tmp is), refused otherwise, naming
+    // the parent — another user could rename our directory away and put theirs in its place.
+    const fs::path shared = dir_ / "shared";
+    fs::create_directory(shared);
+    fs::permissions(shared, fs::perms(01777));
+    prepare_private_dir(shared / "mine");
+    fs::permissions(shared, fs::perms(0777));
+    e = error_of([&] { prepare_private_dir(shared / "mine"); });
+    EXPECT_NE(e.find(shared.string() + " above it is writable by everyone and not sticky (mode "
+                                       "0777)"),
+              std::string::npos)
+        << e;
+
     if (geteuid() == 0) {
         const fs::path foreign = dir_ / "foreign";
         fs::create_directory(foreign);
@@ -243,6 +256,25 @@ TEST_F(OutputFile, TheRunDirIsCreatedPrivateAndAForeignOrOpenOneRefused) {
         e = error_of([&] { prepare_private_dir(foreign); });
         EXPECT_NE(e.find("belongs to user id 65534"), std::string::npos) << e;
     }
+}
+
+// The run dir swapped for a link to another directory after it was opened (a user who owns
+// its parent, mid-run): what the run saves still goes into the directory it opened and checked,
+// never through the link.
+TEST_F(OutputFile, ARunDirSwappedForALinkAfterItWasOpenedIsNeverWrittenThrough) {
+    const fs::path run = dir_ / "run";
+    const PrivateDir opened(run);
+    opened.write("first.json", "1");
+    const fs::path elsewhere = dir_ / "elsewhere";
+    fs::create_directory(elsewhere);
+    fs::rename(run, dir_ / "moved");
+    fs::create_directory_symlink(elsewhere, run);
+    const fs::path said = opened.write("second.json", "2");
+    EXPECT_EQ(said, run / "second.json");
+    EXPECT_EQ(read(dir_ / "moved" / "second.json"), "2");
+    EXPECT_TRUE(fs::is_empty(elsewhere));
+    opened.remove("first.json");
+    EXPECT_FALSE(fs::exists(dir_ / "moved" / "first.json"));
 }
 
 }  // namespace

@@ -20,6 +20,11 @@ using nlohmann::json;
 
 // ---- text --------------------------------------------------------------------------------
 
+bool is_raw_control(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\n' && c != '\t') || u == 0x7f;
+}
+
 std::string html(std::string_view s) {
     std::string out;
     out.reserve(s.size());
@@ -41,7 +46,28 @@ std::string html(std::string_view s) {
                 out += "&#39;";
                 break;
             default:
-                out += c;
+                // A control character from a file (an ESC of a tool's colours) is shown as
+                // U+FFFD, never written raw into the page.
+                if (is_raw_control(c)) {
+                    out += "&#xFFFD;";
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out;
+}
+
+// Control characters but the line's own (tab, newline) as U+FFFD: a report is read in a
+// terminal or an editor as often as in a browser.
+std::string without_controls(std::string s) {
+    std::string out;
+    out.reserve(s.size());
+    for (const char c : s) {
+        if (is_raw_control(c)) {
+            out += "\uFFFD";
+        } else {
+            out += c;
         }
     }
     return out;
@@ -1132,7 +1158,7 @@ std::string render_report_markdown(const ReportInput& in) {
         out += "\n## Parity\n\n```text\n" + render_parity(contracts, check_parity(contracts)) +
                "```\n";
     }
-    return out;
+    return without_controls(std::move(out));
 }
 
 }  // namespace np

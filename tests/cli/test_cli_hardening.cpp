@@ -196,7 +196,7 @@ TEST_F(CliHardening, TextFromFilesReachesTheTerminalEscaped) {
 
 TEST_F(CliHardening, TheHtmlReportEscapesHostileStrings) {
     write("np_contract_m.json", R"({"mode": "m", "tcp_mbps": 94, "link_mbps": 100,
-        "node1": "<script>alert(1)</script>", "node2": "\"><img src=x onerror=alert(2)>"})");
+        "node1": "<script>alert(1)</script>\u001b[31mred", "node2": "\"><img src=x onerror=alert(2)>"})");
     auto doc = nlohmann::json::parse(read(fixture("iperf3/tcp-100m.json")));
     doc["error"] = "</script><script>alert(3)</script><!--";
     write("m_tcp.json", doc.dump());
@@ -206,6 +206,16 @@ TEST_F(CliHardening, TheHtmlReportEscapesHostileStrings) {
     for (const char* raw : {"<script>alert", "<img src=x", "</script><script>alert(3)"})
         EXPECT_EQ(html.find(raw), std::string::npos) << raw;
     EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+    // A terminal's escape sequences from a file are never written raw, in the page or in the
+    // Markdown summary: shown as U+FFFD.
+    const auto md =
+        np_explain({"report", dir_.string(), "--format", "md", "--out", (dir_ / "r.md").string()});
+    ASSERT_EQ(md.exit_status, 0) << md.err;
+    for (const auto& [name, text] :
+         {std::pair{"html", html}, std::pair{"md", read(dir_ / "r.md")}}) {
+        EXPECT_EQ(text.find('\x1b'), std::string::npos) << name;
+        EXPECT_NE(text.find("[31mred"), std::string::npos) << name << ": the error is not shown";
+    }
 }
 
 TEST_F(CliHardening, HostileNodeNamesModesAndRunDirsAreRefusedBeforeAnythingStarts) {

@@ -26,6 +26,29 @@ const char* to_string(InputFormat f) {
 
 Measurements parse_measurements(ByteSource& source, const std::string& name, InputFormat format) {
     PeekableSource in(source);
+    // The encoding, from the first bytes: UTF-8's byte-order mark (Windows editors write one)
+    // is dropped; UTF-16 or UTF-32 (what Windows PowerShell's > writes) is named with its fix,
+    // not taken for an unknown tool's output.
+    const std::string_view bom = in.peek(4);
+    const auto starts = [&](std::string_view b) { return bom.substr(0, b.size()) == b; };
+    const auto wide = [&](const char* which) {
+        return InputError("format",
+                          fmt::format("is {} text (Windows PowerShell's > writes it): convert it "
+                                      "to UTF-8 first, e.g. iconv -f {} -t UTF-8 FILE > "
+                                      "FILE.txt, or Out-File -Encoding utf8 in PowerShell",
+                                      which, which),
+                          1);
+    };
+    using namespace std::string_view_literals;
+    if (starts("\xEF\xBB\xBF"sv)) {
+        in.skip(3);
+    } else if (starts("\xFF\xFE\x00\x00"sv) || starts("\x00\x00\xFE\xFF"sv)) {
+        throw wide("UTF-32");
+    } else if (starts("\xFF\xFE"sv) || starts("\xFE\xFF"sv) ||
+               (bom.size() == 4 && bom[0] != 0 && bom[1] == 0 && bom[2] != 0 && bom[3] == 0) ||
+               (bom.size() == 4 && bom[0] == 0 && bom[1] != 0 && bom[2] == 0 && bom[3] != 0)) {
+        throw wide("UTF-16");
+    }
     // Only the first non-blank byte decides: JSON is an object, a text never starts with '{'.
     char first = 0;
     for (size_t n = 256;; n *= 2) {

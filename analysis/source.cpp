@@ -6,14 +6,20 @@
 namespace np {
 
 std::string_view PeekableSource::peek(size_t n) {
-    while (head_.size() < n && pending_.empty()) {
-        const std::string_view c = in_.next();
-        if (c.empty()) break;
-        const size_t take = std::min(c.size(), n - head_.size());
-        head_.append(c.data(), take);
-        pending_ = c.substr(take);  // valid until in_.next() is called again
+    while (head_.size() < n) {
+        if (pending_.empty()) {
+            pending_ = in_.next();  // valid until in_.next() is called again
+            if (pending_.empty()) break;
+        }
+        const size_t take = std::min(pending_.size(), n - head_.size());
+        head_.append(pending_.data(), take);
+        pending_.remove_prefix(take);
     }
     return head_;
+}
+
+void PeekableSource::skip(size_t n) {
+    head_.erase(0, std::min(n, head_.size()));
 }
 
 std::string_view PeekableSource::next() {

@@ -17,6 +17,8 @@ class PeekableSource : public ByteSource {
     explicit PeekableSource(ByteSource& in) : in_(in) {}
     // Up to `n` bytes from the start (fewer when the input is shorter). Only before next().
     std::string_view peek(size_t n);
+    // Drops the first `n` bytes peeked (a byte-order mark). Only before next().
+    void skip(size_t n);
     std::string_view next() override;
 
   private:

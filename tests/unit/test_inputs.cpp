@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/inputs.hpp"
+#include "src/common/byte_source.hpp"
 #include "src/common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
@@ -78,6 +79,45 @@ TEST(Inputs, UnknownEmptyAndBinaryAreInputErrors) {
             ADD_FAILURE() << "accepted: " << text;
         } catch (const InputError& e) {
             EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+        }
+    }
+}
+
+// What Windows writes: UTF-8 with a byte-order mark is read (the mark dropped), in every chunking
+// a file read can produce; UTF-16 (PowerShell's >) and UTF-32, with or without a mark, are
+// named as such with the fix — not "not a tool's output".
+TEST(Inputs, TheEncodingIsReadOrNamedWithItsFix) {
+    const std::string ping = fixture("ping/iputils-ok.txt");
+    const std::string bom = "\xEF\xBB\xBF" + ping;
+    for (size_t chunk : {size_t{0}, size_t{1}, size_t{2}, size_t{5}}) {
+        StringSource in(bom, chunk);
+        EXPECT_EQ(parse_measurements(in, "w.txt").pings.size(), 1u) << chunk;
+    }
+    const std::string json = fixture("iperf3/tcp-100m.json");
+    EXPECT_EQ(parse_measurements("\xEF\xBB\xBF" + json, "w.json").throughput.size(), 1u);
+    const auto utf16 = [&](bool le, bool mark) {
+        std::string out = mark ? (le ? "\xFF\xFE" : "\xFE\xFF") : "";
+        for (char c : ping.substr(0, 200)) {
+            if (!le) out += '\0';
+            out += c;
+            if (le) out += '\0';
+        }
+        return out;
+    };
+    for (const auto& [text, which] :
+         {std::pair{utf16(true, true), "UTF-16"}, std::pair{utf16(false, true), "UTF-16"},
+          std::pair{utf16(true, false), "UTF-16"}, std::pair{utf16(false, false), "UTF-16"},
+          std::pair{std::string("\xFF\xFE\0\0p\0\0\0", 8), "UTF-32"}}) {
+        try {
+            parse_measurements(text, "w.txt");
+            ADD_FAILURE() << "accepted";
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.field(), "format");
+            EXPECT_EQ(std::string(e.what()).rfind(std::string("is ") + which + " text", 0), 0u)
+                << e.what();
+            EXPECT_NE(std::string(e.what()).find("iconv -f " + std::string(which)),
+                      std::string::npos)
+                << e.what();
         }
     }
 }

@@ -92,13 +92,27 @@ Tool tool_of(ToolKind k) {
     return k == ToolKind::iperf2 ? Tool::iperf2 : k == ToolKind::ping ? Tool::ping : Tool::iperf3;
 }
 
+// The first line of iperf3's JSON: "{" alone (-J pretty-prints), or an object that opens
+// with one of its top-level keys (compacted, or --json-stream's events). Another command's
+// JSON line ({"ifindex": 1, … from ip -j) is not one.
+bool iperf3_json_start(std::string_view t) {
+    if (!t.starts_with("{")) return false;
+    const size_t at = t.find_first_not_of(" \t\r", 1);
+    if (at == std::string_view::npos) return true;
+    const std::string_view rest = t.substr(at);
+    for (std::string_view key :
+         {"\"start\"", "\"event\"", "\"intervals\"", "\"end\"", "\"error\"", "\"title\""})
+        if (rest.starts_with(key)) return true;
+    return false;
+}
+
 // Which tool's output a line begins, read from the line alone (no command shown).
 ToolKind kind_of_header(std::string_view t) {
     // Headers begin with '{', "PING", "---", "Client", "Server", "Connecting" or "iperf3:".
     if (t.empty() ||
         (t[0] != '{' && t[0] != 'P' && t[0] != '-' && t[0] != 'C' && t[0] != 'S' && t[0] != 'i'))
         return ToolKind::none;
-    if (t.starts_with("{")) return ToolKind::iperf3_json;
+    if (t.starts_with("{")) return iperf3_json_start(t) ? ToolKind::iperf3_json : ToolKind::none;
     if (ping_header(t)) return ToolKind::ping;
     if (iperf3_text_header(t)) return ToolKind::iperf3_text;
     if (iperf2_header(t)) return ToolKind::iperf2;

@@ -189,6 +189,27 @@ TEST(Transcript, OutputsPastedOneAfterAnotherWithoutPromptsAreSeparateRuns) {
     EXPECT_EQ(m.pings.size(), 1u);
 }
 
+// Another command's JSON between the runs — with its prompt, or pasted without one — is not
+// taken for iperf3's (it aborted the whole transcript): the runs around it are read.
+TEST(Transcript, AnotherCommandsJsonLineIsNotTakenForIperf3s) {
+    for (const std::string& between :
+         {std::string("root@node1-2:~# ip -j link show lo\n"), std::string("")}) {
+        const std::string text =
+            "$ ping -c 3 h\n" + fixture("ping/iputils-ok.txt") + between +
+            "[{\"ifindex\":1,\"ifname\":\"lo\",\"flags\":[\"LOOPBACK\",\"UP\"]}]\n"
+            "{\"ifindex\": 1, \"ifname\": \"lo\"}\n"
+            "$ iperf -c h\n" +
+            fixture("iperf2/tcp-100m.client.txt");
+        SCOPED_TRACE(between);
+        const auto m = parse_measurements(text, "s.txt");
+        EXPECT_EQ(m.pings.size(), 1u);
+        EXPECT_EQ(m.throughput.size(), 1u);
+    }
+    // iperf3's own JSON still starts a run, pretty-printed or compacted.
+    const std::string json = fixture("iperf3/tcp-100m.json");
+    EXPECT_EQ(parse_measurements("some text\n" + json, "s.txt").throughput.size(), 1u);
+}
+
 TEST(Transcript, AnInterruptedRunIsLeftOutWithANoteWhenOthersRemain) {
     const std::string text = "$ iperf -c h -u -b 1G\n" +
                              fixture("iperf2/udp-100m-b90M.client.txt") +

@@ -71,21 +71,19 @@ struct Record {
 // was, for a run that could not say so itself.
 class RunDir {
   public:
-    RunDir(std::filesystem::path dir, std::string mode) : dir_(std::move(dir)), mode_(mode) {
-        prepare_private_dir(dir_);
-    }
+    // Opened once (PrivateDir): every file is written relative to it.
+    RunDir(std::filesystem::path dir, std::string mode) : dir_(std::move(dir)), mode_(mode) {}
     // Replaced whole (src/common/output_file.hpp); EnvironmentError naming the file and why
     // (e.g. "No space left on device").
     std::filesystem::path save(const std::string& name, const std::string& text) {
-        const auto path = dir_ / name;
-        write_file_atomically(path, text);
+        const auto path = dir_.write(name, text);
         if (saved_.insert(name).second) files_.push_back(path);
         return path;
     }
     void remove(const std::string& name) {
         if (!saved_.erase(name)) return;
-        ::unlink((dir_ / name).c_str());
-        std::erase(files_, dir_ / name);
+        dir_.remove(name);
+        std::erase(files_, dir_.path() / name);
     }
     bool saved(const std::string& name) const { return saved_.count(name) > 0; }
 
@@ -112,7 +110,7 @@ class RunDir {
     const std::vector<std::filesystem::path>& files() const { return files_; }
 
   private:
-    std::filesystem::path dir_;
+    PrivateDir dir_;
     std::string mode_;
     std::set<std::string> saved_;
     std::vector<std::filesystem::path> files_;
@@ -338,13 +336,17 @@ constexpr Millis kLinkDownGrace{5000};
 // end) — stopping the command first.
 std::string run_client(Node& b, const std::string& command, double expected_s,
                        const std::string& phase, RemoteProbe* rate_probe, Progress& progress,
-                       const LinkWatch& link, int& status) {
+                       const LinkWatch& link, int& status, IperfServer* server = nullptr) {
     std::string out;
     const auto t0 = Clock::now();
     const auto deadline =
         t0 + std::chrono::milliseconds(static_cast<int64_t>((expected_s + 30) * 1000));
     auto next_rate = t0;
     auto next_link_check = t0 + Millis(500);
+    // The server, watched on node A meanwhile: stopped (SIGSTOP), it keeps listening and the
+    // client waits on it until the phase's deadline; named at the second look that finds it so.
+    auto next_server_check = t0 + Millis(2000);
+    int server_stopped_looks = 0;
     bool down = false;  // at the last check, since down_since
     Clock::time_point down_since{};
     std::optional<double> rate;
@@ -361,6 +363,18 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
             if (progress.enabled() && rate_probe && Clock::now() >= next_rate) {
                 rate = rate_probe->rate_bps();
                 next_rate = Clock::now() + Millis(500);
+            }
+            if (server && Clock::now() >= next_server_check) {
+                const auto stopped = server->stopped();
+                server_stopped_looks = stopped ? server_stopped_looks + 1 : 0;
+                if (server_stopped_looks >= 2)
+                    throw EnvironmentError(
+                        EnvironmentError::Kind::remote,
+                        fmt::format("the iperf3 server on {} ({}) is stopped (process {}: "
+                                    "state T is a SIGSTOP, t a debugger): it holds the test's "
+                                    "connection and never answers",
+                                    server->node(), server->supervisor(), *stopped));
+                next_server_check = Clock::now() + Millis(2000);
             }
             if (Clock::now() >= next_link_check) {
                 const bool was_down = down;
@@ -526,10 +540,16 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         const auto client_pid = [&](const std::string& tool) {
             return fmt::format("{}/client-{}.pid", client_dir, tool);
         };
+        // And the process group of node B's command shell, where the clients run: a teardown
+        // after the run was killed (from a shell of its own, in another group) stops whatever
+        // of the client is left there, whatever the pidfiles say.
+        const std::string shell_group = client_dir + "/shell.pgid";
         const UndoStep client_undo(
             *b.sh, b.st, "05-client",
-            fmt::format("( {} ); ( {} )", stop_pidfile_script(client_pid("ping"), "ping"),
-                        stop_pidfile_script(client_pid("iperf3"), "iperf3")));
+            fmt::format("( {} ); ( {} ); ( {} )", stop_pidfile_script(client_pid("ping"), "ping"),
+                        stop_pidfile_script(client_pid("iperf3"), "iperf3"),
+                        stop_foreign_group_script(shell_group, "iperf3|ping")));
+        b.sh->check(fmt::format("ps -o pgid= -p $$ | tr -d ' ' > {}", shell_quote(shell_group)));
         const auto recorded = [&](const std::string& tool, const std::string& command) {
             return fmt::format("sh -c {}",
                                shell_quote(fmt::format("echo $$ > {}; exec {}",
@@ -552,7 +572,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                 recorded("iperf3", fmt::format("iperf3 -c {} -p {} -t {} -J",
                                                shell_quote(p.server_ip), p.port, p.tcp_duration_s)),
                 p.tcp_duration_s, "tcp", pa.get(), progress, link,
-                rec.status[run_dir::output(mode, run_dir::kTcp)]);
+                rec.status[run_dir::output(mode, run_dir::kTcp)], server.get());
             dir.save(run_dir::output(mode, run_dir::kTcp), rec.tcp);
             if (!server_gone()) {
                 dir.done("tcp");
@@ -565,7 +585,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                                              shell_quote(p.server_ip), p.port,
                                              shell_quote(p.udp_bandwidth), p.udp_duration_s)),
                         p.udp_duration_s, "udp", pa.get(), progress, link,
-                        rec.status[run_dir::output(mode, run_dir::kUdp)]);
+                        rec.status[run_dir::output(mode, run_dir::kUdp)], server.get());
                     dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);
                     if (!server_gone()) dir.done("udp");
                 }

@@ -204,13 +204,28 @@ std::string stop_group_script(const std::string& pidfile, const std::string& pro
         "ours() {{ for p in $(pgrep -g \"$pid\" 2>/dev/null); do "
         "tr '\\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q {1} && return 0; done; "
         "return 1; }}; "
-        "ours || {{ rm -f \"$pf\"; exit 0; }}; kill -TERM -$pid 2>/dev/null; i=0; "
+        "ours || {{ rm -f \"$pf\"; exit 0; }}; kill -TERM -$pid 2>/dev/null; "
+        "kill -CONT -$pid 2>/dev/null; i=0; "
         "while ours && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; "
         "ours && kill -KILL -$pid 2>/dev/null; i=0; "
         "while ours && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done; "
         "if ours; then echo \"process group $pid ({2}) did not stop\" >&2; exit 1; fi; "
         "rm -f \"$pf\"; exit 0",
         shell_quote(pidfile), shell_quote(program), program);
+}
+
+std::string stop_foreign_group_script(const std::string& pgidfile, const std::string& programs) {
+    return fmt::format(
+        "f={0}; [ -r \"$f\" ] || exit 0; pg=$(cat \"$f\"); "
+        "case $pg in ''|*[!0-9]*|0|1) exit 0;; esac; "
+        "[ \"$(ps -o pgid= -p $$ | tr -d ' ')\" = \"$pg\" ] && exit 0; "
+        "ours() {{ for p in $(pgrep -g \"$pg\" 2>/dev/null); do "
+        "tr '\\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -Eq {1} && return 0; done; "
+        "return 1; }}; "
+        "ours || exit 0; kill -TERM -$pg 2>/dev/null; kill -CONT -$pg 2>/dev/null; i=0; "
+        "while ours && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; "
+        "ours && kill -KILL -$pg 2>/dev/null; exit 0",
+        shell_quote(pgidfile), shell_quote(programs));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,7 +263,8 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std
 
 // ---------------------------------------------------------------------------------------------
 
-IperfServer::IperfServer(remote::CommandShell& sh, const RunState& st, int port) : sh_(sh) {
+IperfServer::IperfServer(remote::CommandShell& sh, const RunState& st, int port)
+    : sh_(sh), node_(st.node) {
     const std::string listening = fmt::format("ss -Htln 'sport = :{}' | grep -q .", port);
     if (sh_.run(listening).exit_status == 0) {
         throw EnvironmentError(
@@ -273,6 +289,7 @@ IperfServer::IperfServer(remote::CommandShell& sh, const RunState& st, int port)
         sh_.check(fmt::format("systemd-run --quiet --unit={} --collect {} -s -p {}", unit,
                               shell_quote(bin), port));
         is_alive_cmd_ = fmt::format("systemctl is-active --quiet {} && {}", unit, listening);
+        main_pid_cmd_ = fmt::format("systemctl show -p MainPID --value {}", unit);
     } else {
         const std::string pidfile = st.dir + "/iperf3.pid";
         const std::string log = st.dir + "/iperf3.log";
@@ -295,6 +312,7 @@ IperfServer::IperfServer(remote::CommandShell& sh, const RunState& st, int port)
         supervisor_ = "pid " + pid.out.substr(0, pid.out.find('\n'));
         is_alive_cmd_ =
             fmt::format("kill -0 \"$(cat {})\" 2>/dev/null && {}", shell_quote(pidfile), listening);
+        main_pid_cmd_ = "cat " + shell_quote(pidfile);
     }
     for (int i = 0; i < 50; ++i) {  // up to 5 s for it to listen
         if (alive()) return;
@@ -314,6 +332,18 @@ void IperfServer::stop() {
 
 bool IperfServer::alive() {
     return sh_.run(is_alive_cmd_).exit_status == 0;
+}
+
+std::optional<std::string> IperfServer::stopped() {
+    // The state field of /proc/PID/stat, after the command name in parentheses: T when a
+    // SIGSTOP holds it, t under a debugger.
+    const auto r =
+        sh_.run(fmt::format("pid=$({}); case $pid in ''|*[!0-9]*|0) exit 1;; esac; "
+                            "state=$(sed -n 's/.*) \\(.\\).*/\\1/p' /proc/$pid/stat 2>/dev/null); "
+                            "case $state in T|t) echo \"$pid $state\";; *) exit 1;; esac",
+                            main_pid_cmd_));
+    if (r.exit_status != 0) return std::nullopt;
+    return r.out.substr(0, r.out.find('\n'));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -89,6 +89,10 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
 // still names `program`. Fails, keeping the pidfile for `teardown`, when the group outlives
 // KILL.
 std::string stop_group_script(const std::string& pidfile, const std::string& program);
+// Stops the process group in `pgidfile` (a command shell's, where a run's clients ran) when a
+// member's command line matches the extended regex `programs` — unless the script runs in that
+// group itself (the run's own teardown, from that shell).
+std::string stop_foreign_group_script(const std::string& pgidfile, const std::string& programs);
 
 // The data iface configured for the run: link up, address replaced; undone as found.
 class IfaceConfig {
@@ -108,10 +112,14 @@ class IfaceConfig {
 class IperfServer {
   public:
     IperfServer(remote::CommandShell& sh, const RunState& st, int port);
+    const std::string& node() const { return node_; }
     // Stops it now; the destructor then has nothing left to do.
     void stop();
     // Whether it is still listening (it may have been killed mid-run).
     bool alive();
+    // "PID T" when its process is stopped (a SIGSTOP, or t: a debugger): alive and listening,
+    // it never answers a test. Empty otherwise.
+    std::optional<std::string> stopped();
     const std::string& supervisor() const {
         return supervisor_;
     }  // "systemd unit np-iperf3-<run>" or "pid N"
@@ -119,7 +127,9 @@ class IperfServer {
   private:
     remote::CommandShell& sh_;
     std::string supervisor_;
+    std::string node_;
     std::string is_alive_cmd_;
+    std::string main_pid_cmd_;  // prints the server's PID
     std::unique_ptr<UndoStep> undo_;
 };
 

@@ -1,8 +1,10 @@
 // The fault matrix of issue 12: for each phase of `np-explain run` (preflight, configure,
 // upload, probe start, ping, tcp, udp, collect, teardown), each fault — SIGINT to np-explain,
 // SIGKILL to np-explain (then `np-explain teardown` with the run's arguments), the SSH session
-// to node B cut, the iperf3 server killed, node A's probe killed with SIGKILL, node B's data
-// link set down, the run dir's disk full — injected into the real binary on the local testbed.
+// to node B cut, the iperf3 server killed, the server stopped (SIGSTOP), node A's probe killed
+// with SIGKILL, node B's data link set down, the run dir's disk full, a second run on the same
+// nodes (refused naming this one, which goes on undisturbed) — injected into the real binary
+// on the local testbed.
 // Each cell is held to: the exit status docs/hardening.md documents, a message naming what
 // happened, every phase finished so far saved in the run dir, and nothing of the run left on
 // either node (no probe, tc filter or clsact, BPF program, iperf3, upload dir, undo script,
@@ -40,14 +42,27 @@ const auto* const kTestbed = ::testing::AddGlobalTestEnvironment(
 
 const std::vector<std::string>& kPhases = kMatrixPhases;
 // In the order of kMatrixFaults, the table's columns (tests/faults/tables.hpp).
-enum class Fault { sigint, sigkill, ssh_cut, server_killed, probe_killed, link_down, disk_full };
-const std::vector<std::pair<Fault, std::string>> kFaults = {{Fault::sigint, "SIGINT"},
-                                                            {Fault::sigkill, "SIGKILL+teardown"},
-                                                            {Fault::ssh_cut, "SSH to B cut"},
-                                                            {Fault::server_killed, "server killed"},
-                                                            {Fault::probe_killed, "probe killed"},
-                                                            {Fault::link_down, "link down"},
-                                                            {Fault::disk_full, "disk full"}};
+enum class Fault {
+    sigint,
+    sigkill,
+    ssh_cut,
+    server_killed,
+    server_stopped,
+    probe_killed,
+    link_down,
+    disk_full,
+    second_run
+};
+const std::vector<std::pair<Fault, std::string>> kFaults = {
+    {Fault::sigint, "SIGINT"},
+    {Fault::sigkill, "SIGKILL+teardown"},
+    {Fault::ssh_cut, "SSH to B cut"},
+    {Fault::server_killed, "server killed"},
+    {Fault::server_stopped, "server stopped"},
+    {Fault::probe_killed, "probe killed"},
+    {Fault::link_down, "link down"},
+    {Fault::disk_full, "disk full"},
+    {Fault::second_run, "second run"}};
 
 size_t phase_index(const std::string& phase) {
     return size_t(std::find(kPhases.begin(), kPhases.end(), phase) - kPhases.begin());
@@ -84,6 +99,13 @@ Expected expected(const std::string& phase, Fault fault) {
                 return not_applicable("no iperf3 server yet: it starts after probe start");
             if (after_tests) return not_applicable("the run has stopped the server already");
             return {"", 1, "the iperf3 server on " + server()};
+        case Fault::server_stopped:  // SIGSTOP: alive and listening, it never answers
+            if (before_server)
+                return not_applicable("no iperf3 server yet: it starts after probe start");
+            if (after_tests) return not_applicable("the run has stopped the server already");
+            return {"", 3, "is stopped (process "};
+        case Fault::second_run:  // refused (checked below); this run goes on undisturbed
+            return {"", 0, ""};
         case Fault::probe_killed:
             if (phase == "teardown")
                 return not_applicable("the run has stopped the probes already (traces collected)");
@@ -308,6 +330,27 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
         case Fault::server_killed:
             injected = kill_from_pidfile(run_state_file(server(), "iperf3.pid"), "iperf3");
             break;
+        case Fault::server_stopped: {
+            const pid_t pid = std::atoi(read_file(run_state_file(server(), "iperf3.pid")).c_str());
+            injected =
+                pid > 1 && basename_of(cmdline(pid).at(0)) == "iperf3" && kill(pid, SIGSTOP) == 0;
+            break;
+        }
+        case Fault::second_run: {
+            // The same nodes, another port and run dir: refused while this run holds them,
+            // naming it, with nothing changed on either node.
+            std::vector<std::string> second = args("run", scratch + "/second");
+            second.insert(second.end(), {"--port", "5202"});
+            const CommandResult s2 = np_explain(second);
+            const std::string holder = "(np-explain pid " + std::to_string(run.pid()) + ")";
+            injected = s2.exit_status == 3 &&
+                       (s2.out + s2.err).find("is in use by another run") != std::string::npos &&
+                       (s2.out + s2.err).find(holder) != std::string::npos;
+            if (!injected)
+                failures += "second run: exit " + std::to_string(s2.exit_status) + ": " + s2.out +
+                            s2.err + "; ";
+            break;
+        }
         case Fault::probe_killed:
             injected = kill_from_pidfile(run_state_file(server(), "probe.pid"), "np-probe");
             break;
@@ -415,8 +458,9 @@ INSTANTIATE_TEST_SUITE_P(Cells, FaultMatrix,
                          ::testing::Combine(::testing::ValuesIn(kPhases),
                                             ::testing::Values(Fault::sigint, Fault::sigkill,
                                                               Fault::ssh_cut, Fault::server_killed,
+                                                              Fault::server_stopped,
                                                               Fault::probe_killed, Fault::link_down,
-                                                              Fault::disk_full)),
+                                                              Fault::disk_full, Fault::second_run)),
                          cell_name);
 
 }  // namespace

@@ -236,14 +236,19 @@ inline std::vector<std::string> undo_files(const std::string& node) {
     return out;
 }
 
-// A file the one live run keeps in its state dir on `node` (iperf3.pid, probe.pid); empty when
-// there is none.
+// A file the live run keeps in its state dir on `node` (iperf3.pid, probe.pid): the newest
+// one, should a run that was not cleaned up have left its own; empty when there is none.
 inline std::string run_state_file(const std::string& node, const std::string& name) {
     std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/run/np-explain/" + node, ec))
-        if (e.is_directory() && std::filesystem::exists(e.path() / name))
-            return (e.path() / name).string();
-    return {};
+    std::string newest;
+    std::filesystem::file_time_type when{};
+    for (const auto& e : std::filesystem::directory_iterator("/run/np-explain/" + node, ec)) {
+        const auto file = e.path() / name;
+        if (!e.is_directory() || !std::filesystem::exists(file)) continue;
+        const auto t = std::filesystem::last_write_time(file, ec);
+        if (newest.empty() || t > when) newest = file.string(), when = t;
+    }
+    return newest;
 }
 
 // The private upload dirs np-explain made in these nodes' TMPDIRs (the testbed gives each

@@ -819,6 +819,24 @@ TEST_F(RunTest, IperfServerKilledMidRunIsReportedAndBothNodesCleaned) {
     expect_nodes_clean();
 }
 
+// The iperf3 server stopped with SIGSTOP mid-test (a user's Ctrl-Z, a debugger): it still
+// listens and holds the connection, so the client would wait until the phase's deadline. The
+// run names it — the server stopped, its state — stops (exit 3), and its teardown ends it.
+TEST_F(RunTest, AServerStoppedMidTestIsNamedAndEndedByTeardown) {
+    BackgroundRun run(run_args(long_tcp()));
+    ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
+    std::this_thread::sleep_for(milliseconds(1000));
+    const pid_t pid = std::atoi(read_file(run_state_file(server(), "iperf3.pid")).c_str());
+    ASSERT_GT(pid, 1);
+    ASSERT_EQ(basename_of(cmdline(pid).at(0)), "iperf3");
+    ASSERT_EQ(kill(pid, SIGSTOP), 0);
+    const CommandResult r = run.wait(seconds(90));
+    EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
+    expect_partial_results(r, "is stopped (process " + std::to_string(pid) + " T");
+    EXPECT_EQ(r.err.find("did not finish within"), std::string::npos) << r.err;
+    expect_nodes_clean();
+}
+
 // The probe on node A killed mid-run (OOM, a user): its tc filters outlive it, attached to the
 // qdisc; the run still ends with none left, and says the server's trace is missing.
 TEST_F(RunTest, ProbeKilledMidRunLeavesNoHookBehind) {

@@ -41,6 +41,8 @@ cleanup() {
     for n in "${nodes[@]}"; do
         ssh -F "$state/ssh_config" "root@$n" sh -s -- teardown "$n" enp0s25 \
             <"$tut/network-performance_node.sh" >/dev/null 2>&1 || true
+        # The testbed's data ports are up (a test that set them down may have failed midway).
+        ip netns exec "$n" ip link set enp0s25 up 2>/dev/null || true
     done
     rm -rf "$work"
     [[ $test != fanout ]] || bash "$testbed" down --state "$state"
@@ -219,6 +221,21 @@ refusals)
         grep -q 'inet ' <<<"$(ip netns exec "$n" ip -o addr show dev enp3s0)" && fail "address left on $n enp3s0"
     done
     assert_clean "the wrong port"
+    # The data ports back to back (the testbed's veth pair) and both administratively down: a
+    # port has carrier only once the other end is up too, so each mode brings both up before it
+    # waits for carrier on either; the run passes and leaves both down, as found.
+    for n in "${nodes[@]}"; do ip netns exec "$n" ip link set enp0s25 down; done
+    set +e
+    bash "$tut/network-performance_manual.sh" "$node_a" "$node_b" >"$work/down.out" 2>&1
+    rc=$?
+    set -e
+    [[ $rc -eq 0 ]] || { cat "$work/down.out"; fail "manual script with both ports down: exit $rc, not 0"; }
+    grep -q "$node_a: enp0s25 has carrier" "$work/down.out" || { cat "$work/down.out"; fail "no carrier line"; }
+    for n in "${nodes[@]}"; do
+        grep -q '[<,]UP[,>]' <<<"$(ip netns exec "$n" ip -o link show dev enp0s25)" && fail "enp0s25 of $n left up (it was down)"
+        ip netns exec "$n" ip link set enp0s25 up
+    done
+    assert_clean "both ports down at the start"
     ;;
 fanout)
     # The testbed's pairs — nodeR-1/nodeR-2 and nodeR-3/nodeR-4 disjoint, nodeR-2/nodeR-3

@@ -5,7 +5,9 @@
 # the teardown playbook can undo what any mode (or a killed run of it) left behind.
 #
 #   preflight NODE IFACE MARKER        checks only; changes nothing (exit 1 naming what failed)
-#   configure NODE IFACE ADDR PREFIX   iface up + address, undo recorded first; waits for carrier
+#   configure NODE IFACE ADDR PREFIX   iface up + address, undo recorded first
+#   carrier NODE IFACE                 waits up to 5 s for carrier (once both nodes' ports are up:
+#                                      back to back, one end's carrier needs the other end up)
 #   datapath  NODE IFACE PEER          ping -I the peer's data address (ARP answered: same segment)
 #   probe-start NODE IFACE PORT ROLE MAX_S   np-probe (uploaded to the node's state dir) in the background
 #   phase NODE NAME                    announce a phase to the probe (its counters are cut there)
@@ -95,13 +97,18 @@ configure() { # IFACE ADDR PREFIX
     fi
     ip link set "$iface" up
     ip addr replace "$addr/$prefix" dev "$iface"
+    echo "$node: $iface up, $addr/$prefix"
+}
+
+carrier() { # IFACE
+    iface=$1
     i=0
     while [ "$(cat "/sys/class/net/$iface/carrier" 2>/dev/null)" != 1 ]; do
-        [ $i -lt 50 ] || die "no carrier on $iface of $node (ports with carrier: $(carrier_ports)) - wrong port for this row? set np_data_iface"
+        [ $i -lt 50 ] || die "no carrier on $iface of $node though both nodes' ports are up (ports with carrier: $(carrier_ports)) - wrong port for this row? set np_data_iface"
         sleep 0.1
         i=$((i + 1))
     done
-    echo "$node: $iface up, $addr/$prefix, carrier"
+    echo "$node: $iface has carrier"
 }
 
 datapath() { # IFACE PEER
@@ -196,6 +203,7 @@ teardown() { # IFACE
 case $cmd in
     preflight) [ $# -eq 2 ] || die "usage: preflight NODE IFACE MARKER"; preflight "$@" ;;
     configure) [ $# -eq 3 ] || die "usage: configure NODE IFACE ADDR PREFIX"; configure "$@" ;;
+    carrier) [ $# -eq 1 ] || die "usage: carrier NODE IFACE"; carrier "$@" ;;
     datapath) [ $# -eq 2 ] || die "usage: datapath NODE IFACE PEER"; datapath "$@" ;;
     probe-start) [ $# -eq 4 ] || die "usage: probe-start NODE IFACE PORT ROLE MAX_S"; probe_start "$@" ;;
     phase) [ $# -eq 1 ] || die "usage: phase NODE NAME"; phase "$@" ;;

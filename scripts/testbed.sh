@@ -196,6 +196,8 @@ down() {
         if ip netns list | grep -qx -- "$node\( (id: [0-9]*)\)\?"; then
             mapfile -t pids < <(ip netns pids "$node" 2>/dev/null)
             stop_pids "${pids[@]}"
+            # The node lock np-explain keeps per network namespace goes with the namespace.
+            rm -f "/run/np-explain/net-$(stat -L -c %i "/run/netns/$node" 2>/dev/null).lock"
             ip netns delete "$node"
         fi
         node_cpu_off "$node"

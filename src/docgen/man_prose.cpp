@@ -54,6 +54,10 @@ ManProse np_explain_prose() {
              {"SSH_AUTH_SOCK",
               "The ssh-agent run and teardown authenticate with, besides the "
               "IdentityFiles of ssh_config."},
+             {"SUDO_USER",
+              "Who is behind root on a shared console: named, with the console's host and "
+              "np-explain's PID, in the lock a run holds on each node (and run --local on the "
+              "local testbed), so that a second run refused there says whose run it met."},
              {"NP_EXPLAIN_TEST_PAUSE_AT, NP_EXPLAIN_TEST_RESUME_FILE",
               "Test-only (the fault-matrix tests): run pauses at the named phase until the "
               "file exists or a signal arrives. Not for use."},
@@ -82,7 +86,10 @@ ManProse np_explain_prose() {
              {"../share/np-explain/testbed.sh",
               "Relative to np-explain (/usr/share/np-explain/testbed.sh from the package): "
               "the script that builds and removes run --local's testbed; its state is in "
-              "/run/np-explain-testbed."},
+              "/run/np-explain-testbed, and /run/np-explain-testbed.lock holds it for one run."},
+             {"/run/np-explain/ (on each node)",
+              "net-NETNS.lock, the node's lock for one run at a time; NODE/RUN/, one run's undo "
+              "scripts and PIDs, which teardown runs after a killed run."},
          }},
         {"EXAMPLES",
          {

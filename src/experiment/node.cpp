@@ -160,14 +160,24 @@ std::string undo_here(const std::string& prefix) {
         prefix);
 }
 
+// A shell fragment that removes a run's state dir `dir` (quoted here unless it is a shell
+// variable, "$d") when none of its undo scripts is left.
+std::string remove_if_undone(const std::string& dir) {
+    const std::string d = dir.starts_with("$") ? "\"" + dir + "\"" : shell_quote(dir);
+    return fmt::format("ls {0} 2>/dev/null | grep -q '[.]undo$' || rm -rf -- {0};", d);
+}
+
 }  // namespace
 
 std::string undo_all(remote::CommandShell& sh, const RunState& st) {
     const std::string node_dir = "/run/np-explain/" + st.node;
+    // Once every step is undone, what the dir still holds (PIDs, the server's log) is the
+    // run's and goes with it; a step that failed keeps the dir for `teardown`.
     const auto r = sh.run(fmt::format(
         "cd {0} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; {1}; "
-        "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {0} {2} 2>/dev/null; true",
-        shell_quote(st.dir), undo_here(""), shell_quote(node_dir)));
+        "[ $found = 1 ] || echo 'nothing to undo'; cd / && {{ {3} }}; rmdir {2} 2>/dev/null; "
+        "true",
+        shell_quote(st.dir), undo_here(""), shell_quote(node_dir), remove_if_undone(st.dir)));
     return r.out;
 }
 
@@ -175,12 +185,12 @@ std::string undo_leftovers(remote::CommandShell& sh, const std::string& node) {
     // Each run's dir in turn (a run's undo steps are ordered within it), then scripts an
     // earlier np-explain left in the node's dir itself.
     const std::string node_dir = "/run/np-explain/" + node;
-    const auto r = sh.run(
-        fmt::format("cd {0} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; "
-                    "for d in */; do [ -d \"$d\" ] || continue; ( cd \"$d\" && found=0 && {1}; "
-                    "[ $found = 1 ] ) && found=1; cd {0} && rmdir \"$d\" 2>/dev/null; done; {2}; "
-                    "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {0} 2>/dev/null; true",
-                    shell_quote(node_dir), undo_here("run ${d%/}: "), undo_here("")));
+    const auto r = sh.run(fmt::format(
+        "cd {0} 2>/dev/null || {{ echo 'nothing to undo'; exit 0; }}; found=0; "
+        "for d in */; do [ -d \"$d\" ] || continue; ( cd \"$d\" && found=0 && {1}; "
+        "[ $found = 1 ] ) && found=1; cd {0} && {{ {3} }}; done; {2}; "
+        "[ $found = 1 ] || echo 'nothing to undo'; cd / && rmdir {0} 2>/dev/null; true",
+        shell_quote(node_dir), undo_here("run ${d%/}: "), undo_here(""), remove_if_undone("$d")));
     return r.out;
 }
 

@@ -235,7 +235,7 @@ class FaultMatrix : public ::testing::TestWithParam<std::tuple<std::string, Faul
                                                  " | grep clsact; ip -o addr show dev " + dev +
                                                  " | grep -F " + testbed().data_net()));
                 if (!kernel.empty()) left += "tc/addr: " + kernel;
-                const std::string undo = join(undo_files(node));
+                const std::string undo = join(run_state_files(node));
                 if (!undo.empty()) left += "undo state: " + undo;
                 return left;
             });

@@ -225,14 +225,14 @@ inline std::string ns_exec(const std::string& node, const std::string& command) 
     return sh("ip netns exec " + shell_quote(node) + " " + command).out;
 }
 
-// The undo scripts in a node's np-explain state dir, every run's (/run/np-explain/<node>/<run>/;
-// /run is shared by the testbed's namespaces).
-inline std::vector<std::string> undo_files(const std::string& node) {
+// What np-explain keeps in a node's state dir, every run's (/run/np-explain/<node>/<run>/: undo
+// scripts, PIDs; /run is shared by the testbed's namespaces): nothing, once the runs ended.
+inline std::vector<std::string> run_state_files(const std::string& node) {
     std::vector<std::string> out;
     std::error_code ec;
     for (const auto& e :
          std::filesystem::recursive_directory_iterator("/run/np-explain/" + node, ec))
-        if (e.path().extension() == ".undo") out.push_back(e.path().string());
+        if (!e.is_directory()) out.push_back(e.path().string());
     return out;
 }
 

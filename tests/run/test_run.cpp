@@ -139,7 +139,7 @@ class RunTest : public ::testing::Test {
             EXPECT_EQ(ns_exec(node, "tc filter show dev " + kDataIface + " egress"), "");
             EXPECT_EQ(ns_exec(node, "tc qdisc show dev " + kDataIface).find("clsact"),
                       std::string::npos);
-            EXPECT_EQ(join(undo_files(node)), "");
+            EXPECT_EQ(join(run_state_files(node)), "");
             EXPECT_EQ(ns_exec(node, "ip -o addr show dev " + kDataIface).find(testbed().data_net()),
                       std::string::npos);
         }
@@ -670,7 +670,7 @@ TEST_F(RunTest, ASecondRunOrTeardownOnBusyNodesIsRefusedAndTheFirstCompletesUndi
     EXPECT_EQ(td.exit_status, 3) << td.out << td.err;
     EXPECT_NE(td.out.find(server() + ": nothing undone"), std::string::npos) << td.out;
     EXPECT_NE(td.out.find(holder), std::string::npos) << td.out;
-    EXPECT_FALSE(undo_files(server()).empty()) << "teardown undid the live run's steps";
+    EXPECT_FALSE(run_state_files(server()).empty()) << "teardown undid the live run's steps";
     // The first run, undisturbed: every test measured, nothing lost or misplaced.
     const CommandResult r = first.wait(seconds(90));
     EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
@@ -926,8 +926,8 @@ TEST_F(RunTest, TeardownAfterARunKilledWithSigkillUndoesEverything) {
     }
     EXPECT_FALSE(std::filesystem::exists(run_dir_ + "/np-explain_tcp.json"));
     // What the killed run left: its undo scripts and the iperf3 server (its own session).
-    EXPECT_FALSE(undo_files(server()).empty());
-    EXPECT_FALSE(undo_files(client()).empty());
+    EXPECT_FALSE(run_state_files(server()).empty());
+    EXPECT_FALSE(run_state_files(client()).empty());
     EXPECT_FALSE(programs(server(), "iperf3", is_iperf3_server).empty());
     // The run's own command line with 'teardown' for 'run'.
     std::vector<std::string> args = run_args(long_tcp());

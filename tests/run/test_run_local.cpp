@@ -120,7 +120,7 @@ TEST(RunLocal, TeardownWithTheRunsOwnArgumentsRemovesWhatAKilledLocalRunLeft) {
     EXPECT_NE(td.out.find("the local testbed is down"), std::string::npos) << td.out;
     EXPECT_EQ(sh("ip netns list").out.find("node1-"), std::string::npos);
     EXPECT_FALSE(std::filesystem::exists("/run/np-explain-testbed"));
-    EXPECT_TRUE(undo_files("node1-1").empty());
+    EXPECT_TRUE(run_state_files("node1-1").empty());
     const CommandResult again = np_explain(args);
     EXPECT_EQ(again.exit_status, 0) << again.err;
     EXPECT_NE(again.out.find("nothing to undo"), std::string::npos) << again.out;

@@ -3,8 +3,9 @@
 // SIGKILL to np-explain (then `np-explain teardown` with the run's arguments), the SSH session
 // to node B cut, the iperf3 server killed, the server stopped (SIGSTOP), node A's probe killed
 // with SIGKILL, node B's data link set down, the run dir's disk full, a second run on the same
-// nodes (refused naming this one, which goes on undisturbed) — injected into the real binary
-// on the local testbed.
+// nodes (refused naming this one, which goes on undisturbed), node B's iperf3 printing without
+// end, node A's iperf3 behind a wrapper that does not exec, a second np-probe on node A's data
+// port (refused) — injected into the real binary on the local testbed.
 // Each cell is held to: the exit status docs/hardening.md documents, a message naming what
 // happened, every phase finished so far saved in the run dir, and nothing of the run left on
 // either node (no probe, tc filter or clsact, BPF program, iperf3, upload dir, undo script,
@@ -51,7 +52,10 @@ enum class Fault {
     probe_killed,
     link_down,
     disk_full,
-    second_run
+    second_run,
+    client_flood,
+    server_wrapper,
+    second_probe
 };
 const std::vector<std::pair<Fault, std::string>> kFaults = {
     {Fault::sigint, "SIGINT"},
@@ -62,7 +66,10 @@ const std::vector<std::pair<Fault, std::string>> kFaults = {
     {Fault::probe_killed, "probe killed"},
     {Fault::link_down, "link down"},
     {Fault::disk_full, "disk full"},
-    {Fault::second_run, "second run"}};
+    {Fault::second_run, "second run"},
+    {Fault::client_flood, "client floods"},
+    {Fault::server_wrapper, "server wrapper"},
+    {Fault::second_probe, "second probe"}};
 
 size_t phase_index(const std::string& phase) {
     return size_t(std::find(kPhases.begin(), kPhases.end(), phase) - kPhases.begin());
@@ -105,6 +112,16 @@ Expected expected(const std::string& phase, Fault fault) {
             if (after_tests) return not_applicable("the run has stopped the server already");
             return {"", 3, "is stopped (process "};
         case Fault::second_run:  // refused (checked below); this run goes on undisturbed
+            return {"", 0, ""};
+        case Fault::client_flood:  // node B's iperf3, from here on, prints without end
+            if (at > phase_index("udp")) return not_applicable("no iperf3 client runs any more");
+            return {"", 1, "printed more than 16 MiB on stdout"};
+        case Fault::server_wrapper:  // node A's iperf3, from here on, a wrapper that does not exec
+            if (!before_server) return not_applicable("the server has started already");
+            return {"", 0, ""};
+        case Fault::second_probe:  // refused (checked below); the run's probe counts on
+            if (at < phase_index("probe start") || phase == "teardown")
+                return not_applicable("no probe of the run counts at this phase");
             return {"", 0, ""};
         case Fault::probe_killed:
             if (phase == "teardown")
@@ -309,6 +326,7 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
 
     // The fault, while the run waits at the phase.
     bool injected = true;
+    std::unique_ptr<Iperf3Replaced> replaced;  // a node's iperf3, until the cell ends
     switch (fault) {
         case Fault::sigint:
             run.signal(SIGINT);
@@ -349,6 +367,29 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
             if (!injected)
                 failures += "second run: exit " + std::to_string(s2.exit_status) + ": " + s2.out +
                             s2.err + "; ";
+            break;
+        }
+        case Fault::client_flood:
+            replaced =
+                std::make_unique<Iperf3Replaced>(testbed_state_dir(), client(), kFloodingIperf3);
+            injected = replaced->ok();
+            break;
+        case Fault::server_wrapper:
+            replaced =
+                std::make_unique<Iperf3Replaced>(testbed_state_dir(), server(), kWrappedIperf3);
+            injected = replaced->ok();
+            break;
+        case Fault::second_probe: {
+            // Another np-probe on node A's data port while the run's counts there: it refuses,
+            // naming the one counting, and takes nothing over.
+            const CommandResult p2 =
+                run_command({"ip", "netns", "exec", server(), NP_PROBE_BIN, "--iface", kDataIface,
+                             "--role", "server", "--duration", "1"});
+            injected =
+                p2.exit_status == 3 && p2.err.find("another np-probe (pid ") != std::string::npos;
+            if (!injected)
+                failures +=
+                    "second probe: exit " + std::to_string(p2.exit_status) + ": " + p2.err + "; ";
             break;
         }
         case Fault::probe_killed:
@@ -454,13 +495,14 @@ std::string cell_name(const ::testing::TestParamInfo<FaultMatrix::ParamType>& in
     return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cells, FaultMatrix,
-                         ::testing::Combine(::testing::ValuesIn(kPhases),
-                                            ::testing::Values(Fault::sigint, Fault::sigkill,
-                                                              Fault::ssh_cut, Fault::server_killed,
-                                                              Fault::server_stopped,
-                                                              Fault::probe_killed, Fault::link_down,
-                                                              Fault::disk_full, Fault::second_run)),
-                         cell_name);
+INSTANTIATE_TEST_SUITE_P(
+    Cells, FaultMatrix,
+    ::testing::Combine(::testing::ValuesIn(kPhases),
+                       ::testing::Values(Fault::sigint, Fault::sigkill, Fault::ssh_cut,
+                                         Fault::server_killed, Fault::server_stopped,
+                                         Fault::probe_killed, Fault::link_down, Fault::disk_full,
+                                         Fault::second_run, Fault::client_flood,
+                                         Fault::server_wrapper, Fault::second_probe)),
+    cell_name);
 
 }  // namespace

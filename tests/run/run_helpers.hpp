@@ -307,6 +307,40 @@ inline std::string join(const std::vector<std::string>& lines) {
     return out;
 }
 
+// A node's iperf3 replaced, for a test's life, in the node's own mount namespace (its sshd's,
+// which every session there inherits; `state_dir`: its testbed's), by a script; REAL in it is
+// the real iperf3 (a copy).
+class Iperf3Replaced {
+  public:
+    Iperf3Replaced(const std::string& state_dir, const std::string& node,
+                   const std::string& script) {
+        const std::string dir = state_dir + "/" + node;
+        std::string tool = sh("command -v iperf3").out;  // the nodes share the console's /usr
+        tool_ = tool.substr(0, tool.find('\n'));
+        const std::string real = dir + "/iperf3.real", fake = dir + "/iperf3.fake";
+        ok_ = sh("cp " + shell_quote(tool_) + " " + shell_quote(real)).status == 0;
+        std::string text = script;
+        for (size_t at; (at = text.find("REAL")) != std::string::npos;) text.replace(at, 4, real);
+        std::ofstream(fake) << text;
+        ns_ = "nsenter -t " + std::to_string(std::atoi(read_file(dir + "/sshd.pid").c_str())) +
+              " -m ";
+        ok_ = ok_ && sh("chmod 755 " + shell_quote(fake)).status == 0 &&
+              sh(ns_ + "mount --bind " + shell_quote(fake) + " " + shell_quote(tool_)).status == 0;
+    }
+    ~Iperf3Replaced() { sh(ns_ + "umount " + shell_quote(tool_)); }
+    bool ok() const { return ok_; }
+
+  private:
+    std::string tool_, ns_;
+    bool ok_ = false;
+};
+
+// An iperf3 that, as the client, prints without end (Iperf3Replaced).
+inline const char* const kFloodingIperf3 =
+    "#!/bin/sh\ncase \" $* \" in *\" -c \"*) exec yes '{\"flood\": 1}';; esac\nexec REAL \"$@\"\n";
+// An iperf3 behind a wrapper that does not exec it (Iperf3Replaced).
+inline const char* const kWrappedIperf3 = "#!/bin/sh\nREAL \"$@\"\necho wrapper done\n";
+
 // A finding of the contract's explanation by code, or nullptr.
 inline const nlohmann::json* finding(const nlohmann::json& contract, const std::string& code) {
     for (const auto& f : contract["explain"]["findings"])

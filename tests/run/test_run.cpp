@@ -684,40 +684,11 @@ TEST_F(RunTest, ASecondRunOrTeardownOnBusyNodesIsRefusedAndTheFirstCompletesUndi
     expect_nodes_clean();
 }
 
-// A node's iperf3 replaced, for a test's life, in the node's own mount namespace (its sshd's,
-// which every session there inherits), by a script; REAL in it is the real iperf3 (a copy).
-class Iperf3Replaced {
-  public:
-    Iperf3Replaced(const std::string& node, const std::string& script) {
-        const std::string dir = state_dir + "/" + node;
-        std::string tool = sh("command -v iperf3").out;  // the nodes share the console's /usr
-        tool_ = tool.substr(0, tool.find('\n'));
-        const std::string real = dir + "/iperf3.real", fake = dir + "/iperf3.fake";
-        ok_ = sh("cp " + shell_quote(tool_) + " " + shell_quote(real)).status == 0;
-        std::string text = script;
-        for (size_t at; (at = text.find("REAL")) != std::string::npos;) text.replace(at, 4, real);
-        std::ofstream(fake) << text;
-        ns_ = "nsenter -t " + std::to_string(std::atoi(read_file(dir + "/sshd.pid").c_str())) +
-              " -m ";
-        ok_ = ok_ && sh("chmod 755 " + shell_quote(fake)).status == 0 &&
-              sh(ns_ + "mount --bind " + shell_quote(fake) + " " + shell_quote(tool_)).status == 0;
-    }
-    ~Iperf3Replaced() { sh(ns_ + "umount " + shell_quote(tool_)); }
-    bool ok() const { return ok_; }
-
-  private:
-    std::string tool_, ns_;
-    bool ok_ = false;
-};
-
 // node B's iperf3 prints without end when it is the client: the run stops it at the bound, the
 // TCP test is a tool error naming the command and what it exceeded, nothing of the flood is
 // saved, the console's memory stays flat, and both nodes are left clean.
 TEST_F(RunTest, AClientThatPrintsWithoutEndIsStoppedAtTheBoundAsAToolError) {
-    const Iperf3Replaced flood(
-        client(),
-        "#!/bin/sh\ncase \" $* \" in *\" -c \"*) exec yes '{\"flood\": 1}';; esac\n"
-        "exec REAL \"$@\"\n");
+    const Iperf3Replaced flood(state_dir, client(), kFloodingIperf3);
     ASSERT_TRUE(flood.ok());
     const CommandResult r = np_explain(run_args({"--tcp-duration", "2", "--ping-count", "1"}));
     rusage children{};
@@ -745,7 +716,7 @@ TEST_F(RunTest, AClientThatPrintsWithoutEndIsStoppedAtTheBoundAsAToolError) {
 // a TCP test instead. Neither output is taken as its test's result: each is a tool error that
 // says why, and the run exits 1.
 TEST_F(RunTest, AToolThatDiedOrRanAnotherTestIsAToolErrorWhateverItPrinted) {
-    const Iperf3Replaced broken(client(),
+    const Iperf3Replaced broken(state_dir, client(),
                                 "#!/bin/sh\n"
                                 "case \" $* \" in\n"
                                 "*\" -u \"*) ip=$(echo \"$*\" | sed 's/.*-c \\([^ ]*\\).*/\\1/')\n"
@@ -778,7 +749,7 @@ TEST_F(RunTest, AToolThatDiedOrRanAnotherTestIsAToolErrorWhateverItPrinted) {
 // wrapper's shell, the listening iperf3 its child): the run measures as usual, and its
 // teardown stops the server's whole process group, so nothing is left listening.
 TEST_F(RunTest, AServerBehindAWrapperThatDoesNotExecIsStoppedWithItsGroup) {
-    const Iperf3Replaced wrapper(server(), "#!/bin/sh\nREAL \"$@\"\necho wrapper done\n");
+    const Iperf3Replaced wrapper(state_dir, server(), kWrappedIperf3);
     ASSERT_TRUE(wrapper.ok());
     const CommandResult r =
         np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1"}));

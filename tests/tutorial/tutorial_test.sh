@@ -236,6 +236,23 @@ refusals)
         ip netns exec "$n" ip link set enp0s25 up
     done
     assert_clean "both ports down at the start"
+    # A mode holds its nodes from configure to teardown with np-explain's own lock: a run on a
+    # node the mode holds is refused naming it, and the mode's teardown frees the node.
+    ssh -F "$state/ssh_config" "root@$node_a" sh -s -- configure "$node_a" enp0s25 "$data_net.1" 24 \
+        <"$tut/network-performance_node.sh" >/dev/null
+    set +e
+    "${NP_EXPLAIN:?}" run "$node_a" "$node_b" --ssh-config "$state/ssh_config" \
+        --params "$NETWORK_PERFORMANCE_PARAMS" --run-dir "$work/held" >"$work/held.out" 2>&1
+    rc=$?
+    set -e
+    [[ $rc -eq 3 ]] || { cat "$work/held.out"; fail "np-explain run on a node a mode holds: exit $rc, not 3"; }
+    grep -q "held by another np-explain tutorial mode on $node_a" "$work/held.out" ||
+        { cat "$work/held.out"; fail "the refusal does not name the mode"; }
+    ssh -F "$state/ssh_config" "root@$node_a" sh -s -- teardown "$node_a" enp0s25 \
+        <"$tut/network-performance_node.sh" >/dev/null
+    lock=/run/np-explain/net-$(stat -L -c %i "/run/netns/$node_a").lock
+    flock -n "$lock" true || fail "$node_a still locked after the mode's teardown"
+    assert_clean "a run refused on a node a mode holds"
     ;;
 fanout)
     # The testbed's pairs — nodeR-1/nodeR-2 and nodeR-3/nodeR-4 disjoint, nodeR-2/nodeR-3

@@ -5,7 +5,8 @@
 # the teardown playbook can undo what any mode (or a killed run of it) left behind.
 #
 #   preflight NODE IFACE MARKER        checks only; changes nothing (exit 1 naming what failed)
-#   configure NODE IFACE ADDR PREFIX   iface up + address, undo recorded first
+#   configure NODE IFACE ADDR PREFIX   the node locked (as np-explain's runs lock it), iface up +
+#                                      address, undo recorded first
 #   carrier NODE IFACE                 waits up to 5 s for carrier (once both nodes' ports are up:
 #                                      back to back, one end's carrier needs the other end up)
 #   datapath  NODE IFACE PEER          ping -I the peer's data address (ARP answered: same segment)
@@ -85,9 +86,42 @@ carrier_ports() {
     true
 }
 
+# The node held for this mode from configure to teardown, with the lock np-explain's runs take
+# (one per network namespace, /run/np-explain/net-NETNS.lock): a run, or another mode or pair of
+# the fan-out, on the node is refused naming what holds it, until teardown (which a killed mode
+# leaves to the teardown playbook). A process in a session of its own holds it.
+node_lock() {
+    if ! command -v flock >/dev/null 2>&1; then
+        echo "$node: flock (util-linux) is not installed: the node is not locked" >&2
+        return 0
+    fi
+    p=$(cat "$state/lock.pid" 2>/dev/null || true)
+    case $p in '' | *[!0-9]*) ;; *) grep -q np-lock "/proc/$p/cmdline" 2>/dev/null && return 0 ;; esac
+    mkdir -p -m 0700 /run/np-explain
+    net=$(stat -L -c %i /proc/self/ns/net 2>/dev/null) || net=host
+    lock=/run/np-explain/net-$net.lock
+    exec 9<>"$lock"
+    if ! flock -w 3 9; then
+        held=$(head -c 512 "$lock" | tr -cd '[:print:]\n' | head -n 1)
+        die "$node is held by another np-explain ${held:-process}; wait for it to end (a killed mode's: its teardown playbook)"
+    fi
+    setsid sh -c 'while :; do sleep 3600 9>&-; done' np-lock </dev/null >/dev/null 2>&1 &
+    echo $! >"$state/lock.pid"
+    printf 'tutorial mode on %s (network-performance_node.sh configure), since %s (holder pid %s on this node)\n' \
+        "$node" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" "$!" >"$lock"
+    exec 9>&-
+}
+
+node_unlock() {
+    p=$(cat "$state/lock.pid" 2>/dev/null || true)
+    case $p in '' | *[!0-9]*) return 0 ;; esac
+    if grep -q np-lock "/proc/$p/cmdline" 2>/dev/null; then kill -TERM "-$p" 2>/dev/null || true; fi
+}
+
 configure() { # IFACE ADDR PREFIX
     iface=$1 addr=$2 prefix=$3
     mkdir -p -m 0700 "$state"
+    node_lock
     # Undo first: what reverses each change is on disk before the change is made.
     if ! ip -o addr show dev "$iface" | grep -q " $addr/$prefix "; then
         echo "ip addr del $addr/$prefix dev $iface" >>"$state/undo"
@@ -195,6 +229,7 @@ teardown() { # IFACE
         # Newest change first.
         tac "$state/undo" | while read -r line; do $line 2>/dev/null || true; done
     fi
+    node_unlock
     rm -rf "$state"
     rmdir /run/network-performance 2>/dev/null || true
     echo "$node: torn down (probe, server, uploads, $1 as found)"

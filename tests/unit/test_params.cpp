@@ -93,7 +93,10 @@ TEST(Params, WhatAnsibleReadsDifferentlyIsRefused) {
                   std::make_pair(std::string("np_port"), 1));
     }
     EXPECT_EQ(parse_params("np_ping_count: 10\n", "p").params.ping_count, 10);
-    // An offered load past any link (2^64 bit/s would wrap iperf3's 64-bit -b).
+    // A negative zero is no load; an offered load past any link (2^64 bit/s would wrap
+    // iperf3's 64-bit -b).
+    EXPECT_EQ(rejected("np_udp_bandwidth: \"-0\"\n"),
+              std::make_pair(std::string("np_udp_bandwidth"), 1));
     EXPECT_EQ(rejected("np_udp_bandwidth: \"18446744073709551616\"\n"),
               std::make_pair(std::string("np_udp_bandwidth"), 1));
     // A merge key: Ansible merges the anchored mapping in, yaml-cpp does not.

@@ -811,7 +811,18 @@ void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Pro
                     return e.what();
                 }
             };
-            auto [held_a, held_b] = on_both([&] { return lock(a); }, [&] { return lock(b); });
+            // One node after the other, in the order of their names: two runs started at once
+            // on the same nodes then meet at the same first node, and one of them gets both
+            // (locked both at once, each could take one and refuse the other's).
+            Node& first = a.name < b.name ? a : b;
+            Node& second = a.name < b.name ? b : a;
+            std::string held_first = lock(first), held_second;
+            if (held_first.empty()) {
+                held_second = lock(second);
+                if (!held_second.empty()) first.lock.reset();
+            }
+            const std::string& held_a = &first == &a ? held_first : held_second;
+            const std::string& held_b = &first == &a ? held_second : held_first;
             for (const auto& [node, why] :
                  {std::pair{o.node_a, held_a}, std::pair{o.node_b, held_b}}) {
                 if (why.empty()) continue;

@@ -653,14 +653,13 @@ TEST_F(RunTest, ASecondRunOrTeardownOnBusyNodesIsRefusedAndTheFirstCompletesUndi
     EXPECT_EQ(second.exit_status, 3) << second.out << second.err;
     const json c2 = read_json(second_dir + "/np_contract_np-explain.json");
     ASSERT_TRUE(c2.is_object()) << second.out << second.err;
-    for (const auto& node : {server(), client()}) {
-        const json* busy = nullptr;
-        for (const auto& f : c2["explain"]["findings"])
-            if (f.value("code", "") == "NODE_IN_USE" && f.value("title", "").starts_with(node))
-                busy = &f;
-        ASSERT_NE(busy, nullptr) << node << "\n" << codes(c2);
-        EXPECT_NE(busy->value("detail", "").find(holder), std::string::npos) << busy->dump(2);
-    }
+    // The nodes are locked one after the other in the order of their names: the first one
+    // (node A's here) is refused, naming the first run, and the other is not asked.
+    const std::string first_node = std::min(server(), client());
+    const json* busy = finding(c2, "NODE_IN_USE");
+    ASSERT_NE(busy, nullptr) << codes(c2);
+    EXPECT_TRUE(busy->value("title", "").starts_with(first_node)) << busy->dump(2);
+    EXPECT_NE(busy->value("detail", "").find(holder), std::string::npos) << busy->dump(2);
     // Refused before its preflight: nothing measured, nothing changed.
     EXPECT_TRUE(c2["ping_rtt_ms"].is_null()) << c2.dump(2);
     // teardown with the first run's own arguments undoes nothing while it runs.
@@ -756,6 +755,32 @@ TEST_F(RunTest, AServerBehindAWrapperThatDoesNotExecIsStoppedWithItsGroup) {
     EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
     EXPECT_EQ(join(programs(server(), "iperf3.real")), "");
     EXPECT_EQ(ns_exec(server(), "ss -Htln 'sport = :5201'"), "");
+    expect_nodes_clean();
+}
+
+// Two runs started at the same moment on the same nodes (the second names them the other way
+// round, on another port): exactly one gets both nodes and completes; the other is refused,
+// naming it, and changes nothing.
+TEST_F(RunTest, TwoRunsStartedAtOnceOnTheSameNodesOneCompletesTheOtherIsRefused) {
+    const std::vector<std::string> quick = {"--tcp-duration", "2", "--udp-duration", "1",
+                                            "--ping-count",   "1"};
+    std::vector<std::string> second = run_args(quick);
+    std::swap(second.at(1), second.at(2));  // client first, server second
+    second.at(8) = run_dir_ + "/second";
+    second.insert(second.end(), {"--port", "5202"});
+    BackgroundRun one(run_args(quick));
+    BackgroundRun two(second);
+    const CommandResult r1 = one.wait(seconds(120));
+    const CommandResult r2 = two.wait(seconds(120));
+    const bool first_won = r1.exit_status == 0;
+    const CommandResult& won = first_won ? r1 : r2;
+    const CommandResult& lost = first_won ? r2 : r1;
+    const pid_t winner = first_won ? one.pid() : two.pid();
+    EXPECT_EQ(won.exit_status, 0) << won.out << won.err;
+    EXPECT_EQ(lost.exit_status, 3) << lost.out << lost.err;
+    EXPECT_NE(lost.out.find("is in use by another run"), std::string::npos) << lost.out;
+    EXPECT_NE(lost.out.find("(np-explain pid " + std::to_string(winner) + ")"), std::string::npos)
+        << lost.out;
     expect_nodes_clean();
 }
 

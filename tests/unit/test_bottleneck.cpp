@@ -289,6 +289,26 @@ TEST(Bottleneck, AToolThrottledByItsCgroupNamesItsHost) {
     EXPECT_TRUE(contains(f->next_step, "CPU limit of cgroup /np-testbed-node1-1 on node1-1"))
         << f->next_step;
 
+    // The sender at the ceiling, the receiver's count 8 % short, nothing lost: with the
+    // receiving tool throttled in every period, what waited in its socket is its pace, not a
+    // tail of the test cut short (seen in the fault suite: 31 of 31 periods, TCP 92 %).
+    {
+        Side client2{.flow_out = at_rate(92.0, 1514), .flow_in = at_rate(1.5, 66)};
+        Side server2{.flow_out = client2.flow_in, .flow_in = client2.flow_out};
+        Trace s2 = node("node1-1", "server", "tcp", server2);
+        Trace c2 = node("node1-2", "client", "tcp", client2);
+        s2.phases[0].cpus = s.phases[0].cpus;
+        c2.phases[0].cpus = c.phases[0].cpus;
+        s2.phases[0].processes = s.phases[0].processes;
+        c2.phases[0].processes = c.phases[0].processes;
+        ThroughputTest t = tcp(86.7);
+        t.sent_bps = 92.9e6;
+        t.sent_bytes = 92.9e6 / 8 * t.duration_s;
+        auto held = explain_tests({t}, {c2, s2}, 100e6);
+        EXPECT_EQ(find_finding(held, "LINE_RATE_BOUND"), nullptr) << codes_of(held);
+        EXPECT_NE(find_finding(held, "HOST_LIMITED"), nullptr) << codes_of(held);
+    }
+
     // The same limit, touched in 3 of 100 periods only: too little to name it, and not ruled
     // out either — the tool did wait for its CPU.
     s.phases[0].processes[0].throttled_periods = 3;

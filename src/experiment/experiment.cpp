@@ -786,18 +786,22 @@ void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Pro
             }
         };
         auto [why_a, why_b] = on_both([&] { return reach(a); }, [&] { return reach(b); });
-        for (const auto& [node, why] : {std::pair{o.node_a, why_a}, std::pair{o.node_b, why_b}}) {
-            if (why.empty()) continue;
-            Finding f = make_finding("NODE_UNREACHABLE");
-            f.title = fmt::format("Cannot use {}", node);
-            f.detail = why;
+        // A node the run cannot use: an error finding, and nothing done on either node.
+        const auto refused = [&](const char* code, const std::string& node, std::string title,
+                                 std::string detail, const char* next_step) {
+            Finding f = make_finding(code);
+            f.title = std::move(title);
+            f.detail = std::move(detail);
             f.evidence = {{"node", node}};
-            f.next_step =
-                "Check the node is powered on (omf tell on), the name in your ssh_config and its "
-                "host key.";
+            f.next_step = next_step;
             rec.findings.push_back(std::move(f));
             rec.environment_failed = true;
-        }
+        };
+        for (const auto& [node, why] : {std::pair{o.node_a, why_a}, std::pair{o.node_b, why_b}})
+            if (!why.empty())
+                refused("NODE_UNREACHABLE", node, fmt::format("Cannot use {}", node), why,
+                        "Check the node is powered on (omf tell on), the name in your ssh_config "
+                        "and its host key.");
         if (a.sh && b.sh) {
             // Each node held for this run before anything is touched on it: a node another
             // run holds is refused with the holder's name, and nothing is done on either.
@@ -826,18 +830,12 @@ void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Pro
             for (const auto& [node, why] :
                  {std::pair{o.node_a, held_a}, std::pair{o.node_b, held_b}}) {
                 if (why.empty()) continue;
-                Finding f = make_finding("NODE_IN_USE");
-                f.title = fmt::format("{} is in use by another run", node);
-                f.detail = why +
-                           ". Nothing was changed on either node: two runs on one node "
-                           "would disturb each other's numbers and undo each other's "
-                           "changes.";
-                f.evidence = {{"node", node}};
-                f.next_step =
-                    "Wait for the other run to end (the lock goes with its np-explain, however "
-                    "that ends), or choose other nodes.";
-                rec.findings.push_back(std::move(f));
-                rec.environment_failed = true;
+                refused("NODE_IN_USE", node, fmt::format("{} is in use by another run", node),
+                        why +
+                            ". Nothing was changed on either node: two runs on one node would "
+                            "disturb each other's numbers and undo each other's changes.",
+                        "Wait for the other run to end (the lock goes with its np-explain, "
+                        "however that ends), or choose other nodes.");
                 rec.node_in_use = true;
             }
             if (held_a.empty() && held_b.empty())

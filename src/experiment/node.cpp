@@ -207,35 +207,41 @@ std::string stop_pidfile_script(const std::string& pidfile, const std::string& p
         shell_quote(pidfile), shell_quote("\\(^\\|/\\)" + program + "$"));
 }
 
+namespace {
+
+// A shell fragment that stops process group $pg while a member's command line matches the
+// extended regex `programs` (a recycled id whose members run something else is left alone):
+// TERM and CONT (a stopped member would hold TERM), up to 2 s, then KILL and up to 1 s. It
+// leaves `ours` defined, for whether anything of the group outlived that.
+std::string stop_group_fragment(const std::string& programs) {
+    return fmt::format(
+        "ours() {{ for p in $(pgrep -g \"$pg\" 2>/dev/null); do "
+        "tr '\\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -Eq {0} && return 0; done; "
+        "return 1; }}; "
+        "if ours; then kill -TERM -$pg 2>/dev/null; kill -CONT -$pg 2>/dev/null; i=0; "
+        "while ours && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; "
+        "ours && kill -KILL -$pg 2>/dev/null; i=0; "
+        "while ours && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done; fi",
+        shell_quote(programs));
+}
+
+}  // namespace
+
 std::string stop_group_script(const std::string& pidfile, const std::string& program) {
     return fmt::format(
-        "pf={0}; [ -r \"$pf\" ] || exit 0; pid=$(cat \"$pf\"); "
-        "case $pid in ''|*[!0-9]*) rm -f \"$pf\"; exit 0;; esac; "
-        "ours() {{ for p in $(pgrep -g \"$pid\" 2>/dev/null); do "
-        "tr '\\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q {1} && return 0; done; "
-        "return 1; }}; "
-        "ours || {{ rm -f \"$pf\"; exit 0; }}; kill -TERM -$pid 2>/dev/null; "
-        "kill -CONT -$pid 2>/dev/null; i=0; "
-        "while ours && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; "
-        "ours && kill -KILL -$pid 2>/dev/null; i=0; "
-        "while ours && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done; "
-        "if ours; then echo \"process group $pid ({2}) did not stop\" >&2; exit 1; fi; "
+        "pf={0}; [ -r \"$pf\" ] || exit 0; pg=$(cat \"$pf\"); "
+        "case $pg in ''|*[!0-9]*|0|1) rm -f \"$pf\"; exit 0;; esac; {1}; "
+        "if ours; then echo \"process group $pg ({2}) did not stop\" >&2; exit 1; fi; "
         "rm -f \"$pf\"; exit 0",
-        shell_quote(pidfile), shell_quote(program), program);
+        shell_quote(pidfile), stop_group_fragment(program), program);
 }
 
 std::string stop_foreign_group_script(const std::string& pgidfile, const std::string& programs) {
     return fmt::format(
         "f={0}; [ -r \"$f\" ] || exit 0; pg=$(cat \"$f\"); "
         "case $pg in ''|*[!0-9]*|0|1) exit 0;; esac; "
-        "[ \"$(ps -o pgid= -p $$ | tr -d ' ')\" = \"$pg\" ] && exit 0; "
-        "ours() {{ for p in $(pgrep -g \"$pg\" 2>/dev/null); do "
-        "tr '\\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -Eq {1} && return 0; done; "
-        "return 1; }}; "
-        "ours || exit 0; kill -TERM -$pg 2>/dev/null; kill -CONT -$pg 2>/dev/null; i=0; "
-        "while ours && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; "
-        "ours && kill -KILL -$pg 2>/dev/null; exit 0",
-        shell_quote(pgidfile), shell_quote(programs));
+        "[ \"$(ps -o pgid= -p $$ | tr -d ' ')\" = \"$pg\" ] && exit 0; {1}; exit 0",
+        shell_quote(pgidfile), stop_group_fragment(programs));
 }
 
 // ---------------------------------------------------------------------------------------------

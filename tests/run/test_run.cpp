@@ -124,6 +124,17 @@ class RunTest : public ::testing::Test {
             timeout);
     }
 
+    // A second into the run's tcp phase, the PID node A's process has in the run's `pidfile`
+    // if it still runs `program`; 0 when the phase never came or the process is not that.
+    static pid_t recorded_in_tcp_phase(BackgroundRun& run, const std::string& pidfile,
+                                       const std::string& program) {
+        if (!wait_for_tcp_phase(run, seconds(30)) || !run.running()) return 0;
+        std::this_thread::sleep_for(milliseconds(1000));
+        const pid_t pid = std::atoi(read_file(run_state_file(server(), pidfile)).c_str());
+        const auto argv = pid > 1 ? cmdline(pid) : std::vector<std::string>{};
+        return !argv.empty() && basename_of(argv[0]) == program ? pid : 0;
+    }
+
     // What a run must leave on both nodes, whatever way it ended: no probe, no hook, no
     // iperf3 (the server at once; a client cut off from its session ends with its test within
     // `client_grace`), no uploaded file, no undo script; the data iface as the testbed made it.
@@ -800,14 +811,8 @@ TEST_F(RunTest, CtrlCDuringTcpStopsSavesWhatWasMeasuredAndCleansBothNodes) {
 
 TEST_F(RunTest, IperfServerKilledMidRunIsReportedAndBothNodesCleaned) {
     BackgroundRun run(run_args(long_tcp()));
-    ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
-    std::this_thread::sleep_for(milliseconds(1000));
-    const std::string pid_text = read_file(run_state_file(server(), "iperf3.pid"));
-    const pid_t pid = std::atoi(pid_text.c_str());
-    ASSERT_GT(pid, 1) << pid_text;
-    const auto argv = cmdline(pid);
-    ASSERT_FALSE(argv.empty());
-    ASSERT_EQ(basename_of(argv[0]), "iperf3");
+    const pid_t pid = recorded_in_tcp_phase(run, "iperf3.pid", "iperf3");
+    ASSERT_GT(pid, 1) << "no iperf3 server recorded in the tcp phase";
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     const CommandResult r = run.wait(seconds(60));
     expect_partial_results(r, "iperf3 server on " + server());
@@ -820,11 +825,8 @@ TEST_F(RunTest, IperfServerKilledMidRunIsReportedAndBothNodesCleaned) {
 // run names it — the server stopped, its state — stops (exit 3), and its teardown ends it.
 TEST_F(RunTest, AServerStoppedMidTestIsNamedAndEndedByTeardown) {
     BackgroundRun run(run_args(long_tcp()));
-    ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
-    std::this_thread::sleep_for(milliseconds(1000));
-    const pid_t pid = std::atoi(read_file(run_state_file(server(), "iperf3.pid")).c_str());
-    ASSERT_GT(pid, 1);
-    ASSERT_EQ(basename_of(cmdline(pid).at(0)), "iperf3");
+    const pid_t pid = recorded_in_tcp_phase(run, "iperf3.pid", "iperf3");
+    ASSERT_GT(pid, 1) << "no iperf3 server recorded in the tcp phase";
     ASSERT_EQ(kill(pid, SIGSTOP), 0);
     const CommandResult r = run.wait(seconds(90));
     EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
@@ -838,11 +840,8 @@ TEST_F(RunTest, AServerStoppedMidTestIsNamedAndEndedByTeardown) {
 TEST_F(RunTest, ProbeKilledMidRunLeavesNoHookBehind) {
     BackgroundRun run(
         run_args({"--tcp-duration", "3", "--udp-duration", "1", "--ping-count", "1"}));
-    ASSERT_TRUE(wait_for_tcp_phase(run, seconds(30)));
-    std::this_thread::sleep_for(milliseconds(1000));
-    const pid_t pid = std::atoi(read_file(run_state_file(server(), "probe.pid")).c_str());
-    ASSERT_GT(pid, 1);
-    ASSERT_EQ(basename_of(cmdline(pid).at(0)), "np-probe");
+    const pid_t pid = recorded_in_tcp_phase(run, "probe.pid", "np-probe");
+    ASSERT_GT(pid, 1) << "no np-probe recorded in the tcp phase";
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     const CommandResult r = run.wait(seconds(60));
     EXPECT_NE(r.exit_status, -2) << "np-explain did not end within the timeout";

@@ -114,6 +114,7 @@ Explanation explain(const ExplainInput& in, const Rules& rules) {
         row.test = t.label;
         row.source = t.source;
         row.command = t.command;
+        row.tool = tool_text(t.tool_version, t.platform);
         row.measured_bps = v.measured_bps;
         row.measured =
             v.measured_bps ? rules::rate_text(*v.measured_bps, t.rate_resolution_bps) : "-";
@@ -139,11 +140,13 @@ nlohmann::json to_json(const Explanation& e) {
     nlohmann::json doc = findings_document(e.findings);
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& v : e.verdicts) {
-        nlohmann::json r{
-            {"test", v.test},           {"source", v.source},      {"command", nullptr},
-            {"measured", v.measured},   {"verdict", v.verdict},    {"codes", v.codes},
-            {"measured_mbps", nullptr}, {"ceiling_mbps", nullptr}, {"pct_of_ceiling", nullptr}};
+        nlohmann::json r{{"test", v.test},          {"source", v.source},
+                         {"command", nullptr},      {"tool", nullptr},
+                         {"measured", v.measured},  {"verdict", v.verdict},
+                         {"codes", v.codes},        {"measured_mbps", nullptr},
+                         {"ceiling_mbps", nullptr}, {"pct_of_ceiling", nullptr}};
         if (!v.command.empty()) r["command"] = v.command;
+        if (!v.tool.empty()) r["tool"] = v.tool;
         if (v.measured_bps) r["measured_mbps"] = *v.measured_bps / 1e6;
         if (v.ceiling_bps) r["ceiling_mbps"] = *v.ceiling_bps / 1e6;
         if (v.ratio) r["pct_of_ceiling"] = *v.ratio * 100;
@@ -178,6 +181,7 @@ Explanation parse_explanation(const nlohmann::json& document, const std::string&
         v.test = r.optional_str("test").value_or("");
         v.source = r.optional_str("source").value_or("");
         v.command = r.optional_str("command").value_or("");
+        v.tool = r.optional_str("tool").value_or("");
         v.measured = r.optional_str("measured").value_or("");
         v.verdict = r.optional_str("verdict").value_or("");
         if (const auto m = r.optional_number("measured_mbps")) v.measured_bps = *m * 1e6;
@@ -219,7 +223,12 @@ std::string render_explanation(const Explanation& e, std::optional<double> link_
     for (const auto& v : e.verdicts) {
         t.add_row({v.test, v.measured, v.ceiling_bps ? format_rate(*v.ceiling_bps) : "-",
                    v.ratio ? format_pct(*v.ratio) : "-", v.verdict});
-        if (!v.command.empty()) t.add_note("$ " + v.command);
+        // Under the row: the command that produced it and the tool that printed it.
+        const std::string tool = v.tool.empty() ? "" : "printed by " + v.tool;
+        if (!v.command.empty())
+            t.add_note("$ " + v.command + (tool.empty() ? "" : "   (" + tool + ")"));
+        else if (!tool.empty())
+            t.add_note(tool);
     }
     out += t.render() + "\n";
     out += render_ledgers(e.ledgers);

@@ -32,9 +32,12 @@ struct ExplainInput {
 
 // One row of the verdict table.
 struct Verdict {
-    std::string test;      // ThroughputTest/PingTest label
-    std::string source;    // file
-    std::string command;   // the command line that produced it, when the input showed it
+    std::string test;     // ThroughputTest/PingTest label
+    std::string source;   // file
+    std::string command;  // the command line that produced it, when the input showed it
+    // The tool's version and platform as its output shows them ("iperf 3.12 on Linux", "ping
+    // (Windows)"); empty when it shows neither.
+    std::string tool;
     std::string measured;  // as printed: "941.00 Mbit/s" or "0.045 ms avg"
     std::optional<double> measured_bps;
     std::optional<double> ceiling_bps;

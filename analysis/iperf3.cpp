@@ -403,6 +403,8 @@ std::vector<Field> Iperf3JsonReader::start_fields() {
         {Ctx::start, "connecting_to", FieldKind::object, 0, 0, nullptr, Ctx::connecting_to},
         {Ctx::start, "version", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.run().version = std::string(v.text); }},
+        {Ctx::start, "system_info", FieldKind::text, 0, 0,
+         [](R& r, const Value& v) { r.run().system_info = std::string(v.text.substr(0, 200)); }},
         {Ctx::start, "tcp_mss_default", FieldKind::integer, 0, 65535,
          [](R& r, const Value& v) { r.run().tcp_mss_default = static_cast<int>(v.integer); }},
         {Ctx::start, "sndbuf_actual", FieldKind::integer, 0, kI64,
@@ -635,6 +637,7 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
         t.source = source;
         t.tool = Tool::iperf3;
         t.tool_version = run.version;
+        t.platform = platform_of(run.system_info);
         t.transport = udp ? Transport::udp : Transport::tcp;
         t.reverse = reverse_direction;
         t.bidir = bidir;

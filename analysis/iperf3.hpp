@@ -71,6 +71,7 @@ struct Iperf3IntervalStats {
 struct Iperf3Run {
     bool json_stream = false;          // read from --json-stream NDJSON
     std::string version;               // "iperf 3.12"
+    std::string system_info;           // "Linux host 6.1.0-13-amd64 #1 SMP … x86_64"
     std::optional<std::string> error;  // top-level "error" (or an "error" event)
 
     bool has_start = false;

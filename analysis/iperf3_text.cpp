@@ -149,6 +149,15 @@ class Iperf3TextReader : public RunReader {
   public:
     void line(std::string_view t, int64_t number) override {
         last_line_ = number;
+        // -V: "iperf 3.12" and the system's uname before the test ("Linux host 6.1.0 …").
+        if (!read_any_ && iperf3_version_line(t)) {
+            version_ = std::string(t.substr(0, t.find(' ', 6)));
+            return;
+        }
+        if (!read_any_ && !version_.empty() && platform_.empty()) {
+            platform_ = platform_of(t);
+            if (!platform_.empty()) return;
+        }
         if (t.starts_with("Connecting to host ")) {
             read_any_ = true;
             client_ = true;
@@ -368,6 +377,8 @@ class Iperf3TextReader : public RunReader {
             ThroughputTest t;
             t.source = info.source;
             t.tool = Tool::iperf3;
+            t.tool_version = version_;
+            t.platform = platform_;
             t.transport = udp_ ? Transport::udp : Transport::tcp;
             t.from_server = !client_;
             t.server_host = client_ ? host_ : std::string();
@@ -436,6 +447,8 @@ class Iperf3TextReader : public RunReader {
     bool done_ = false;
     bool summaries_ = false;
     std::string host_;
+    std::string version_;   // "iperf 3.12", from -V's first line
+    std::string platform_;  // "Linux", from -V's uname line
     std::optional<int> port_;
     std::optional<int> verbose_streams_;
     std::optional<int> block_bytes_;
@@ -449,6 +462,15 @@ class Iperf3TextReader : public RunReader {
 
 }  // namespace
 
+bool iperf3_version_line(std::string_view line) {
+    // "iperf 3.12" (-V before a test) or "iperf 3.12 (cJSON 1.7.15)" (--version).
+    std::string_view rest = line;
+    if (!take_prefix(rest, "iperf 3.")) return false;
+    const auto minor = take_number(rest);
+    return minor && (rest.empty() || rest.starts_with(" ") || rest.starts_with(".") ||
+                     rest.starts_with("+") || rest.starts_with("-"));
+}
+
 bool iperf3_text_header(std::string_view line) {
     if (line.starts_with("Connecting to host "))
         return line.find(", port ") != std::string_view::npos;
@@ -456,7 +478,7 @@ bool iperf3_text_header(std::string_view line) {
         std::string_view rest = line.substr(20);
         return take_number(rest).has_value();  // iperf2 says "on TCP port 5001"
     }
-    return line.starts_with("iperf3: error - ");
+    return line.starts_with("iperf3: error - ") || iperf3_version_line(line);
 }
 
 bool iperf3_text_report(std::string_view line) {

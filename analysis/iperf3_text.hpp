@@ -19,6 +19,8 @@ namespace np {
 // Whether a line begins an iperf3 text output: "Connecting to host H, port 5201", "Server
 // listening on 5201", or iperf3's "iperf3: error - …".
 bool iperf3_text_header(std::string_view line);
+// "iperf 3.12", the first line -V prints (and --version's).
+bool iperf3_version_line(std::string_view line);
 // Whether a line is an iperf3 report line: "[  5]   0.00-1.00   sec  11.8 MBytes …" (2
 // decimals, unlike iperf2's 1 or 4).
 bool iperf3_text_report(std::string_view line);

@@ -16,6 +16,24 @@ const char* to_string(Tool t) {
     return "iperf3";
 }
 
+std::string platform_of(std::string_view uname) {
+    const std::string_view word = uname.substr(0, uname.find(' '));
+    if (word == "Linux") return "Linux";
+    if (word == "Darwin") return "macOS";
+    if (word == "FreeBSD" || word == "OpenBSD" || word == "NetBSD" || word == "DragonFly")
+        return std::string(word);
+    if (word.starts_with("CYGWIN_NT") || word.starts_with("MSYS_NT") || word.starts_with("MINGW") ||
+        word == "Windows")
+        return "Windows";
+    return "";
+}
+
+std::string tool_text(const std::string& version, const std::string& platform) {
+    if (version.empty() && platform.empty()) return "";
+    if (platform.empty()) return version;
+    return (version.empty() ? std::string("the tool") : version) + " on " + platform;
+}
+
 void Measurements::append(Measurements other) {
     throughput.insert(throughput.end(), std::make_move_iterator(other.throughput.begin()),
                       std::make_move_iterator(other.throughput.end()));

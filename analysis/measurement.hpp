@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/model.hpp"
@@ -17,6 +18,14 @@ namespace np {
 
 enum class Tool { iperf3, iperf2, ping };
 const char* to_string(Tool t);
+
+// The platform a uname-like line names by its first word ("Linux host 6.1.0 …", "Darwin …",
+// "FreeBSD …", "CYGWIN_NT-10.0-19045 …", which iperf3 builds for Windows print): "Linux",
+// "macOS", "FreeBSD", "OpenBSD", "NetBSD", "Windows"; empty for anything else.
+std::string platform_of(std::string_view uname);
+// How a verdict names the tool that printed a test: "iperf 3.12 on Linux", "iperf3 on macOS",
+// "iperf 2.1.9"; empty when the output shows neither.
+std::string tool_text(const std::string& version, const std::string& platform);
 
 // One throughput test in one direction (a --bidir run is two of these).
 struct ThroughputTest {
@@ -30,6 +39,9 @@ struct ThroughputTest {
     std::optional<int> port;   // the server's port, when known
     Tool tool = Tool::iperf3;
     std::string tool_version;  // "iperf 3.12"; empty when the output does not say
+    // The system the output came from, when it shows it (iperf3's system_info or -V line):
+    // "Linux", "macOS", "FreeBSD", "Windows", … (platform_of).
+    std::string platform;
     Transport transport = Transport::tcp;
     bool reverse = false;  // the server sent (iperf -R)
     bool bidir = false;    // one direction of iperf3 --bidir: the other ran at the same time
@@ -87,8 +99,10 @@ struct ThroughputTest {
 
 // One echo reply as ping printed it ("64 bytes from …: icmp_seq=3 ttl=64 time=0.054 ms").
 struct PingReply {
-    int64_t seq = 0;  // icmp_seq (iputils, from 1) or seq (busybox, from 0)
-    double rtt_ms = 0;
+    // icmp_seq (iputils, from 1; BSD and macOS, from 0) or seq (busybox, from 0); Windows
+    // prints none, so its replies are numbered from 1 in the order printed.
+    int64_t seq = 0;
+    double rtt_ms = 0;       // 0 for Windows' "time<1ms": below its resolution (rtt_resolution_ms)
     bool duplicate = false;  // "(DUP!)": a second reply to the same request
 };
 
@@ -97,13 +111,23 @@ struct PingTest {
     std::string label;    // "ping 198.18.10.2"
     std::string command;  // "ping -c 5 -I enp0s25 192.168.200.1", when the transcript shows it
     std::string target;
-    std::string flavour;  // "iputils" or "busybox"
+    // Whose ping printed it, as far as its output tells (ping.hpp): "iputils", "busybox",
+    // "BSD-style" (macOS, FreeBSD or GNU inetutils: one layout), "macOS" (when its "Request
+    // timeout" lines show it), "OpenBSD", "BSD-style or busybox", "Windows".
+    std::string flavour;
     int64_t transmitted = 0;
-    int64_t received = 0;
+    int64_t received = 0;  // echo replies, not counting duplicates
     int64_t duplicates = 0;
-    int64_t errors = 0;
+    int64_t errors = 0;  // ICMP errors instead of a reply ("Destination Host Unreachable")
+    // Windows counts a "Reply from …: Destination host unreachable." in its Received; those
+    // are errors above, and here, so that its printed loss can be explained.
+    int64_t errors_counted_as_received = 0;
     std::optional<double> printed_loss_pct;
+    // The deviation is iputils' mdev, BSD's stddev and OpenBSD's std-dev: the same quantity.
     std::optional<double> rtt_min_ms, rtt_avg_ms, rtt_max_ms, rtt_mdev_ms;
+    // The finest time the tool prints: 1 for Windows (whole milliseconds, "time<1ms"); 0 when
+    // it prints microseconds, as every other ping does.
+    double rtt_resolution_ms = 0;
     // Every reply line before the summary, in order; empty with ping -q. The summary stays the
     // authority for the counts: a line that does not read as a reply is skipped, not an error.
     // A run of more than kMaxSeriesPoints replies keeps every 2nd, 4th, … (series.hpp).

@@ -63,6 +63,11 @@ void ping(const ExplainInput& in, Explanation& e) {
         v.test = p.label;
         v.source = p.source;
         v.command = p.command;
+        if (!p.flavour.empty())
+            v.tool = p.flavour + " ping" +
+                     (p.flavour.starts_with("BSD-style") ? " (macOS, FreeBSD and GNU inetutils "
+                                                           "print this layout)"
+                                                         : "");
         auto push = [&](Finding f) {
             if (!p.source.empty()) f.evidence.insert(f.evidence.begin(), {"file", p.source});
             v.codes.push_back(f.code);
@@ -83,10 +88,10 @@ void ping(const ExplainInput& in, Explanation& e) {
                 "different segments: use the shared one.";
             if (p.errors > 0) {
                 f.detail += fmt::format(
-                    " ping counted +{} errors: ICMP errors such as 'Destination Host "
+                    " {} ping counted {} ICMP errors instead: 'Destination Host "
                     "Unreachable', which on a directly connected segment means ARP went "
                     "unanswered — no carrier, a different segment, or no host at that address.",
-                    p.errors);
+                    p.flavour.empty() ? std::string("The") : p.flavour, p.errors);
                 f.evidence.emplace_back("errors", p.errors);
             }
             // Data crossed the same path: only the echo went unanswered. That does not condemn
@@ -108,16 +113,33 @@ void ping(const ExplainInput& in, Explanation& e) {
             v.measured = "no reply";
             v.verdict = data.empty() ? "unreachable" : "no echo reply";
         } else {
-            v.measured = fmt::format("{:.3f} ms avg", p.rtt_avg_ms.value_or(0));
+            const double avg = p.rtt_avg_ms.value_or(0);
+            // Windows prints whole milliseconds: its "Average = 0ms" is a time under 1 ms.
+            const bool below = p.rtt_resolution_ms > 0 && avg < p.rtt_resolution_ms;
+            v.measured = below ? fmt::format("< {:g} ms avg", p.rtt_resolution_ms)
+                               : fmt::format("{:.3f} ms avg", avg);
             v.verdict = loss > 0 ? fmt::format("{:.0f} % loss", loss) : "reachable";
             Finding rtt = make_finding("PING_RTT", p.label);
-            rtt.title = fmt::format("Round-trip time to {}: {:.3f} ms average", p.target,
-                                    p.rtt_avg_ms.value_or(0));
+            rtt.title =
+                below ? fmt::format("Round-trip time to {}: under {:g} ms", p.target,
+                                    p.rtt_resolution_ms)
+                      : fmt::format("Round-trip time to {}: {:.3f} ms average", p.target, avg);
             rtt.detail = fmt::format("{} of {} requests answered.", p.received, p.transmitted);
+            if (p.rtt_resolution_ms > 0)
+                rtt.detail += fmt::format(
+                    " {} ping prints whole milliseconds (\"time<1ms\"), so a time under {:g} ms "
+                    "is all it can tell{}.",
+                    p.flavour, p.rtt_resolution_ms,
+                    below ? ": on a directly connected segment a round trip takes tens of "
+                            "microseconds, so a figure for comparison needs ping from Linux, "
+                            "macOS or BSD"
+                          : "");
             rtt.evidence = {{"rtt_min_ms", rounded(p.rtt_min_ms.value_or(0), 3)},
-                            {"rtt_avg_ms", rounded(p.rtt_avg_ms.value_or(0), 3)},
+                            {"rtt_avg_ms", rounded(avg, 3)},
                             {"rtt_max_ms", rounded(p.rtt_max_ms.value_or(0), 3)}};
             if (p.rtt_mdev_ms) rtt.evidence.emplace_back("rtt_mdev_ms", rounded(*p.rtt_mdev_ms, 3));
+            if (p.rtt_resolution_ms > 0)
+                rtt.evidence.emplace_back("rtt_resolution_ms", p.rtt_resolution_ms);
             push(std::move(rtt));
             if (loss > 0) {
                 Finding f = make_finding("PING_LOSS", p.label);
@@ -150,6 +172,18 @@ void ping(const ExplainInput& in, Explanation& e) {
             f.detail = fmt::format("{} transmitted, {} received.", p.transmitted, p.received);
             f.evidence = {{"recomputed_loss_pct", rounded(loss)}};
             f.next_step = "Use the counts.";
+            if (p.errors_counted_as_received > 0) {
+                f.detail = fmt::format(
+                    "{} transmitted, {} echo replies. {} counted {} 'Destination host "
+                    "unreachable' answers as received: they are ICMP errors (the sender's own "
+                    "gateway or host saying the peer could not be reached), not replies from the "
+                    "peer.",
+                    p.transmitted, p.received, p.flavour, p.errors_counted_as_received);
+                f.evidence.emplace_back("errors_counted_as_received", p.errors_counted_as_received);
+                f.next_step =
+                    "Use the counts without those answers; check the peer's address and "
+                    "that it is on the segment (arp -a on Windows).";
+            }
             push(std::move(f));
         }
         e.verdicts.push_back(std::move(v));

@@ -9,6 +9,10 @@
 #
 #   sudo bash scripts/gen-fixtures.sh            # writes tests/fixtures/{iperf3,iperf2,ping}
 #   NPX_DURATION=5 sudo bash scripts/gen-fixtures.sh   # shorter runs
+#   sudo bash scripts/gen-fixtures.sh platforms   # only what names the platform: the other
+#       Linux pings, GNU inetutils and busybox (Debian's packages unpacked into a temporary
+#       directory, not installed), iputils over IPv6 (2001:2:0:10::/64) and iperf3's text with
+#       -V; their commands go to tests/fixtures/PLATFORMS.generated.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "gen-fixtures: needs root (network namespaces)" >&2; exit 3; }
@@ -20,10 +24,15 @@ VETH_B=npx-fix-vb
 ADDR_A=198.18.10.1
 ADDR_B=198.18.10.2
 UNUSED=198.18.10.99     # on the segment, no host: ARP goes unanswered
+ADDR6_A=2001:2:0:10::1
+ADDR6_B=2001:2:0:10::2
+PART=${1:-all}
+case $PART in all | platforms) ;; *) echo "gen-fixtures: unknown part '$PART' (all, platforms)" >&2; exit 2 ;; esac
 RATE=${NPX_RATE:-100mbit}
 DUR=${NPX_DURATION:-10}
 OUT=tests/fixtures
 pids=()
+unpacked=
 
 cleanup() {
   local rc=$?
@@ -32,6 +41,7 @@ cleanup() {
   ip netns del "$NS_A" 2>/dev/null || true   # deleting a namespace deletes its veth end
   ip netns del "$NS_B" 2>/dev/null || true
   ip link del "$VETH_A" 2>/dev/null || true
+  [ -z "$unpacked" ] || rm -rf "$unpacked"
   exit "$rc"
 }
 trap cleanup EXIT INT TERM
@@ -46,6 +56,8 @@ for side in a b; do
   if [ $side = a ]; then dev=$VETH_A addr=$ADDR_A; else dev=$VETH_B addr=$ADDR_B; fi
   $side ip link set lo up
   $side ip addr add "$addr/24" dev "$dev"
+  if [ $side = a ]; then addr6=$ADDR6_A; else addr6=$ADDR6_B; fi
+  $side ip addr add "$addr6/64" dev "$dev" nodad
   $side ip link set "$dev" gso_max_segs 1
   $side ip link set "$dev" up
   $side tc qdisc add dev "$dev" root stab overhead 24 linklayer ethernet \
@@ -57,6 +69,68 @@ a sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
 b sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
 
 mkdir -p "$OUT/iperf3" "$OUT/iperf2" "$OUT/ping"
+record() { echo "| \`$1\` | \`$2\` | $3 |" >>"$commands"; }
+
+start_server() {  # start_server CMD... ; output to $srv_out. `ip netns exec` execs the
+  # command, so $! is the server's own PID (not a subshell's).
+  ip netns exec "$NS_B" stdbuf -oL "$@" >"$srv_out" 2>&1 &
+  server_pid=$!
+  pids+=("$server_pid")
+  sleep 1
+}
+stop_server() {  # SIGTERM: background jobs of a script ignore SIGINT
+  kill -TERM "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+}
+
+# The pings of other Linux userlands, and iputils over IPv6: what `explain` must read besides
+# iputils' IPv4 output. The packages are Debian's, unpacked (dpkg -x), never installed, so the
+# machine's own ping stays as it is.
+if [ "$PART" = platforms ]; then
+  unpacked=$(mktemp -d /tmp/npx-fix-pkgs.XXXXXX)
+  (cd "$unpacked" && apt-get download -q inetutils-ping busybox >/dev/null 2>&1) ||
+    { echo "gen-fixtures: apt-get download inetutils-ping busybox failed" >&2; exit 3; }
+  for deb in "$unpacked"/*.deb; do dpkg -x "$deb" "$unpacked/root"; done
+  inet_ping=$unpacked/root/bin/ping
+  busybox=$unpacked/root/bin/busybox
+  commands="$OUT/PLATFORMS.generated.md"
+  {
+    echo "# Commands that produced the fixtures of other pings and of iperf3 -V"
+    echo
+    echo "Written by \`scripts/gen-fixtures.sh platforms\` on $(date -u +%Y-%m-%d) with"
+    for deb in "$unpacked"/*.deb; do
+      echo "Debian's $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version),"
+    done
+    echo "unpacked, not installed, and $(ping -V | head -1), in the namespaces and veth of"
+    echo "COMMANDS.generated.md ($ADDR_A/$ADDR6_A → $ADDR_B/$ADDR6_B)."
+    echo
+    echo "| file | command (in $NS_A) |"
+    echo "|---|---|"
+  } >"$commands"
+  record() { echo "| \`$1\` | \`$2\` |" >>"$commands"; }
+  ping_case() {  # ping_case FILE LABEL COMMAND...
+    local file=$1 label=$2; shift 2
+    a "$@" >"$OUT/ping/$file" 2>&1 || true
+    record "ping/$file" "$label"
+  }
+  ping_case inetutils-ok.txt "inetutils ping -c 5 -i 0.2 $ADDR_B" "$inet_ping" -c 5 -i 0.2 "$ADDR_B"
+  ping_case inetutils-unreachable.txt "inetutils ping -c 3 -i 0.2 $UNUSED" \
+    "$inet_ping" -c 3 -i 0.2 "$UNUSED"
+  ping_case busybox-ok.txt "busybox ping -c 5 $ADDR_B" "$busybox" ping -c 5 "$ADDR_B"
+  ping_case busybox-ipv6.txt "busybox ping -6 -c 5 $ADDR6_B" "$busybox" ping -6 -c 5 "$ADDR6_B"
+  ping_case iputils-ipv6.txt "ping -6 -c 5 -i 0.2 $ADDR6_B" ping -6 -c 5 -i 0.2 "$ADDR6_B"
+  ping_case iputils-ipv6-unreachable.txt "ping -6 -c 3 -i 0.2 2001:2:0:10::99" \
+    ping -6 -c 3 -i 0.2 2001:2:0:10::99
+  srv_out=/dev/null
+  start_server iperf3 -s -B "$ADDR_B"
+  cmd="iperf3 -c $ADDR_B -t 3 -V"
+  a $cmd >"$OUT/iperf3/tcp-100m-verbose.txt" 2>&1 || true
+  record "iperf3/tcp-100m-verbose.txt" "$cmd (server: iperf3 -s -B $ADDR_B)"
+  stop_server
+  echo "gen-fixtures: wrote $OUT/ping and $OUT/iperf3 (see $commands)"
+  exit 0
+fi
+
 commands="$OUT/COMMANDS.generated.md"
 {
   echo "# Commands that produced the generated fixtures"
@@ -71,19 +145,6 @@ commands="$OUT/COMMANDS.generated.md"
   echo "|---|---|---|"
 } >"$commands"
 
-record() { echo "| \`$1\` | \`$2\` | $3 |" >>"$commands"; }
-
-start_server() {  # start_server CMD... ; output to $srv_out. `ip netns exec` execs the
-  # command, so $! is the server's own PID (not a subshell's).
-  ip netns exec "$NS_B" stdbuf -oL "$@" >"$srv_out" 2>&1 &
-  server_pid=$!
-  pids+=("$server_pid")
-  sleep 1
-}
-stop_server() {  # SIGTERM: background jobs of a script ignore SIGINT
-  kill -TERM "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-}
 
 # iperf3: one server for all runs; -J on the client side.
 srv_out=/dev/null

@@ -74,7 +74,9 @@ TEST(CliExplain, ATranscriptGivesOneRowPerRunWithItsCommandUnderIt) {
     ASSERT_EQ(r.exit_status, 0) << r.err;
     EXPECT_TRUE(has(r.out, "iperf2 UDP")) << r.out;
     EXPECT_TRUE(has(r.out, "\n  $ iperf -c 198.18.20.1 -u -b 90M -t 10\n")) << r.out;
-    EXPECT_TRUE(has(r.out, "\n  $ ping -c 5 -I npx-tr-vb 198.18.20.1\n")) << r.out;
+    EXPECT_TRUE(
+        has(r.out, "\n  $ ping -c 5 -I npx-tr-vb 198.18.20.1   (printed by iputils ping)\n"))
+        << r.out;
     EXPECT_TRUE(has(r.out, "file = " + fx("transcripts/session.md") + ":")) << r.out;
     EXPECT_TRUE(r.err.empty()) << r.err;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include "src/common/errors.hpp"
 
+#include "analysis/inputs.hpp"
 #include "analysis/iperf3.hpp"
 #include "analysis/series.hpp"
 #include "tests/unit/fixture.hpp"
@@ -95,6 +96,32 @@ TEST(Iperf3, UdpBefore311FallsBackToEndSumAndPerStreamBlocks) {
     ASSERT_TRUE(t.sent_bps && t.received_bps);
     EXPECT_GT(*t.sent_bps, 89e6);
     EXPECT_FALSE(t.offered_bps.has_value()) << "3.9 does not record -b";
+}
+
+TEST(Iperf3, TheVersionAndPlatformAreWhatStartSays) {
+    const auto m = measurements_from(parse_iperf3(fixture("iperf3/tcp-100m.json")), "");
+    EXPECT_EQ(m.throughput.at(0).tool_version, "iperf 3.12");
+    EXPECT_EQ(m.throughput.at(0).platform, "Linux");
+    EXPECT_EQ(tool_text("iperf 3.12", "Linux"), "iperf 3.12 on Linux");
+    EXPECT_EQ(tool_text("", "macOS"), "the tool on macOS");
+    EXPECT_EQ(tool_text("", ""), "");
+}
+
+TEST(Iperf3, PlatformsByTheirUnameWord) {
+    EXPECT_EQ(platform_of("Darwin mac.local 22.1.0 Darwin Kernel Version 22.1.0"), "macOS");
+    EXPECT_EQ(platform_of("FreeBSD fbsd 13.2-RELEASE FreeBSD 13.2-RELEASE amd64"), "FreeBSD");
+    EXPECT_EQ(platform_of("CYGWIN_NT-10.0-19045 win 3.4.7-1.x86_64 2023-06-16 x86_64"), "Windows");
+    EXPECT_EQ(platform_of("Linux vm 6.18.44 #1 SMP x86_64"), "Linux");
+    EXPECT_EQ(platform_of("Plan9 x"), "") << "not guessed";
+    EXPECT_EQ(platform_of(""), "");
+}
+
+TEST(Iperf3, TextWithVNamesVersionAndPlatform) {
+    const auto m = parse_measurements(fixture("iperf3/tcp-100m-verbose.txt"), "v.txt");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    EXPECT_EQ(m.throughput[0].tool_version, "iperf 3.12");
+    EXPECT_EQ(m.throughput[0].platform, "Linux");
+    EXPECT_TRUE(m.throughput[0].retransmits.has_value());
 }
 
 TEST(Iperf3, JsonStreamGivesTheSameFiguresAsTheDocument) {

@@ -116,6 +116,123 @@ TEST(Ping, PingsOwnErrorIsAToolFailure) {
     EXPECT_EQ(m.failures[0].message, "ping: connect: Network is unreachable");
 }
 
+// Each platform's ping, read as iputils' is: the generated ones (PLATFORMS.generated.md) and
+// the hand-written ones of what this machine cannot run (handwritten/README.md).
+struct PlatformPing {
+    std::string file;
+    std::string flavour;
+    int64_t transmitted, received, duplicates;
+    double avg_ms;
+    std::optional<double> deviation_ms;
+    size_t replies;
+};
+
+class PlatformPings : public ::testing::TestWithParam<PlatformPing> {};
+
+TEST_P(PlatformPings, ReadAsIputilsIs) {
+    const PlatformPing& want = GetParam();
+    const auto p = pings(fixture(want.file)).at(0);
+    EXPECT_EQ(p.flavour, want.flavour);
+    EXPECT_EQ(p.transmitted, want.transmitted);
+    EXPECT_EQ(p.received, want.received);
+    EXPECT_EQ(p.duplicates, want.duplicates);
+    EXPECT_DOUBLE_EQ(p.rtt_avg_ms.value_or(-1), want.avg_ms);
+    EXPECT_EQ(p.rtt_mdev_ms, want.deviation_ms);
+    EXPECT_EQ(p.replies.size(), want.replies);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, PlatformPings,
+    ::testing::Values(
+        PlatformPing{"ping/inetutils-ok.txt", "BSD-style", 5, 5, 0, 0.104, 0.024, 5},
+        PlatformPing{"ping/busybox-ok.txt", "busybox", 5, 5, 0, 0.093, std::nullopt, 5},
+        PlatformPing{"ping/busybox-ipv6.txt", "busybox", 5, 5, 0, 0.102, std::nullopt, 5},
+        PlatformPing{"ping/iputils-ipv6.txt", "iputils", 5, 5, 0, 0.064, 0.011, 5},
+        PlatformPing{"handwritten/macos-ping.txt", "macOS", 4, 3, 0, 0.267, 0.006, 3},
+        PlatformPing{"handwritten/macos-ping6.txt", "BSD-style", 3, 3, 0, 0.118, 0.006, 3},
+        PlatformPing{"handwritten/freebsd-ping.txt", "BSD-style", 3, 3, 1, 0.321, 0.047, 4},
+        PlatformPing{"handwritten/openbsd-ping.txt", "OpenBSD", 3, 3, 0, 0.312, 0.008, 3},
+        PlatformPing{"handwritten/windows-ping.txt", "Windows", 4, 4, 0, 0, std::nullopt, 4},
+        PlatformPing{"handwritten/windows-ping-ipv6.txt", "Windows", 4, 4, 0, 0, std::nullopt, 4}),
+    [](const ::testing::TestParamInfo<PlatformPing>& info) {
+        std::string name = info.param.file.substr(info.param.file.find('/') + 1);
+        name = name.substr(0, name.find('.'));
+        for (char& c : name)
+            if (c == '-') c = '_';
+        return name;
+    });
+
+TEST(Ping, UnreachableWithoutAnRttLineOnEveryPlatform) {
+    for (const char* file :
+         {"ping/inetutils-unreachable.txt", "ping/iputils-ipv6-unreachable.txt"}) {
+        const auto p = pings(fixture(file)).at(0);
+        EXPECT_EQ(p.received, 0) << file;
+        EXPECT_EQ(p.printed_loss_pct, 100.0) << file;
+        EXPECT_FALSE(p.rtt_avg_ms.has_value()) << file;
+    }
+}
+
+TEST(Ping, WindowsPrintsWholeMillisecondsAndItsRepliesHaveNoSeq) {
+    const auto p = pings(fixture("handwritten/windows-ping.txt")).at(0);
+    EXPECT_EQ(p.target, "198.18.10.2");
+    EXPECT_EQ(p.rtt_resolution_ms, 1.0);
+    EXPECT_EQ(p.printed_loss_pct, 0.0);
+    EXPECT_DOUBLE_EQ(*p.rtt_max_ms, 1.0);
+    ASSERT_EQ(p.replies.size(), 4u);
+    EXPECT_EQ(p.replies[0].seq, 1);
+    EXPECT_EQ(p.replies[0].rtt_ms, 0.0) << "time<1ms";
+    EXPECT_EQ(p.replies[2].rtt_ms, 1.0);
+    EXPECT_EQ(p.replies[3].seq, 4);
+}
+
+TEST(Ping, WindowsCountsUnreachableAnswersAsReceivedAndTheyAreErrors) {
+    const auto p = pings(fixture("handwritten/windows-ping-unreachable.txt")).at(0);
+    EXPECT_EQ(p.transmitted, 4);
+    EXPECT_EQ(p.received, 0) << "no echo reply came back";
+    EXPECT_EQ(p.errors, 3);
+    EXPECT_EQ(p.errors_counted_as_received, 3);
+    EXPECT_EQ(p.printed_loss_pct, 25.0);
+    EXPECT_TRUE(p.replies.empty());
+}
+
+TEST(Ping, WindowsInAnotherLanguageIsNamedSo) {
+    try {
+        pings(fixture("handwritten/windows-ping-german.txt"));
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "ping");
+        EXPECT_EQ(e.line(), 3) << "its first reply";
+        EXPECT_NE(std::string(e.what()).find("language this reader does not know"),
+                  std::string::npos)
+            << e.what();
+    }
+    // Without naming the tool too: the reply lines say it is ping.
+    EXPECT_THROW(parse_measurements(fixture("handwritten/windows-ping-german.txt"), "p.txt"),
+                 InputError);
+}
+
+TEST(Ping, WindowsHostNotFoundIsAToolFailure) {
+    const auto m = parse_measurements(
+        "C:\\> ping nosuch.example\nPing request could not find host nosuch.example. Please "
+        "check the name and try again.\n",
+        "p.txt");
+    ASSERT_EQ(m.failures.size(), 1u);
+    EXPECT_EQ(m.failures[0].tool, Tool::ping);
+}
+
+TEST(Ping, WindowsBadCountsNameTheLine) {
+    const std::string text =
+        "Pinging h with 32 bytes of data:\nReply from h: bytes=32 time=1ms TTL=64\n"
+        "Ping statistics for h:\n    Packets: Sent = 4, Received = 4, Lost = 1 (25% loss),\n";
+    try {
+        pings(text);
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.line(), 4);
+        EXPECT_NE(std::string(e.what()).find("do not add up"), std::string::npos) << e.what();
+    }
+}
+
 struct BadPing {
     std::string text;
     int line;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "analysis/iperf3.hpp"
@@ -200,6 +201,12 @@ class Iperf3TextReader : public RunReader {
             read_verbose_start(t.substr(25));
             return;
         }
+        // The summary follows: "- - - - …" and, before it, 3.0's "Test Complete. Summary
+        // Results:" (and -V's since).
+        if (t.starts_with("- - - -") || t == "Test Complete. Summary Results:") {
+            in_summary_ = true;
+            return;
+        }
         if (t.starts_with("CPU Utilization: ")) {
             read_cpu(t.substr(17));
             return;
@@ -217,6 +224,12 @@ class Iperf3TextReader : public RunReader {
             auto id = take_bracket(probe);
             if (id && probe.find(" connected to ") != std::string_view::npos)
                 stream_seen(*id, number);
+            // "[  4] Sent 162217 datagrams": 3.0's UDP client, under its untagged summary.
+            if (id && in_summary_ && take_prefix(probe, "Sent ")) {
+                const auto n = take_number(probe);
+                if (n && *n >= 0 && *n <= 9e15 && take_prefix(probe, "datagrams"))
+                    sent_datagrams_[*id] = static_cast<int64_t>(*n);
+            }
             return;
         }
         read_any_ = true;
@@ -225,6 +238,12 @@ class Iperf3TextReader : public RunReader {
         const bool sum = l->id == "SUM";
         if (!sum) stream_seen(l->id, number);
         if (l->omitted) return;
+        // iperf3 3.0 tags no summary line: the client's figures are what it sent (UDP: with the
+        // server's jitter and lost/total beside them), the server's what it received.
+        if (l->side.empty() && in_summary_) {
+            l->side = client_ ? "sender" : "receiver";
+            untagged_ = true;
+        }
         if (l->side.empty()) {
             // An interval: the series of the forward direction, [SUM] when there is one.
             if (l->role.empty() || l->role == "TX-C" || l->role == "RX-S") {
@@ -377,7 +396,8 @@ class Iperf3TextReader : public RunReader {
             ThroughputTest t;
             t.source = info.source;
             t.tool = Tool::iperf3;
-            t.tool_version = version_;
+            // Summary lines without sender/receiver are 3.0.x's layout alone.
+            t.tool_version = !version_.empty() ? version_ : untagged_ ? "iperf 3.0.x" : "";
             t.platform = platform_;
             t.transport = udp_ ? Transport::udp : Transport::tcp;
             t.from_server = !client_;
@@ -397,7 +417,20 @@ class Iperf3TextReader : public RunReader {
                 t.rate_resolution_bps = tx->rate.resolution;
                 t.bytes_resolution = tx->bytes.resolution;
                 if (!udp_ && tx->retransmits) t.retransmits = tx->retransmits;
-                if (udp_ && tx->total) t.datagrams_sent = tx->total;
+                if (udp_ && tx->total && !tx->jitter_ms) t.datagrams_sent = tx->total;
+            }
+            if (udp_ && tx && tx->jitter_ms && !rx) {
+                // 3.0's client line: the receiver's counts beside the sender's transfer.
+                t.datagrams_lost = tx->lost;
+                t.datagrams_total = tx->total;
+                t.printed_loss_pct = tx->printed_pct;
+                t.printed_loss_text = tx->loss_text;
+                t.jitter_ms = tx->jitter_ms;
+            }
+            if (udp_ && !back && !sent_datagrams_.empty()) {
+                int64_t sent = 0;
+                for (const auto& [id, n] : sent_datagrams_) sent += n;
+                t.datagrams_sent = sent;
             }
             if (rx) {
                 t.received_bps = rx->rate.value;
@@ -446,6 +479,9 @@ class Iperf3TextReader : public RunReader {
     bool udp_ = false;
     bool done_ = false;
     bool summaries_ = false;
+    bool in_summary_ = false;  // past the "- - -" line or "Test Complete. Summary Results:"
+    bool untagged_ = false;    // summary lines without sender/receiver: iperf3 3.0
+    std::map<std::string, int64_t> sent_datagrams_;  // "[  4] Sent N datagrams", by stream
     std::string host_;
     std::string version_;   // "iperf 3.12", from -V's first line
     std::string platform_;  // "Linux", from -V's uname line

@@ -1,4 +1,4 @@
-// libFuzzer target: iputils and busybox ping output.
+// libFuzzer target: ping output of every platform the reader knows (ping.hpp).
 #include <cstddef>
 #include <cstdint>
 

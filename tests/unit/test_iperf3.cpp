@@ -124,6 +124,42 @@ TEST(Iperf3, TextWithVNamesVersionAndPlatform) {
     EXPECT_TRUE(m.throughput[0].retransmits.has_value());
 }
 
+TEST(Iperf3, Text30UntaggedSummaryIsTheSendersWithTheReceiversCounts) {
+    const auto m = parse_measurements(fixture("handwritten/iperf3-3.0-udp-client.txt"), "c.txt");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    const auto& t = m.throughput[0];
+    EXPECT_EQ(t.tool_version, "iperf 3.0.x") << "only 3.0 prints its summary untagged";
+    EXPECT_EQ(t.transport, Transport::udp);
+    EXPECT_DOUBLE_EQ(*t.sent_bps, 1.06e9);
+    EXPECT_FALSE(t.received_bps.has_value()) << "3.0 prints no receiver's rate for UDP";
+    EXPECT_EQ(t.datagrams_sent, 162217);
+    EXPECT_EQ(t.datagrams_lost, 135795);
+    EXPECT_EQ(t.datagrams_total, 162217);
+    EXPECT_EQ(t.printed_loss_pct, 84.0);
+    EXPECT_DOUBLE_EQ(*t.jitter_ms, 0.001);
+    EXPECT_EQ(t.interval_bps.size(), 10u) << "the intervals stay intervals";
+}
+
+TEST(Iperf3, Text30ServersUntaggedSummaryIsWhatItReceived) {
+    const std::string server =
+        "Server listening on 5201\n"
+        "Accepted connection from 198.18.10.1, port 43927\n"
+        "[  5] local 198.18.10.2 port 5201 connected to 198.18.10.1 port 43928\n"
+        "[ ID] Interval           Transfer     Bandwidth       Jitter    Lost/Total Datagrams\n"
+        "[  5]   0.00-1.00   sec  20.6 MBytes   173 Mbits/sec  0.001 ms  13579/16222 (84%)\n"
+        "- - - - - - - - - - - - - - - - - - - - - - - - -\n"
+        "[ ID] Interval           Transfer     Bandwidth       Jitter    Lost/Total Datagrams\n"
+        "[  5]   0.00-10.04  sec   206 MBytes   172 Mbits/sec  0.001 ms  135795/162217 (84%)\n";
+    const auto m = parse_measurements(server, "s.txt");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    const auto& t = m.throughput[0];
+    EXPECT_TRUE(t.from_server);
+    EXPECT_DOUBLE_EQ(*t.received_bps, 172e6);
+    EXPECT_FALSE(t.sent_bps.has_value());
+    EXPECT_EQ(t.datagrams_lost, 135795);
+    EXPECT_NEAR(t.duration_s, 10.04, 1e-9);
+}
+
 TEST(Iperf3, JsonStreamGivesTheSameFiguresAsTheDocument) {
     const auto doc = parse_iperf3(fixture("iperf3/tcp-100m.json"));
     const auto stream = parse_iperf3(fixture("handwritten/iperf3-3.17-json-stream-tcp.ndjson"));

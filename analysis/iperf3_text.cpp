@@ -417,9 +417,10 @@ class Iperf3TextReader : public RunReader {
                 t.rate_resolution_bps = tx->rate.resolution;
                 t.bytes_resolution = tx->bytes.resolution;
                 if (!udp_ && tx->retransmits) t.retransmits = tx->retransmits;
-                if (udp_ && tx->total && !tx->jitter_ms) t.datagrams_sent = tx->total;
+                // 3.0's untagged line holds the receiver's total instead.
+                if (udp_ && tx->total && !untagged_) t.datagrams_sent = tx->total;
             }
-            if (udp_ && tx && tx->jitter_ms && !rx) {
+            if (udp_ && untagged_ && tx && tx->jitter_ms && !rx) {
                 // 3.0's client line: the receiver's counts beside the sender's transfer.
                 t.datagrams_lost = tx->lost;
                 t.datagrams_total = tx->total;

@@ -1087,9 +1087,18 @@ void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
         "Run the probes at the full tier (root with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN, a "
         "kernel with BTF and drop reasons) to see whether anything was lost, and where.";
     if (causes.empty()) {
-        f.detail =
-            "The tool output holds no evidence of the cause (no retransmits, no window, "
-            "CPU or loss figure that explains it). ";
+        // An absent count is not a zero: iperf3 on macOS or Windows and iperf2 without -e
+        // print none.
+        const std::string retransmits =
+            t.transport == Transport::tcp && !t.retransmits
+                ? fmt::format("no retransmit count: {}{} does not report one",
+                              t.tool_version.empty() ? to_string(t.tool) : t.tool_version,
+                              t.platform.empty() ? "" : " on " + t.platform)
+                : "no retransmits";
+        f.detail = fmt::format(
+            "The tool output holds no evidence of the cause ({}, no window, CPU or loss figure "
+            "that explains it). ",
+            retransmits);
         f.detail += tiers.empty() ? "Locating it needs traces of both data NICs: drops by kernel "
                                     "reason, NIC counters, wire bytes."
                                   : "The limit was not located: " + tiers + ".";

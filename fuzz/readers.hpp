@@ -14,7 +14,7 @@ void iperf3_ndjson(std::string_view input);
 // iperf2 client and server text output, banners included.
 void iperf2(std::string_view input);
 
-// iputils and busybox ping output.
+// ping output of every platform ping.hpp reads.
 void ping(std::string_view input);
 
 // terminal transcripts and pages — prompts, commands, fences, <pre>, and the

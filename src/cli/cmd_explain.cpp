@@ -63,7 +63,9 @@ void add_explain_command(CLI::App& app, Runner& run) {
     sub->add_option("--iperf3", opts->iperf3,
                     "iperf3 -J or --json-stream output, or its text output (repeatable)");
     sub->add_option("--iperf2", opts->iperf2, "iperf2 client or server text output (repeatable)");
-    sub->add_option("--ping", opts->ping, "ping output, iputils or busybox (repeatable)");
+    sub->add_option("--ping", opts->ping,
+                    "ping output: Linux (iputils, busybox, inetutils), macOS, FreeBSD, OpenBSD "
+                    "or Windows (English), IPv4 or IPv6 (repeatable)");
     sub->add_option("--link", opts->link,
                     "Nominal link rate, 10M..400G (e.g. 1G, 10G); without it no ceiling is "
                     "claimed");

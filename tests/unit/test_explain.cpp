@@ -10,6 +10,7 @@
 namespace np {
 namespace {
 
+using testing::codes_of;
 using testing::contains;
 using testing::find_finding;
 using testing::fixture;
@@ -97,6 +98,38 @@ TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossAtTheReceiver) {
     EXPECT_CONTAINS(printed->detail, "342498/7134255 (0%)");
     EXPECT_CONTAINS(printed->detail, "4.80 %");
     EXPECT_CONTAINS(printed->detail, "2.2.x");
+}
+
+TEST(Explain, AnAbsentRetransmitCountIsNamedAsAbsentNotZero) {
+    const auto e = explain_files({"handwritten/iperf3-3.12-windows-tcp-1g-612.json"}, 1e9);
+    ASSERT_EQ(e.verdicts.size(), 1u);
+    EXPECT_EQ(e.verdicts[0].tool, "iperf 3.12 on Windows");
+    const Finding* f = find_finding(e, "BELOW_CEILING_NEEDS_TRACE");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->detail.find("no retransmit count: iperf 3.12 on Windows does not report one"),
+              std::string::npos)
+        << f->detail;
+}
+
+TEST(Explain, EachPlatformsPingIsExplainedAsIputilsIs) {
+    for (const char* file :
+         {"handwritten/macos-ping.txt", "handwritten/openbsd-ping.txt", "ping/inetutils-ok.txt",
+          "ping/busybox-ipv6.txt", "handwritten/windows-ping.txt"}) {
+        const auto e = explain_files({file}, std::nullopt);
+        ASSERT_EQ(e.verdicts.size(), 1u) << file;
+        EXPECT_NE(find_finding(e, "PING_RTT"), nullptr) << file << ": " << codes_of(e);
+        EXPECT_FALSE(e.verdicts[0].tool.empty()) << file;
+    }
+    const auto win = explain_files({"handwritten/windows-ping.txt"}, std::nullopt);
+    EXPECT_EQ(win.verdicts[0].measured, "< 1 ms avg") << "under Windows' resolution, not 0";
+    EXPECT_EQ(find_finding(win, "PING_RTT")->title, "Round-trip time to 198.18.10.2: under 1 ms");
+    const auto lost = explain_files({"handwritten/windows-ping-unreachable.txt"}, std::nullopt);
+    EXPECT_NE(find_finding(lost, "PING_NO_REPLY"), nullptr) << codes_of(lost);
+    const Finding* printed = find_finding(lost, "PRINTED_LOSS_WRONG");
+    ASSERT_NE(printed, nullptr) << codes_of(lost);
+    EXPECT_NE(printed->detail.find("counted 3 'Destination host unreachable' answers as received"),
+              std::string::npos)
+        << printed->detail;
 }
 
 TEST(Explain, ToolErrorIsAnErrorFindingWithTheTutorialsAdvice) {

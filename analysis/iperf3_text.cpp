@@ -238,8 +238,9 @@ class Iperf3TextReader : public RunReader {
         const bool sum = l->id == "SUM";
         if (!sum) stream_seen(l->id, number);
         if (l->omitted) return;
-        // iperf3 3.0 tags no summary line: the client's figures are what it sent (UDP: with the
-        // server's jitter and lost/total beside them), the server's what it received.
+        // iperf3 3.0.x tags no UDP summary line (its TCP ones are tagged): the figures are what
+        // the stream sent (the client's; nothing on the receiving server), with the receiver's
+        // jitter and lost/total beside them (iperf_api.c's iperf_print_results of 3.0.11).
         if (l->side.empty() && in_summary_) {
             l->side = client_ ? "sender" : "receiver";
             untagged_ = true;
@@ -433,9 +434,12 @@ class Iperf3TextReader : public RunReader {
                 for (const auto& [id, n] : sent_datagrams_) sent += n;
                 t.datagrams_sent = sent;
             }
-            if (rx) {
+            // 3.0's server printed its own sent bytes there (none): only the counts are its.
+            if (rx && !untagged_) {
                 t.received_bps = rx->rate.value;
                 t.received_bytes = rx->bytes.value;
+            }
+            if (rx) {
                 if (t.duration_s == 0) t.duration_s = rx->end_s - rx->start_s;
                 t.rate_resolution_bps = std::max(t.rate_resolution_bps, rx->rate.resolution);
                 t.bytes_resolution = std::max(t.bytes_resolution, rx->bytes.resolution);

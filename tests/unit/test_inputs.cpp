@@ -22,7 +22,7 @@ TEST(Inputs, EachToolIsRecognisedWithoutBeingNamed) {
     EXPECT_EQ(read_as("handwritten/iperf2-2.0-tcp-10g-9.42.client.txt").throughput.at(0).tool,
               Tool::iperf2);
     EXPECT_EQ(read_as("ping/iputils-ok.txt").pings.size(), 1u);
-    EXPECT_EQ(read_as("handwritten/busybox-ping.txt").pings.size(), 1u);
+    EXPECT_EQ(read_as("ping/busybox-ok.txt").pings.size(), 1u);
 }
 
 TEST(Inputs, Iperf3TextOutputIsExplainedWithWhatItHolds) {

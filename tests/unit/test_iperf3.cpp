@@ -140,7 +140,9 @@ TEST(Iperf3, Text30UntaggedSummaryIsTheSendersWithTheReceiversCounts) {
     EXPECT_EQ(t.interval_bps.size(), 10u) << "the intervals stay intervals";
 }
 
-TEST(Iperf3, Text30ServersUntaggedSummaryIsWhatItReceived) {
+// 3.0.11's server prints the stream's sent bytes on its UDP summary line, which a receiver has
+// none of: its counts are read, its "0.00 Bytes" are not taken for what arrived.
+TEST(Iperf3, Text30ServersUntaggedSummaryGivesItsCountsOnly) {
     const std::string server =
         "Server listening on 5201\n"
         "Accepted connection from 198.18.10.1, port 43927\n"
@@ -149,13 +151,14 @@ TEST(Iperf3, Text30ServersUntaggedSummaryIsWhatItReceived) {
         "[  5]   0.00-1.00   sec  20.6 MBytes   173 Mbits/sec  0.001 ms  13579/16222 (84%)\n"
         "- - - - - - - - - - - - - - - - - - - - - - - - -\n"
         "[ ID] Interval           Transfer     Bandwidth       Jitter    Lost/Total Datagrams\n"
-        "[  5]   0.00-10.04  sec   206 MBytes   172 Mbits/sec  0.001 ms  135795/162217 (84%)\n";
+        "[  5]   0.00-10.04  sec  0.00 Bytes  0.00 bits/sec  0.001 ms  135795/162217 (84%)\n";
     const auto m = parse_measurements(server, "s.txt");
     ASSERT_EQ(m.throughput.size(), 1u);
     const auto& t = m.throughput[0];
     EXPECT_TRUE(t.from_server);
-    EXPECT_DOUBLE_EQ(*t.received_bps, 172e6);
+    EXPECT_FALSE(t.received_bps.has_value());
     EXPECT_FALSE(t.sent_bps.has_value());
+    EXPECT_EQ(t.datagrams_total, 162217);
     EXPECT_EQ(t.datagrams_lost, 135795);
     EXPECT_NEAR(t.duration_s, 10.04, 1e-9);
 }

@@ -54,10 +54,10 @@ TEST(Ping, ALongRunKeepsABoundedShareOfItsReplies) {
 }
 
 TEST(Ping, BusyboxRepliesCountFromSeqZero) {
-    const auto p = pings(fixture("handwritten/busybox-ping.txt")).at(0);
-    ASSERT_EQ(p.replies.size(), 4u);
+    const auto p = pings(fixture("ping/busybox-ok.txt")).at(0);
+    ASSERT_EQ(p.replies.size(), 5u);
     EXPECT_EQ(p.replies.front().seq, 0);
-    EXPECT_DOUBLE_EQ(p.replies.front().rtt_ms, 0.121);
+    EXPECT_DOUBLE_EQ(p.replies.front().rtt_ms, 0.047);
 }
 
 TEST(Ping, DuplicateRepliesAreMarkedAndEachRunKeepsItsOwn) {
@@ -93,14 +93,6 @@ TEST(Ping, DuplicatesAreCountedApart) {
     const auto p = pings(fixture("ping/iputils-broadcast-duplicates.txt")).at(0);
     EXPECT_EQ(p.received, 5);
     EXPECT_EQ(p.duplicates, 4);
-}
-
-TEST(Ping, BusyboxRoundTripLine) {
-    const auto p = pings(fixture("handwritten/busybox-ping.txt")).at(0);
-    EXPECT_EQ(p.flavour, "busybox");
-    EXPECT_EQ(p.received, 4);
-    EXPECT_DOUBLE_EQ(*p.rtt_avg_ms, 0.098);
-    EXPECT_FALSE(p.rtt_mdev_ms.has_value());
 }
 
 TEST(Ping, SeveralRunsInOneFileAreSeveralTests) {

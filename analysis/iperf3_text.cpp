@@ -238,9 +238,9 @@ class Iperf3TextReader : public RunReader {
         const bool sum = l->id == "SUM";
         if (!sum) stream_seen(l->id, number);
         if (l->omitted) return;
-        // iperf3 3.0.x tags no UDP summary line (its TCP ones are tagged): the figures are what
-        // the stream sent (the client's; nothing on the receiving server), with the receiver's
-        // jitter and lost/total beside them (iperf_api.c's iperf_print_results of 3.0.11).
+        // iperf3 3.0 and 3.1 tag no UDP summary line (their TCP ones are tagged): the figures
+        // are what the stream sent, with the receiver's jitter and lost/total beside them
+        // (iperf_api.c's iperf_print_results of 3.0.11 … 3.1.7).
         if (l->side.empty() && in_summary_) {
             l->side = client_ ? "sender" : "receiver";
             untagged_ = true;
@@ -397,8 +397,8 @@ class Iperf3TextReader : public RunReader {
             ThroughputTest t;
             t.source = info.source;
             t.tool = Tool::iperf3;
-            // Summary lines without sender/receiver are 3.0.x's layout alone.
-            t.tool_version = !version_.empty() ? version_ : untagged_ ? "iperf 3.0.x" : "";
+            // A UDP summary line without sender/receiver is 3.0's and 3.1's layout alone.
+            t.tool_version = !version_.empty() ? version_ : untagged_ ? "iperf 3.0 or 3.1" : "";
             t.platform = platform_;
             t.transport = udp_ ? Transport::udp : Transport::tcp;
             t.from_server = !client_;
@@ -434,7 +434,8 @@ class Iperf3TextReader : public RunReader {
                 for (const auto& [id, n] : sent_datagrams_) sent += n;
                 t.datagrams_sent = sent;
             }
-            // 3.0's server printed its own sent bytes there (none): only the counts are its.
+            // On 3.0's and 3.1's server that line holds the sent bytes too, never what arrived:
+            // only its counts are the receiver's.
             if (rx && !untagged_) {
                 t.received_bps = rx->rate.value;
                 t.received_bytes = rx->bytes.value;

@@ -27,6 +27,13 @@ std::string_view summary_target(std::string_view s) {
     return s.substr(0, s.rfind(s.ends_with(" ping6 statistics ---") ? " ping6" : " ping"));
 }
 
+// KAME's ping6 (macOS; FreeBSD's before its merge): "PING6(56=40+8+8 bytes) a --> b"; FreeBSD's
+// merged one says "PING(56=40+8+8 bytes) a --> b".
+bool kame_header(std::string_view s) {
+    return (s.starts_with("PING6(") || s.starts_with("PING(")) &&
+           s.find(" bytes) ") != std::string_view::npos;
+}
+
 // Windows: "Pinging 198.18.10.2 with 32 bytes of data:", "Pinging h [198.18.10.2] with …".
 bool windows_header(std::string_view s) {
     return s.starts_with("Pinging ") && s.find(" with ") != std::string_view::npos &&
@@ -242,7 +249,7 @@ class PingReader : public RunReader {
                 break;
         }
         if (state_ == State::replies && reply(t)) return;
-        if (t.starts_with("PING ") || t.starts_with("PING6(")) {
+        if (t.starts_with("PING ") || kame_header(t)) {
             read_any_ = true;
             header_ = t;
             return;
@@ -262,8 +269,9 @@ class PingReader : public RunReader {
             return;
         }
         if (state_ != State::replies) return;
-        if (t.starts_with("Request timeout for icmp_seq")) {
-            request_timeout_ = true;  // macOS's ping, for each request it gave up on
+        if (t.starts_with("Request timeout for icmp_seq") ||
+            t.starts_with("Request timeout for seq")) {
+            request_timeout_ = true;  // macOS's ping (and ping6 --apple-time), per request lost
             return;
         }
         if (foreign_windows_reply(t)) {
@@ -281,7 +289,7 @@ class PingReader : public RunReader {
 
     bool next_run_starts(std::string_view t) const override {
         return read_any_ &&
-               (t.starts_with("PING ") || t.starts_with("PING6(") || windows_header(t) ||
+               (t.starts_with("PING ") || kame_header(t) || windows_header(t) ||
                 ((summary_header(t) || windows_summary_header(t)) && state_ != State::replies));
     }
     std::unique_ptr<RunReader> next_run() const override { return std::make_unique<PingReader>(); }
@@ -354,13 +362,13 @@ class PingReader : public RunReader {
         // iputils: "PING h (a) 56(84) bytes of data." and, over IPv6, "PING h(a) 56 data
         // bytes"; the others: "PING h (a): 56 data bytes".
         const bool iputils_header =
-            !header_.empty() && !header_.starts_with("PING6(") &&
+            !header_.empty() && !kame_header(header_) &&
             (header_.ends_with("bytes of data.") || header_.find("): ") == std::string::npos);
         if (rtt_names_.starts_with("rtt ") || (rtt_names_.empty() && iputils_header))
             return "iputils";
-        // KAME's ping6 (macOS, FreeBSD before 13) says std-dev too; OpenBSD's has no PING6.
+        // KAME's ping6 (macOS, FreeBSD's) says std-dev too; OpenBSD's merged ping has no PING6.
         if (request_timeout_) return "macOS";
-        if (header_.starts_with("PING6(") || rtt_names_.ends_with("/stddev")) return "BSD-style";
+        if (kame_header(header_) || rtt_names_.ends_with("/stddev")) return "BSD-style";
         if (rtt_names_.ends_with("/std-dev")) return "OpenBSD";
         if (busybox_seq_ || rtt_names_ == "round-trip min/avg/max") return "busybox";
         return "BSD-style or busybox";
@@ -388,7 +396,7 @@ class PingReader : public RunReader {
 
 bool ping_header(std::string_view line) {
     return (line.starts_with("PING ") && line.find(" bytes") != std::string_view::npos) ||
-           line.starts_with("PING6(") || summary_header(line) || windows_header(line) ||
+           kame_header(line) || summary_header(line) || windows_header(line) ||
            windows_summary_header(line);
 }
 

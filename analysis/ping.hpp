@@ -5,8 +5,9 @@
 //    +1 duplicates, +2 errors, 10% packet loss, time 9013ms", "rtt min/avg/max/mdev = a/b/c/d
 //    ms"), busybox ("3 packets received", "round-trip min/avg/max = a/b/c ms"), GNU inetutils,
 //    FreeBSD and macOS ("round-trip min/avg/max/stddev", "0.0% packet loss", macOS's "Request
-//    timeout for icmp_seq N", ping6's "PING6(…)" header and "ping6 statistics") and OpenBSD
-//    ("round-trip min/avg/max/std-dev"). The round-trip line is absent when nothing came back.
+//    timeout for icmp_seq N", KAME ping6's "PING6(…)" or FreeBSD's "PING(…)" header and "ping6
+//    statistics") and OpenBSD ("round-trip min/avg/max/std-dev"). The round-trip line is absent
+//    when nothing came back.
 //  - Windows' ("Pinging host with 32 bytes of data:", "Reply from …: bytes=32 time<1ms TTL=64",
 //    "Ping statistics for host:", "Packets: Sent = 4, Received = 4, Lost = 0 (0% loss),",
 //    "Minimum = 0ms, Maximum = 1ms, Average = 0ms"), in English; its replies in another

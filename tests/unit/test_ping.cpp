@@ -164,6 +164,21 @@ TEST(Ping, UnreachableWithoutAnRttLineOnEveryPlatform) {
     }
 }
 
+TEST(Ping, FreeBsdsMergedPing6HeaderAndMacOsTimeouts) {
+    const auto p = pings(
+                       "PING(56=40+8+8 bytes) 2001:2::2 --> 2001:2::1\n"
+                       "16 bytes from 2001:2::1, icmp_seq=0 hlim=64 time=0.210 ms\n"
+                       "Request timeout for seq 1\n"
+                       "\n--- 2001:2::1 ping statistics ---\n"
+                       "2 packets transmitted, 1 packets received, 50.0% packet loss\n"
+                       "round-trip min/avg/max/stddev = 0.210/0.210/0.210/0.000 ms\n")
+                       .at(0);
+    EXPECT_EQ(p.target, "2001:2::1");
+    EXPECT_EQ(p.replies.size(), 1u);
+    EXPECT_EQ(p.flavour, "macOS") << "its request timeouts say so";
+    EXPECT_EQ(p.printed_loss_pct, 50.0);
+}
+
 TEST(Ping, WindowsPrintsWholeMillisecondsAndItsRepliesHaveNoSeq) {
     const auto p = pings(fixture("handwritten/windows-ping.txt")).at(0);
     EXPECT_EQ(p.target, "198.18.10.2");

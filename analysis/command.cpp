@@ -1,5 +1,6 @@
 #include "analysis/command.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -64,12 +65,15 @@ bool unwrap(std::vector<std::string>& w) {
 }
 
 std::optional<Tool> tool_named(std::string_view word) {
-    const size_t slash = word.rfind('/');
+    // "/usr/bin/iperf3", "C:\iperf\iperf3.exe", "PING.EXE" (Windows' names ignore case).
+    const size_t slash = word.find_last_of("/\\");
     if (slash != std::string_view::npos) word.remove_prefix(slash + 1);
+    const std::string name = text::lower(word);
+    word = name;
     if (word.ends_with(".exe")) word.remove_suffix(4);
     if (word == "iperf3") return Tool::iperf3;
     if (word == "iperf" || word == "iperf2") return Tool::iperf2;
-    if (word == "ping" || word == "ping4") return Tool::ping;
+    if (word == "ping" || word == "ping4" || word == "ping6") return Tool::ping;
     return std::nullopt;
 }
 
@@ -329,9 +333,12 @@ std::optional<double> iperf_quantity(std::string_view text, Tool tool, bool rate
     return out;
 }
 
-std::optional<ToolCommand> parse_tool_command(std::string_view line) {
+std::optional<ToolCommand> parse_tool_command(std::string_view line, bool windows_shell) {
     const std::string_view text = text::trim(line);
-    std::vector<std::string> w = shell_words(text);
+    // cmd.exe and PowerShell take '\' for a path's separator, not an escape.
+    std::string split(text);
+    if (windows_shell) std::replace(split.begin(), split.end(), '\\', '/');
+    std::vector<std::string> w = shell_words(split);
     for (int guard = 0; guard < 16 && unwrap(w); ++guard) {
     }
     if (w.empty()) return std::nullopt;

@@ -41,8 +41,9 @@ struct ToolCommand {
 };
 
 // The tool command in a line, or nothing when the line runs no iperf, iperf3 or ping (or runs
-// one without what makes it a run: iperf without -c or -s, ping without a destination).
-std::optional<ToolCommand> parse_tool_command(std::string_view line);
+// one without what makes it a run: iperf without -c or -s, ping without a destination). Typed at
+// cmd.exe or PowerShell (`windows_shell`), a '\' is a path separator, not an escape.
+std::optional<ToolCommand> parse_tool_command(std::string_view line, bool windows_shell = false);
 
 // Splits a command line as a shell would (quotes, backslash escapes), stopping at the first
 // unquoted |, ;, &, >, <, or a # that starts a word.

@@ -218,7 +218,7 @@ class Transcript {
     void handle(Clean& l) {
         if (l.markup) return;
         if (const auto p = prompt_command(l.text)) {
-            auto cmd = parse_tool_command(p->text);
+            auto cmd = parse_tool_command(p->text, p->windows);
             if (p->strong || cmd) {
                 close_run();
                 command_ = std::move(cmd);
@@ -312,7 +312,7 @@ class Transcript {
             } else {
                 if (!t_.next(l)) return {};
                 const auto p = prompt_command(l.text);
-                const bool prompt = p && (p->strong || parse_tool_command(p->text));
+                const bool prompt = p && (p->strong || parse_tool_command(p->text, p->windows));
                 if (l.markup || prompt || (stream_ && !l.text.starts_with("{"))) {
                     t_.pushed_back_ = std::move(l);
                     return {};
@@ -465,11 +465,19 @@ std::optional<PromptedCommand> prompt_command(std::string_view line) {
         }
         return std::nullopt;
     }
+    // cmd.exe: "C:\Users\me>cmd", with no blank after its '>'.
+    if (t.size() > 3 && ((t[0] >= 'A' && t[0] <= 'Z') || (t[0] >= 'a' && t[0] <= 'z')) &&
+        t[1] == ':' && t[2] == '\\') {
+        const size_t gt = t.find('>');
+        if (gt != std::string_view::npos && gt < 200)
+            return PromptedCommand{text::trim(t.substr(gt + 1)), true, true};
+        return std::nullopt;
+    }
     // "PS C:\Users\me> cmd"
     if (t.starts_with("PS ") && t.size() > 4 && t[4] == ':') {
         const size_t gt = t.find('>');
         if (gt != std::string_view::npos)
-            if (auto c = after_sigil(t.substr(gt + 1))) return PromptedCommand{*c, true};
+            if (auto c = after_sigil(t.substr(gt + 1))) return PromptedCommand{*c, true, true};
         return std::nullopt;
     }
     // "$ cmd", "# cmd", "% cmd", "> cmd"

@@ -43,6 +43,7 @@ Measurements read_text(ByteSource& in, const std::string& source, ToolFilter too
 struct PromptedCommand {
     std::string_view text;  // the command, possibly empty
     bool strong = false;
+    bool windows = false;  // cmd.exe's or PowerShell's: '\' separates a path's parts
 };
 std::optional<PromptedCommand> prompt_command(std::string_view line);
 

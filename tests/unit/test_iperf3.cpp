@@ -163,6 +163,26 @@ TEST(Iperf3, Text30ServersUntaggedSummaryGivesItsCountsOnly) {
     EXPECT_NEAR(t.duration_s, 10.04, 1e-9);
 }
 
+// A sender whose iperf3 has no tcp_info retransmits (macOS before 3.21, Windows, FreeBSD before
+// 3.1) prints no Retr column: the count is absent, not 0.
+TEST(Iperf3, TextWithoutARetrColumnHasNoRetransmitCount) {
+    const std::string text =
+        "Connecting to host 198.18.10.2, port 5201\n"
+        "[  5] local 198.18.10.1 port 50312 connected to 198.18.10.2 port 5201\n"
+        "[ ID] Interval           Transfer     Bitrate\n"
+        "[  5]   0.00-1.00   sec   112 MBytes   941 Mbits/sec\n"
+        "- - - - - - - - - - - - - - - - - - - - - - - - -\n"
+        "[ ID] Interval           Transfer     Bitrate\n"
+        "[  5]   0.00-10.00  sec  1.09 GBytes   936 Mbits/sec                  sender\n"
+        "[  5]   0.00-10.00  sec  1.09 GBytes   935 Mbits/sec                  receiver\n";
+    const auto m = parse_measurements(text, "mac.txt");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    EXPECT_FALSE(m.throughput[0].retransmits.has_value());
+    EXPECT_DOUBLE_EQ(*m.throughput[0].sent_bps, 936e6);
+    EXPECT_DOUBLE_EQ(*m.throughput[0].received_bps, 935e6);
+    EXPECT_TRUE(m.throughput[0].tool_version.empty()) << "a tagged summary names no version";
+}
+
 TEST(Iperf3, JsonStreamGivesTheSameFiguresAsTheDocument) {
     const auto doc = parse_iperf3(fixture("iperf3/tcp-100m.json"));
     const auto stream = parse_iperf3(fixture("handwritten/iperf3-3.17-json-stream-tcp.ndjson"));

@@ -66,6 +66,44 @@ TEST(Transcript, TheCommandGivesWhatIperf3sTextOutputDoesNotSay) {
     EXPECT_EQ(small.offered_bps, 50e6);
 }
 
+TEST(Transcript, AWindowsCmdSessionGivesEachRunItsCommand) {
+    const auto m = read_transcript("handwritten/windows-cmd-session.txt");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    ASSERT_EQ(m.pings.size(), 2u);
+    const auto& tcp = m.throughput[0];
+    EXPECT_EQ(tcp.command, "C:\\iperf3\\iperf3.exe -c 198.18.10.2 -t 5")
+        << "cmd.exe's prompt has no blank after '>'; its '\\' is no escape";
+    EXPECT_EQ(tcp.server_host, "198.18.10.2");
+    EXPECT_DOUBLE_EQ(tcp.duration_s, 5.0);
+    EXPECT_FALSE(tcp.retransmits.has_value()) << "a Windows sender has no Retr column";
+    EXPECT_DOUBLE_EQ(*tcp.received_bps, 611e6);
+    EXPECT_EQ(m.pings[0].command, "ping 198.18.10.2");
+    EXPECT_EQ(m.pings[0].flavour, "Windows");
+    EXPECT_EQ(m.pings[1].command, "ping -6 2001:2::1");
+    EXPECT_EQ(m.pings[1].transmitted, 4);
+    EXPECT_EQ(m.pings[1].received, 3);
+}
+
+TEST(Transcript, WindowsPromptsAndEveryPingsName) {
+    const auto cmd = prompt_command("C:\\Users\\lab>ping -n 4 198.18.10.2");
+    ASSERT_TRUE(cmd.has_value());
+    EXPECT_EQ(cmd->text, "ping -n 4 198.18.10.2");
+    EXPECT_TRUE(cmd->windows);
+    const auto ps = prompt_command("PS C:\\Users\\lab> C:\\tools\\iperf3.exe -c h");
+    ASSERT_TRUE(ps.has_value());
+    EXPECT_TRUE(ps->windows);
+    const auto tool = parse_tool_command(ps->text, ps->windows);
+    ASSERT_TRUE(tool.has_value());
+    EXPECT_EQ(tool->tool, Tool::iperf3);
+    EXPECT_EQ(tool->host, "h");
+    for (const char* line : {"ping6 -c 3 2001:2::1", "PING.EXE 198.18.10.2", "/sbin/ping6 h"}) {
+        const auto c = parse_tool_command(line);
+        ASSERT_TRUE(c.has_value()) << line;
+        EXPECT_EQ(c->tool, Tool::ping) << line;
+    }
+    EXPECT_FALSE(prompt_command("C: drive is full>").has_value()) << "no backslash: no prompt";
+}
+
 TEST(Transcript, JsonInsideASessionIsReadLikeAFile) {
     const Measurements m = read_transcript("transcripts/client.txt");
     const auto& t = m.throughput.at(2);

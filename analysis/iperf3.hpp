@@ -1,5 +1,6 @@
 #pragma once
-// iperf3 JSON output (-J, versions 3.9 … 3.19) and the --json-stream NDJSON of 3.17+: one
+// iperf3 JSON output (-J, versions 3.0 … 3.21; docs/formats.md says what each lacks) and the
+// --json-stream NDJSON of 3.17+: one
 // {"event": "start" | "interval" | "end" | "error", "data": …} object per line.
 //
 // The reader streams (json_scan.hpp) and keeps only the fields the analysis uses, folded as they

@@ -183,6 +183,46 @@ TEST(Iperf3, TextWithoutARetrColumnHasNoRetransmitCount) {
     EXPECT_TRUE(m.throughput[0].tool_version.empty()) << "a tagged summary names no version";
 }
 
+// The JSON of every release from 3.0 to 3.21 and of each platform: the same figures of the same
+// run, the version and platform named, what a release lacks absent.
+struct JsonRelease {
+    std::string file, version, platform;
+    bool rtt, retransmits;
+};
+
+class Iperf3Releases : public ::testing::TestWithParam<JsonRelease> {};
+
+TEST_P(Iperf3Releases, ReadAlike) {
+    const JsonRelease& want = GetParam();
+    const auto m = parse_measurements(fixture(want.file), "r.json");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    const auto& t = m.throughput[0];
+    EXPECT_EQ(t.tool_version, want.version);
+    EXPECT_EQ(t.platform, want.platform);
+    EXPECT_EQ(t.rtt_mean_us.has_value(), want.rtt);
+    EXPECT_EQ(t.retransmits.has_value(), want.retransmits);
+    ASSERT_TRUE(t.received_bps.has_value());
+    EXPECT_GT(*t.received_bps, 0);
+    EXPECT_EQ(t.interval_bps.size(), 10u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, Iperf3Releases,
+    ::testing::Values(
+        JsonRelease{"handwritten/iperf3-3.0-tcp.json", "iperf 3.0.11", "Linux", false, true},
+        JsonRelease{"iperf3/tcp-100m.json", "iperf 3.12", "Linux", true, true},
+        JsonRelease{"handwritten/iperf3-3.17-json-stream-tcp.ndjson", "iperf 3.17.1", "Linux", true,
+                    true},
+        JsonRelease{"handwritten/iperf3-3.21-macos-tcp.json", "iperf 3.21", "macOS", true, true},
+        JsonRelease{"handwritten/iperf3-3.12-windows-tcp-1g-612.json", "iperf 3.12", "Windows",
+                    false, false}),
+    [](const ::testing::TestParamInfo<JsonRelease>& info) {
+        std::string name = info.param.version.substr(6) + "_" + info.param.platform;
+        for (char& c : name)
+            if (c == '.') c = '_';
+        return name + "_" + std::to_string(info.index);
+    });
+
 TEST(Iperf3, JsonStreamGivesTheSameFiguresAsTheDocument) {
     const auto doc = parse_iperf3(fixture("iperf3/tcp-100m.json"));
     const auto stream = parse_iperf3(fixture("handwritten/iperf3-3.17-json-stream-tcp.ndjson"));

@@ -31,6 +31,20 @@ TEST(Iperf2, ClientTcpIsTheSendersFigureWithItsPrintPrecision) {
     EXPECT_DOUBLE_EQ(*t.sent_bytes, 113.0 * 1024 * 1024) << "transfers are binary units";
 }
 
+// Windows builds print the same Locale.c strings: CRLF line ends, 2.1's -e header without the
+// Rtry/Cwnd columns (no TCP stats), 4-decimal times of --enable-fastsampling builds, the peer's
+// version after the connection; 2.0.5's ids are socket numbers ("[164]").
+TEST(Iperf2, EveryOsAndReleaseLayout) {
+    const auto e = only_test(fixture("handwritten/iperf2-2.1-windows-tcp-e.client.txt"));
+    EXPECT_DOUBLE_EQ(*e.sent_bps, 936e6);
+    EXPECT_NEAR(e.duration_s, 10.0114, 1e-9);
+    EXPECT_FALSE(e.retransmits.has_value()) << "no Rtry column";
+    EXPECT_EQ(e.server_host, "198.18.10.2");
+    const auto old = only_test(fixture("handwritten/iperf2-2.0.5-tcp-socket-id.client.txt"));
+    EXPECT_DOUBLE_EQ(*old.sent_bps, 938e6);
+    EXPECT_DOUBLE_EQ(old.duration_s, 10.0);
+}
+
 TEST(Iperf2, ServerOutputIsTheReceiversFigure) {
     const auto t = only_test(fixture("iperf2/tcp-100m.server.txt"));
     EXPECT_DOUBLE_EQ(*t.received_bps, 94.2e6);

@@ -221,7 +221,8 @@ const std::vector<FindingCode>& finding_codes() {
         {"PRINTED_LOSS_WRONG",
          S::warn,
          "",
-         "the tool's printed loss percentage disagrees with its own counts",
+         "the tool's printed loss percentage disagrees with its own counts (Windows ping "
+         "counts \"Destination host unreachable\" answers as received: named so)",
          {}},
         {"TRACE_SHORT",
          S::warn,
@@ -243,7 +244,11 @@ const std::vector<FindingCode>& finding_codes() {
          "",
          "more than one reply per request: a broadcast address or an address conflict",
          {}},
-        {"PING_RTT", S::info, "", "round-trip times", {}},
+        {"PING_RTT",
+         S::info,
+         "",
+         "round-trip times; under Windows ping's 1-ms resolution, \"under 1 ms\"",
+         {}},
         // ------------------------------------------------------------ the run and its nodes
         {"NODE_UNREACHABLE", S::error, "", "a node could not be reached or logged into", {}},
         {"NODE_IN_USE",

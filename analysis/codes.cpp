@@ -224,6 +224,20 @@ const std::vector<FindingCode>& finding_codes() {
          "the tool's printed loss percentage disagrees with its own counts (Windows ping "
          "counts \"Destination host unreachable\" answers as received: named so)",
          {}},
+        {"LOSS_COUNTERS_WRONG",
+         S::warn,
+         "",
+         "the tool's UDP loss counters contradict themselves (negative, more lost than the "
+         "total, a percentage outside 0 to 100) or the bytes the same receiver counted: which "
+         "counter, the known cause (-O, a 32-bit counter wrapped), the true figure from the "
+         "ledger or the receiver's bytes, the fix; explained, not refused",
+         {}},
+        {"REORDERED_NOT_LOST",
+         S::info,
+         "",
+         "datagrams that arrived out of order (iperf3's out_of_order), or TCP segments the "
+         "sender's kernel saw reordered (iperf3 3.20's reorder): not loss",
+         {}},
         {"TRACE_SHORT",
          S::warn,
          "",

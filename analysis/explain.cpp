@@ -80,8 +80,9 @@ const Rules& default_rules() {
         {rules::tool_failures, rules::link_unknown, rules::probe_tiers},
         {rules::trace_short, rules::wrong_interface, rules::path_slower_than_link,
          rules::offered_above_ceiling, rules::bottleneck, rules::sender_limited, rules::udp_loss,
-         rules::printed_loss, rules::line_rate, rules::offered_rate_reached, rules::bidir_acks,
-         rules::below_ceiling, rules::loss_located, rules::retransmits},
+         rules::printed_loss, rules::loss_counters, rules::reordering, rules::line_rate,
+         rules::offered_rate_reached, rules::bidir_acks, rules::below_ceiling, rules::loss_located,
+         rules::retransmits},
         {rules::ping},
     };
     return rules;

@@ -363,8 +363,6 @@ class Iperf3JsonReader {
         ++e.count;
         e.sender_bps += s.sender.bits_per_second.value_or(0);
         e.receiver_bps += s.receiver.bits_per_second.value_or(0);
-        e.udp_bytes += s.udp.bytes.value_or(0);
-        e.udp_bps += s.udp.bits_per_second.value_or(0);
         if (s.sender.max_snd_cwnd)
             e.max_snd_cwnd = std::max(e.max_snd_cwnd.value_or(0), *s.sender.max_snd_cwnd);
         if (s.sender.max_rtt_us)
@@ -427,6 +425,8 @@ std::vector<Field> Iperf3JsonReader::start_fields() {
          [](R& r, const Value& v) { r.run().num_streams = static_cast<int>(v.integer); }},
         {Ctx::test_start, "blksize", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.run().blksize = v.integer; }},
+        {Ctx::test_start, "omit", FieldKind::integer, 0, 86400,
+         [](R& r, const Value& v) { r.run().omit_s = static_cast<int>(v.integer); }},
         {Ctx::test_start, "duration", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.run().duration_s = v.number; }},
         {Ctx::test_start, "reverse", FieldKind::flag, 0, 1,
@@ -516,12 +516,18 @@ std::vector<Field> Iperf3JsonReader::summary_fields() {
          }},
         {Ctx::summary, "jitter_ms", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.summary()->jitter_ms = v.number; }},
-        {Ctx::summary, "lost_packets", FieldKind::integer, 0, kI64,
+        // Negative, or more lost than counted, is what iperf3 prints with -O or a wrapped 32-bit
+        // counter: read as printed, explained (not refused) by rules_counters.cpp.
+        {Ctx::summary, "lost_packets", FieldKind::integer, -kI64, kI64,
          [](R& r, const Value& v) { r.summary()->lost_packets = v.integer; }},
-        {Ctx::summary, "packets", FieldKind::integer, 0, kI64,
+        {Ctx::summary, "packets", FieldKind::integer, -kI64, kI64,
          [](R& r, const Value& v) { r.summary()->packets = v.integer; }},
-        {Ctx::summary, "lost_percent", FieldKind::number, 0, 100,
+        {Ctx::summary, "lost_percent", FieldKind::number, -kAny, kAny,
          [](R& r, const Value& v) { r.summary()->lost_percent = v.number; }},
+        {Ctx::summary, "reorder", FieldKind::integer, -1, kI64,
+         [](R& r, const Value& v) {
+             if (v.integer >= 0) r.summary()->reorder = v.integer;
+         }},
         {Ctx::summary, "out_of_order", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->out_of_order = v.integer; }},
         {Ctx::summary, "sender", FieldKind::flag, 0, 1,
@@ -638,6 +644,7 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
         t.tool = Tool::iperf3;
         t.tool_version = run.version;
         t.platform = platform_of(run.system_info);
+        if (run.omit_s > 0) t.omit_s = run.omit_s;
         t.transport = udp ? Transport::udp : Transport::tcp;
         t.reverse = reverse_direction;
         t.bidir = bidir;
@@ -671,6 +678,7 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
             t.sent_bps = sent.bits_per_second;
             t.sent_bytes = sent.bytes;
             t.retransmits = sent.retransmits;
+            if (!udp) t.reorder_events = sent.reorder;
             if (sent.seconds > 0) t.duration_s = sent.seconds;
         }
         if (received.bits_per_second) {
@@ -683,28 +691,39 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
             if (sent.present && sent.packets) t.datagrams_sent = sent.packets;
             const Iperf3Summary& rx = received.present ? received : run.sum;
             if (rx.present) {
-                if (rx.lost_packets && rx.packets && *rx.lost_packets > *rx.packets)
-                    throw InputError(
-                        received.present ? "end.sum_received.lost_packets" : "end.sum.lost_packets",
-                        fmt::format("{} lost of {} datagrams: more than were counted",
-                                    *rx.lost_packets, *rx.packets));
-                t.datagrams_lost = rx.lost_packets;
-                t.datagrams_total = rx.packets;
-                t.printed_loss_pct = rx.lost_percent;
                 t.jitter_ms = rx.jitter_ms;
                 t.out_of_order = rx.out_of_order;
-                if (rx.lost_packets && rx.packets)
-                    t.printed_loss_text = fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
-                                                      *rx.packets, rx.lost_percent.value_or(0));
+                const std::string text = rx.lost_packets && rx.packets
+                                             ? fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
+                                                           *rx.packets, rx.lost_percent.value_or(0))
+                                             : "";
+                if (impossible_udp_counts(rx.lost_packets, rx.packets, rx.lost_percent)) {
+                    t.impossible_counts = ThroughputTest::ImpossibleCounts{
+                        rx.lost_packets, rx.packets, rx.lost_percent,
+                        fmt::format("{}: {}", received.present ? "end.sum_received" : "end.sum",
+                                    text)};
+                } else {
+                    t.datagrams_lost = rx.lost_packets;
+                    t.datagrams_total = rx.packets;
+                    t.printed_loss_pct = rx.lost_percent;
+                    t.printed_loss_text = text;
+                }
             }
             if (!received.present && run.sum.bits_per_second) {
-                // Pre-3.11: end.sum is the receiver's view; the per-stream udp blocks and
-                // the interval packets are the sender's.
-                t.received_bps = run.sum.bits_per_second;
-                t.received_bytes = run.sum.bytes;
-                if (!sent.present && run.end_streams.udp_bps > 0) {
-                    t.sent_bps = run.end_streams.udp_bps;
-                    t.sent_bytes = run.end_streams.udp_bytes;
+                // Pre-3.11: end.sum holds the receiver's lost/total beside the sender's bytes
+                // (iperf_print_results writes total_sent there). What arrived is not printed:
+                // every datagram is one block, so it is the datagrams received times the block
+                // size, when the counts hold.
+                if (!sent.present) {
+                    t.sent_bps = run.sum.bits_per_second;
+                    t.sent_bytes = run.sum.bytes;
+                }
+                if (t.datagrams_lost && t.datagrams_total && run.blksize > 0 &&
+                    run.sum.seconds > 0) {
+                    const double got =
+                        double(*t.datagrams_total - *t.datagrams_lost) * double(run.blksize);
+                    t.received_bytes = got;
+                    t.received_bps = got * 8 / run.sum.seconds;
                 }
             }
         }

@@ -39,6 +39,7 @@ struct Iperf3Summary {
     std::optional<int64_t> packets;
     std::optional<double> lost_percent;
     std::optional<int64_t> out_of_order;
+    std::optional<int64_t> reorder;  // 3.20+: the sender's tcpi_reord_seen
     std::optional<bool> sender;
     std::optional<int64_t> max_snd_cwnd;
     std::optional<double> max_rtt_us;
@@ -48,10 +49,8 @@ struct Iperf3Summary {
 // end.streams, folded as the entries go by: the analysis needs their sums and maxima.
 struct Iperf3EndStreams {
     int count = 0;
-    double sender_bps = 0;    // sum of the streams' sender blocks
-    double receiver_bps = 0;  // sum of the streams' receiver blocks
-    double udp_bytes = 0;     // sum of the per-stream "udp" blocks (the sender's, before 3.11)
-    double udp_bps = 0;
+    double sender_bps = 0;                // sum of the streams' sender blocks
+    double receiver_bps = 0;              // sum of the streams' receiver blocks
     std::optional<int64_t> max_snd_cwnd;  // largest of the sender blocks
     std::optional<double> max_rtt_us;
     std::optional<double> mean_rtt_us;  // the first sender block's
@@ -79,6 +78,7 @@ struct Iperf3Run {
     std::string protocol;  // "TCP" / "UDP"
     int num_streams = 1;
     int64_t blksize = 0;
+    int omit_s = 0;  // test_start.omit (-O)
     double duration_s = 0;
     bool reverse = false;
     bool bidir = false;

@@ -105,9 +105,10 @@ std::optional<Line> parse_line(std::string_view s, int64_t number) {
             bad_iperf3_text(number, "expected lost/total datagrams after the jitter");
         const auto total = take_number(u);
         if (!total) bad_iperf3_text(number, "expected the total datagrams after '/'");
-        if (*lost < 0 || *total < 0 || *lost > 9e15 || *total > 9e15)
+        // Negative, or more lost than the total: a broken counter's print, read as printed and
+        // explained by rules_counters.cpp.
+        if (std::fabs(*lost) > 9e15 || std::fabs(*total) > 9e15)
             bad_iperf3_text(number, "datagram counts out of range");
-        if (*lost > *total) bad_iperf3_text(number, "more datagrams lost than the total");
         l.lost = static_cast<int64_t>(*lost);
         l.total = static_cast<int64_t>(*total);
         if (take_prefix(u, "(")) {
@@ -225,6 +226,7 @@ class Iperf3TextReader : public RunReader {
             if (id && probe.find(" connected to ") != std::string_view::npos)
                 stream_seen(*id, number);
             // "[  4] Sent 162217 datagrams": 3.0's UDP client, under its untagged summary.
+            if (id) out_of_order(*id, probe);
             if (id && in_summary_ && take_prefix(probe, "Sent ")) {
                 const auto n = take_number(probe);
                 if (n && *n >= 0 && *n <= 9e15 && take_prefix(probe, "datagrams"))
@@ -367,6 +369,31 @@ class Iperf3TextReader : public RunReader {
         return forward_;
     }
 
+    // "  0.00-10.00 sec  3 datagrams received out-of-order" after the id: the receiver's count
+    // of late datagrams, a stream's or [SUM]'s.
+    void out_of_order(const std::string& id, std::string_view s) {
+        if (!take_number(s) || !take_prefix(s, "-") || !take_number(s) || !take_prefix(s, "sec"))
+            return;
+        const auto n = take_number(s);
+        if (!n || *n < 0 || *n > 9e15 || !take_prefix(s, "datagrams received out-of-order")) return;
+        (id == "SUM" ? sum_out_of_order_ : stream_out_of_order_) += static_cast<int64_t>(*n);
+        saw_out_of_order_ = true;
+    }
+
+    // The receiver's lost/total and jitter; counts no receiver can have counted are kept apart.
+    static void receiver_counts(ThroughputTest& t, const Line& l) {
+        t.jitter_ms = l.jitter_ms;
+        if (impossible_udp_counts(l.lost, l.total, l.printed_pct)) {
+            t.impossible_counts =
+                ThroughputTest::ImpossibleCounts{l.lost, l.total, l.printed_pct, l.loss_text};
+            return;
+        }
+        t.datagrams_lost = l.lost;
+        t.datagrams_total = l.total;
+        t.printed_loss_pct = l.printed_pct;
+        t.printed_loss_text = l.loss_text;
+    }
+
     static void add(Line& into, const Line& l) {
         into.bytes.value += l.bytes.value;
         into.bytes.resolution += l.bytes.resolution;
@@ -423,11 +450,7 @@ class Iperf3TextReader : public RunReader {
             }
             if (udp_ && untagged_ && tx && tx->jitter_ms && !rx) {
                 // 3.0's client line: the receiver's counts beside the sender's transfer.
-                t.datagrams_lost = tx->lost;
-                t.datagrams_total = tx->total;
-                t.printed_loss_pct = tx->printed_pct;
-                t.printed_loss_text = tx->loss_text;
-                t.jitter_ms = tx->jitter_ms;
+                receiver_counts(t, *tx);
             }
             if (udp_ && !back && !sent_datagrams_.empty()) {
                 int64_t sent = 0;
@@ -444,14 +467,10 @@ class Iperf3TextReader : public RunReader {
                 if (t.duration_s == 0) t.duration_s = rx->end_s - rx->start_s;
                 t.rate_resolution_bps = std::max(t.rate_resolution_bps, rx->rate.resolution);
                 t.bytes_resolution = std::max(t.bytes_resolution, rx->bytes.resolution);
-                if (udp_) {
-                    t.datagrams_lost = rx->lost;
-                    t.datagrams_total = rx->total;
-                    t.printed_loss_pct = rx->printed_pct;
-                    t.printed_loss_text = rx->loss_text;
-                    t.jitter_ms = rx->jitter_ms;
-                }
+                if (udp_) receiver_counts(t, *rx);
             }
+            if (udp_ && !back && saw_out_of_order_)
+                t.out_of_order = sum_out_of_order_ > 0 ? sum_out_of_order_ : stream_out_of_order_;
             if (udp_ && block_bytes_) t.payload_bytes = block_bytes_;
             // cpu: local is this side of the output.
             const bool this_side_sends = client_ != t.reverse;
@@ -488,6 +507,8 @@ class Iperf3TextReader : public RunReader {
     bool in_summary_ = false;  // past the "- - -" line or "Test Complete. Summary Results:"
     bool untagged_ = false;    // summary lines without sender/receiver: iperf3 3.0
     std::map<std::string, int64_t> sent_datagrams_;  // "[  4] Sent N datagrams", by stream
+    int64_t sum_out_of_order_ = 0, stream_out_of_order_ = 0;
+    bool saw_out_of_order_ = false;
     std::string host_;
     std::string version_;   // "iperf 3.12", from -V's first line
     std::string platform_;  // "Linux", from -V's uname line

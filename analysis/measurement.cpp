@@ -28,6 +28,14 @@ std::string platform_of(std::string_view uname) {
     return "";
 }
 
+bool impossible_udp_counts(std::optional<int64_t> lost, std::optional<int64_t> total,
+                           std::optional<double> printed_pct) {
+    if (lost && *lost < 0) return true;
+    if (total && *total < 0) return true;
+    if (lost && total && *lost > *total) return true;
+    return printed_pct && (*printed_pct < 0 || *printed_pct > 100);
+}
+
 std::string tool_text(const std::string& version, const std::string& platform) {
     if (version.empty() && platform.empty()) return "";
     if (platform.empty()) return version;

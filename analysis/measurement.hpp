@@ -23,6 +23,10 @@ const char* to_string(Tool t);
 // "FreeBSD …", "CYGWIN_NT-10.0-19045 …", which iperf3 builds for Windows print): "Linux",
 // "macOS", "FreeBSD", "OpenBSD", "NetBSD", "Windows"; empty for anything else.
 std::string platform_of(std::string_view uname);
+// UDP counts no receiver can have counted: a negative lost or total, more lost than the total,
+// a printed percentage outside 0 … 100.
+bool impossible_udp_counts(std::optional<int64_t> lost, std::optional<int64_t> total,
+                           std::optional<double> printed_pct);
 // How a verdict names the tool that printed a test: "iperf 3.12 on Linux", "iperf3 on macOS",
 // "iperf 2.1.9"; empty when the output shows neither.
 std::string tool_text(const std::string& version, const std::string& platform);
@@ -75,6 +79,20 @@ struct ThroughputTest {
     std::string printed_loss_text;           // verbatim, e.g. "342498/7134255 (0%)"
     std::optional<double> jitter_ms;
     std::optional<int64_t> out_of_order;
+    // UDP counts that cannot be true as printed — more lost than the total, a negative loss, a
+    // percentage outside 0 … 100 ("-792929/24122", "179%"): kept here verbatim and left out of
+    // the counts above, so no rule reads them as a loss (rules_counters.cpp explains them).
+    struct ImpossibleCounts {
+        std::optional<int64_t> lost, total;
+        std::optional<double> printed_pct;
+        std::string text;  // as printed: "-792929/24122 (-3287%)", "end.sum_received: …"
+    };
+    std::optional<ImpossibleCounts> impossible_counts;
+    std::optional<int> omit_s;  // -O: seconds left out of the totals at the start
+    // TCP: the times the sender's kernel saw segments arrive out of order (iperf3 3.20+'s
+    // "reorder", tcpi_reord_seen); empty before 3.20 or off Linux.
+    std::optional<int64_t> reorder_events;
+    bool udp_counters_64bit = false;  // --udp-counters-64bit, when the command shows it
 
     // TCP, from the sender's tcp_info.
     std::optional<int64_t> retransmits;  // empty when the tool says unavailable (-1)

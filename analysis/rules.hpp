@@ -182,6 +182,11 @@ void bidir_acks(const TestEvidence& v, std::vector<Finding>& out);
 void below_ceiling(const TestEvidence& v, std::vector<Finding>& out);
 void retransmits(const TestEvidence& v, std::vector<Finding>& out);
 
+// Per test: the tool's own counters when they cannot be right (rules_counters.cpp): UDP loss
+// counts that contradict themselves or the receiver's bytes, and reordering that is not loss.
+void loss_counters(const TestEvidence& v, std::vector<Finding>& out);
+void reordering(const TestEvidence& v, std::vector<Finding>& out);
+
 // Per test: the stage the loads on the path show (rules_bottleneck.cpp): a link shared with
 // other traffic, a reverse path that held back the ACKs.
 void bottleneck(const TestEvidence& v, std::vector<Finding>& out);

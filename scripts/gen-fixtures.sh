@@ -9,6 +9,7 @@
 #
 #   sudo bash scripts/gen-fixtures.sh            # writes tests/fixtures/{iperf3,iperf2,ping}
 #   NPX_DURATION=5 sudo bash scripts/gen-fixtures.sh   # shorter runs
+#   sudo bash scripts/gen-fixtures.sh counters    # only iperf3's wrong UDP counts with -O
 #   sudo bash scripts/gen-fixtures.sh platforms   # only what names the platform: the other
 #       Linux pings, GNU inetutils and busybox (Debian's packages unpacked into a temporary
 #       directory, not installed), iputils over IPv6 (2001:2:0:10::/64) and iperf3's text with
@@ -27,7 +28,7 @@ UNUSED=198.18.10.99     # on the segment, no host: ARP goes unanswered
 ADDR6_A=2001:2:0:10::1
 ADDR6_B=2001:2:0:10::2
 PART=${1:-all}
-case $PART in all | platforms) ;; *) echo "gen-fixtures: unknown part '$PART' (all, platforms)" >&2; exit 2 ;; esac
+case $PART in all | platforms | counters) ;; *) echo "gen-fixtures: unknown part '$PART' (all, platforms, counters)" >&2; exit 2 ;; esac
 RATE=${NPX_RATE:-100mbit}
 DUR=${NPX_DURATION:-10}
 OUT=tests/fixtures
@@ -82,6 +83,33 @@ stop_server() {  # SIGTERM: background jobs of a script ignore SIGINT
   kill -TERM "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
 }
+
+# Counters iperf3 itself gets wrong: UDP with -O on an unshaped veth, where a 16 KiB receive
+# buffer overflows. With -O each end subtracts its counts at its own omit instant, and the
+# receiver's lost/total stop matching the bytes it counted (without -O they match exactly).
+if [ "$PART" = counters ]; then
+  a tc qdisc del dev "$VETH_A" root
+  b tc qdisc del dev "$VETH_B" root
+  commands="$OUT/COUNTERS.generated.md"
+  {
+    echo "# Commands that produced the fixtures of iperf3's broken counters"
+    echo
+    echo "Written by \`scripts/gen-fixtures.sh counters\` on $(date -u +%Y-%m-%d) with"
+    echo "$(iperf3 --version | head -1), in the namespaces and veth of COMMANDS.generated.md without"
+    echo "their tbf (unshaped), so the 16 KiB receive buffer overflows."
+    echo
+    echo "| file | command (in $NS_A) | server (in $NS_B) |"
+    echo "|---|---|---|"
+  } >"$commands"
+  srv_out=/dev/null
+  start_server iperf3 -s -B "$ADDR_B"
+  cmd="iperf3 -c $ADDR_B -u -b 3G -w 16K -O 1 -t 3 -J"
+  a $cmd >"$OUT/iperf3/udp-omit-counts-wrong.json" || true
+  record "iperf3/udp-omit-counts-wrong.json" "$cmd" "\`iperf3 -s -B $ADDR_B\`"
+  stop_server
+  echo "gen-fixtures: wrote $OUT/iperf3 (see $commands)"
+  exit 0
+fi
 
 # The pings of other Linux userlands, and iputils over IPv6: what `explain` must read besides
 # iputils' IPv4 output. The packages are Debian's, unpacked (dpkg -x), never installed, so the

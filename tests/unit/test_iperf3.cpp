@@ -95,6 +95,10 @@ TEST(Iperf3, UdpBefore311FallsBackToEndSumAndPerStreamBlocks) {
     EXPECT_EQ(t.datagrams_total, 77687);
     ASSERT_TRUE(t.sent_bps && t.received_bps);
     EXPECT_GT(*t.sent_bps, 89e6);
+    // end.sum's bytes are the sender's (total_sent); what arrived is the datagrams received
+    // times the block.
+    EXPECT_DOUBLE_EQ(*t.sent_bytes, 112490776);
+    EXPECT_DOUBLE_EQ(*t.received_bytes, (77687.0 - 12) * 1448);
     EXPECT_FALSE(t.offered_bps.has_value()) << "3.9 does not record -b";
 }
 
@@ -294,8 +298,9 @@ INSTANTIATE_TEST_SUITE_P(
         // A rate that is a list is not a rate of 0.
         BadJson{"{\"start\":{},\n\"end\":{\"sum_received\":{\"bits_per_second\":[]}}}",
                 "end.sum_received.bits_per_second", 2},
-        BadJson{"{\"start\":{},\"end\":{\"sum\":{\"lost_packets\":-1287216}}}",
-                "end.sum.lost_packets", 1},
+        BadJson{"{\"start\":{},\"end\":{\"sum\":{\"jitter_ms\":-0.5}}}", "end.sum.jitter_ms", 1},
+        BadJson{"{\"start\":{},\"end\":{\"sum\":{\"lost_packets\":1.5}}}", "end.sum.lost_packets",
+                1},
         BadJson{"{\"start\":{},\"end\":{\"sum_sent\":{\"bits_per_second\":1e400}}}",
                 "end.sum_sent.bits_per_second", 1},
         BadJson{"{\"start\":{\"test_start\":{\"num_streams\":1000000}},\"end\":{}}",

@@ -5,6 +5,8 @@
 // own queue dropped, spurious retransmits, a path slower than the NIC, a firewalled test.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <regex>
 
 #include "analysis/codes.hpp"

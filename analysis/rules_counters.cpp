@@ -1,0 +1,198 @@
+// Rules about the tool's own counters when they cannot be right: UDP loss counts that contradict
+// themselves or the bytes the same receiver counted, and reordering told apart from loss. An
+// output like that is explained — which counter, the known cause, the true figure where the
+// evidence gives it, the fix — never refused (docs/codes.md).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "analysis/codes.hpp"
+#include "analysis/format.hpp"
+#include "analysis/rules.hpp"
+
+namespace np::rules {
+namespace {
+
+// iperf3 numbers its datagrams with 32 bits unless --udp-counters-64bit (both ends, 3.1+); its
+// receiver's sequence arithmetic goes wrong past 2^31.
+constexpr double kWrap = 2147483648.0;
+
+// Datagrams the receiver's own byte count holds: exact when the bytes are (iperf3's JSON) and
+// every datagram has the test's size (iperf3's -l).
+std::optional<double> received_by_bytes(const ThroughputTest& t) {
+    if (!t.received_bytes || !t.payload_bytes || *t.payload_bytes <= 0) return std::nullopt;
+    return std::round(*t.received_bytes / *t.payload_bytes);
+}
+
+// What the counters say of themselves: the impossible figure, or the receiver's counts against
+// its own bytes. Empty when they agree.
+struct Contradiction {
+    std::string which;  // "a negative lost count (-792,929)"
+    std::string printed;
+    std::optional<int64_t> lost, total;
+};
+
+std::optional<Contradiction> contradiction(const ThroughputTest& t) {
+    if (const auto& c = t.impossible_counts) {
+        Contradiction out{.which = "", .printed = c->text, .lost = c->lost, .total = c->total};
+        if (c->lost && *c->lost < 0)
+            out.which = fmt::format("a negative lost count ({})", format_count(double(*c->lost)));
+        else if (c->total && *c->total < 0)
+            out.which = fmt::format("a negative total ({})", format_count(double(*c->total)));
+        else if (c->lost && c->total && *c->lost > *c->total)
+            out.which =
+                fmt::format("more lost ({}) than the total ({})", format_count(double(*c->lost)),
+                            format_count(double(*c->total)));
+        else
+            out.which =
+                fmt::format("a loss of {:g} %, outside 0 to 100", c->printed_pct.value_or(0));
+        return out;
+    }
+    // Consistent on their own; against the bytes the same receiver counted (exact bytes only:
+    // the text outputs round them to 3 digits).
+    if (!t.datagrams_lost || !t.datagrams_total || t.bytes_resolution > 0) return std::nullopt;
+    const auto by_bytes = received_by_bytes(t);
+    if (!by_bytes) return std::nullopt;
+    const double by_counts = double(*t.datagrams_total - *t.datagrams_lost);
+    // One datagram either way: iperf3's last one may be a partial block.
+    if (std::fabs(by_counts - *by_bytes) <= std::max(2.0, 1e-4 * by_counts)) return std::nullopt;
+    Contradiction out{.which = "",
+                      .printed = t.printed_loss_text,
+                      .lost = t.datagrams_lost,
+                      .total = t.datagrams_total};
+    out.which = fmt::format(
+        "{} received by its counts ({} − {}) but {} by the bytes it received ({} bytes of {}-byte "
+        "datagrams)",
+        format_count(by_counts), format_count(double(*t.datagrams_total)),
+        format_count(double(*t.datagrams_lost)), format_count(*by_bytes),
+        format_count(*t.received_bytes), *t.payload_bytes);
+    return out;
+}
+
+// The datagrams the sender sent, by its count or, when that is missing or broken, its bytes.
+std::optional<double> sent_datagrams_of(const ThroughputTest& t) {
+    if (t.datagrams_sent && *t.datagrams_sent > 0) return double(*t.datagrams_sent);
+    if (t.sent_bytes && t.payload_bytes && *t.payload_bytes > 0)
+        return std::round(*t.sent_bytes / *t.payload_bytes);
+    return std::nullopt;
+}
+
+}  // namespace
+
+void loss_counters(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (t.transport != Transport::udp) return;
+    const auto c = contradiction(t);
+    if (!c) return;
+    const char* tool = to_string(t.tool);
+    Finding f = make_finding("LOSS_COUNTERS_WRONG", t.label);
+    f.title = fmt::format("{}'s loss counters contradict themselves: {}", tool, c->which);
+    f.evidence = {{"printed", c->printed}};
+    if (c->lost) f.evidence.emplace_back("printed_lost", *c->lost);
+    if (c->total) f.evidence.emplace_back("printed_total", *c->total);
+
+    // The cause the output supports.
+    const auto sent = sent_datagrams_of(t);
+    const bool wrapped = !t.udp_counters_64bit && sent && *sent >= kWrap;
+    std::string cause, fix;
+    if (t.omit_s) {
+        cause = fmt::format(
+            "The test ran with -O {}: iperf3 takes the first {} s out of its totals by "
+            "subtracting what it had counted by then, and with UDP its lost/total and its byte "
+            "count do not come out of that step agreeing — wrong, even negative, loss after -O "
+            "is reported in iperf3's issue tracker. Without -O the two agree to the datagram "
+            "(the same test on this project's testbed, docs/formats.md).",
+            *t.omit_s, *t.omit_s);
+        fix =
+            "Run UDP tests without -O (omit the start by discarding the first intervals "
+            "instead), or trace the test: the ledger counts every datagram.";
+        f.evidence.emplace_back("omit_s", *t.omit_s);
+    } else if (wrapped) {
+        const double wraps = std::floor(*sent / (2 * kWrap));
+        cause = fmt::format(
+            "The sender sent {} datagrams: iperf3 numbers datagrams with 32 bits unless "
+            "--udp-counters-64bit, and past 2^31 (older releases count them signed) or 2^32 the "
+            "receiver's arithmetic on those numbers goes wrong ({} full wrap{} of the 32-bit "
+            "counter).",
+            format_count(*sent), format_count(wraps), wraps == 1 ? "" : "s");
+        fix =
+            "Run with --udp-counters-64bit on both ends (iperf3 3.1 or newer), or shorter "
+            "tests.";
+        f.evidence.emplace_back("datagrams_sent", static_cast<int64_t>(*sent));
+    } else {
+        cause =
+            "No known cause fits the output: no -O, and too few datagrams to wrap iperf3's "
+            "32-bit counter. A receiver that was restarted or served two clients at once mixes "
+            "their counts.";
+        fix =
+            "Run the test again, with -J and the probe, so the counts can be checked against "
+            "the ledger.";
+    }
+
+    // The true figure: the ledger's, else the receiver's bytes against the sender's count.
+    std::string truth;
+    if (v.ledger && v.ledger->complete()) {
+        const auto lost = double(v.ledger->lost());
+        truth = fmt::format(
+            " The ledger of both data NICs counts the flow itself: {} datagrams lost on the "
+            "path{}.",
+            format_count(lost), lost > 0 ? " (" + describe_loss(*v.ledger) + ")" : "");
+        f.evidence.emplace_back("ledger_lost", static_cast<int64_t>(lost));
+    } else if (const auto got = received_by_bytes(t)) {
+        // The receiver's total when it holds, else what the sender sent.
+        const bool total_ok = c->total && *c->total > 0 && *c->total >= *got;
+        const std::optional<double> base =
+            total_ok ? std::optional<double>(double(*c->total)) : sent;
+        if (base && *base >= *got && *base > 0) {
+            const double lost = *base - *got;
+            const double pct = 100.0 * lost / *base;
+            truth = fmt::format(
+                " The receiver's own byte count gives the true figure: {} datagrams received of "
+                "{} {}, so {} lost ({} %).",
+                format_count(*got), format_count(*base),
+                total_ok ? "by its total" : "the sender sent", format_count(lost),
+                fmt::format("{:.2f}", pct));
+            f.evidence.emplace_back("received_by_bytes", static_cast<int64_t>(*got));
+            f.evidence.emplace_back("true_lost", static_cast<int64_t>(lost));
+            f.evidence.emplace_back("true_loss_pct", rounded(pct));
+        }
+    }
+    if (truth.empty())
+        truth =
+            " This output does not hold what the true loss is: the receiver's bytes and the "
+            "datagram size are needed (iperf3 -J prints both).";
+    f.detail = cause + truth;
+    f.next_step = fix;
+    out.push_back(std::move(f));
+}
+
+void reordering(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (t.transport == Transport::udp && t.out_of_order && *t.out_of_order > 0) {
+        Finding f = make_finding("REORDERED_NOT_LOST", t.label);
+        f.title = fmt::format("{} datagrams arrived out of order: reordered, not lost",
+                              format_count(double(*t.out_of_order)));
+        f.detail =
+            "The receiver counted a gap as lost when a later datagram came first, and took one "
+            "back when each late datagram came, so these are not in its loss figure. Reordering "
+            "comes from the path (several links or queues in parallel, a bond, ECMP) or from "
+            "several receive queues of one NIC.";
+        f.evidence = {{"out_of_order", *t.out_of_order}};
+        if (t.datagrams_lost) f.evidence.emplace_back("lost_datagrams", *t.datagrams_lost);
+        out.push_back(std::move(f));
+    }
+    if (t.transport == Transport::tcp && t.reorder_events && *t.reorder_events > 0) {
+        Finding f = make_finding("REORDERED_NOT_LOST", t.label);
+        f.title = fmt::format("The sender's TCP saw segments reordered {} times",
+                              format_count(double(*t.reorder_events)));
+        f.detail =
+            "iperf3 3.20+ reports the kernel's reordering count (tcpi_reord_seen): the receiver "
+            "acknowledged segments out of order. TCP raises its reordering threshold when it "
+            "sees this; retransmits sent before it did may be spurious, not loss.";
+        f.evidence = {{"reorder_events", *t.reorder_events}};
+        if (t.retransmits) f.evidence.emplace_back("retransmits", *t.retransmits);
+        out.push_back(std::move(f));
+    }
+}
+
+}  // namespace np::rules

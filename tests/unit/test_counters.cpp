@@ -1,0 +1,132 @@
+// The tool's own counters when they cannot be right: explained with the counter, the cause, the
+// true figure and the fix (analysis/rules_counters.cpp), never refused; reordering is not loss.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/explain.hpp"
+#include "analysis/inputs.hpp"
+#include "tests/unit/fixture.hpp"
+
+namespace np {
+namespace {
+
+using testing::codes_of;
+using testing::find_finding;
+using testing::fixture;
+
+Explanation explain_text(const std::string& text, double link_bps) {
+    ExplainInput in;
+    in.link_bps = link_bps;
+    in.measurements = parse_measurements(text, "c.txt");
+    return explain(in);
+}
+
+std::optional<double> evidence_number(const Finding& f, const std::string& key) {
+    for (const auto& [k, v] : f.evidence)
+        if (k == key && v.is_number()) return v.get<double>();
+    return std::nullopt;
+}
+
+// A real run (tests/fixtures/COUNTERS.generated.md): -O 1 with UDP, and the receiver's lost/total
+// disagree with its own bytes; the true figure is its total less what its bytes hold.
+TEST(Counters, OmitWithUdpIsNamedAndTheTrueLossComesFromTheReceiversBytes) {
+    const std::string json = fixture("iperf3/udp-omit-counts-wrong.json");
+    const auto m = parse_measurements(json, "o.json");
+    const auto& t = m.throughput.at(0);
+    ASSERT_TRUE(t.received_bytes && t.datagrams_total && t.datagrams_lost);
+    const double got = std::round(*t.received_bytes / 1448);
+    ASSERT_GT(std::fabs(double(*t.datagrams_total - *t.datagrams_lost) - got), 100)
+        << "the fixture no longer shows the -O disagreement";
+
+    const auto e = explain_text(json, 10e9);
+    const Finding* f = find_finding(e, "LOSS_COUNTERS_WRONG");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->detail.find("-O 1"), std::string::npos) << f->detail;
+    EXPECT_EQ(evidence_number(*f, "omit_s"), 1);
+    EXPECT_EQ(evidence_number(*f, "true_lost"), double(*t.datagrams_total) - got);
+    EXPECT_NE(f->next_step.find("without -O"), std::string::npos) << f->next_step;
+}
+
+// The same receiver's counts and bytes agree to the datagram without -O: no finding.
+TEST(Counters, RealRunsWithoutOmitAgreeWithTheirBytes) {
+    for (const char* file : {"iperf3/udp-100m-b90M.json", "iperf3/udp-100m-b200M.json",
+                             "iperf3/udp-100m-b90M-reverse.json", "run-100m/np-explain_udp.json",
+                             "handwritten/iperf3-3.12-udp-1g-b1G-949.json",
+                             "handwritten/iperf3-3.9-udp-no-sum-sent.json"}) {
+        const auto e = explain_text(fixture(file), 100e6);
+        EXPECT_EQ(find_finding(e, "LOSS_COUNTERS_WRONG"), nullptr) << file << ": " << codes_of(e);
+    }
+}
+
+// Past 2^32 datagrams without --udp-counters-64bit: "-792929/24122" as reported to iperf3, the
+// wraps counted, the true loss from the receiver's bytes exactly.
+TEST(Counters, AWrappedCounterIsNamedWithItsWrapsAndTheTrueLoss) {
+    const auto e = explain_text(fixture("handwritten/iperf3-3.12-udp-32bit-wrap.json"), 10e9);
+    const Finding* f = find_finding(e, "LOSS_COUNTERS_WRONG");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->title.find("a negative lost count (-792,929)"), std::string::npos) << f->title;
+    EXPECT_NE(f->detail.find("1 full wrap of the 32-bit counter"), std::string::npos) << f->detail;
+    EXPECT_EQ(evidence_number(*f, "true_lost"), 2200000);
+    EXPECT_EQ(evidence_number(*f, "true_loss_pct"), 0.05);
+    EXPECT_NE(f->next_step.find("--udp-counters-64bit"), std::string::npos);
+    EXPECT_EQ(find_finding(e, "UDP_LOSS"), nullptr) << "no loss is read from impossible counts";
+    EXPECT_EQ(find_finding(e, "PRINTED_LOSS_WRONG"), nullptr);
+}
+
+// Text outputs: more lost than the total, and a negative count, explained instead of refused.
+TEST(Counters, ImpossibleTextCountsAreExplainedNotRefused) {
+    const auto iperf2 = explain_text(
+        "Server listening on UDP port 5001\n"
+        "[  1] local 198.18.10.2 port 5001 connected with 198.18.10.1 port 46278\n"
+        "[  1] 0.0-10.0 sec  1 MBytes  1 Mbits/sec  0.1 ms 9/5 (180%)\n",
+        1e9);
+    const Finding* f = find_finding(iperf2, "LOSS_COUNTERS_WRONG");
+    ASSERT_NE(f, nullptr) << codes_of(iperf2);
+    EXPECT_NE(f->title.find("more lost (9) than the total (5)"), std::string::npos) << f->title;
+    EXPECT_NE(f->detail.find("does not hold what the true loss is"), std::string::npos);
+    EXPECT_EQ(find_finding(iperf2, "UDP_LOSS"), nullptr);
+
+    const auto iperf3 = explain_text(
+        "Connecting to host h, port 5201\n"
+        "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n"
+        "[  5]   0.00-10.00  sec  1.16 GBytes   999 Mbits/sec  0.000 ms  0/862000 (0%)  sender\n"
+        "[  5]   0.00-10.00  sec  1.16 GBytes   998 Mbits/sec  0.004 ms  -792929/24122 (-3287%)  "
+        "receiver\n",
+        1e9);
+    const Finding* g = find_finding(iperf3, "LOSS_COUNTERS_WRONG");
+    ASSERT_NE(g, nullptr) << codes_of(iperf3);
+    EXPECT_NE(g->title.find("negative lost count"), std::string::npos);
+    EXPECT_NE(g->detail.find("No known cause fits"), std::string::npos) << g->detail;
+}
+
+TEST(Counters, ReorderedDatagramsAreNotLoss) {
+    const auto e = explain_text(
+        "Connecting to host h, port 5201\n"
+        "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n"
+        "[  5]   0.00-10.00  sec   114 MBytes  95.5 Mbits/sec  0.000 ms  0/82401 (0%)  sender\n"
+        "[  5]   0.00-10.01  sec   114 MBytes  95.4 Mbits/sec  0.093 ms  0/82400 (0%)  receiver\n"
+        "[  5] 0.00-10.01 sec  812 datagrams received out-of-order\n",
+        100e6);
+    const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->title.find("812 datagrams arrived out of order"), std::string::npos) << f->title;
+    EXPECT_EQ(find_finding(e, "UDP_LOSS"), nullptr);
+}
+
+TEST(Counters, TcpReorderingOfIperf320IsNamed) {
+    ThroughputTest t;
+    t.label = "iperf3 TCP";
+    t.transport = Transport::tcp;
+    t.received_bps = t.sent_bps = 90e6;
+    t.duration_s = 10;
+    t.reorder_events = 37;
+    t.retransmits = 12;
+    const auto e = testing::explain_tests({t}, {}, 100e6);
+    const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->title.find("reordered 37 times"), std::string::npos) << f->title;
+}
+
+}  // namespace
+}  // namespace np

@@ -427,6 +427,10 @@ std::vector<Field> Iperf3JsonReader::start_fields() {
          [](R& r, const Value& v) { r.run().blksize = v.integer; }},
         {Ctx::test_start, "omit", FieldKind::integer, 0, 86400,
          [](R& r, const Value& v) { r.run().omit_s = static_cast<int>(v.integer); }},
+        {Ctx::test_start, "gso", FieldKind::flag, 0, 1,
+         [](R& r, const Value& v) { r.run().gso = v.flag; }},
+        {Ctx::test_start, "gro", FieldKind::flag, 0, 1,
+         [](R& r, const Value& v) { r.run().gro = v.flag; }},
         {Ctx::test_start, "duration", FieldKind::number, 0, kAny,
          [](R& r, const Value& v) { r.run().duration_s = v.number; }},
         {Ctx::test_start, "reverse", FieldKind::flag, 0, 1,
@@ -645,6 +649,10 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
         t.tool_version = run.version;
         t.platform = platform_of(run.system_info);
         if (run.omit_s > 0) t.omit_s = run.omit_s;
+        if (udp) {
+            t.udp_gso = run.gso;
+            t.udp_gro = run.gro;
+        }
         t.transport = udp ? Transport::udp : Transport::tcp;
         t.reverse = reverse_direction;
         t.bidir = bidir;

@@ -78,7 +78,8 @@ struct Iperf3Run {
     std::string protocol;  // "TCP" / "UDP"
     int num_streams = 1;
     int64_t blksize = 0;
-    int omit_s = 0;  // test_start.omit (-O)
+    int omit_s = 0;                // test_start.omit (-O)
+    std::optional<bool> gso, gro;  // test_start.gso / gro (3.21+)
     double duration_s = 0;
     bool reverse = false;
     bool bidir = false;

@@ -92,6 +92,8 @@ struct ThroughputTest {
     // TCP: the times the sender's kernel saw segments arrive out of order (iperf3 3.20+'s
     // "reorder", tcpi_reord_seen); empty before 3.20 or off Linux.
     std::optional<int64_t> reorder_events;
+    // UDP GSO/GRO (iperf3 3.21's --gsro: many datagrams per system call), when the output says.
+    std::optional<bool> udp_gso, udp_gro;
     bool udp_counters_64bit = false;  // --udp-counters-64bit, when the command shows it
 
     // TCP, from the sender's tcp_info.

@@ -430,6 +430,14 @@ void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
     f.next_step =
         "Spread the sending over more threads/cores (-P 2 … 4) or check the sender's CPU; the "
         "offered load itself fits the link.";
+    if (t.udp_gso) {
+        f.detail += *t.udp_gso ? " UDP GSO was on (iperf3's test_start.gso)."
+                               : " UDP GSO was off (iperf3's test_start.gso): one system call "
+                                 "per datagram.";
+        f.evidence.emplace_back("udp_gso", *t.udp_gso);
+        if (!*t.udp_gso)
+            f.next_step += " With iperf3 3.21 or newer, --gsro sends many datagrams per call.";
+    }
     if (dgram_rate) {
         f.detail += fmt::format(" That is ~{:.0f} k datagrams/s", *dgram_rate / 1e3);
         if (t.datagrams_sent)

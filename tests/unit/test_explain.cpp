@@ -132,6 +132,28 @@ TEST(Explain, EachPlatformsPingIsExplainedAsIputilsIs) {
         << printed->detail;
 }
 
+// iperf3 3.21 says whether UDP GSO was on: a sender short of its offered load without it is told
+// of --gsro; an older output, which does not say, is told nothing of it.
+TEST(Explain, ASenderLimitedUdpTestNamesGsoWhenTheOutputDoes) {
+    ThroughputTest t;
+    t.label = "iperf3 UDP";
+    t.transport = Transport::udp;
+    t.offered_bps = 5e9;
+    t.offered_from = "target_bitrate";
+    t.sent_bps = t.received_bps = 2e9;
+    t.payload_bytes = 1448;
+    t.duration_s = 10;
+    t.udp_gso = false;
+    const auto e = testing::explain_tests({t}, {}, 10e9);
+    const Finding* f = find_finding(e, "SENDER_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->detail.find("UDP GSO was off"), std::string::npos) << f->detail;
+    EXPECT_NE(f->next_step.find("--gsro"), std::string::npos) << f->next_step;
+    t.udp_gso.reset();
+    const auto older = testing::explain_tests({t}, {}, 10e9);
+    EXPECT_EQ(find_finding(older, "SENDER_LIMITED")->detail.find("GSO"), std::string::npos);
+}
+
 TEST(Explain, ToolErrorIsAnErrorFindingWithTheTutorialsAdvice) {
     const auto e = explain_files({"iperf3/unreachable-refused.json"}, 1e9);
     const Finding* f = find_finding(e, "TOOL_ERROR");

@@ -227,6 +227,20 @@ INSTANTIATE_TEST_SUITE_P(
         return name + "_" + std::to_string(info.index);
     });
 
+// 3.21's test_start carries gso and gro (--gsro); older releases have neither: left empty.
+TEST(Iperf3, UdpGsoAndGroOf321) {
+    std::string json = fixture("iperf3/udp-100m-b90M.json");
+    const auto older = parse_measurements(json, "u.json").throughput.at(0);
+    EXPECT_FALSE(older.udp_gso.has_value());
+    const std::string key = "\"target_bitrate\":\t90000000";
+    const size_t at = json.rfind(key);
+    ASSERT_NE(at, std::string::npos);
+    json.insert(at + key.size(), ",\n\t\t\t\"gso\":\t0,\n\t\t\t\"gro\":\t1");
+    const auto t = parse_measurements(json, "u.json").throughput.at(0);
+    EXPECT_EQ(t.udp_gso, false);
+    EXPECT_EQ(t.udp_gro, true);
+}
+
 TEST(Iperf3, JsonStreamGivesTheSameFiguresAsTheDocument) {
     const auto doc = parse_iperf3(fixture("iperf3/tcp-100m.json"));
     const auto stream = parse_iperf3(fixture("handwritten/iperf3-3.17-json-stream-tcp.ndjson"));

@@ -363,6 +363,8 @@ class Iperf3JsonReader {
         ++e.count;
         e.sender_bps += s.sender.bits_per_second.value_or(0);
         e.receiver_bps += s.receiver.bits_per_second.value_or(0);
+        if (s.udp.out_of_order)
+            e.udp_out_of_order = e.udp_out_of_order.value_or(0) + *s.udp.out_of_order;
         if (s.sender.max_snd_cwnd)
             e.max_snd_cwnd = std::max(e.max_snd_cwnd.value_or(0), *s.sender.max_snd_cwnd);
         if (s.sender.max_rtt_us)
@@ -700,7 +702,8 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
             const Iperf3Summary& rx = received.present ? received : run.sum;
             if (rx.present) {
                 t.jitter_ms = rx.jitter_ms;
-                t.out_of_order = rx.out_of_order;
+                t.out_of_order =
+                    rx.out_of_order ? rx.out_of_order : run.end_streams.udp_out_of_order;
                 const std::string text = rx.lost_packets && rx.packets
                                              ? fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
                                                            *rx.packets, rx.lost_percent.value_or(0))

@@ -49,8 +49,12 @@ struct Iperf3Summary {
 // end.streams, folded as the entries go by: the analysis needs their sums and maxima.
 struct Iperf3EndStreams {
     int count = 0;
-    double sender_bps = 0;                // sum of the streams' sender blocks
-    double receiver_bps = 0;              // sum of the streams' receiver blocks
+    double sender_bps = 0;    // sum of the streams' sender blocks
+    double receiver_bps = 0;  // sum of the streams' receiver blocks
+    // The sum of the streams' "udp" blocks' out_of_order: the only place iperf3 (3.2 … 3.21)
+    // prints it, and only the receiving end's own output holds the receiver's count (the
+    // results the ends exchange carry no out-of-order count: a client's is its own, 0).
+    std::optional<int64_t> udp_out_of_order;
     std::optional<int64_t> max_snd_cwnd;  // largest of the sender blocks
     std::optional<double> max_rtt_us;
     std::optional<double> mean_rtt_us;  // the first sender block's

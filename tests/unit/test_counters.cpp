@@ -114,6 +114,20 @@ TEST(Counters, ReorderedDatagramsAreNotLoss) {
     EXPECT_EQ(find_finding(e, "UDP_LOSS"), nullptr);
 }
 
+// iperf3's JSON holds out_of_order only in end.streams[].udp (the receiving end's own output has
+// the receiver's count): summed over the streams.
+TEST(Counters, JsonOutOfOrderIsReadFromTheStreamsUdpBlocks) {
+    std::string json = fixture("iperf3/udp-100m-b90M.json");
+    const std::string key = "\"out_of_order\":\t0";
+    const size_t at = json.find(key);
+    ASSERT_NE(at, std::string::npos);
+    json.replace(at, key.size(), "\"out_of_order\":\t23");
+    const auto e = explain_text(json, 100e6);
+    const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_EQ(evidence_number(*f, "out_of_order"), 23);
+}
+
 TEST(Counters, TcpReorderingOfIperf320IsNamed) {
     ThroughputTest t;
     t.label = "iperf3 TCP";

@@ -208,6 +208,11 @@ class Iperf3TextReader : public RunReader {
             in_summary_ = true;
             return;
         }
+        // --debug on the receiver: one line per late datagram (iperf_udp.c).
+        if (t.starts_with("OUT OF ORDER - received packet ")) {
+            ++out_of_order_lines_;
+            return;
+        }
         if (t.starts_with("CPU Utilization: ")) {
             read_cpu(t.substr(17));
             return;
@@ -471,6 +476,8 @@ class Iperf3TextReader : public RunReader {
             }
             if (udp_ && !back && saw_out_of_order_)
                 t.out_of_order = sum_out_of_order_ > 0 ? sum_out_of_order_ : stream_out_of_order_;
+            else if (udp_ && !back && out_of_order_lines_ > 0)
+                t.out_of_order = out_of_order_lines_;
             if (udp_ && block_bytes_) t.payload_bytes = block_bytes_;
             // cpu: local is this side of the output.
             const bool this_side_sends = client_ != t.reverse;
@@ -509,6 +516,7 @@ class Iperf3TextReader : public RunReader {
     std::map<std::string, int64_t> sent_datagrams_;  // "[  4] Sent N datagrams", by stream
     int64_t sum_out_of_order_ = 0, stream_out_of_order_ = 0;
     bool saw_out_of_order_ = false;
+    int64_t out_of_order_lines_ = 0;  // --debug's "OUT OF ORDER - received packet …" lines
     std::string host_;
     std::string version_;   // "iperf 3.12", from -V's first line
     std::string platform_;  // "Linux", from -V's uname line

@@ -28,11 +28,17 @@ std::string platform_of(std::string_view uname) {
     return "";
 }
 
+namespace {
+constexpr int64_t kInt32Max = 2147483647;
+}  // namespace
+
 bool impossible_udp_counts(std::optional<int64_t> lost, std::optional<int64_t> total,
                            std::optional<double> printed_pct) {
     if (lost && *lost < 0) return true;
     if (total && *total < 0) return true;
     if (lost && total && *lost > *total) return true;
+    // A counter stuck at the largest signed 32-bit number ("0/2147483647"): no real count.
+    if ((lost && *lost == kInt32Max) || (total && *total == kInt32Max)) return true;
     return printed_pct && (*printed_pct < 0 || *printed_pct > 100);
 }
 

@@ -24,7 +24,7 @@ const char* to_string(Tool t);
 // "macOS", "FreeBSD", "OpenBSD", "NetBSD", "Windows"; empty for anything else.
 std::string platform_of(std::string_view uname);
 // UDP counts no receiver can have counted: a negative lost or total, more lost than the total,
-// a printed percentage outside 0 … 100.
+// a printed percentage outside 0 … 100, or a count stuck at 2^31 − 1 ("0/2147483647").
 bool impossible_udp_counts(std::optional<int64_t> lost, std::optional<int64_t> total,
                            std::optional<double> printed_pct);
 // How a verdict names the tool that printed a test: "iperf 3.12 on Linux", "iperf3 on macOS",

@@ -39,6 +39,10 @@ std::optional<Contradiction> contradiction(const ThroughputTest& t) {
             out.which = fmt::format("a negative lost count ({})", format_count(double(*c->lost)));
         else if (c->total && *c->total < 0)
             out.which = fmt::format("a negative total ({})", format_count(double(*c->total)));
+        else if ((c->total && *c->total == 2147483647) || (c->lost && *c->lost == 2147483647))
+            out.which =
+                "a count of 2,147,483,647, the largest signed 32-bit number: a counter "
+                "stuck at its limit, not a count";
         else if (c->lost && c->total && *c->lost > *c->total)
             out.which =
                 fmt::format("more lost ({}) than the total ({})", format_count(double(*c->lost)),

@@ -100,6 +100,34 @@ TEST(Counters, ImpossibleTextCountsAreExplainedNotRefused) {
     EXPECT_NE(g->detail.find("No known cause fits"), std::string::npos) << g->detail;
 }
 
+TEST(Counters, ACounterStuckAtItsLimitIsNotACount) {
+    const auto e = explain_text(
+        "Server listening on UDP port 5001\n"
+        "[  1] local 198.18.10.2 port 5001 connected with 198.18.10.1 port 46278\n"
+        "[  1] 0.0-10.0 sec  1 MBytes  1 Mbits/sec  0.1 ms 0/2147483647 (0%)\n",
+        1e9);
+    const Finding* f = find_finding(e, "LOSS_COUNTERS_WRONG");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->title.find("largest signed 32-bit number"), std::string::npos) << f->title;
+}
+
+// iperf3 --debug on the receiver prints each late datagram: counted as reordered, not lost.
+TEST(Counters, DebugOutOfOrderLinesAreReordering) {
+    const auto e = explain_text(
+        "Server listening on 5201\n"
+        "Accepted connection from 198.18.10.1, port 43927\n"
+        "[  5] local 198.18.10.2 port 5201 connected to 198.18.10.1 port 43928\n"
+        "OUT OF ORDER - received packet 1203 but expected sequence 1209 on stream 5\n"
+        "OUT OF ORDER - received packet 2871 but expected sequence 2877 on stream 5\n"
+        "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n"
+        "[  5]   0.00-10.00  sec  59.6 MBytes  50.0 Mbits/sec  0.010 ms  0/43167 (0%)  "
+        "receiver\n",
+        100e6);
+    const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_EQ(evidence_number(*f, "out_of_order"), 2);
+}
+
 TEST(Counters, ReorderedDatagramsAreNotLoss) {
     const auto e = explain_text(
         "Connecting to host h, port 5201\n"

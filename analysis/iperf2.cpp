@@ -166,6 +166,9 @@ struct Run {
     std::map<std::string, int64_t> datagrams_sent;
     std::set<std::string> connected;  // ids of "[ id] local … connected with …"
     std::string failure;              // "connect failed: Connection refused"
+    // "[  1] WARNING: did not receive ack of last datagram after 10 tries.": the server's
+    // report never came back, so the receiver's counts are unknown.
+    bool no_server_report = false;
 };
 
 struct Totals {
@@ -264,6 +267,7 @@ ThroughputTest test_of(const Run& run, const std::string& source) {
             t.printed_loss_text = rx.loss_text;
         }
         t.jitter_ms = rx.jitter_ms;
+        t.receiver_report_missing = run.no_server_report && !relayed.any;
         int64_t sent = 0;
         for (const auto& [id, n] : run.datagrams_sent)
             if (!is_sum(id)) sent += n;
@@ -357,6 +361,11 @@ class Iperf2Reader : public RunReader {
         if (!id) return;
         if (take_prefix(probe, "Server Report:")) {
             in_server_report_ = true;
+            return;
+        }
+        // Locale.c's warn_no_ack: the server's report never came back.
+        if (take_prefix(probe, "WARNING: did not receive ack of last datagram")) {
+            run_.no_server_report = true;
             return;
         }
         {

@@ -88,6 +88,9 @@ struct ThroughputTest {
         std::string text;  // as printed: "-792929/24122 (-3287%)", "end.sum_received: …"
     };
     std::optional<ImpossibleCounts> impossible_counts;
+    // The receiver's report never reached the sender (iperf2: "WARNING: did not receive ack of
+    // last datagram"): what arrived and what was lost are unknown, not zero.
+    bool receiver_report_missing = false;
     std::optional<int> omit_s;  // -O: seconds left out of the totals at the start
     // TCP: the times the sender's kernel saw segments arrive out of order (iperf3 3.20+'s
     // "reorder", tcpi_reord_seen); empty before 3.20 or off Linux.

@@ -392,13 +392,28 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
             loss ? fmt::format(" ({} % of the datagrams lost)", pct_number(*loss)) : std::string(),
             describe_loss(*v.ledger));
         f.next_step = walk_down;
-    } else {
+    } else if (loss) {
         f.detail += fmt::format(
             "The sender pushed {} into its socket, more than fits; the excess was dropped: {} % "
             "of the datagrams were lost. The sender's qdisc or NIC, the path, or the receiver "
             "dropped them: traces of both data NICs say which.",
-            got, pct_number(loss.value_or(0)));
+            got, pct_number(*loss));
         f.next_step = walk_down;
+    } else {
+        // No receiver's counts: the loss is unknown, never 0.
+        f.detail += fmt::format(
+            "The sender pushed {} into its socket, more than fits, so the excess was dropped on "
+            "the way; how much, this output does not say: {}. The sender's qdisc or NIC, the "
+            "path, or the receiver dropped it: traces of both data NICs say which.",
+            got,
+            t.receiver_report_missing
+                ? "the receiver's report never came back (\"did not receive ack of last "
+                  "datagram\"), so its lost/total are missing"
+                : "it holds no receiver's lost/total");
+        f.next_step = walk_down + (t.receiver_report_missing
+                                       ? " Give the server's own output with the client's, or "
+                                         "check that nothing filters the server's UDP replies."
+                                       : "");
     }
     if (loss) f.evidence.emplace_back("loss_pct", rounded(*loss));
     out.push_back(std::move(f));

@@ -128,6 +128,19 @@ TEST(Counters, DebugOutOfOrderLinesAreReordering) {
     EXPECT_EQ(evidence_number(*f, "out_of_order"), 2);
 }
 
+// iperf2's client never got the server's report back: the loss is unknown, never said to be 0.
+TEST(Counters, AMissingServerReportLeavesTheLossUnknown) {
+    const std::string text = fixture("handwritten/iperf2-2.1-udp-no-server-report.client.txt");
+    const auto t = parse_measurements(text, "c.txt").throughput.at(0);
+    EXPECT_TRUE(t.receiver_report_missing);
+    EXPECT_FALSE(t.datagrams_lost.has_value());
+    const auto e = explain_text(text, 1e9);
+    const Finding* f = find_finding(e, "OFFERED_ABOVE_CEILING");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->detail.find("how much, this output does not say"), std::string::npos) << f->detail;
+    EXPECT_EQ(f->detail.find("0.00 %"), std::string::npos) << f->detail;
+}
+
 TEST(Counters, ReorderedDatagramsAreNotLoss) {
     const auto e = explain_text(
         "Connecting to host h, port 5201\n"

@@ -230,6 +230,15 @@ class Transcript {
         const std::string_view t = l.text;
         if (t.empty()) return;
         saw_text_ = true;
+        // `iperf -v`: "iperf version 2.1.9 (14 March 2023) pthreads" ("win32 threads" on
+        // Windows). iperf2's runs print no version of their own: the ones after it are this.
+        if (t.starts_with("iperf version 2.")) {
+            const std::string_view rest = t.substr(14);
+            iperf2_version_ =
+                "iperf " + std::string(rest.substr(0, std::min<size_t>(rest.find(' '), 40)));
+            iperf2_platform_ = t.ends_with("win32 threads") ? "Windows" : "";
+            return;
+        }
         if (run_ && run_->next_run_starts(t)) {
             auto next = run_->next_run();
             close_run();
@@ -364,6 +373,10 @@ class Transcript {
         for (size_t i = at.throughput; i < out_.throughput.size(); ++i) {
             auto& t = out_.throughput[i];
             if (command_) apply_command(t, *command_);
+            if (t.tool == Tool::iperf2 && t.tool_version.empty()) {
+                t.tool_version = iperf2_version_;
+                if (t.platform.empty()) t.platform = iperf2_platform_;
+            }
             series_points_ += t.interval_bps.size();
             if (series_points_ > kMaxSeriesPointsPerInput) t.interval_bps.clear();
         }
@@ -448,6 +461,7 @@ class Transcript {
     std::vector<Placed> placed_;
     std::vector<Skipped> skipped_;
     size_t series_points_ = 0;
+    std::string iperf2_version_, iperf2_platform_;  // from an `iperf -v` earlier in the text
 };
 
 }  // namespace

@@ -566,12 +566,14 @@ TEST(Faults, AStarvedReceiverIsNamedWithItsCgroupsLimit) {
     run_scenario(s);
 }
 
-// The sender writes too slowly: UDP sends less than the 50M asked for, named with the limit;
+// The sender writes too slowly: UDP sends less than the 90M asked for, named with the limit;
 // TCP, cheaper per byte, may still fill the link, else it is host-limited by the same cause —
 // or, held back in only a few of its periods (seen: 6 of 31, TCP at 92 % of the ceiling, since
-// the tool is in its cgroup from its start), not located, which names no cause.
+// the tool is in its cgroup from its start), not located, which names no cause. At 2 % of a core
+// an Intel Xeon VM's sender still sent 48.97 of a 50M offer (97.9 %, where below 97 % is
+// sender-limited): 90M asks for nearly twice the work the limit allows.
 TEST(Faults, AStarvedSenderIsNamedWithItsCgroupsLimit) {
-    Scenario s = starved("starved sender", client(), "sender", "2", "50M");
+    Scenario s = starved("starved sender", client(), "sender", "2", "90M");
     s.expect = {"SENDER_LIMITED"};
     s.allow = {"HOST_LIMITED", "LIMIT_NOT_LOCATED"};
     run_scenario(s);

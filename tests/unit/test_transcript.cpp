@@ -104,6 +104,23 @@ TEST(Transcript, WindowsPromptsAndEveryPingsName) {
     EXPECT_FALSE(prompt_command("C: drive is full>").has_value()) << "no backslash: no prompt";
 }
 
+// iperf2 prints its version only for `iperf -v`: the runs after it in a session are named by it,
+// and "win32 threads" is a Windows build.
+TEST(Transcript, IperfDashVNamesTheIperf2RunsAfterIt) {
+    const std::string text =
+        "C:\\tools>iperf -v\n"
+        "iperf version 2.0.13 (21 Jan 2019) win32 threads\n"
+        "C:\\tools>iperf -c 198.18.10.2\n" +
+        fixture("handwritten/iperf2-2.0.5-tcp-socket-id.client.txt");
+    const auto m = parse_measurements(text, "s.txt");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    EXPECT_EQ(m.throughput[0].tool_version, "iperf 2.0.13");
+    EXPECT_EQ(m.throughput[0].platform, "Windows");
+    const auto before =
+        parse_measurements(fixture("handwritten/iperf2-2.0.5-tcp-socket-id.client.txt"), "c.txt");
+    EXPECT_TRUE(before.throughput.at(0).tool_version.empty()) << "no -v: no version";
+}
+
 TEST(Transcript, JsonInsideASessionIsReadLikeAFile) {
     const Measurements m = read_transcript("transcripts/client.txt");
     const auto& t = m.throughput.at(2);

@@ -228,9 +228,10 @@ const std::vector<FindingCode>& finding_codes() {
          S::warn,
          "",
          "the tool's UDP loss counters contradict themselves (negative, more lost than the "
-         "total, a percentage outside 0 to 100) or the bytes the same receiver counted: which "
-         "counter, the known cause (-O, a 32-bit counter wrapped), the true figure from the "
-         "ledger or the receiver's bytes, the fix; explained, not refused",
+         "total, a percentage outside 0 to 100) or the bytes the same receiver counted, or a "
+         "client's and a server's summary of one test disagree: which counter, the known cause "
+         "(-O, a 32-bit counter wrapped), the true figure from the ledger, the receiver's bytes "
+         "or its own count, the fix; explained, not refused",
          {}},
         {"REORDERED_NOT_LOST",
          S::info,

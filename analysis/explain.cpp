@@ -83,7 +83,7 @@ const Rules& default_rules() {
          rules::printed_loss, rules::loss_counters, rules::reordering, rules::line_rate,
          rules::offered_rate_reached, rules::bidir_acks, rules::below_ceiling, rules::loss_located,
          rules::retransmits},
-        {rules::ping},
+        {rules::ping, rules::client_server_loss},
     };
     return rules;
 }

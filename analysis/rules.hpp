@@ -198,5 +198,8 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out);
 
 // Whole input, after the tests (rules_ping.cpp).
 void ping(const ExplainInput& in, Explanation& e);
+// The client's and the server's own summary of one UDP test, when both are given and their loss
+// disagrees: the receiver's count is the loss (rules_counters.cpp).
+void client_server_loss(const ExplainInput& in, Explanation& e);
 
 }  // namespace np::rules

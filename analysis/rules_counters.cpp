@@ -170,6 +170,52 @@ void loss_counters(const TestEvidence& v, std::vector<Finding>& out) {
     out.push_back(std::move(f));
 }
 
+void client_server_loss(const ExplainInput& in, Explanation& e) {
+    // One client-side and one server-side UDP test of one tool: more would be guessing which
+    // belongs with which.
+    const ThroughputTest *client = nullptr, *server = nullptr;
+    int clients = 0, servers = 0;
+    for (const auto& t : in.measurements.throughput) {
+        if (t.transport != Transport::udp || t.bidir) continue;
+        if (t.from_server) {
+            server = &t;
+            ++servers;
+        } else {
+            client = &t;
+            ++clients;
+        }
+    }
+    if (clients != 1 || servers != 1 || client->tool != server->tool) return;
+    if (client->port && server->port && *client->port != *server->port) return;
+    if (std::fabs(client->duration_s - server->duration_s) > 1.0) return;
+    const auto c = recomputed_loss_pct(*client);
+    const auto s = recomputed_loss_pct(*server);
+    if (!c || !s) return;
+    if (std::fabs(*c - *s) <= std::max(0.5, 0.1 * std::max(*c, *s))) return;
+    Finding f = make_finding("LOSS_COUNTERS_WRONG", client->label);
+    f.title = fmt::format(
+        "The client's summary says {} % of the datagrams were lost, the server's own {} %",
+        fmt::format("{:.2f}", *c), fmt::format("{:.2f}", *s));
+    f.detail = fmt::format(
+        "The server is the receiver: its count ({}/{} in {}) is what arrived and what did not. "
+        "The client's ({}/{} in {}) is what the server reported back to it, or, where that "
+        "report did not come back whole, the client's own view, which sees no loss; the two "
+        "outputs may also be of different runs of the test.",
+        *server->datagrams_lost, *server->datagrams_total, server->source, *client->datagrams_lost,
+        *client->datagrams_total, client->source);
+    f.evidence = {{"client_loss_pct", rounded(*c)},
+                  {"server_loss_pct", rounded(*s)},
+                  {"client_source", client->source},
+                  {"server_source", server->source}};
+    f.next_step =
+        "Take the server's figure. With iperf3, -J --get-server-output puts the server's own "
+        "summary in the client's output.";
+    e.findings.push_back(std::move(f));
+    for (auto& v : e.verdicts)
+        if (v.test == client->label && v.source == client->source)
+            v.codes.push_back("LOSS_COUNTERS_WRONG");
+}
+
 void reordering(const TestEvidence& v, std::vector<Finding>& out) {
     const auto& t = v.test;
     if (t.transport == Transport::udp && t.out_of_order && *t.out_of_order > 0) {

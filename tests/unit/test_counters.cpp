@@ -141,6 +141,29 @@ TEST(Counters, AMissingServerReportLeavesTheLossUnknown) {
     EXPECT_EQ(f->detail.find("0.00 %"), std::string::npos) << f->detail;
 }
 
+// Both ends' output of one test, the loss they print disagreeing: the server's is the receiver's.
+TEST(Counters, AClientAndServerThatDisagreeAreNamedAndTheServersCountTaken) {
+    ExplainInput in;
+    in.link_bps = 100e6;
+    in.measurements = parse_measurements(fixture("iperf2/udp-100m-b90M.client.txt"), "c.txt");
+    std::string server = fixture("iperf2/udp-100m-b90M.server.txt");
+    const std::string agree = "0.001 ms 0/80252 (0%)";
+    const size_t at = server.rfind(agree);
+    ASSERT_NE(at, std::string::npos);
+    in.measurements.append(parse_measurements(server, "s.txt"));
+    EXPECT_EQ(find_finding(explain(in), "LOSS_COUNTERS_WRONG"), nullptr) << "they agree";
+
+    server.replace(at, agree.size(), "0.001 ms 21668/80252 (27%)");
+    in.measurements = parse_measurements(fixture("iperf2/udp-100m-b90M.client.txt"), "c.txt");
+    in.measurements.append(parse_measurements(server, "s.txt"));
+    const auto e = explain(in);
+    const Finding* f = find_finding(e, "LOSS_COUNTERS_WRONG");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_NE(f->title.find("says 0.00 %"), std::string::npos) << f->title;
+    EXPECT_NE(f->title.find("the server's own 27.00 %"), std::string::npos) << f->title;
+    EXPECT_NE(f->next_step.find("server's figure"), std::string::npos);
+}
+
 TEST(Counters, ReorderedDatagramsAreNotLoss) {
     const auto e = explain_text(
         "Connecting to host h, port 5201\n"

@@ -365,6 +365,7 @@ class Iperf3JsonReader {
         e.receiver_bps += s.receiver.bits_per_second.value_or(0);
         if (s.udp.out_of_order)
             e.udp_out_of_order = e.udp_out_of_order.value_or(0) + *s.udp.out_of_order;
+        if (s.sender.reorder) e.reorder = e.reorder.value_or(0) + *s.sender.reorder;
         if (s.sender.max_snd_cwnd)
             e.max_snd_cwnd = std::max(e.max_snd_cwnd.value_or(0), *s.sender.max_snd_cwnd);
         if (s.sender.max_rtt_us)
@@ -688,7 +689,9 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
             t.sent_bps = sent.bits_per_second;
             t.sent_bytes = sent.bytes;
             t.retransmits = sent.retransmits;
-            if (!udp) t.reorder_events = sent.reorder;
+            // 3.20+ prints reorder in end.streams[].sender only (sum_sent has none).
+            if (!udp && !bidir)
+                t.reorder_events = sent.reorder ? sent.reorder : run.end_streams.reorder;
             if (sent.seconds > 0) t.duration_s = sent.seconds;
         }
         if (received.bits_per_second) {
@@ -702,8 +705,10 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
             const Iperf3Summary& rx = received.present ? received : run.sum;
             if (rx.present) {
                 t.jitter_ms = rx.jitter_ms;
-                t.out_of_order =
-                    rx.out_of_order ? rx.out_of_order : run.end_streams.udp_out_of_order;
+                // The streams' blocks mix both directions of a --bidir test.
+                t.out_of_order = rx.out_of_order ? rx.out_of_order
+                                 : bidir         ? std::nullopt
+                                                 : run.end_streams.udp_out_of_order;
                 const std::string text = rx.lost_packets && rx.packets
                                              ? fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
                                                            *rx.packets, rx.lost_percent.value_or(0))
@@ -721,20 +726,13 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
                 }
             }
             if (!received.present && run.sum.bits_per_second) {
-                // Pre-3.11: end.sum holds the receiver's lost/total beside the sender's bytes
-                // (iperf_print_results writes total_sent there). What arrived is not printed:
-                // every datagram is one block, so it is the datagrams received times the block
-                // size, when the counts hold.
+                // Pre-3.11: end.sum holds the sender's bytes (iperf_print_results writes
+                // total_sent there) beside the receiver's lost and a total that is the
+                // receiver's count in 3.0 and 3.1 but the sender's from 3.2. What arrived is not
+                // printed, and the counts do not give it in every release: it stays unknown.
                 if (!sent.present) {
                     t.sent_bps = run.sum.bits_per_second;
                     t.sent_bytes = run.sum.bytes;
-                }
-                if (t.datagrams_lost && t.datagrams_total && run.blksize > 0 &&
-                    run.sum.seconds > 0) {
-                    const double got =
-                        double(*t.datagrams_total - *t.datagrams_lost) * double(run.blksize);
-                    t.received_bytes = got;
-                    t.received_bps = got * 8 / run.sum.seconds;
                 }
             }
         }

@@ -55,6 +55,8 @@ struct Iperf3EndStreams {
     // prints it, and only the receiving end's own output holds the receiver's count (the
     // results the ends exchange carry no out-of-order count: a client's is its own, 0).
     std::optional<int64_t> udp_out_of_order;
+    // The sender blocks' reorder (3.20+'s tcpi_reord_seen): sum_sent has none.
+    std::optional<int64_t> reorder;
     std::optional<int64_t> max_snd_cwnd;  // largest of the sender blocks
     std::optional<double> max_rtt_us;
     std::optional<double> mean_rtt_us;  // the first sender block's

@@ -248,11 +248,16 @@ class Iperf3TextReader : public RunReader {
         // iperf3 3.0 and 3.1 tag no UDP summary line (their TCP ones are tagged): the figures
         // are what the stream sent, with the receiver's jitter and lost/total beside them
         // (iperf_api.c's iperf_print_results of 3.0.11 … 3.1.7).
-        if (l->side.empty() && in_summary_) {
+        // With -P, "- - -" also parts the interval blocks: only a UDP line (jitter, lost/total)
+        // from 0 over at least twice the longest interval before it is such a summary.
+        const double span = l->end_s - l->start_s;
+        if (l->side.empty() && in_summary_ && l->jitter_ms && l->start_s == 0 &&
+            longest_interval_s_ > 0 && span >= 2 * longest_interval_s_) {
             l->side = client_ ? "sender" : "receiver";
             untagged_ = true;
         }
         if (l->side.empty()) {
+            longest_interval_s_ = std::max(longest_interval_s_, span);
             // An interval: the series of the forward direction, [SUM] when there is one.
             if (l->role.empty() || l->role == "TX-C" || l->role == "RX-S") {
                 (sum ? sum_intervals_ : stream_intervals_).push(l->rate.value);
@@ -513,6 +518,7 @@ class Iperf3TextReader : public RunReader {
     bool summaries_ = false;
     bool in_summary_ = false;  // past the "- - -" line or "Test Complete. Summary Results:"
     bool untagged_ = false;    // summary lines without sender/receiver: iperf3 3.0
+    double longest_interval_s_ = 0;
     std::map<std::string, int64_t> sent_datagrams_;  // "[  4] Sent N datagrams", by stream
     int64_t sum_out_of_order_ = 0, stream_out_of_order_ = 0;
     bool saw_out_of_order_ = false;

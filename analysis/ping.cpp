@@ -47,7 +47,8 @@ bool windows_summary_header(std::string_view s) {
 // Zeit<1ms TTL=64", "Réponse de …: octets=32 temps<1ms TTL=64". Its "TTL=" and a time in ms
 // are the same in every language.
 bool foreign_windows_reply(std::string_view s) {
-    if (s.starts_with("Reply from ")) return false;
+    // English, also behind a timestamp a PowerShell pipeline put in front.
+    if (s.find("Reply from ") != std::string_view::npos) return false;
     const size_t ttl = s.find(" TTL=");
     if (ttl == std::string_view::npos || s.find(": ") > ttl) return false;
     const size_t ms = s.rfind("ms ", ttl);

@@ -21,7 +21,9 @@ constexpr double kWrap = 2147483648.0;
 // every datagram has the test's size (iperf3's -l).
 std::optional<double> received_by_bytes(const ThroughputTest& t) {
     if (!t.received_bytes || !t.payload_bytes || *t.payload_bytes <= 0) return std::nullopt;
-    return std::round(*t.received_bytes / *t.payload_bytes);
+    const double n = std::round(*t.received_bytes / *t.payload_bytes);
+    // No receiver counts past 2^53 datagrams: a figure beyond it is no count (and no int64).
+    return n >= 0 && n <= 9e15 ? std::optional<double>(n) : std::nullopt;
 }
 
 // What the counters say of themselves: the impossible figure, or the receiver's counts against
@@ -75,9 +77,12 @@ std::optional<Contradiction> contradiction(const ThroughputTest& t) {
 
 // The datagrams the sender sent, by its count or, when that is missing or broken, its bytes.
 std::optional<double> sent_datagrams_of(const ThroughputTest& t) {
-    if (t.datagrams_sent && *t.datagrams_sent > 0) return double(*t.datagrams_sent);
-    if (t.sent_bytes && t.payload_bytes && *t.payload_bytes > 0)
-        return std::round(*t.sent_bytes / *t.payload_bytes);
+    if (t.datagrams_sent && *t.datagrams_sent > 0 && *t.datagrams_sent <= 9e15)
+        return double(*t.datagrams_sent);
+    if (t.sent_bytes && t.payload_bytes && *t.payload_bytes > 0) {
+        const double n = std::round(*t.sent_bytes / *t.payload_bytes);
+        if (n > 0 && n <= 9e15) return n;
+    }
     return std::nullopt;
 }
 

@@ -207,6 +207,11 @@ TEST(Transcript, AServerLogIsOneTestPerConnectionAndItsLastBannerNone) {
     }
     EXPECT_TRUE(m.throughput[3].reverse) << "test #4 was -R: the server sent";
     EXPECT_EQ(m.throughput[2].streams, 2);
+    // -P 2: "- - -" parts its interval blocks too; they are no untagged summaries (3.0's).
+    ASSERT_TRUE(m.throughput[2].received_bps.has_value());
+    EXPECT_GT(*m.throughput[2].received_bps, 90e6);
+    EXPECT_GT(m.throughput[2].interval_bps.size(), 3u);
+    EXPECT_TRUE(m.throughput[2].tool_version.empty());
     EXPECT_EQ(m.throughput[1].datagrams_total, 82400);
     EXPECT_TRUE(m.notes.empty()) << "a server waiting for its next client is no failure";
 }

@@ -8,9 +8,9 @@
 #include "analysis/contract.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "report/report.hpp"
 #include "analysis/trace.hpp"
 #include "analysis/version.hpp"
+#include "report/report.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -145,6 +145,9 @@ struct PingTest {
     // Windows counts a "Reply from …: Destination host unreachable." in its Received; those
     // are errors above, and here, so that its printed loss can be explained.
     int64_t errors_counted_as_received = 0;
+    // The first ICMP error as ping printed it ("Destination host unreachable.", "TTL expired in
+    // transit."); empty when it printed none.
+    std::string error_text;
     std::optional<double> printed_loss_pct;
     // The deviation is iputils' mdev, BSD's stddev and OpenBSD's std-dev: the same quantity.
     std::optional<double> rtt_min_ms, rtt_avg_ms, rtt_max_ms, rtt_mdev_ms;

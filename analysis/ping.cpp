@@ -152,6 +152,7 @@ std::optional<PingReply> parse_reply(std::string_view s) {
 struct WindowsReply {
     std::optional<double> rtt_ms;  // 0 with below_resolution for "time<1ms"
     bool error = false;
+    std::string_view error_text;  // "Destination host unreachable."
 };
 std::optional<WindowsReply> parse_windows_reply(std::string_view s) {
     if (!s.starts_with("Reply from ")) return std::nullopt;
@@ -159,15 +160,16 @@ std::optional<WindowsReply> parse_windows_reply(std::string_view s) {
     if (colon == std::string_view::npos) return std::nullopt;
     std::string_view rest = s.substr(colon + 2);
     const size_t time = rest.find("time");
+    const std::string_view text = rest.substr(0, 120);
     if (time == std::string_view::npos || (time > 0 && rest[time - 1] != ' '))
-        return WindowsReply{std::nullopt, true};
+        return WindowsReply{std::nullopt, true, text};
     rest.remove_prefix(time + 4);
     const bool below = rest.starts_with("<");
-    if (!below && !rest.starts_with("=")) return WindowsReply{std::nullopt, true};
+    if (!below && !rest.starts_with("=")) return WindowsReply{std::nullopt, true, text};
     rest.remove_prefix(1);
     const auto ms = take_number(rest);
     if (!ms || *ms < 0 || !rest.starts_with("ms")) return std::nullopt;
-    return WindowsReply{below ? 0.0 : *ms, false};
+    return WindowsReply{below ? 0.0 : *ms, false, {}};
 }
 
 // "Packets: Sent = 4, Received = 3, Lost = 1 (25% loss),"
@@ -270,6 +272,13 @@ class PingReader : public RunReader {
             return;
         }
         if (state_ != State::replies) return;
+        // iputils' "From 198.18.10.1 icmp_seq=1 Destination Host Unreachable", inetutils' "92
+        // bytes from 198.18.10.1: Destination Host Unreachable": the first error, as printed.
+        if (test_.error_text.empty() &&
+            (t.starts_with("From ") || t.find(" bytes from ") != std::string_view::npos)) {
+            const size_t at = t.find("Destination ");
+            if (at != std::string_view::npos) test_.error_text = std::string(t.substr(at, 120));
+        }
         if (t.starts_with("Request timeout for icmp_seq") ||
             t.starts_with("Request timeout for seq")) {
             request_timeout_ = true;  // macOS's ping (and ping6 --apple-time), per request lost
@@ -349,6 +358,7 @@ class PingReader : public RunReader {
             read_any_ = windows_ = true;
             if (w->error) {
                 ++error_replies_;
+                if (test_.error_text.empty()) test_.error_text = std::string(w->error_text);
             } else {
                 replies_.push(PingReply{++windows_seq_, *w->rtt_ms, false});
             }

@@ -6,6 +6,7 @@
 
 #include "analysis/codes.hpp"
 #include "analysis/rules.hpp"
+#include "analysis/text.hpp"
 
 namespace np::rules {
 
@@ -87,12 +88,27 @@ void ping(const ExplainInput& in, Explanation& e) {
                 "-I <data iface> fails but plain ping works, the two data ports are on "
                 "different segments: use the shared one.";
             if (p.errors > 0) {
-                f.detail += fmt::format(
-                    " {} ping counted {} ICMP errors instead: 'Destination Host "
-                    "Unreachable', which on a directly connected segment means ARP went "
-                    "unanswered — no carrier, a different segment, or no host at that address.",
-                    p.flavour.empty() ? std::string("The") : p.flavour, p.errors);
+                // What the error says is what is known: an unreachable host on the segment
+                // is ARP (or neighbour discovery) unanswered; anything else is the error itself.
+                const bool host_unreachable =
+                    p.error_text.empty() ||
+                    text::lower(p.error_text).find("host unreachable") != std::string::npos ||
+                    p.error_text.find("Address unreachable") != std::string::npos;
+                f.detail +=
+                    fmt::format(" {} ping counted {} ICMP errors instead{}",
+                                p.flavour.empty() ? std::string("The") : p.flavour, p.errors,
+                                p.error_text.empty() ? std::string() : " ('" + p.error_text + "')");
+                f.detail += host_unreachable
+                                ? fmt::format(
+                                      "{}, which on a directly connected segment means ARP "
+                                      "went unanswered — no carrier, a different segment, or no "
+                                      "host at that address.",
+                                      p.error_text.empty() ? ", such as 'Destination Host "
+                                                             "Unreachable'"
+                                                           : "")
+                                : ": a host or router on the way answered instead of the peer.";
                 f.evidence.emplace_back("errors", p.errors);
+                if (!p.error_text.empty()) f.evidence.emplace_back("error", p.error_text);
             }
             // Data crossed the same path: only the echo went unanswered. That does not condemn
             // the tests that succeeded (severity is scoped to what failed).
@@ -174,11 +190,11 @@ void ping(const ExplainInput& in, Explanation& e) {
             f.next_step = "Use the counts.";
             if (p.errors_counted_as_received > 0) {
                 f.detail = fmt::format(
-                    "{} transmitted, {} echo replies. {} counted {} 'Destination host "
-                    "unreachable' answers as received: they are ICMP errors (the sender's own "
-                    "gateway or host saying the peer could not be reached), not replies from the "
-                    "peer.",
-                    p.transmitted, p.received, p.flavour, p.errors_counted_as_received);
+                    "{} transmitted, {} echo replies. {} counted {} ICMP error answers ('{}') as "
+                    "received: a host or router on the way answered instead of the peer, so they "
+                    "are no replies from it.",
+                    p.transmitted, p.received, p.flavour, p.errors_counted_as_received,
+                    p.error_text);
                 f.evidence.emplace_back("errors_counted_as_received", p.errors_counted_as_received);
                 f.next_step =
                     "Use the counts without those answers; check the peer's address and "

@@ -127,7 +127,8 @@ TEST(Explain, EachPlatformsPingIsExplainedAsIputilsIs) {
     EXPECT_NE(find_finding(lost, "PING_NO_REPLY"), nullptr) << codes_of(lost);
     const Finding* printed = find_finding(lost, "PRINTED_LOSS_WRONG");
     ASSERT_NE(printed, nullptr) << codes_of(lost);
-    EXPECT_NE(printed->detail.find("counted 3 'Destination host unreachable' answers as received"),
+    EXPECT_NE(printed->detail.find(
+                  "counted 3 ICMP error answers ('Destination host unreachable.') as received"),
               std::string::npos)
         << printed->detail;
 }

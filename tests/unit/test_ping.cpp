@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "analysis/series.hpp"
 #include "src/common/errors.hpp"
@@ -200,6 +201,30 @@ TEST(Ping, WindowsCountsUnreachableAnswersAsReceivedAndTheyAreErrors) {
     EXPECT_EQ(p.errors_counted_as_received, 3);
     EXPECT_EQ(p.printed_loss_pct, 25.0);
     EXPECT_TRUE(p.replies.empty());
+}
+
+// Every ICMP error ping.exe counts as received is named by its own words: a TTL expired on the way
+// is not an unreachable host.
+TEST(Ping, WindowsErrorAnswersAreNamedByTheirOwnText) {
+    const std::string text =
+        "Pinging 198.18.10.2 with 32 bytes of data:\n"
+        "Reply from 198.18.10.1: TTL expired in transit.\n"
+        "Reply from 198.18.10.1: TTL expired in transit.\n"
+        "Ping statistics for 198.18.10.2:\n"
+        "    Packets: Sent = 2, Received = 2, Lost = 0 (0% loss),\n";
+    const auto p = pings(text).at(0);
+    EXPECT_EQ(p.error_text, "TTL expired in transit.");
+    EXPECT_EQ(p.errors, 2);
+    EXPECT_EQ(p.received, 0);
+    ExplainInput in;
+    in.measurements.pings = {p};
+    const auto e = explain(in);
+    const Finding* f = testing::find_finding(e, "PING_NO_REPLY");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->detail.find("('TTL expired in transit.'): a host or router on the way"),
+              std::string::npos)
+        << f->detail;
+    EXPECT_EQ(f->detail.find("ARP"), std::string::npos) << "no unreachable host was reported";
 }
 
 TEST(Ping, WindowsInAnotherLanguageIsNamedSo) {

@@ -145,6 +145,7 @@ constexpr Option kIperfOptions[] = {
     {"congestion", 'C', true},
     {"linux-congestion", 'C', true},
     {"get-server-output", '\0', false},
+    {"udp-counters-64bit", '\0', false},
     {"forceflush", '\0', false},
     {"timestamps", '\0', false},
     {"rcv-timeout", '\0', true},
@@ -218,6 +219,10 @@ std::optional<ToolCommand> parse_iperf(std::vector<std::string> w, Tool tool,
             c.reverse = true;
         } else if (name == "time") {
             c.time_s = plain_number(value);
+        } else if (name == "omit") {
+            c.omit_s = small_int(value, 1, 86400);
+        } else if (name == "udp-counters-64bit") {
+            c.udp_counters_64bit = true;
         } else if (name == "json") {
             c.json = true;
         } else if (name == "json-stream") {

@@ -33,6 +33,8 @@ struct ToolCommand {
     bool reverse = false;             // -R
     bool bidir = false;               // iperf3 --bidir, iperf2 -d / --full-duplex
     std::optional<double> time_s;     // -t
+    std::optional<int> omit_s;        // iperf3 -O
+    bool udp_counters_64bit = false;  // iperf3 --udp-counters-64bit
     bool json = false;                // iperf3 -J / --json
     bool json_stream = false;         // iperf3 --json-stream
     // ping

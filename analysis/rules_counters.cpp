@@ -120,19 +120,23 @@ void loss_counters(const TestEvidence& v, std::vector<Finding>& out) {
         const double wraps = std::floor(*sent / (2 * kWrap));
         cause = fmt::format(
             "The sender sent {} datagrams: iperf3 numbers datagrams with 32 bits unless "
-            "--udp-counters-64bit, and past 2^31 (older releases count them signed) or 2^32 the "
-            "receiver's arithmetic on those numbers goes wrong ({} full wrap{} of the 32-bit "
-            "counter).",
+            "--udp-counters-64bit (which this output does not show), and past 2^31 (older "
+            "releases count them signed) or 2^32 the receiver's arithmetic on those numbers goes "
+            "wrong ({} full wrap{} of the 32-bit counter).",
             format_count(*sent), format_count(wraps), wraps == 1 ? "" : "s");
         fix =
             "Run with --udp-counters-64bit on both ends (iperf3 3.1 or newer), or shorter "
             "tests.";
         f.evidence.emplace_back("datagrams_sent", static_cast<int64_t>(*sent));
     } else {
-        cause =
-            "No known cause fits the output: no -O, and too few datagrams to wrap iperf3's "
-            "32-bit counter. A receiver that was restarted or served two clients at once mixes "
-            "their counts.";
+        cause = fmt::format(
+            "No known cause shows in the output: it shows no -O, and {}. A receiver that was "
+            "restarted or served two clients at once mixes their counts.",
+            t.udp_counters_64bit ? "the test ran with --udp-counters-64bit"
+            : sent ? fmt::format("{} datagrams sent are too few to wrap iperf3's 32-bit counter",
+                                 format_count(*sent))
+                   : "not how many datagrams were sent (a 32-bit counter past 2^31 cannot be "
+                     "ruled out)");
         fix =
             "Run the test again, with -J and the probe, so the counts can be checked against "
             "the ledger.";

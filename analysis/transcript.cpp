@@ -536,6 +536,8 @@ void apply_command(ThroughputTest& t, const ToolCommand& c) {
     if (t.server_host.empty() && !c.server && !t.from_server) t.server_host = c.host;
     if (!t.port && c.port) t.port = c.port;
     if (t.duration_s <= 0 && c.time_s) t.duration_s = *c.time_s;
+    if (!t.omit_s && c.omit_s) t.omit_s = c.omit_s;
+    t.udp_counters_64bit = t.udp_counters_64bit || c.udp_counters_64bit;
     if (t.transport == Transport::udp && !t.payload_bytes && c.length_bytes)
         t.payload_bytes = c.length_bytes;
     if (!t.offered_bps && !c.server) {

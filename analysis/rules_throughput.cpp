@@ -1113,11 +1113,13 @@ void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
         // An absent count is not a zero: iperf3 on macOS or Windows and iperf2 without -e
         // print none.
         const std::string retransmits =
-            t.transport == Transport::tcp && !t.retransmits
-                ? fmt::format("no retransmit count: {}{} does not report one",
+            t.transport != Transport::tcp || t.retransmits ? "no retransmits"
+            // The receiving end's output: the sender's count is not in it.
+            : t.from_server != t.reverse
+                ? "no retransmit count: this is the receiving end's output"
+                : fmt::format("no retransmit count: {}{} does not report one",
                               t.tool_version.empty() ? to_string(t.tool) : t.tool_version,
-                              t.platform.empty() ? "" : " on " + t.platform)
-                : "no retransmits";
+                              t.platform.empty() ? "" : " on " + t.platform);
         f.detail = fmt::format(
             "The tool output holds no evidence of the cause ({}, no window, CPU or loss figure "
             "that explains it). ",

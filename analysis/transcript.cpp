@@ -221,6 +221,9 @@ class Transcript {
             auto cmd = parse_tool_command(p->text, p->windows);
             if (p->strong || cmd) {
                 close_run();
+                // An `iperf -v` names the runs of the one command after it, not a later host's.
+                if (iperf2_version_used_) iperf2_version_.clear(), iperf2_platform_.clear();
+                iperf2_version_used_ = false;
                 command_ = std::move(cmd);
                 command_line_ = l.number;
                 run_started_for_command_ = false;
@@ -373,9 +376,10 @@ class Transcript {
         for (size_t i = at.throughput; i < out_.throughput.size(); ++i) {
             auto& t = out_.throughput[i];
             if (command_) apply_command(t, *command_);
-            if (t.tool == Tool::iperf2 && t.tool_version.empty()) {
+            if (t.tool == Tool::iperf2 && t.tool_version.empty() && !iperf2_version_.empty()) {
                 t.tool_version = iperf2_version_;
                 if (t.platform.empty()) t.platform = iperf2_platform_;
+                iperf2_version_used_ = true;
             }
             series_points_ += t.interval_bps.size();
             if (series_points_ > kMaxSeriesPointsPerInput) t.interval_bps.clear();
@@ -462,6 +466,7 @@ class Transcript {
     std::vector<Skipped> skipped_;
     size_t series_points_ = 0;
     std::string iperf2_version_, iperf2_platform_;  // from an `iperf -v` earlier in the text
+    bool iperf2_version_used_ = false;              // by the runs of the command after it
 };
 
 }  // namespace

@@ -119,6 +119,14 @@ TEST(Transcript, IperfDashVNamesTheIperf2RunsAfterIt) {
     const auto before =
         parse_measurements(fixture("handwritten/iperf2-2.0.5-tcp-socket-id.client.txt"), "c.txt");
     EXPECT_TRUE(before.throughput.at(0).tool_version.empty()) << "no -v: no version";
+    // Another command after it (another host's, maybe) is not named by it.
+    const auto later =
+        parse_measurements(text + "user@linux:~$ iperf -c 198.18.10.2\n" +
+                               fixture("handwritten/iperf2-2.0.5-tcp-socket-id.client.txt"),
+                           "s.txt");
+    ASSERT_EQ(later.throughput.size(), 2u);
+    EXPECT_EQ(later.throughput[0].platform, "Windows");
+    EXPECT_TRUE(later.throughput[1].platform.empty());
 }
 
 TEST(Transcript, JsonInsideASessionIsReadLikeAFile) {

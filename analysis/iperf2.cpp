@@ -257,15 +257,7 @@ ThroughputTest test_of(const Run& run, const std::string& source) {
         t.rate_resolution_bps = std::max(t.rate_resolution_bps, relayed.bps_res);
     }
     if (udp) {
-        if (impossible_udp_counts(rx.lost, rx.total, rx.printed_pct)) {
-            t.impossible_counts =
-                ThroughputTest::ImpossibleCounts{rx.lost, rx.total, rx.printed_pct, rx.loss_text};
-        } else {
-            t.datagrams_lost = rx.lost;
-            t.datagrams_total = rx.total;
-            t.printed_loss_pct = rx.printed_pct;
-            t.printed_loss_text = rx.loss_text;
-        }
+        set_receiver_loss_counts(t, rx.lost, rx.total, rx.printed_pct, rx.loss_text);
         t.jitter_ms = rx.jitter_ms;
         t.receiver_report_missing = run.no_server_report && !relayed.any;
         int64_t sent = 0;

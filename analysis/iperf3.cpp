@@ -713,17 +713,8 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
                                              ? fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
                                                            *rx.packets, rx.lost_percent.value_or(0))
                                              : "";
-                if (impossible_udp_counts(rx.lost_packets, rx.packets, rx.lost_percent)) {
-                    t.impossible_counts = ThroughputTest::ImpossibleCounts{
-                        rx.lost_packets, rx.packets, rx.lost_percent,
-                        fmt::format("{}: {}", received.present ? "end.sum_received" : "end.sum",
-                                    text)};
-                } else {
-                    t.datagrams_lost = rx.lost_packets;
-                    t.datagrams_total = rx.packets;
-                    t.printed_loss_pct = rx.lost_percent;
-                    t.printed_loss_text = text;
-                }
+                set_receiver_loss_counts(t, rx.lost_packets, rx.packets, rx.lost_percent, text,
+                                         received.present ? "end.sum_received" : "end.sum");
             }
             if (!received.present && run.sum.bits_per_second) {
                 // Pre-3.11: end.sum holds the sender's bytes (iperf_print_results writes

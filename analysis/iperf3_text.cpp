@@ -393,15 +393,7 @@ class Iperf3TextReader : public RunReader {
     // The receiver's lost/total and jitter; counts no receiver can have counted are kept apart.
     static void receiver_counts(ThroughputTest& t, const Line& l) {
         t.jitter_ms = l.jitter_ms;
-        if (impossible_udp_counts(l.lost, l.total, l.printed_pct)) {
-            t.impossible_counts =
-                ThroughputTest::ImpossibleCounts{l.lost, l.total, l.printed_pct, l.loss_text};
-            return;
-        }
-        t.datagrams_lost = l.lost;
-        t.datagrams_total = l.total;
-        t.printed_loss_pct = l.printed_pct;
-        t.printed_loss_text = l.loss_text;
+        set_receiver_loss_counts(t, l.lost, l.total, l.printed_pct, l.loss_text);
     }
 
     static void add(Line& into, const Line& l) {

@@ -30,7 +30,6 @@ std::string platform_of(std::string_view uname) {
 
 namespace {
 constexpr int64_t kInt32Max = 2147483647;
-}  // namespace
 
 bool impossible_udp_counts(std::optional<int64_t> lost, std::optional<int64_t> total,
                            std::optional<double> printed_pct) {
@@ -40,6 +39,22 @@ bool impossible_udp_counts(std::optional<int64_t> lost, std::optional<int64_t> t
     // A counter stuck at the largest signed 32-bit number ("0/2147483647"): no real count.
     if ((lost && *lost == kInt32Max) || (total && *total == kInt32Max)) return true;
     return printed_pct && (*printed_pct < 0 || *printed_pct > 100);
+}
+
+}  // namespace
+
+void set_receiver_loss_counts(ThroughputTest& t, std::optional<int64_t> lost,
+                              std::optional<int64_t> total, std::optional<double> printed_pct,
+                              const std::string& text, std::string_view where) {
+    if (impossible_udp_counts(lost, total, printed_pct)) {
+        t.impossible_counts = ThroughputTest::ImpossibleCounts{
+            lost, total, printed_pct, where.empty() ? text : std::string(where) + ": " + text};
+        return;
+    }
+    t.datagrams_lost = lost;
+    t.datagrams_total = total;
+    t.printed_loss_pct = printed_pct;
+    t.printed_loss_text = text;
 }
 
 std::string tool_text(const std::string& version, const std::string& platform) {

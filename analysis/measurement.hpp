@@ -23,10 +23,6 @@ const char* to_string(Tool t);
 // "FreeBSD …", "CYGWIN_NT-10.0-19045 …", which iperf3 builds for Windows print): "Linux",
 // "macOS", "FreeBSD", "OpenBSD", "NetBSD", "Windows"; empty for anything else.
 std::string platform_of(std::string_view uname);
-// UDP counts no receiver can have counted: a negative lost or total, more lost than the total,
-// a printed percentage outside 0 … 100, or a count stuck at 2^31 − 1 ("0/2147483647").
-bool impossible_udp_counts(std::optional<int64_t> lost, std::optional<int64_t> total,
-                           std::optional<double> printed_pct);
 // How a verdict names the tool that printed a test: "iperf 3.12 on Linux", "iperf3 on macOS",
 // "iperf 2.1.9"; empty when the output shows neither.
 std::string tool_text(const std::string& version, const std::string& platform);
@@ -119,6 +115,14 @@ struct ThroughputTest {
     // Per-interval aggregate goodput (the tool's own intervals), for stability checks.
     std::vector<double> interval_bps;
 };
+
+// The receiver's UDP lost/total as a reader found them, into `t`: its datagrams_* and printed
+// loss, or — counts no receiver can have counted (a negative lost or total, more lost than the
+// total, a percentage outside 0 … 100, a count stuck at 2^31 − 1) — its impossible_counts,
+// their text prefixed with `where` ("end.sum_received") when given.
+void set_receiver_loss_counts(ThroughputTest& t, std::optional<int64_t> lost,
+                              std::optional<int64_t> total, std::optional<double> printed_pct,
+                              const std::string& text, std::string_view where = {});
 
 // One echo reply as ping printed it ("64 bytes from …: icmp_seq=3 ttl=64 time=0.054 ms").
 struct PingReply {

@@ -172,17 +172,26 @@ std::optional<WindowsReply> parse_windows_reply(std::string_view s) {
     return WindowsReply{below ? 0.0 : *ms, false, {}};
 }
 
+// The number after `name` ("Sent = ") in a Windows statistics line, and what follows it; an
+// error naming `line_name` and `name` when either is missing.
+std::pair<double, std::string_view> windows_field(std::string_view s, std::string_view name,
+                                                  std::string_view line_name, int64_t number) {
+    const size_t at = s.find(name);
+    if (at == std::string_view::npos)
+        bad_ping(number, fmt::format("{} has no '{}'", line_name, name));
+    std::string_view rest = s.substr(at + name.size());
+    const auto n = take_number(rest);
+    if (!n || *n < 0) bad_ping(number, fmt::format("'{}' is not followed by a number", name));
+    return {*n, rest};
+}
+
 // "Packets: Sent = 4, Received = 3, Lost = 1 (25% loss),"
 void parse_windows_counts(PingTest& p, std::string_view s, int64_t number) {
     const auto field = [&](std::string_view name) -> int64_t {
-        const size_t at = s.find(name);
-        if (at == std::string_view::npos)
-            bad_ping(number, fmt::format("the Packets line lacks '{}'", name));
-        std::string_view rest = s.substr(at + name.size());
-        const auto n = take_number(rest);
-        if (!n || *n < 0 || *n > 9e15 || *n != static_cast<double>(static_cast<int64_t>(*n)))
+        const double n = windows_field(s, name, "the Packets line", number).first;
+        if (n > 9e15 || n != static_cast<double>(static_cast<int64_t>(n)))
             bad_ping(number, fmt::format("'{}' is not followed by a count", name));
-        return static_cast<int64_t>(*n);
+        return static_cast<int64_t>(n);
     };
     p.transmitted = field("Sent = ");
     p.received = field("Received = ");
@@ -203,14 +212,10 @@ void parse_windows_counts(PingTest& p, std::string_view s, int64_t number) {
 // "Minimum = 0ms, Maximum = 1ms, Average = 0ms"
 void parse_windows_rtt(PingTest& p, std::string_view s, int64_t number) {
     const auto field = [&](std::string_view name) -> double {
-        const size_t at = s.find(name);
-        if (at == std::string_view::npos)
-            bad_ping(number, fmt::format("the round trip times lack '{}'", name));
-        std::string_view rest = s.substr(at + name.size());
-        const auto ms = take_number(rest);
-        if (!ms || *ms < 0 || !take_prefix(rest, "ms"))
+        auto [ms, rest] = windows_field(s, name, "the round-trip line", number);
+        if (!take_prefix(rest, "ms"))
             bad_ping(number, fmt::format("'{}' is not followed by a time in ms", name));
-        return *ms;
+        return ms;
     };
     p.rtt_min_ms = field("Minimum = ");
     p.rtt_max_ms = field("Maximum = ");

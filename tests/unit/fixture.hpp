@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/explain.hpp"
 #include "analysis/source.hpp"
 #include "src/common/errors.hpp"
@@ -17,6 +19,13 @@ namespace np::testing {
 inline const Finding* find_finding(const Explanation& e, const std::string& code) {
     for (const auto& f : e.findings)
         if (f.code == code) return &f;
+    return nullptr;
+}
+
+// A finding's evidence under `key`, or null.
+inline nlohmann::json evidence(const Finding& f, const std::string& key) {
+    for (const auto& [k, v] : f.evidence)
+        if (k == key) return v;
     return nullptr;
 }
 

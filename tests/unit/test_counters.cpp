@@ -12,6 +12,7 @@ namespace np {
 namespace {
 
 using testing::codes_of;
+using testing::evidence;
 using testing::find_finding;
 using testing::fixture;
 
@@ -20,12 +21,6 @@ Explanation explain_text(const std::string& text, double link_bps) {
     in.link_bps = link_bps;
     in.measurements = parse_measurements(text, "c.txt");
     return explain(in);
-}
-
-std::optional<double> evidence_number(const Finding& f, const std::string& key) {
-    for (const auto& [k, v] : f.evidence)
-        if (k == key && v.is_number()) return v.get<double>();
-    return std::nullopt;
 }
 
 // A real run (tests/fixtures/COUNTERS.generated.md): -O 1 with UDP, and the receiver's lost/total
@@ -43,8 +38,8 @@ TEST(Counters, OmitWithUdpIsNamedAndTheTrueLossComesFromTheReceiversBytes) {
     const Finding* f = find_finding(e, "LOSS_COUNTERS_WRONG");
     ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_NE(f->detail.find("-O 1"), std::string::npos) << f->detail;
-    EXPECT_EQ(evidence_number(*f, "omit_s"), 1);
-    EXPECT_EQ(evidence_number(*f, "true_lost"), double(*t.datagrams_total) - got);
+    EXPECT_EQ(evidence(*f, "omit_s"), 1);
+    EXPECT_EQ(evidence(*f, "true_lost"), double(*t.datagrams_total) - got);
     EXPECT_NE(f->next_step.find("without -O"), std::string::npos) << f->next_step;
 }
 
@@ -67,8 +62,8 @@ TEST(Counters, AWrappedCounterIsNamedWithItsWrapsAndTheTrueLoss) {
     ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_NE(f->title.find("a negative lost count (-792,929)"), std::string::npos) << f->title;
     EXPECT_NE(f->detail.find("1 full wrap of the 32-bit counter"), std::string::npos) << f->detail;
-    EXPECT_EQ(evidence_number(*f, "true_lost"), 2200000);
-    EXPECT_EQ(evidence_number(*f, "true_loss_pct"), 0.05);
+    EXPECT_EQ(evidence(*f, "true_lost"), 2200000);
+    EXPECT_EQ(evidence(*f, "true_loss_pct"), 0.05);
     EXPECT_NE(f->next_step.find("--udp-counters-64bit"), std::string::npos);
     EXPECT_EQ(find_finding(e, "UDP_LOSS"), nullptr) << "no loss is read from impossible counts";
     EXPECT_EQ(find_finding(e, "PRINTED_LOSS_WRONG"), nullptr);
@@ -142,7 +137,7 @@ TEST(Counters, DebugOutOfOrderLinesAreReordering) {
         100e6);
     const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
     ASSERT_NE(f, nullptr) << codes_of(e);
-    EXPECT_EQ(evidence_number(*f, "out_of_order"), 2);
+    EXPECT_EQ(evidence(*f, "out_of_order"), 2);
 }
 
 // iperf2's client never got the server's report back: the loss is unknown, never said to be 0.
@@ -206,7 +201,7 @@ TEST(Counters, JsonOutOfOrderIsReadFromTheStreamsUdpBlocks) {
     const auto e = explain_text(json, 100e6);
     const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
     ASSERT_NE(f, nullptr) << codes_of(e);
-    EXPECT_EQ(evidence_number(*f, "out_of_order"), 23);
+    EXPECT_EQ(evidence(*f, "out_of_order"), 23);
 }
 
 TEST(Counters, TcpReorderingOfIperf320IsNamed) {

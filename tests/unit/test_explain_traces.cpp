@@ -34,11 +34,7 @@ ExplainInput run_100m(bool with_traces) {
     return in;
 }
 
-nlohmann::json evidence(const Finding& f, const std::string& key) {
-    for (const auto& [k, v] : f.evidence)
-        if (k == key) return v;
-    return nullptr;
-}
+using testing::evidence;
 
 // The run's sender wrote 35,607,768 bytes (94.93 Mbit/s), its receiver counted 34,507,288
 // (91.86): the rest was still queued when the 3 s test was cut. As if the sender had also

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis/iperf3_text.hpp"
 #include "analysis/json_scan.hpp"
 #include "analysis/series.hpp"
 #include "src/common/errors.hpp"
@@ -33,6 +34,10 @@ enum class Ctx : uint8_t {
     end,
     end_streams,
     end_stream,
+    server_output,  // --get-server-output's server_output_json: the server's own document
+    server_end,
+    server_end_streams,
+    server_end_stream,
     summary,  // any Iperf3Summary block; the frame's target says which
     cpu,
     count_,
@@ -284,6 +289,8 @@ class Iperf3JsonReader {
                 return Ctx::interval_stream;
             case Ctx::end_streams:
                 return Ctx::end_stream;
+            case Ctx::server_end_streams:
+                return Ctx::server_end_stream;
             default:
                 return Ctx::skip;
         }
@@ -307,7 +314,8 @@ class Iperf3JsonReader {
                     throw InputError(path(fmt::format("[{}]", child.index)),
                                      "expected an object in the list, got a list");
                 child.ctx = array ? Ctx::skip : element;
-                if ((element == Ctx::interval_stream || element == Ctx::end_stream) &&
+                if ((element == Ctx::interval_stream || element == Ctx::end_stream ||
+                     element == Ctx::server_end_stream) &&
                     child.index >= kMaxStreamEntries)
                     bad("", fmt::format("more than {} entries: iperf3 runs at most {} streams "
                                         "(-P), two per stream with --bidir",
@@ -329,7 +337,8 @@ class Iperf3JsonReader {
         if (child.ctx == Ctx::start) run_.has_start = true;
         if (child.ctx == Ctx::end) run_.has_end = true;
         if (child.ctx == Ctx::interval) begin_interval();
-        if (child.ctx == Ctx::end_stream) end_stream_ = EndStream{};
+        if (child.ctx == Ctx::end_stream || child.ctx == Ctx::server_end_stream)
+            end_stream_ = EndStream{};
     }
 
     Ctx event_child(bool array) {
@@ -345,6 +354,15 @@ class Iperf3JsonReader {
         const Ctx ctx = frames_[--depth_].ctx;
         if (ctx == Ctx::interval) end_interval();
         if (ctx == Ctx::end_stream) fold_end_stream();
+        if (ctx == Ctx::server_end_stream && receiving(end_stream_.udp))
+            add(run_.server_udp_out_of_order, end_stream_.udp.out_of_order);
+    }
+
+    // Whether a stream's "udp" block is the receiving end's: "sender" says so from 3.2; a block
+    // without it is taken as printed.
+    static bool receiving(const Iperf3Summary& udp) { return !udp.sender.value_or(false); }
+    static void add(std::optional<int64_t>& sum, const std::optional<int64_t>& n) {
+        if (n) sum = sum.value_or(0) + *n;
     }
 
     void begin_interval() {
@@ -363,8 +381,7 @@ class Iperf3JsonReader {
         ++e.count;
         e.sender_bps += s.sender.bits_per_second.value_or(0);
         e.receiver_bps += s.receiver.bits_per_second.value_or(0);
-        if (s.udp.out_of_order)
-            e.udp_out_of_order = e.udp_out_of_order.value_or(0) + *s.udp.out_of_order;
+        if (receiving(s.udp)) add(e.udp_out_of_order, s.udp.out_of_order);
         if (s.sender.reorder) e.reorder = e.reorder.value_or(0) + *s.sender.reorder;
         if (s.sender.max_snd_cwnd)
             e.max_snd_cwnd = std::max(e.max_snd_cwnd.value_or(0), *s.sender.max_snd_cwnd);
@@ -395,6 +412,15 @@ std::vector<Field> Iperf3JsonReader::start_fields() {
         {Ctx::root, "end", FieldKind::object, 0, 0, nullptr, Ctx::end},
         {Ctx::root, "error", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.run().error = std::string(v.text); }},
+        {Ctx::root, "server_output_text", FieldKind::text, 0, 0,
+         [](R& r, const Value& v) {
+             r.run().server_udp_out_of_order = iperf3_text_out_of_order(v.text);
+         }},
+        {Ctx::root, "server_output_json", FieldKind::object, 0, 0, nullptr, Ctx::server_output},
+        {Ctx::server_output, "end", FieldKind::object, 0, 0, nullptr, Ctx::server_end},
+        {Ctx::server_end, "streams", FieldKind::array, 0, 0, nullptr, Ctx::server_end_streams},
+        {Ctx::server_end_stream, "udp", FieldKind::object, 0, 0, nullptr, Ctx::summary,
+         [](R& r) { return &r.end_stream_.udp; }},
 
         {Ctx::stream_event, "event", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.event_.assign(v.text); }},
@@ -705,10 +731,14 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
             const Iperf3Summary& rx = received.present ? received : run.sum;
             if (rx.present) {
                 t.jitter_ms = rx.jitter_ms;
-                // The streams' blocks mix both directions of a --bidir test.
-                t.out_of_order = rx.out_of_order ? rx.out_of_order
-                                 : bidir         ? std::nullopt
-                                                 : run.end_streams.udp_out_of_order;
+                // The streams' blocks mix both directions of a --bidir test. A client that
+                // sent knows the count only from the server's output (--get-server-output).
+                if (rx.out_of_order)
+                    t.out_of_order = rx.out_of_order;
+                else if (!bidir)
+                    t.out_of_order = run.end_streams.udp_out_of_order
+                                         ? run.end_streams.udp_out_of_order
+                                         : run.server_udp_out_of_order;
                 const std::string text = rx.lost_packets && rx.packets
                                              ? fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
                                                            *rx.packets, rx.lost_percent.value_or(0))

@@ -51,9 +51,10 @@ struct Iperf3EndStreams {
     int count = 0;
     double sender_bps = 0;    // sum of the streams' sender blocks
     double receiver_bps = 0;  // sum of the streams' receiver blocks
-    // The sum of the streams' "udp" blocks' out_of_order: the only place iperf3 (3.2 … 3.21)
-    // prints it, and only the receiving end's own output holds the receiver's count (the
-    // results the ends exchange carry no out-of-order count: a client's is its own, 0).
+    // The sum of the receiving streams' "udp" blocks' out_of_order: the only place iperf3
+    // (3.2 … 3.21) prints it. Only the receiving end's own output holds it: the results the ends
+    // exchange carry no out-of-order count, and a sending stream's block ("sender": true) holds
+    // the sender's own, 0, which is left out.
     std::optional<int64_t> udp_out_of_order;
     // The sender blocks' reorder (3.20+'s tcpi_reord_seen): sum_sent has none.
     std::optional<int64_t> reorder;
@@ -102,6 +103,11 @@ struct Iperf3Run {
     Iperf3Summary sum_sent_bidir_reverse, sum_received_bidir_reverse;
     std::optional<double> cpu_host_total;
     std::optional<double> cpu_remote_total;
+    // --get-server-output: the server's own output inside the client's, as server_output_text
+    // (a server without -J) or server_output_json. What is read of it is the receiving end's
+    // out-of-order count, which a client that sent has no other way to know. A text longer than
+    // the JSON scanner keeps (64 KiB: a test of some minutes) loses its summary, and the count.
+    std::optional<int64_t> server_udp_out_of_order;
 
     // Series of more than kMaxSeriesPoints intervals are kept as means of 2, 4, … intervals.
     Iperf3IntervalStats interval_stats;

@@ -563,4 +563,22 @@ std::unique_ptr<RunReader> make_iperf3_text_reader() {
     return std::make_unique<Iperf3TextReader>();
 }
 
+std::optional<int64_t> iperf3_text_out_of_order(std::string_view output) {
+    Iperf3TextReader reader;
+    int64_t number = 0;
+    try {
+        while (!output.empty()) {
+            const size_t end = std::min(output.find('\n'), output.size());
+            reader.line(text::trim(output.substr(0, end)), ++number);
+            output.remove_prefix(std::min(end + 1, output.size()));
+        }
+        Measurements m;
+        if (reader.finish(RunInfo{"server_output_text", nullptr}, m)) return std::nullopt;
+        for (const auto& t : m.throughput)
+            if (t.transport == Transport::udp && t.out_of_order) return t.out_of_order;
+    } catch (const InputError&) {
+    }
+    return std::nullopt;
+}
+
 }  // namespace np

@@ -9,7 +9,9 @@
 //
 // A server's log is one test per "Server listening on 5201" banner; a banner with no test after
 // it (the server was waiting) is context for the client runs (a ServerBanner), not a test.
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "analysis/run_reader.hpp"
@@ -26,5 +28,11 @@ bool iperf3_version_line(std::string_view line);
 bool iperf3_text_report(std::string_view line);
 
 std::unique_ptr<RunReader> make_iperf3_text_reader();
+
+// The receiver's out-of-order count in an iperf3 text output: its "N datagrams received
+// out-of-order" summary, or --debug's "OUT OF ORDER" lines. What a client's -J
+// --get-server-output carries of a server's text output (server_output_text). Empty when the
+// text holds no such count or cannot be read.
+std::optional<int64_t> iperf3_text_out_of_order(std::string_view text);
 
 }  // namespace np

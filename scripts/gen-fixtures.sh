@@ -9,7 +9,8 @@
 #
 #   sudo bash scripts/gen-fixtures.sh            # writes tests/fixtures/{iperf3,iperf2,ping}
 #   NPX_DURATION=5 sudo bash scripts/gen-fixtures.sh   # shorter runs
-#   sudo bash scripts/gen-fixtures.sh counters    # only iperf3's wrong UDP counts with -O
+#   sudo bash scripts/gen-fixtures.sh counters    # only iperf3's wrong UDP counts with -O,
+#       and datagrams reordered on the way (needs the built tests' fault_drop.bpf.o)
 #   sudo bash scripts/gen-fixtures.sh platforms   # only what names the platform: the other
 #       Linux pings, GNU inetutils and busybox (Debian's packages unpacked into a temporary
 #       directory, not installed), iputils over IPv6 (2001:2:0:10::/64) and iperf3's text with
@@ -107,6 +108,26 @@ if [ "$PART" = counters ]; then
   a $cmd >"$OUT/iperf3/udp-omit-counts-wrong.json" || true
   record "iperf3/udp-omit-counts-wrong.json" "$cmd" "\`iperf3 -s -B $ADDR_B\`"
   stop_server
+  # Reordering without loss: the fault suite's reorder program (tests/faults/drop.bpf.c) on
+  # the client's egress under htb sends one in fifty datagrams past the queue the others wait
+  # in. The client sent them, so only the server's output holds the out-of-order count: in
+  # text (a server without -J) and in JSON.
+  obj=${NPX_REORDER_OBJECT:-build/tests/faults/fault_drop.bpf.o}
+  [ -f "$obj" ] || { echo "gen-fixtures: $obj missing: build the tests first (scripts/test.sh, or NPX_REORDER_OBJECT=…)" >&2; exit 3; }
+  a tc qdisc add dev "$VETH_A" root handle 1: htb
+  a tc class add dev "$VETH_A" parent 1: classid 1:10 htb rate 100mbit burst 1600 cburst 1600 quantum 1514
+  a tc class add dev "$VETH_A" parent 1: classid 1:20 htb rate 10gbit quantum 1514
+  a tc filter add dev "$VETH_A" parent 1: bpf da obj "$obj" sec classifier/reorder classid 1:1
+  reorder="htb on $VETH_A: 1:10 100mbit burst 1600, 1:20 10gbit, bpf classifier/reorder"
+  for server in "iperf3 -s -B $ADDR_B" "iperf3 -s -J -B $ADDR_B"; do
+    file=iperf3/udp-reordered.json
+    [ "$server" = "iperf3 -s -B $ADDR_B" ] || file=iperf3/udp-reordered-server-json.json
+    start_server $server
+    cmd="iperf3 -c $ADDR_B -u -b 50M -t 3 -J --get-server-output"
+    a $cmd >"$OUT/$file"
+    record "$file" "$cmd" "\`$server\`; $reorder"
+    stop_server
+  done
   echo "gen-fixtures: wrote $OUT/iperf3 (see $commands)"
   exit 0
 fi

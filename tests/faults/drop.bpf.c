@@ -85,3 +85,37 @@ int drop_xdp(struct xdp_md *ctx)
 {
 	return pick((void *)(long)ctx->data, (void *)(long)ctx->data_end) ? XDP_DROP : XDP_PASS;
 }
+
+/* Reordering on a hop (the switch's port towards the receiver, under an htb root "1:" whose
+ * filter is attached with classid 1:1): one in ONE_IN_HOLD of the test's data-sized packets goes
+ * to class 1:20, the rest of them to 1:10, everything else (ACKs, iperf3's control connection,
+ * ARP) to htb's direct queue. 1:10 is shaped so that the bursts the client's NIC lets through
+ * queue there; 1:20 is not, so its packets overtake the ones queued ahead of them in 1:10. cls_bpf
+ * takes the class's major number from the filter's classid and the minor from tc_classid. */
+#define ONE_IN_HOLD 50
+#define CLASS_MAIN 0x10
+#define CLASS_OVERTAKE 0x20
+SEC("classifier/reorder")
+int reorder_tc_hop(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	__be16 *ports;
+
+	skb->tc_classid = 0;
+	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return TC_ACT_OK;
+	if ((ip->protocol != IPPROTO_UDP && ip->protocol != IPPROTO_TCP) || ip->ihl != 5)
+		return TC_ACT_OK;
+	ports = (void *)(ip + 1);
+	if ((void *)(ports + 2) > data_end)
+		return TC_ACT_OK;
+	if (ports[0] != bpf_htons(IPERF_PORT) && ports[1] != bpf_htons(IPERF_PORT))
+		return TC_ACT_OK;
+	if (skb->len < MIN_HOP_LEN)
+		return TC_ACT_OK;
+	skb->tc_classid =
+		bpf_get_prandom_u32() % ONE_IN_HOLD == 0 ? CLASS_OVERTAKE : CLASS_MAIN;
+	return TC_ACT_OK;
+}

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
 #include "tests/unit/fixture.hpp"
@@ -190,10 +192,11 @@ TEST(Counters, ReorderedDatagramsAreNotLoss) {
     EXPECT_EQ(find_finding(e, "UDP_LOSS"), nullptr);
 }
 
-// iperf3's JSON holds out_of_order only in end.streams[].udp (the receiving end's own output has
-// the receiver's count): summed over the streams.
-TEST(Counters, JsonOutOfOrderIsReadFromTheStreamsUdpBlocks) {
-    std::string json = fixture("iperf3/udp-100m-b90M.json");
+// iperf3's JSON holds out_of_order only in end.streams[].udp, and only the receiving end's own
+// output has the receiver's count: a client of -R (its blocks say "sender": false), summed over
+// the streams.
+TEST(Counters, JsonOutOfOrderIsReadFromTheReceivingStreamsUdpBlocks) {
+    std::string json = fixture("iperf3/udp-100m-b90M-reverse.json");
     const std::string key = "\"out_of_order\":\t0";
     const size_t at = json.find(key);
     ASSERT_NE(at, std::string::npos);
@@ -202,6 +205,51 @@ TEST(Counters, JsonOutOfOrderIsReadFromTheStreamsUdpBlocks) {
     const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
     ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_EQ(evidence(*f, "out_of_order"), 23);
+}
+
+// A client that sent prints its own block's out_of_order, always 0: the receiver's count is not
+// known from it, and is not said to be 0.
+TEST(Counters, ASendingClientsOwnOutOfOrderIsNotTheReceivers) {
+    std::string json = fixture("iperf3/udp-100m-b90M.json");
+    ASSERT_NE(json.find("\"sender\":\ttrue"), std::string::npos);
+    const std::string key = "\"out_of_order\":\t0";
+    const size_t at = json.find(key);
+    ASSERT_NE(at, std::string::npos);
+    json.replace(at, key.size(), "\"out_of_order\":\t23");  // impossible, and left out
+    const auto m = parse_measurements(json, "c.json");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    EXPECT_FALSE(m.throughput[0].out_of_order.has_value());
+}
+
+// Real runs (tests/fixtures/COUNTERS.generated.md): one in fifty datagrams overtook the queue the
+// others waited in, none was lost. The client sent, so only the server's own output, carried in
+// the client's by --get-server-output, holds the count: as text from a server without -J, as
+// JSON from one with it.
+TEST(Counters, TheServersOutputCarriesTheReorderingTheClientCannotSee) {
+    for (const std::string name : {"udp-reordered", "udp-reordered-server-json"}) {
+        SCOPED_TRACE(name);
+        const std::string text = fixture("iperf3/" + name + ".json");
+        const auto doc = nlohmann::json::parse(text);
+        int64_t truth = 0;
+        if (doc.contains("server_output_json")) {
+            for (const auto& s : doc["server_output_json"]["end"]["streams"])
+                truth += s["udp"]["out_of_order"].get<int64_t>();
+        } else {
+            const std::string server = doc["server_output_text"];
+            const std::string tail = " datagrams received out-of-order";
+            const size_t end = server.find(tail);
+            ASSERT_NE(end, std::string::npos);
+            const size_t begin = server.rfind(' ', end - 1) + 1;
+            truth = std::stoll(server.substr(begin, end - begin));
+        }
+        ASSERT_GT(truth, 0);
+        const auto e = explain_text(text, 100e6);
+        const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_EQ(evidence(*f, "out_of_order"), truth);
+        EXPECT_EQ(evidence(*f, "lost_datagrams"), 0);
+        EXPECT_EQ(find_finding(e, "UDP_LOSS"), nullptr) << codes_of(e);
+    }
 }
 
 TEST(Counters, TcpReorderingOfIperf320IsNamed) {

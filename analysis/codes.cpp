@@ -236,8 +236,9 @@ const std::vector<FindingCode>& finding_codes() {
         {"REORDERED_NOT_LOST",
          S::info,
          "",
-         "datagrams that arrived out of order (iperf3's out_of_order), or TCP segments the "
-         "sender's kernel saw reordered (iperf3 3.20's reorder): not loss",
+         "datagrams that arrived out of order (iperf3's out_of_order, a client's from "
+         "--get-server-output), or TCP segments the sender's kernel saw reordered (iperf3 "
+         "3.20's reorder, else the sending node's reordering counters in its trace): not loss",
          {}},
         {"TRACE_SHORT",
          S::warn,

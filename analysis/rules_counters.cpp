@@ -225,6 +225,43 @@ void client_server_loss(const ExplainInput& in, Explanation& e) {
             v.codes.push_back("LOSS_COUNTERS_WRONG");
 }
 
+// TCP's reordering as the sending node's kernel counted it over the test's phase (the probe's
+// nstat deltas), where the tool reports none (iperf3 before 3.20): each time its TCP found
+// segments delivered out of order, and the duplicates its receivers reported back (D-SACK).
+// The node's counters cover every TCP connection it had in that phase, the test's flow first
+// among them.
+void kernel_reordering(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!v.traces.sender) return;
+    const auto& nstat = v.traces.sender->phase.nstat;
+    const auto count = [&](const char* name) -> int64_t {
+        const auto it = nstat.find(name);
+        return it != nstat.end() && it->second > 0 ? it->second : 0;
+    };
+    const int64_t sack = count("TcpExtTCPSACKReorder"), ts = count("TcpExtTCPTSReorder"),
+                  reno = count("TcpExtTCPRenoReorder"), dsack = count("TcpExtTCPDSACKRecv");
+    const int64_t events = sack + ts + reno;
+    if (events == 0) return;
+    const auto& t = v.test;
+    const std::string& node = v.traces.sender->trace->node;
+    Finding f = make_finding("REORDERED_NOT_LOST", t.label);
+    f.title = fmt::format("{}'s TCP found segments delivered out of order {} times", node,
+                          format_count(double(events)));
+    f.detail = fmt::format(
+        "The probe's counters of {}'s kernel over the test: reordering detected {} times by "
+        "SACK, {} by timestamps, {} by duplicate ACKs (TCPSACKReorder, TCPTSReorder, "
+        "TCPRenoReorder; every TCP connection of the node in that phase). The receiver "
+        "acknowledged segments out of order: the path reordered them. TCP widens its "
+        "reordering window when it sees this{}.",
+        node, format_count(double(sack)), format_count(double(ts)), format_count(double(reno)),
+        dsack > 0 ? fmt::format("; before it did, it resent segments that had arrived: the "
+                                "receiver reported {} duplicates (D-SACK)",
+                                format_count(double(dsack)))
+                  : "");
+    f.evidence = {{"node", node}, {"reorder_events", events}, {"dsack_received", dsack}};
+    if (t.retransmits) f.evidence.emplace_back("retransmits", *t.retransmits);
+    out.push_back(std::move(f));
+}
+
 void reordering(const TestEvidence& v, std::vector<Finding>& out) {
     const auto& t = v.test;
     if (t.transport == Transport::udp && t.out_of_order && *t.out_of_order > 0) {
@@ -240,6 +277,7 @@ void reordering(const TestEvidence& v, std::vector<Finding>& out) {
         if (t.datagrams_lost) f.evidence.emplace_back("lost_datagrams", *t.datagrams_lost);
         out.push_back(std::move(f));
     }
+    if (t.transport == Transport::tcp && !t.reorder_events) return kernel_reordering(v, out);
     if (t.transport == Transport::tcp && t.reorder_events && *t.reorder_events > 0) {
         Finding f = make_finding("REORDERED_NOT_LOST", t.label);
         f.title = fmt::format("The sender's TCP saw segments reordered {} times",

@@ -578,12 +578,15 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                 dir.done("tcp");
                 announce("udp");
                 if (!server_gone()) {
+                    // --get-server-output: the client sent, so only the server's own report
+                    // counts the datagrams that arrived out of order (reordering, not loss).
                     rec.udp = run_client(
                         b,
-                        recorded("iperf3",
-                                 fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J",
-                                             shell_quote(p.server_ip), p.port,
-                                             shell_quote(p.udp_bandwidth), p.udp_duration_s)),
+                        recorded(
+                            "iperf3",
+                            fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J --get-server-output",
+                                        shell_quote(p.server_ip), p.port,
+                                        shell_quote(p.udp_bandwidth), p.udp_duration_s)),
                         p.udp_duration_s, "udp", pa.get(), progress, link,
                         rec.status[run_dir::output(mode, run_dir::kUdp)], server.get());
                     dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);

@@ -29,11 +29,25 @@ namespace np::probe {
 namespace {
 
 // The nstat names the analyzer reasons with (docs/design.md, "Kernel facts"): receive-buffer and
-// UDP errors, TCP retransmissions.
+// UDP errors, TCP retransmissions and reordering.
 constexpr std::array kNstatNames = {
-    "UdpInDatagrams", "UdpInErrors",    "UdpRcvbufErrors",         "UdpSndbufErrors",
-    "TcpOutSegs",     "TcpRetransSegs", "TcpExtTCPLostRetransmit", "TcpExtTCPTimeouts",
-    "IpExtInOctets",  "IpExtOutOctets",
+    "UdpInDatagrams",
+    "UdpInErrors",
+    "UdpRcvbufErrors",
+    "UdpSndbufErrors",
+    "TcpOutSegs",
+    "TcpRetransSegs",
+    "TcpExtTCPLostRetransmit",
+    "TcpExtTCPTimeouts",
+    "IpExtInOctets",
+    "IpExtOutOctets",
+    // TCP's reordering: each time the sender's kernel found segments delivered out of order
+    // (by SACK, timestamps, or dupacks without SACK), and the duplicates its receivers
+    // reported (D-SACK) — retransmits that were not needed.
+    "TcpExtTCPSACKReorder",
+    "TcpExtTCPTSReorder",
+    "TcpExtTCPRenoReorder",
+    "TcpExtTCPDSACKRecv",
 };
 
 // `ethtool -S` counters worth keeping: what a driver names drops and misses.

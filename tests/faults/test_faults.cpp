@@ -819,6 +819,33 @@ TEST(Faults, RandomLossOnAHopBetweenTheNodesIsTheWires) {
                   .named_down_to = "tc-counters"});
 }
 
+// "iperf3 shows lost datagrams in some intervals and then none, and TCP retransmits on a clean
+// path" — a hop between the nodes reorders: on the switch's port towards the server one in fifty
+// of the test's data packets overtakes the others, which queue in an htb class the client's
+// bursts fill (the reorder program of drop.bpf.c). Nothing is lost: the out-of-order count the
+// server's report carries (--get-server-output) is named as reordering, and no loss is blamed.
+TEST(Faults, AReorderingHopIsNotLoss) {
+    SwitchedTestbed hop;
+    ASSERT_TRUE(hop.up());
+    const std::string port = hop.port(1);
+    run_scenario({.name = "reordering on a middle hop",
+                  .fault = "1 in 50 of the test's data packets overtakes a queue on the switch's "
+                           "port towards node A, UDP -b 50M",
+                  .inject = {{"", "tc qdisc add dev " + port + " root handle 1: htb"},
+                             {"", "tc class add dev " + port +
+                                      " parent 1: classid 1:10 htb rate 100mbit burst 1600 "
+                                      "cburst 1600 quantum 1514"},
+                             {"", "tc class add dev " + port +
+                                      " parent 1: classid 1:20 htb rate 10gbit quantum 1514"},
+                             {"", "tc filter add dev " + port + " parent 1: bpf da obj " +
+                                      drop_object() + " sec classifier/reorder classid 1:1"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"REORDERED_NOT_LOST"},
+                  .detail_mentions = "not in its loss figure",
+                  // Told by iperf3's own report, whatever the probes measure.
+                  .named_down_to = "kernel-counters"});
+}
+
 // "Both NICs say 100 Mbit/s, iperf3 says 9.4" — a hop between the nodes is a 10 Mbit/s link (a
 // tbf on the switch's port towards the server, its queue 50 ms deep): the path behaves like
 // 10 Mbit/s beyond the sender's NIC, and what UDP offers beyond that is lost there, between the

@@ -401,6 +401,43 @@ TEST(Explain, SenderQueueDropsAreNotWireLossNorTheReceivers) {
     expect_asks_for_no_trace(e);
 }
 
+// A hop that reorders (faults.Faults.AReorderingHopIsNotLoss): iperf3 3.12 reports no TCP
+// reordering, the sending node's kernel counted it (the probe's nstat over the phase), and the
+// one segment TCP resent arrived as a duplicate. Reordering named with the node and its counters;
+// a trace without those counters (an older probe) or with none counted says nothing.
+TEST(Explain, TcpReorderingFromTheSendingNodesKernelCounters) {
+    const auto test = tcp_test(95.3, 1);
+    Trace client = node_trace("node1-2", "client", "tcp", "tcp", 24700, 24700, 0);
+    client.phases[0].retransmits.segments = client.phases[0].retransmits.segments_by_flow["iperf"] =
+        1;
+    const Trace server =
+        node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 24700, {{"TCP_OLD_DATA", 1, "tcp"}});
+    EXPECT_EQ(find_finding(explain_tests({test}, {client, server}, 100e6), "REORDERED_NOT_LOST"),
+              nullptr);
+    client.phases[0].nstat["TcpExtTCPSACKReorder"] = 0;
+    EXPECT_EQ(find_finding(explain_tests({test}, {client, server}, 100e6), "REORDERED_NOT_LOST"),
+              nullptr);
+    client.phases[0].nstat["TcpExtTCPSACKReorder"] = 4;
+    client.phases[0].nstat["TcpExtTCPTSReorder"] = 1;
+    client.phases[0].nstat["TcpExtTCPDSACKRecv"] = 1;
+    const auto e = explain_tests({test}, {client, server}, 100e6);
+    const Finding* f = find_finding(e, "REORDERED_NOT_LOST");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_EQ(f->title, "node1-2's TCP found segments delivered out of order 5 times");
+    EXPECT_TRUE(contains(f->detail, "4 times by SACK, 1 by timestamps, 0 by duplicate ACKs"))
+        << f->detail;
+    EXPECT_TRUE(contains(f->detail, "reported 1 duplicates (D-SACK)")) << f->detail;
+    EXPECT_EQ(testing::evidence(*f, "reorder_events"), 5);
+    EXPECT_EQ(testing::evidence(*f, "dsack_received"), 1);
+    // iperf3 3.20's own count, when the output has it, is the one said.
+    auto reported = test;
+    reported.reorder_events = 3;
+    const auto r = explain_tests({reported}, {client, server}, 100e6);
+    const Finding* g = find_finding(r, "REORDERED_NOT_LOST");
+    ASSERT_NE(g, nullptr) << codes_of(r);
+    EXPECT_TRUE(contains(g->title, "reordered 3 times")) << g->title;
+}
+
 // On a 1 Gbit/s shaped link two slow hosts: TCP at 208 Mbit/s with 599 retransmits, yet every
 // frame that left the client reached the server, which discarded 598 as already received. With
 // iperf3's CPU figures at 12 and 70 % no host shows its own signature: the limit is not located

@@ -93,7 +93,7 @@ measure "ping -c $np_ping_count -I $iface $np_server_ip" "${out}_ping.txt"
 phase tcp
 measure "iperf3 -c $np_server_ip -p $np_port -t $np_tcp_duration_s -J" "${out}_tcp.json"
 phase udp
-measure "iperf3 -c $np_server_ip -p $np_port -u -b $np_udp_bandwidth -t $np_udp_duration_s -J" "${out}_udp.json"
+measure "iperf3 -c $np_server_ip -p $np_port -u -b $np_udp_bandwidth -t $np_udp_duration_s -J --get-server-output" "${out}_udp.json"
 
 # 4. Stop exactly that server, stop the probes, bring their traces to the console
 step "$node_a" server-stop "$node_a"

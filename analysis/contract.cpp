@@ -52,8 +52,8 @@ TutorialFigures tutorial_figures(const Measurements& m) {
 }
 
 void attach_explanation(nlohmann::json& contract, const Explanation& e,
-                        const std::vector<std::string>& trace_files,
-                        std::optional<double> link_bps) {
+                        const std::vector<std::string>& trace_files, std::optional<double> link_bps,
+                        const Measurements& m) {
     contract["explain"] = to_json(e);
     contract["traces"] = trace_files;
     contract["link_mbps"] = link_bps ? nlohmann::json(*link_bps / 1e6) : nlohmann::json(nullptr);
@@ -62,6 +62,12 @@ void attach_explanation(nlohmann::json& contract, const Explanation& e,
         try {
             ModelParams p;
             p.link_bps = *link_bps;
+            for (const auto& t : m.throughput) {
+                if (const auto ip = ip_version_of_address(t.server_host)) {
+                    p.ip = *ip;
+                    break;
+                }
+            }
             contract["model"] = to_json(compute_model(p));
         } catch (const InputError&) {
             // a link rate the model does not accept: no ceilings to attach
@@ -85,7 +91,7 @@ nlohmann::json build_contract(const std::string& mode, const std::string& node1,
     doc["udp_loss_pct"] = value(f.udp_loss_pct);
     doc["node1"] = node1;
     doc["node2"] = node2;
-    attach_explanation(doc, e, trace_files, link_bps);
+    attach_explanation(doc, e, trace_files, link_bps, m);
     return doc;
 }
 

@@ -49,11 +49,12 @@ inline constexpr const char* kContractExplainKeys[] = {"explain", "traces", "lin
 
 // Adds (or replaces: attaching twice never duplicates) np-explain's keys in a contract
 // document: "explain" (findings and verdicts), "traces" (trace files, relative to the
-// contract's directory where possible), "link_mbps" and "model" (the ceilings for that link;
-// both null when the link rate is unknown).
+// contract's directory where possible), "link_mbps" and "model" (the ceilings for that link,
+// over the IP version the tests ran on, IPv4 when no test names its address; both null when the
+// link rate is unknown).
 void attach_explanation(nlohmann::json& contract, const Explanation& e,
-                        const std::vector<std::string>& trace_files,
-                        std::optional<double> link_bps);
+                        const std::vector<std::string>& trace_files, std::optional<double> link_bps,
+                        const Measurements& m);
 
 // A new contract for a run np-explain made: the tutorial's fields, then attach_explanation's.
 nlohmann::json build_contract(const std::string& mode, const std::string& node1,

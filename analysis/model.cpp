@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -63,6 +66,18 @@ int Frame::bytes_of(const std::string& name) const {
 
 double Ceiling::wire_bps_for_payload(double payload_bps) const {
     return payload_bps * wire_bytes_per_unit / payload_bytes_per_unit;
+}
+
+std::optional<IpVersion> ip_version_of_address(std::string_view address) {
+    if (address.size() > 2 && address.front() == '[' && address.back() == ']')
+        address = address.substr(1, address.size() - 2);
+    address = address.substr(0, address.find('%'));
+    const std::string a(address);
+    unsigned char buf[sizeof(in6_addr)];
+    if (inet_pton(AF_INET, a.c_str(), buf) == 1) return IpVersion::v4;
+    if (inet_pton(AF_INET6, a.c_str(), buf) != 1) return std::nullopt;
+    const auto* v6 = reinterpret_cast<const in6_addr*>(buf);
+    return IN6_IS_ADDR_V4MAPPED(v6) ? IpVersion::v4 : IpVersion::v6;
 }
 
 int max_udp_payload_bytes(IpVersion ip) {
@@ -183,7 +198,9 @@ std::string describe_overhead(const Ceiling& c) {
         framing, kPreambleSfdBytes * n, kMacHeaderBytes * n, kFcsBytes * n, kInterFrameGapBytes * n,
         n > 1 ? ", per frame" : "");
     if (vlan) s += fmt::format(", {} 802.1Q", vlan);
-    s += fmt::format(", {} IP", ip);
+    bool v6 = false;
+    for (const auto& f : c.frames) v6 = v6 || f.bytes_of("ip_header") == kIpv6HeaderBytes;
+    s += fmt::format(", {} {}", ip, v6 ? "IPv6" : "IP");
     s += fmt::format(", {} {}", l4, c.transport == Transport::tcp ? "TCP" : "UDP");
     if (options) s += fmt::format(", {} TCP timestamps", options);
     if (padding) s += fmt::format(", {} padding to the 64-byte minimum frame", padding);

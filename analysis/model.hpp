@@ -3,7 +3,9 @@
 // UDP payload, and so the goodput ceiling of a link. Encoding and FEC (8b/10b, 64b/66b, RS-FEC)
 // sit below the MAC and do not change its data rate, so the nominal rate is the MAC rate.
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace np {
@@ -40,6 +42,11 @@ struct ModelParams {
 
 // Throws InputError naming the field ("link", "mtu", "vlan", "udp_payload") when out of range.
 void validate(const ModelParams& p);
+
+// The IP version of an address as a tool printed or a user typed it ("198.18.0.1",
+// "2001:2::1", "[2001:2::1]", "fe80::1%eth1"); an IPv4-mapped IPv6 address ("::ffff:198.18.0.1",
+// how a dual-stack server prints an IPv4 peer) is IPv4. Empty for a host name or anything else.
+std::optional<IpVersion> ip_version_of_address(std::string_view address);
 
 // Largest UDP payload one IP datagram can carry (65535 minus IP and UDP headers).
 int max_udp_payload_bytes(IpVersion ip);

@@ -11,6 +11,7 @@
 #   NPX_DURATION=5 sudo bash scripts/gen-fixtures.sh   # shorter runs
 #   sudo bash scripts/gen-fixtures.sh counters    # only iperf3's wrong UDP counts with -O,
 #       and datagrams reordered on the way (needs the built tests' fault_drop.bpf.o)
+#   sudo bash scripts/gen-fixtures.sh ipv6        # only iperf3 TCP and UDP over IPv6
 #   sudo bash scripts/gen-fixtures.sh platforms   # only what names the platform: the other
 #       Linux pings, GNU inetutils and busybox (Debian's packages unpacked into a temporary
 #       directory, not installed), iputils over IPv6 (2001:2:0:10::/64) and iperf3's text with
@@ -29,7 +30,7 @@ UNUSED=198.18.10.99     # on the segment, no host: ARP goes unanswered
 ADDR6_A=2001:2:0:10::1
 ADDR6_B=2001:2:0:10::2
 PART=${1:-all}
-case $PART in all | platforms | counters) ;; *) echo "gen-fixtures: unknown part '$PART' (all, platforms, counters)" >&2; exit 2 ;; esac
+case $PART in all | platforms | counters | ipv6) ;; *) echo "gen-fixtures: unknown part '$PART' (all, platforms, counters, ipv6)" >&2; exit 2 ;; esac
 RATE=${NPX_RATE:-100mbit}
 DUR=${NPX_DURATION:-10}
 OUT=tests/fixtures
@@ -128,6 +129,32 @@ if [ "$PART" = counters ]; then
     record "$file" "$cmd" "\`$server\`; $reorder"
     stop_server
   done
+  echo "gen-fixtures: wrote $OUT/iperf3 (see $commands)"
+  exit 0
+fi
+
+# iperf3 over IPv6 on the 100 Mbit/s wire: what the model's IPv6 ceilings are held to.
+if [ "$PART" = ipv6 ]; then
+  commands="$OUT/IPV6.generated.md"
+  {
+    echo "# Commands that produced the fixtures of iperf3 over IPv6"
+    echo
+    echo "Written by \`scripts/gen-fixtures.sh ipv6\` on $(date -u +%Y-%m-%d) with"
+    echo "$(iperf3 --version | head -1), in the namespaces and shaped veth of COMMANDS.generated.md"
+    echo "($ADDR6_A → $ADDR6_B)."
+    echo
+    echo "| file | command (in $NS_A) | server (in $NS_B) |"
+    echo "|---|---|---|"
+  } >"$commands"
+  srv_out=/dev/null
+  start_server iperf3 -s -B "$ADDR6_B"
+  for c in "tcp-100m-ipv6.json|iperf3 -c $ADDR6_B -t $DUR -J" \
+           "udp-100m-ipv6-b200M.json|iperf3 -c $ADDR6_B -u -b 200M -t $DUR -J --get-server-output"; do
+    file=iperf3/${c%%|*} cmd=${c#*|}
+    a $cmd >"$OUT/$file"
+    record "$file" "$cmd" "\`iperf3 -s -B $ADDR6_B\`"
+  done
+  stop_server
   echo "gen-fixtures: wrote $OUT/iperf3 (see $commands)"
   exit 0
 fi

@@ -109,7 +109,7 @@ int run_attach(const AttachOptions& o) {
     if (create) {
         c.document = build_contract(o.mode, o.node1, o.node2, measured, e, refs, in.link_bps);
     } else {
-        attach_explanation(c.document, e, refs, in.link_bps);
+        attach_explanation(c.document, e, refs, in.link_bps, measured);
     }
     write_file_atomically(contract_path, c.document.dump(2) + "\n");
 

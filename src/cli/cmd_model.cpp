@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/format.hpp"
@@ -17,7 +19,8 @@ struct ModelOptions {
     int vlan = 0;
     bool ipv6 = false;
     bool no_tcp_timestamps = false;
-    int udp_payload = 1448;
+    int udp_payload = 0;
+    bool udp_payload_given = false;
     bool json = false;
 };
 
@@ -61,7 +64,15 @@ int run_model(const ModelOptions& o) {
     p.vlan_tags = o.vlan;
     p.ip = o.ipv6 ? IpVersion::v6 : IpVersion::v4;
     p.tcp_timestamps = !o.no_tcp_timestamps;
-    p.udp_payload_bytes = o.udp_payload;
+    // Unless given, what iperf3 (3.1.5+) sends: datagrams of its control connection's MSS, so
+    // 1448 over IPv4 at MTU 1500 with timestamps, 1428 over IPv6, 8948 at MTU 9000.
+    p.udp_payload_bytes =
+        o.udp_payload_given
+            ? o.udp_payload
+            : std::clamp(p.mtu_bytes -
+                             (p.ip == IpVersion::v6 ? kIpv6HeaderBytes : kIpv4HeaderBytes) -
+                             kTcpHeaderBytes - (p.tcp_timestamps ? kTcpTimestampOptionBytes : 0),
+                         1, max_udp_payload_bytes(p.ip));
     Model m;
     try {
         m = compute_model(p);
@@ -90,11 +101,15 @@ void add_model_command(CLI::App& app, Runner& run) {
     sub->add_flag("--ipv6", opts->ipv6, "Model IPv6 (40-byte header) instead of IPv4");
     sub->add_flag("--no-tcp-timestamps", opts->no_tcp_timestamps,
                   "TCP without the 12-byte timestamp option (Linux enables it by default)");
-    sub->add_option(
+    CLI::Option* payload = sub->add_option(
         "--udp-payload", opts->udp_payload,
-        "UDP datagram payload in bytes; default 1448 (iperf3 on Linux), iperf2 uses 1470");
+        "UDP datagram payload in bytes; default iperf3's: its TCP MSS (1448 over IPv4 at MTU "
+        "1500, 1428 over IPv6); iperf2 uses 1470");
     sub->add_flag("--json", opts->json, "Print the model as JSON (units in key names)");
-    sub->callback([&run, opts] { run = [opts] { return run_model(*opts); }; });
+    sub->callback([&run, opts, payload] {
+        opts->udp_payload_given = payload->count() > 0;
+        run = [opts] { return run_model(*opts); };
+    });
 }
 
 }  // namespace np::cli

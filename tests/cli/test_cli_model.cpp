@@ -26,6 +26,21 @@ TEST(CliModel, JsonHasTheSameFacts) {
     EXPECT_EQ(j["udp"]["payload_bytes_per_unit"].get<int>(), 1470);
 }
 
+// Unless --udp-payload says otherwise, the datagrams iperf3 sends: its TCP MSS.
+TEST(CliModel, TheDefaultDatagramIsIperf3sForTheFamilyAndMtu) {
+    for (const auto& [args, payload] : std::vector<std::pair<std::vector<std::string>, int>>{
+             {{"model", "--json"}, 1448},
+             {{"model", "--ipv6", "--json"}, 1428},
+             {{"model", "--mtu", "9000", "--json"}, 8948},
+             {{"model", "--no-tcp-timestamps", "--json"}, 1460},
+             {{"model", "--ipv6", "--udp-payload", "1448", "--json"}, 1448}}) {
+        const auto r = np_explain(args);
+        ASSERT_EQ(r.exit_status, 0) << r.err;
+        EXPECT_EQ(nlohmann::json::parse(r.out)["udp"]["payload_bytes_per_unit"].get<int>(), payload)
+            << args[1];
+    }
+}
+
 TEST(CliModel, FragmentationIsExplained) {
     const auto r = np_explain({"model", "--link", "1G", "--udp-payload", "8000"});
     ASSERT_EQ(r.exit_status, 0) << r.err;

@@ -5,6 +5,7 @@
 #include "analysis/codes.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
+#include "analysis/model.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {
@@ -35,6 +36,39 @@ TEST(Explain, ExplainsTcpAt941AsLineRateBound) {
     EXPECT_CONTAINS(f->detail, "of every 1538 bytes on the wire, 1448 carry data");
     EXPECT_CONTAINS(f->detail, "headers and framing");
     EXPECT_EQ(exit_status_for(e.findings), 0);
+}
+
+// Real runs over IPv6 on the 100 Mbit/s wire (tests/fixtures/IPV6.generated.md): held to the
+// IPv6 model (40-byte header, the 1428-byte MSS and datagrams iperf3 uses), not to IPv4's at a
+// smaller MTU; the contract's model says the same.
+TEST(Explain, Ipv6RunsAreHeldToTheIpv6Ceilings) {
+    ModelParams p;
+    p.link_bps = 100e6;
+    p.ip = IpVersion::v6;
+    const Model tcp = compute_model(p);
+    p.udp_payload_bytes = 1428;
+    const Model udp = compute_model(p);
+    const auto e =
+        explain_files({"iperf3/tcp-100m-ipv6.json", "iperf3/udp-100m-ipv6-b200M.json"}, 100e6);
+    ASSERT_EQ(e.verdicts.size(), 2u);
+    EXPECT_DOUBLE_EQ(*e.verdicts[0].ceiling_bps, tcp.tcp.goodput_bps);
+    EXPECT_DOUBLE_EQ(*e.verdicts[1].ceiling_bps, udp.udp.goodput_bps);
+    EXPECT_EQ(e.verdicts[0].verdict, "line-rate bound");
+    EXPECT_EQ(e.verdicts[1].verdict, "line-rate bound");
+    const Finding* f = find_finding(e, "LINE_RATE_BOUND");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_CONTAINS(f->detail, "40 IPv6, 20 TCP, 12 TCP timestamps");
+}
+
+TEST(Explain, TheAddressFamilyIsTheAddressesOwn) {
+    EXPECT_EQ(ip_version_of_address("198.18.0.1"), IpVersion::v4);
+    EXPECT_EQ(ip_version_of_address("2001:2::1"), IpVersion::v6);
+    EXPECT_EQ(ip_version_of_address("[2001:2::1]"), IpVersion::v6);
+    EXPECT_EQ(ip_version_of_address("fe80::1%enp0s25"), IpVersion::v6);
+    EXPECT_EQ(ip_version_of_address("::ffff:198.18.0.1"), IpVersion::v4);
+    EXPECT_EQ(ip_version_of_address("node1-1"), std::nullopt);
+    EXPECT_EQ(ip_version_of_address(""), std::nullopt);
+    EXPECT_EQ(ip_version_of_address("[]"), std::nullopt);
 }
 
 TEST(Explain, ExplainsTcpAt934AsLineRateBound) {

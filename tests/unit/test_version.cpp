@@ -49,7 +49,7 @@ TEST(Version, FindingsDocumentRecordsItsGenerator) {
 TEST(Version, ContractAdditionsRecordTheirGenerator) {
     const Explanation e = explained_tcp();
     json contract = {{"mode", "ansible"}, {"tcp_mbps", 94.1}};
-    attach_explanation(contract, e, {}, 100e6);
+    attach_explanation(contract, e, {}, 100e6, {});
     EXPECT_EQ(contract.at("explain").at("generator").at("program"), "np-explain");
     EXPECT_EQ(contract.at("explain").at("generator").at("version"), version());
 }

@@ -289,18 +289,21 @@ const std::vector<FindingCode>& finding_codes() {
         {"ADDRESS_CONFLICT",
          S::error,
          "",
-         "the MAC that answers for the server's data address is not the server's data port's: "
-         "another host on the segment holds that address",
+         "the MAC that answers for the server's data address is not the server's data port's, "
+         "or IPv6 duplicate address detection failed for a node's address: another host on the "
+         "segment holds that address",
          {}},
         {"DIFFERENT_SEGMENT",
          S::error,
          "",
-         "ARP on the data path went unanswered: the two ports are on different segments",
+         "ARP (IPv6: neighbour discovery) on the data path went unanswered: the two ports are on "
+         "different segments",
          {}},
         {"DATA_PATH_NO_ECHO",
          S::warn,
          "",
-         "the server answers ARP but not ping on the data path (ICMP filtered)",
+         "the server answers ARP (IPv6: neighbour discovery) but not ping on the data path (ICMP "
+         "or ICMPv6 filtered)",
          {}},
         {"LINK_HALF_DUPLEX", S::warn, "", "a data link runs half duplex", {}},
         {"LINK_SPEED_MISMATCH", S::warn, "", "the two data links run at different speeds", {}},

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "analysis/codes.hpp"
+#include "analysis/model.hpp"
 
 namespace np {
 namespace {
@@ -140,6 +141,31 @@ std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b) {
     return out;
 }
 
+std::string resolution_of(const std::string& ip) {
+    return ip_version_of_address(ip) == IpVersion::v6 ? "neighbour discovery" : "ARP";
+}
+
+std::string icmp_of(const std::string& ip) {
+    return ip_version_of_address(ip) == IpVersion::v6 ? "ICMPv6" : "ICMP";
+}
+
+std::vector<Finding> dad_failed_findings(const std::string& node, const std::string& iface,
+                                         const std::string& ip, bool server) {
+    Finding f = make_finding("ADDRESS_CONFLICT");
+    f.title = fmt::format("Another host holds {} on the data segment", ip);
+    f.detail = fmt::format(
+        "{} added {} to its {}, and duplicate address detection failed: another host on the "
+        "segment answered for it, so the kernel marked it dadfailed and does not use it. The "
+        "tests would measure the path to that host, or fail against it.",
+        node, ip, iface);
+    f.evidence = {{server ? "server_ip" : "client_ip", ip}, {"node", node}, {"dad", "dadfailed"}};
+    f.next_step = fmt::format(
+        "Find the host that holds {} (ip -6 neigh on the segment, the switch's MAC table) and "
+        "take the address off it, or give the {} another address ({}).",
+        ip, server ? "server" : "client", server ? "np_server_ip" : "np_client_ip");
+    return {f};
+}
+
 std::vector<Finding> address_taken_findings(const std::string& answered_mac,
                                             const std::string& server_ip, const NodeFacts& a,
                                             const NodeFacts& b) {
@@ -149,8 +175,9 @@ std::vector<Finding> address_taken_findings(const std::string& answered_mac,
     f.detail = fmt::format(
         "Before {} took {} on its {}, {} asked for it on {} and {} answered: another host on the "
         "segment holds the server's address. Once both hold it, whichever answers first wins "
-        "each ARP, and the tests would measure the path to that host, or fail against it.",
-        a.node, server_ip, a.iface, b.node, b.iface, answered_mac);
+        "each {}, and the tests would measure the path to that host, or fail against it.",
+        a.node, server_ip, a.iface, b.node, b.iface, answered_mac,
+        ip_version_of_address(server_ip) == IpVersion::v6 ? "neighbour solicitation" : "ARP");
     f.evidence = {{"server_ip", server_ip}, {"answered_by_mac", answered_mac}};
     f.next_step = fmt::format(
         "Find the host with MAC {} (ip neigh on the segment, the switch's MAC table) and take "
@@ -167,10 +194,10 @@ std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const
         f.title = fmt::format("Another host answers for {} on the data segment", p.server_ip);
         f.detail = fmt::format(
             "{}'s traffic to {} goes to {} (its neighbour table, {}), but {}'s {} is {}: another "
-            "host on the segment holds the server's address and won ARP{}. Every test would "
+            "host on the segment holds the server's address and won {}{}. Every test would "
             "measure the path to that host, or fail against it.",
             b.node, p.server_ip, p.neighbour_mac, p.neighbour_state, a.node, a.iface, a.mac,
-            p.ping_answered ? ", and it answered ping" : "");
+            resolution_of(p.server_ip), p.ping_answered ? ", and it answered ping" : "");
         f.evidence = {{"server_ip", p.server_ip},
                       {"answered_by_mac", p.neighbour_mac},
                       {"server_mac", a.mac},
@@ -190,10 +217,10 @@ std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const
         f.title = fmt::format("{}'s {} cannot reach {} on the data path", b.node, p.client_iface,
                               p.server_ip);
         f.detail = fmt::format(
-            "ARP for {} on {}'s {} went unanswered (neighbour state {}), while {} answers on its "
+            "{} for {} on {}'s {} went unanswered (neighbour state {}), while {} answers on its "
             "control network: the two data ports are on different segments (on grid row 1, "
             "enp3s0 lands on another segment than enp0s25).",
-            p.server_ip, b.node, p.client_iface, state, a.node);
+            resolution_of(p.server_ip), p.server_ip, b.node, p.client_iface, state, a.node);
         f.evidence = {{"client_iface", p.client_iface},
                       {"server_ip", p.server_ip},
                       {"neighbour_state", state}};
@@ -203,11 +230,12 @@ std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const
         return {f};
     }
     Finding f = make_finding("DATA_PATH_NO_ECHO");
-    f.title = fmt::format("{} answers ARP but not ping on the data path", a.node);
+    f.title = fmt::format("{} answers {} but not ping on the data path", a.node,
+                          resolution_of(p.server_ip));
     f.detail = fmt::format(
-        "{} resolved {} on {} (neighbour state {}) but got no echo reply: ICMP may be filtered "
+        "{} resolved {} on {} (neighbour state {}) but got no echo reply: {} may be filtered "
         "on {}.",
-        b.node, p.server_ip, p.client_iface, p.neighbour_state, a.node);
+        b.node, p.server_ip, p.client_iface, p.neighbour_state, icmp_of(p.server_ip), a.node);
     f.evidence = {{"server_ip", p.server_ip}, {"neighbour_state", p.neighbour_state}};
     f.next_step = "Check the firewall on the server node.";
     return {f};

@@ -52,9 +52,17 @@ std::vector<Finding> link_findings(const NodeFacts& a, const NodeFacts& b);
 std::vector<Finding> address_taken_findings(const std::string& answered_mac,
                                             const std::string& server_ip, const NodeFacts& a,
                                             const NodeFacts& b);
+// ADDRESS_CONFLICT (error) when IPv6 duplicate address detection failed for `ip` on `node`'s
+// `iface` (the kernel marked it "dadfailed"): another host on the segment holds it.
+std::vector<Finding> dad_failed_findings(const std::string& node, const std::string& iface,
+                                         const std::string& ip, bool server);
+// How a family resolves addresses and answers ping, for messages: "ARP" / "neighbour discovery",
+// "ICMP" / "ICMPv6", from the address's own form.
+std::string resolution_of(const std::string& ip);
+std::string icmp_of(const std::string& ip);
 // ADDRESS_CONFLICT (error) when the MAC that answered for the server's address is not the
-// server's data port's; DIFFERENT_SEGMENT (error) when ARP went unanswered; DATA_PATH_NO_ECHO
-// (warn) when ARP resolved but ping got no reply.
+// server's data port's; DIFFERENT_SEGMENT (error) when ARP (IPv6: neighbour discovery) went
+// unanswered; DATA_PATH_NO_ECHO (warn) when the address resolved but ping got no reply.
 std::vector<Finding> path_findings(const PathFacts& p, const NodeFacts& a, const NodeFacts& b);
 
 }  // namespace np

@@ -18,7 +18,8 @@
 # (the test suite's, one per slot) get rows of their own; row 1 stays free for `run --local`:
 #   control  root ns bridge nptb-ctl 198.19.(R-1).254/24; nodeR-i ctl0 198.19.(R-1).i (veths
 #            nptb-ci); sshd listens there, port 22
-#   data     enp0s25 in every node: the shared segment 198.18.(2R-2).0/24 (left unaddressed,
+#   data     enp0s25 in every node: the shared segment 198.18.(2R-2).0/24, with --family 6
+#            2001:2:0:(2R-2)::/64 (IPv6's benchmarking range) instead (left unaddressed,
 #            up, like a node's dark data NIC; `run` configures it). Two nodes: one veth pair
 #            between them. More: each node's enp0s25 paired with a port nptb-di of the root
 #            ns bridge nptb-data (unaddressed), like a row of nodes on one switch. The profile
@@ -69,7 +70,7 @@ die() {
     exit 2
 }
 usage() {
-    echo "usage: scripts/testbed.sh up|down|shell-delay|node-bpf|node-cpu [--profile 100M|1G|unshaped] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto] [--node NODE --bpf off|on] [--node NODE --cpu-limit CORES|off]" >&2
+    echo "usage: scripts/testbed.sh up|down|shell-delay|node-bpf|node-cpu [--profile 100M|1G|unshaped] [--family 4|6] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto] [--node NODE --bpf off|on] [--node NODE --cpu-limit CORES|off]" >&2
     exit 2
 }
 
@@ -77,6 +78,7 @@ usage() {
 action=$1
 shift
 profile=100M
+family=4
 state=/run/np-testbed
 slow_shell=0
 nodes=2
@@ -87,6 +89,7 @@ cpu_limit=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --profile) [[ $# -ge 2 ]] || usage; profile=$2; shift 2 ;;
+        --family) [[ $# -ge 2 ]] || usage; family=$2; shift 2 ;;
         --state) [[ $# -ge 2 ]] || usage; state=$2; shift 2 ;;
         --slow-shell) [[ $# -ge 2 ]] || usage; slow_shell=$2; shift 2 ;;
         --nodes) [[ $# -ge 2 ]] || usage; nodes=$2; shift 2 ;;
@@ -98,6 +101,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 case $profile in 100M | 1G | unshaped) ;; *) die "--profile: '$profile' is not 100M, 1G or unshaped" ;; esac
+case $family in 4 | 6) ;; *) die "--family: '$family' is not 4 (IPv4) or 6 (IPv6)" ;; esac
 [[ $slow_shell =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--slow-shell: '$slow_shell' is not a number of seconds"
 [[ $state == /* ]] || die "--state: '$state' must be an absolute path"
 [[ $nodes =~ ^[2-8]$ ]] || die "--nodes: '$nodes' is not a number of nodes from 2 to 8"
@@ -143,6 +147,15 @@ set_row() {
     done
     CTL_BRIDGE=$pfx-ctl CTL_ROOT_IP=198.19.$((row - 1)).254/24 DATA_BRIDGE=$pfx-data
     DATA_NET=198.18.$((2 * row - 2)) TMP_ROOT=/tmp/np-testbed-row$row
+    # Node i's data address and the prefix: 198.18.(2R-2).i/24, or with --family 6 the IPv6
+    # benchmarking range's 2001:2:0:(2R-2)::i/64 (quoted: YAML reads it as a string either way).
+    if [[ $family == 6 ]]; then
+        DATA_PREFIX=64
+        data_ip() { echo "\"2001:2:0:$((2 * row - 2))::$1\""; }
+    else
+        DATA_PREFIX=24
+        data_ip() { echo "$DATA_NET.$1"; }
+    fi
 }
 [[ $row == auto ]] || set_row "$row"
 [[ $(id -u) -eq 0 ]] || { echo "testbed: needs root (network namespaces, sshd)" >&2; exit 3; }
@@ -310,10 +323,10 @@ write_pairs() {
         echo "# network-performance_pairs.yml for the local testbed (scripts/testbed.sh up --nodes $nodes --row $row)"
         echo "pairs:"
         for ((i = 1; i < nodes; i += 2)); do
-            echo "  - {server: node$row-$i, client: node$row-$((i + 1)), server_ip: $DATA_NET.$i, client_ip: $DATA_NET.$((i + 1))}"
+            echo "  - {server: node$row-$i, client: node$row-$((i + 1)), server_ip: $(data_ip $i), client_ip: $(data_ip $((i + 1)))}"
         done
         for ((i = 2; i < nodes; i += 2)); do
-            echo "  - {server: node$row-$i, client: node$row-$((i + 1)), server_ip: $DATA_NET.$i, client_ip: $DATA_NET.$((i + 1))}"
+            echo "  - {server: node$row-$i, client: node$row-$((i + 1)), server_ip: $(data_ip $i), client_ip: $(data_ip $((i + 1)))}"
         done
     } >"$state/pairs.yml"
 }
@@ -437,9 +450,9 @@ EOF
     cat >"$state/params.yml" <<EOF
 # network-performance_params.yml for the local testbed (scripts/testbed.sh up --profile $profile)
 np_data_iface: $DATA_IFACE
-np_server_ip: $DATA_NET.1
-np_client_ip: $DATA_NET.2
-np_prefix_len: 24
+np_server_ip: $(data_ip 1)
+np_client_ip: $(data_ip 2)
+np_prefix_len: $DATA_PREFIX
 np_port: 5201
 np_ping_count: 5
 np_tcp_duration_s: 10

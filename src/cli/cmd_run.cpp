@@ -28,6 +28,7 @@ struct RunArgs {
     std::vector<std::string> nodes;
     bool local = false;
     std::string profile = "100M";
+    std::string family = "4";
     std::string params_file;
     std::string ssh_config;
     bool accept_new_host_keys = false;
@@ -133,7 +134,7 @@ int run_guarded(RunArgs args) {
     if (args.local) {
         if (!args.nodes.empty())
             throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
-        testbed = std::make_unique<experiment::LocalTestbed>(args.profile);
+        testbed = std::make_unique<experiment::LocalTestbed>(args.profile, args.family);
         experiment::throw_if_interrupted("bringing up the local testbed");
         args.nodes = {"node1-1", "node1-2"};
         if (args.ssh_config.empty()) args.ssh_config = testbed->ssh_config();
@@ -245,6 +246,9 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
                   "The local two-node testbed (network namespaces) instead of named nodes");
     sub->add_option("--profile", a->profile,
                     "With --local: link profile 100M (default), 1G or unshaped");
+    sub->add_option("--family", a->family,
+                    "With --local: the data plane's IP version, 4 (198.18.0.0/15, default) or 6 "
+                    "(2001:2::/48)");
     sub->add_option(
         "--params", a->params_file,
         "network-performance_params.yml (default: ./network-performance_params.yml or "

@@ -703,6 +703,12 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
                     gather_link_facts(*b.sh, fb);
                     return config;
                 });
+    if (ib->dad_failed()) {
+        append(rec.findings,
+               dad_failed_findings(o.node_b, p.data_iface, p.client_ip, /*server=*/false));
+        rec.stopped = "preflight failed: another host holds the client's data address";
+        return;
+    }
     if (!server_holds && fb.carrier.value_or(false)) {
         append(rec.findings, address_taken_findings(who_answers(*b.sh, p), p.server_ip, fa, fb));
         if (has_error(rec.findings)) {
@@ -712,6 +718,12 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
     }
     const auto ia = std::make_unique<IfaceConfig>(
         *a.sh, a.st, p.data_iface, fmt::format("{}/{}", p.server_ip, p.prefix_len), o.keep_iface);
+    if (ia->dad_failed()) {
+        append(rec.findings,
+               dad_failed_findings(o.node_a, p.data_iface, p.server_ip, /*server=*/true));
+        rec.stopped = "preflight failed: another host holds the server's data address";
+        return;
+    }
     pause_point("configure");
     gather_link_facts(*a.sh, fa);
     rec.speed_mbps = fa.speed_mbps;

@@ -129,8 +129,10 @@ LocalTestbedLock::~LocalTestbedLock() {
 
 namespace {
 
-// The profile, checked before the testbed's lock is taken.
-std::string holder_for(const std::string& profile) {
+// The profile and family, checked before the testbed's lock is taken.
+std::string holder_for(const std::string& profile, const std::string& family) {
+    if (family != "4" && family != "6")
+        throw InputError("--family", fmt::format("'{}' is not an IP version: 4 or 6", family));
     if (profile != "100M" && profile != "1G" && profile != "unshaped") {
         throw InputError(
             "--profile",
@@ -141,11 +143,12 @@ std::string holder_for(const std::string& profile) {
 
 }  // namespace
 
-LocalTestbed::LocalTestbed(const std::string& profile)
-    : lock_(holder_for(profile)), state_(kLocalState) {
+LocalTestbed::LocalTestbed(const std::string& profile, const std::string& family)
+    : lock_(holder_for(profile, family)), state_(kLocalState) {
     script_ = testbed_script();
     run_script(script_, {"down", "--state", state_});  // what a killed earlier run may have left
-    const int rc = run_script(script_, {"up", "--profile", profile, "--state", state_});
+    const int rc =
+        run_script(script_, {"up", "--profile", profile, "--family", family, "--state", state_});
     // A Ctrl-C on a terminal reaches the script too, which then fails: the signal is the cause.
     if (const int sig = interrupt_signal()) {
         run_script(script_, {"down", "--state", state_});

@@ -23,10 +23,10 @@ class LocalTestbedLock {
 
 class LocalTestbed {
   public:
-    // Brings the testbed up with `profile` (100M, 1G, unshaped); throws EnvironmentError
-    // when it cannot (not root, sshd missing), InputError for an unknown profile, Interrupted
-    // on Ctrl-C meanwhile (having removed what came up).
-    explicit LocalTestbed(const std::string& profile);
+    // Brings the testbed up with `profile` (100M, 1G, unshaped) over IP version `family` ("4",
+    // "6"); throws EnvironmentError when it cannot (not root, sshd missing), InputError for an
+    // unknown profile or family, Interrupted on Ctrl-C meanwhile (having removed what came up).
+    LocalTestbed(const std::string& profile, const std::string& family);
     ~LocalTestbed();
     LocalTestbed(const LocalTestbed&) = delete;
     LocalTestbed& operator=(const LocalTestbed&) = delete;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "analysis/text.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/probe_protocol.hpp"
 #include "src/remote/shell.hpp"
@@ -275,6 +276,17 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std
     }
     sh.check(fmt::format("ip link set dev {0} up && ip addr replace {1} dev {0}",
                          shell_quote(iface), shell_quote(cidr)));
+    if (cidr.find(':') == std::string::npos) return;
+    // Duplicate address detection: one neighbour solicitation and a second's wait by default,
+    // after a random delay of up to a second; more with dad_transmits raised. A link without
+    // carrier holds the address tentative until it has one: the carrier check names that.
+    const auto dad = sh.check(fmt::format(
+        "i=0; while [ $i -lt {2} ]; do s=$(ip -o addr show dev {0} to {1}); "
+        "case $s in *dadfailed*) echo dad=failed; exit 0;; *tentative*) ;; *) echo dad=done; "
+        "exit 0;; esac; [ \"$(cat /sys/class/net/{0}/carrier 2>/dev/null)\" = 1 ] || "
+        "{{ echo dad=no-carrier; exit 0; }}; sleep 0.2; i=$((i + 1)); done; echo dad=waiting",
+        shell_quote(iface), shell_quote(cidr.substr(0, cidr.find('/'))), kDadWait.count() / 200));
+    dad_failed_ = text::trim(dad.out) == "dad=failed";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // What a run changes on a node, each change an object that undoes itself. Every change also
 // leaves its undo script in the node's state dir, so that `np-explain teardown` can undo what
 // a run killed with SIGKILL, or cut off from the node, could not.
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -13,6 +14,9 @@
 #include "src/remote/session.hpp"
 
 namespace np::experiment {
+
+// The longest a run waits for an IPv6 address's duplicate address detection.
+inline constexpr std::chrono::milliseconds kDadWait{10000};
 
 // Where one run keeps its state on a node: /run/np-explain/<node>/<run>/ (0700, one dir per
 // node name: two testbed "nodes" share one /run) — its undo scripts and the PIDs of what it
@@ -97,12 +101,19 @@ std::string stop_foreign_group_script(const std::string& pgidfile, const std::st
 // The data iface configured for the run: link up, address replaced; undone as found.
 class IfaceConfig {
   public:
+    // An IPv6 address is usable only once duplicate address detection has passed (~1 s after
+    // it is added, while it is "tentative"): the constructor waits for that, as long as the link
+    // has carrier (up to kDadWait).
     IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
                 const std::string& cidr, bool keep);
     bool was_up() const { return was_up_; }
+    // The kernel marked the IPv6 address "dadfailed": another host on the segment answered
+    // duplicate address detection for it (it holds the address).
+    bool dad_failed() const { return dad_failed_; }
 
   private:
     bool was_up_ = false;
+    bool dad_failed_ = false;
     std::unique_ptr<UndoStep> undo_;
 };
 

@@ -238,5 +238,18 @@ TEST_F(CliHardening, HostileNodeNamesModesAndRunDirsAreRefusedBeforeAnythingStar
     EXPECT_NE(r.err.find(open.string() + ": is writable by everyone"), std::string::npos) << r.err;
 }
 
+// The local testbed's profile and IP version are checked before its lock is taken or anything
+// comes up.
+TEST_F(CliHardening, ALocalTestbedOfUnknownProfileOrFamilyIsRefusedNamingTheOption) {
+    for (const auto& [args, option] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"run", "--local", "--family", "5"}, "--family"},
+             {{"run", "--local", "--family", "ipv6"}, "--family"},
+             {{"run", "--local", "--profile", "10G"}, "--profile"}}) {
+        const auto r = np_explain(args);
+        EXPECT_EQ(r.exit_status, 2) << r.err;
+        EXPECT_NE(r.err.find(option), std::string::npos) << r.err;
+    }
+}
+
 }  // namespace
 }  // namespace np::testing

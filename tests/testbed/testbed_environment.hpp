@@ -29,6 +29,10 @@ struct Testbed {
     // The data segment's prefix "198.18.N." and node i's address on it (params.yml's).
     std::string data_net() const { return "198.18." + std::to_string(2 * row - 2) + "."; }
     std::string data_ip(int i) const { return data_net() + std::to_string(i); }
+    // The same over IPv6 (scripts/testbed.sh --family 6): 2001:2:0:N::i in a /64.
+    std::string data_ip6(int i) const {
+        return "2001:2:0:" + std::to_string(2 * row - 2) + "::" + std::to_string(i);
+    }
     // Node i's control address, where its sshd listens.
     std::string ctl_ip(int i) const {
         return "198.19." + std::to_string(row - 1) + "." + std::to_string(i);

@@ -83,5 +83,45 @@ TEST(Preflight, UnansweredArpIsADifferentSegment) {
               std::vector<std::string>{"DIFFERENT_SEGMENT"});
 }
 
+// Over IPv6 each message names the family's own mechanisms: neighbour discovery, not ARP;
+// ICMPv6, not ICMP.
+TEST(Preflight, Ipv6MessagesNameNeighbourDiscoveryAndIcmpv6) {
+    auto p = path(false, "INCOMPLETE", "");
+    p.server_ip = "2001:2::1";
+    auto f = path_findings(p, kServer, kClient);
+    ASSERT_EQ(codes(f), std::vector<std::string>{"DIFFERENT_SEGMENT"});
+    EXPECT_NE(f[0].detail.find("neighbour discovery for 2001:2::1 on node1-2's enp0s25 went "
+                               "unanswered (neighbour state INCOMPLETE)"),
+              std::string::npos)
+        << f[0].detail;
+    EXPECT_EQ(f[0].detail.find("ARP"), std::string::npos) << f[0].detail;
+    p = path(false, "REACHABLE", "02:00:00:00:00:01");
+    p.server_ip = "2001:2::1";
+    f = path_findings(p, kServer, kClient);
+    ASSERT_EQ(codes(f), std::vector<std::string>{"DATA_PATH_NO_ECHO"});
+    EXPECT_EQ(f[0].title, "node1-1 answers neighbour discovery but not ping on the data path");
+    EXPECT_NE(f[0].detail.find("ICMPv6 may be filtered"), std::string::npos) << f[0].detail;
+    f = address_taken_findings("02:00:00:00:00:99", "2001:2::1", kServer, kClient);
+    ASSERT_EQ(codes(f), std::vector<std::string>{"ADDRESS_CONFLICT"});
+    EXPECT_NE(f[0].detail.find("each neighbour solicitation"), std::string::npos) << f[0].detail;
+    // And IPv4's stay ARP's.
+    EXPECT_NE(path_findings(path(false, "FAILED", ""), kServer, kClient)[0].detail.find(
+                  "ARP for 198.18.0.1"),
+              std::string::npos);
+}
+
+// Duplicate address detection failed: the kernel found another host on the address.
+TEST(Preflight, AFailedDuplicateAddressDetectionIsAnAddressConflict) {
+    const auto f = dad_failed_findings("node1-1", "enp0s25", "2001:2::1", true);
+    ASSERT_EQ(codes(f), std::vector<std::string>{"ADDRESS_CONFLICT"});
+    EXPECT_EQ(f[0].severity, Severity::error);
+    EXPECT_EQ(f[0].title, "Another host holds 2001:2::1 on the data segment");
+    EXPECT_NE(f[0].detail.find("duplicate address detection failed"), std::string::npos);
+    EXPECT_NE(f[0].next_step.find("np_server_ip"), std::string::npos) << f[0].next_step;
+    EXPECT_NE(dad_failed_findings("node1-2", "enp0s25", "2001:2::2", false)[0].next_step.find(
+                  "np_client_ip"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace np

@@ -8,8 +8,10 @@
 #   configure NODE IFACE ADDR PREFIX   the node locked (as np-explain's runs lock it), iface up +
 #                                      address, undo recorded first
 #   carrier NODE IFACE                 waits up to 5 s for carrier (once both nodes' ports are up:
-#                                      back to back, one end's carrier needs the other end up)
-#   datapath  NODE IFACE PEER          ping -I the peer's data address (ARP answered: same segment)
+#                                      back to back, one end's carrier needs the other end up),
+#                                      then up to 10 s for IPv6 duplicate address detection
+#   datapath  NODE IFACE PEER          ping -I the peer's data address (ARP or neighbour discovery
+#                                      answered: same segment)
 #   probe-start NODE IFACE PORT ROLE MAX_S   np-probe (uploaded to the node's state dir) in the background
 #   phase NODE NAME                    announce a phase to the probe (its counters are cut there)
 #   probe-stop NODE [--print-trace]    stop the probe: it writes STATE/trace.json (printed) and detaches
@@ -143,11 +145,21 @@ carrier() { # IFACE
         i=$((i + 1))
     done
     echo "$node: $iface has carrier"
+    # An IPv6 address is usable only once duplicate address detection has passed, about a
+    # second after it was added (while it is "tentative"); "dadfailed": another host holds it.
+    i=0
+    while s=$(ip -o addr show dev "$iface" tentative) && [ -n "$s" ]; do
+        case $s in *dadfailed*) die "another host on the segment holds $node's address on $iface: IPv6 duplicate address detection failed (dadfailed); find that host, or choose another address" ;; esac
+        [ $i -lt 100 ] || die "the addresses of $iface on $node are still tentative after 10 s (duplicate address detection)"
+        sleep 0.1
+        i=$((i + 1))
+    done
 }
 
 datapath() { # IFACE PEER
+    case $2 in *:*) asked="neighbour discovery" ;; *) asked=ARP ;; esac
     ping -c 2 -W 1 -I "$1" "$2" >/dev/null 2>&1 ||
-        die "$node cannot reach $2 over $1: ARP unanswered, the two data ports are on different segments (use the shared one: np_data_iface)"
+        die "$node cannot reach $2 over $1: $asked unanswered, the two data ports are on different segments (use the shared one: np_data_iface)"
     echo "$node: $2 answers over $1 (same segment)"
 }
 

@@ -99,7 +99,7 @@ void contract(std::string_view input) {
         in.link_bps = 1e9;
         in.measurements = np::measurements_from_contract(c);
         const np::Explanation e = np::explain(in);
-        np::attach_explanation(c.document, e, {}, in.link_bps);
+        np::attach_explanation(c.document, e, {}, in.link_bps, in.measurements);
         (void)c.document.dump(2);
     } catch (const np::InputError&) {
     }

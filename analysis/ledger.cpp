@@ -815,13 +815,17 @@ class LedgerBuilder {
             // cut: still queued, not lost (iperf3 stops counting before it has drained its
             // socket, the more so on a host slow to run it). The kernel counts a datagram in
             // UdpInDatagrams when it is read, so what the socket took less what was read is
-            // what it still held — a bound, as other sockets' reads count there too; used only
-            // where that counter covers this flow's reads (not IPv6's, which it does not).
+            // what it still held — a bound, as other sockets' reads count there too. IPv6's
+            // reads count in Udp6InDatagrams: both are summed (a trace of an older probe has
+            // only the IPv4 one, which then covers no IPv6 flow and fails the check below).
             const auto& nstat = traces_.receiver->phase.nstat;
-            const auto read = nstat.find("UdpInDatagrams");
-            if (gap > 0 && read != nstat.end() && read->second >= int64_t(*app_received_)) {
+            std::optional<int64_t> read;
+            for (const char* key : {"UdpInDatagrams", "Udp6InDatagrams"})
+                if (const auto it = nstat.find(key); it != nstat.end())
+                    read = read.value_or(0) + it->second;
+            if (gap > 0 && read && *read >= int64_t(*app_received_)) {
                 const int64_t unread =
-                    int64_t(*arrived_) - int64_t(sum_drops(got.drops, false)) - read->second;
+                    int64_t(*arrived_) - int64_t(sum_drops(got.drops, false)) - *read;
                 if (unread > 0) {
                     got.queued_at_end = uint64_t(std::min(gap, unread));
                     gap -= int64_t(got.queued_at_end);

@@ -48,6 +48,11 @@ constexpr std::array kNstatNames = {
     "TcpExtTCPTSReorder",
     "TcpExtTCPRenoReorder",
     "TcpExtTCPDSACKRecv",
+    // IPv6's UDP counters (/proc/net/snmp6): the IPv4 ones above do not count an IPv6 flow.
+    "Udp6InDatagrams",
+    "Udp6InErrors",
+    "Udp6RcvbufErrors",
+    "Udp6SndbufErrors",
 };
 
 // `ethtool -S` counters worth keeping: what a driver names drops and misses.
@@ -106,6 +111,16 @@ void read_proc_pairs(const char* path, std::map<std::string, int64_t>& out) {
                 if (full == wanted) out[full] = value;
         }
     }
+}
+
+// /proc/net/snmp6: one "Name value" per line.
+void read_proc_lines(const char* path, std::map<std::string, int64_t>& out) {
+    std::ifstream in(path);
+    std::string name;
+    int64_t value = 0;
+    while (in >> name >> value)
+        for (const char* wanted : kNstatNames)
+            if (name == wanted) out[name] = value;
 }
 
 int64_t read_softnet_dropped() {
@@ -261,6 +276,7 @@ KernelCounters read_kernel_counters(const std::string& iface) {
     KernelCounters c;
     read_proc_pairs("/proc/net/snmp", c.nstat);
     read_proc_pairs("/proc/net/netstat", c.nstat);
+    read_proc_lines("/proc/net/snmp6", c.nstat);
     c.ethtool_stats = read_ethtool_drop_stats(iface);
     c.softnet_dropped = read_softnet_dropped();
     if (const unsigned ifindex = if_nametoindex(iface.c_str())) {

@@ -21,7 +21,7 @@ LinkFacts read_link_facts(const std::string& iface);
 
 // A snapshot of the counters whose phase deltas go into the trace.
 struct KernelCounters {
-    std::map<std::string, int64_t> nstat;          // selected /proc/net/{snmp,netstat}
+    std::map<std::string, int64_t> nstat;          // selected /proc/net/{snmp,netstat,snmp6}
     std::map<std::string, int64_t> ethtool_stats;  // `ethtool -S` names with drop/miss/...
     int64_t softnet_dropped = 0;                   // /proc/net/softnet_stat, all CPUs
     std::map<std::string, int64_t> qdisc;          // the root qdisc's drops, overlimits, …

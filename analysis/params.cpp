@@ -131,6 +131,7 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
     ParamsReading r;
     Params& p = r.params;
     int server_line = 0, client_line = 0, prefix_line = 0;
+    bool prefix_given = false;
     const std::map<std::string, std::function<void(const std::string&, const YAML::Node&)>> keys = {
         {"np_data_iface",
          [&](const std::string& k, const YAML::Node& v) {
@@ -159,6 +160,7 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
          [&](const std::string& k, const YAML::Node& v) {
              p.prefix_len = integer(k, v, 1, 128);
              prefix_line = yaml_line(v);
+             prefix_given = true;
          }},
         {"np_port",
          [&](const std::string& k, const YAML::Node& v) { p.port = integer(k, v, 1, 65535); }},
@@ -248,6 +250,8 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
     // problem with the pair is the client's when its line is given (or neither is).
     const auto max_prefix = [&](const Address& a) { return a.family == AF_INET ? 32 : 128; };
     const Address server = parse_address(p.server_ip, "np_server_ip", server_line);
+    // Without np_prefix_len an IPv6 pair is in a /64, as an IPv6 segment is.
+    if (!prefix_given && server.family == AF_INET6) p.prefix_len = 64;
     if (p.prefix_len > max_prefix(server)) {
         throw InputError(
             "np_prefix_len",

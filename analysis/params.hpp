@@ -13,7 +13,7 @@ struct Params {
     std::string data_iface = "enp0s25";       // np_data_iface
     std::string server_ip = "192.168.200.1";  // np_server_ip (node A, the iperf3 server)
     std::string client_ip = "192.168.200.2";  // np_client_ip (node B)
-    int prefix_len = 24;                      // np_prefix_len
+    int prefix_len = 24;                      // np_prefix_len (64 for IPv6 addresses)
     int port = 5201;                          // np_port (iperf3)
     int ping_count = 5;                       // np_ping_count
     int tcp_duration_s = 10;                  // np_tcp_duration_s

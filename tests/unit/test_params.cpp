@@ -64,6 +64,23 @@ TEST(Params, AbsentKeysTakeTheTutorialDefaults) {
     EXPECT_FALSE(r.params.link_rate_bps.has_value());
 }
 
+// IPv6 addresses without np_prefix_len are a /64 (an IPv6 segment's prefix), not the /24 an
+// IPv4 pair defaults to; a prefix given is kept.
+TEST(Params, AnIpv6PairWithoutAPrefixIsASlash64) {
+    const std::string pair = "np_server_ip: \"2001:2::1\"\nnp_client_ip: \"2001:2::2\"\n";
+    EXPECT_EQ(parse_params(pair, "params.yml").params.prefix_len, 64);
+    EXPECT_EQ(parse_params(pair + "np_prefix_len: 112\n", "params.yml").params.prefix_len, 112);
+    EXPECT_EQ(parse_params("np_tcp_duration_s: 3\n", "params.yml").params.prefix_len, 24);
+    // Addresses of another /64 are still refused, naming the client's key.
+    try {
+        parse_params("np_server_ip: \"2001:2::1\"\nnp_client_ip: \"2001:2:0:1::2\"\n",
+                     "params.yml");
+        ADD_FAILURE() << "accepted two /64s";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "np_client_ip");
+    }
+}
+
 // Not a params file at all (/etc/shadow given by mistake): refused naming the file, and none
 // of its content is repeated — an entry is named only by a key that reads as a name.
 TEST(Params, AFileWithNoNpKeyIsRefusedAndItsContentIsNeverEchoed) {

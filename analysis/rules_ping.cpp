@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/codes.hpp"
+#include "analysis/model.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/text.hpp"
 
@@ -90,22 +91,25 @@ void ping(const ExplainInput& in, Explanation& e) {
             if (p.errors > 0) {
                 // What the error says is what is known: an unreachable host on the segment
                 // is ARP (or neighbour discovery) unanswered; anything else is the error itself.
+                const bool v6 = ip_version_of_address(p.target) == IpVersion::v6;
                 const bool host_unreachable =
                     p.error_text.empty() ||
                     text::lower(p.error_text).find("host unreachable") != std::string::npos ||
                     p.error_text.find("Address unreachable") != std::string::npos;
                 f.detail +=
-                    fmt::format(" {} ping counted {} ICMP errors instead{}",
+                    fmt::format(" {} ping counted {} {} errors instead{}",
                                 p.flavour.empty() ? std::string("The") : p.flavour, p.errors,
+                                v6 ? "ICMPv6" : "ICMP",
                                 p.error_text.empty() ? std::string() : " ('" + p.error_text + "')");
                 f.detail += host_unreachable
                                 ? fmt::format(
-                                      "{}, which on a directly connected segment means ARP "
+                                      "{}, which on a directly connected segment means {} "
                                       "went unanswered — no carrier, a different segment, or no "
                                       "host at that address.",
                                       p.error_text.empty() ? ", such as 'Destination Host "
                                                              "Unreachable'"
-                                                           : "")
+                                                           : "",
+                                      v6 ? "neighbour discovery" : "ARP")
                                 : ": a host or router on the way answered instead of the peer.";
                 f.evidence.emplace_back("errors", p.errors);
                 if (!p.error_text.empty()) f.evidence.emplace_back("error", p.error_text);
@@ -178,7 +182,11 @@ void ping(const ExplainInput& in, Explanation& e) {
                 "packets.";
             f.evidence = {{"duplicate_replies", p.duplicates}};
             f.next_step =
-                "Ping the peer's unicast address; check for an address conflict (arping -D).";
+                ip_version_of_address(p.target) == IpVersion::v6
+                    ? "Ping the peer's unicast address; check for an address conflict (a "
+                      "dadfailed address in ip -6 addr on the hosts of the segment)."
+                    : "Ping the peer's unicast address; check for an address conflict (arping "
+                      "-D).";
             push(std::move(f));
         }
         if (p.printed_loss_pct && std::fabs(*p.printed_loss_pct - loss) > 0.5 + 0.01 * loss) {

@@ -227,6 +227,20 @@ TEST(Ping, WindowsErrorAnswersAreNamedByTheirOwnText) {
     EXPECT_EQ(f->detail.find("ARP"), std::string::npos) << "no unreachable host was reported";
 }
 
+// Over IPv6 an unreachable neighbour is neighbour discovery unanswered, and the errors ICMPv6's
+// (a real iputils run, tests/fixtures/PLATFORMS.generated.md).
+TEST(Ping, AnUnreachableIpv6NeighbourIsNeighbourDiscoveryUnanswered) {
+    ExplainInput in;
+    in.measurements.pings = pings(fixture("ping/iputils-ipv6-unreachable.txt"));
+    const auto e = explain(in);
+    const Finding* f = testing::find_finding(e, "PING_NO_REPLY");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->detail.find("3 ICMPv6 errors"), std::string::npos) << f->detail;
+    EXPECT_NE(f->detail.find("means neighbour discovery went unanswered"), std::string::npos)
+        << f->detail;
+    EXPECT_EQ(f->detail.find("ARP"), std::string::npos) << f->detail;
+}
+
 TEST(Ping, WindowsInAnotherLanguageIsNamedSo) {
     try {
         pings(fixture("handwritten/windows-ping-german.txt"));

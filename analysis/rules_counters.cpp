@@ -225,6 +225,13 @@ void client_server_loss(const ExplainInput& in, Explanation& e) {
             v.codes.push_back("LOSS_COUNTERS_WRONG");
 }
 
+// What a count of reordering does not say: where it happened. Said wherever one is named.
+constexpr const char* kWhereReordered =
+    "Where they were reordered the count does not say: on the path (links or queues in "
+    "parallel, a bond, ECMP), or in the receiving host when it handles the flow's packets on "
+    "several CPUs (several receive queues of its NIC, RPS; on a veth, the backlog of each CPU "
+    "that sent).";
+
 // TCP's reordering as the sending node's kernel counted it over the test's phase (the probe's
 // nstat deltas), where the tool reports none (iperf3 before 3.20): each time its TCP found
 // segments delivered out of order, and the duplicates its receivers reported back (D-SACK).
@@ -247,14 +254,14 @@ void kernel_reordering(const TestEvidence& v, std::vector<Finding>& out) {
     f.title = fmt::format("{}'s TCP found segments delivered out of order {} times", node,
                           format_count(double(events)));
     f.detail = fmt::format(
-        "The probe's counters of {}'s kernel over the test: reordering detected {} times by "
-        "SACK, {} by timestamps, {} by duplicate ACKs (TCPSACKReorder, TCPTSReorder, "
-        "TCPRenoReorder; every TCP connection of the node in that phase). The receiver "
-        "acknowledged segments out of order: the path reordered them. TCP widens its "
-        "reordering window when it sees this{}.",
+        "{}'s kernel counted over the test (the probe's counters, of every TCP connection of the "
+        "node in that phase): {} holes filled by an original segment that came after later ones "
+        "(TCPSACKReorder), {} found by timestamps (TCPTSReorder), {} by duplicate ACKs "
+        "(TCPRenoReorder): segments reached the receiver's TCP out of order. {}{}",
         node, format_count(double(sack)), format_count(double(ts)), format_count(double(reno)),
-        dsack > 0 ? fmt::format("; before it did, it resent segments that had arrived: the "
-                                "receiver reported {} duplicates (D-SACK)",
+        kWhereReordered,
+        dsack > 0 ? fmt::format(" The receiver reported {} segments it got twice (D-SACK): "
+                                "resent though they had arrived.",
                                 format_count(double(dsack)))
                   : "");
     f.evidence = {{"node", node}, {"reorder_events", events}, {"dsack_received", dsack}};
@@ -268,11 +275,11 @@ void reordering(const TestEvidence& v, std::vector<Finding>& out) {
         Finding f = make_finding("REORDERED_NOT_LOST", t.label);
         f.title = fmt::format("{} datagrams arrived out of order: reordered, not lost",
                               format_count(double(*t.out_of_order)));
-        f.detail =
-            "The receiver counted a gap as lost when a later datagram came first, and took one "
-            "back when each late datagram came, so these are not in its loss figure. Reordering "
-            "comes from the path (several links or queues in parallel, a bond, ECMP) or from "
-            "several receive queues of one NIC.";
+        f.detail = std::string(
+                       "The receiver counted a gap as lost when a later datagram came first, and "
+                       "took one back when each late datagram came, so these are not in its loss "
+                       "figure. ") +
+                   kWhereReordered;
         f.evidence = {{"out_of_order", *t.out_of_order}};
         if (t.datagrams_lost) f.evidence.emplace_back("lost_datagrams", *t.datagrams_lost);
         out.push_back(std::move(f));
@@ -282,10 +289,12 @@ void reordering(const TestEvidence& v, std::vector<Finding>& out) {
         Finding f = make_finding("REORDERED_NOT_LOST", t.label);
         f.title = fmt::format("The sender's TCP saw segments reordered {} times",
                               format_count(double(*t.reorder_events)));
-        f.detail =
-            "iperf3 3.20+ reports the kernel's reordering count (tcpi_reord_seen): the receiver "
-            "acknowledged segments out of order. TCP raises its reordering threshold when it "
-            "sees this; retransmits sent before it did may be spurious, not loss.";
+        f.detail = std::string(
+                       "iperf3 3.20+ reports the kernel's reordering count (tcpi_reord_seen): the "
+                       "receiver acknowledged segments out of order. TCP raises its reordering "
+                       "threshold when it sees this; retransmits sent before it did may be "
+                       "spurious, not loss. ") +
+                   kWhereReordered;
         f.evidence = {{"reorder_events", *t.reorder_events}};
         if (t.retransmits) f.evidence.emplace_back("retransmits", *t.retransmits);
         out.push_back(std::move(f));

@@ -36,8 +36,7 @@ std::optional<Model> model_for(const ThroughputTest& t, double link_bps,
     if (t.mss_bytes) {
         // Linux's MSS is MTU − 40 − 12 with timestamps over IPv4 (− 60 − 12 over IPv6); 1460
         // at MTU 1500 means without.
-        const int headers =
-            (p.ip == IpVersion::v6 ? kIpv6HeaderBytes : kIpv4HeaderBytes) + kTcpHeaderBytes;
+        const int headers = ip_header_bytes(p.ip) + kTcpHeaderBytes;
         p.tcp_timestamps = p.mtu_bytes - headers - *t.mss_bytes >= kTcpTimestampOptionBytes;
         // A TCP segment carries the MSS, which the peer may hold below the local path MTU (a
         // 9000-byte MTU talking to a 1500-byte one): model the frames that were sent.

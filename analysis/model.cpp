@@ -13,11 +13,17 @@
 #include "src/common/errors.hpp"
 
 namespace np {
-namespace {
 
 int ip_header_bytes(IpVersion ip) {
     return ip == IpVersion::v4 ? kIpv4HeaderBytes : kIpv6HeaderBytes;
 }
+
+int tcp_mss_bytes(const ModelParams& p) {
+    return p.mtu_bytes - ip_header_bytes(p.ip) - kTcpHeaderBytes -
+           (p.tcp_timestamps ? kTcpTimestampOptionBytes : 0);
+}
+
+namespace {
 
 // Wraps an IP packet (given as its parts) in an Ethernet frame on the wire.
 Frame ethernet_frame(const ModelParams& p, const std::vector<FramePart>& ip_packet) {
@@ -114,8 +120,7 @@ Ceiling compute_tcp_ceiling(const ModelParams& p) {
     Ceiling c;
     c.transport = Transport::tcp;
     const int options = p.tcp_timestamps ? kTcpTimestampOptionBytes : 0;
-    // A full-sized segment fills the MTU: MSS = MTU - IP - TCP - options.
-    const int mss = p.mtu_bytes - ip_header_bytes(p.ip) - kTcpHeaderBytes - options;
+    const int mss = tcp_mss_bytes(p);
     if (mss <= 0)
         throw InputError("mtu", fmt::format("MTU {} leaves no room for TCP data", p.mtu_bytes));
     c.payload_bytes_per_unit = mss;

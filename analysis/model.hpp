@@ -48,6 +48,12 @@ void validate(const ModelParams& p);
 // how a dual-stack server prints an IPv4 peer) is IPv4. Empty for a host name or anything else.
 std::optional<IpVersion> ip_version_of_address(std::string_view address);
 
+// The bytes of an IP header of this version (20 or 40).
+int ip_header_bytes(IpVersion ip);
+// A full-sized TCP segment's payload: MTU - IP - TCP - options (the MSS Linux uses). Also what
+// iperf3 (3.1.5+) sizes its UDP datagrams by. May be <= 0 for a tiny MTU.
+int tcp_mss_bytes(const ModelParams& p);
+
 // Largest UDP payload one IP datagram can carry (65535 minus IP and UDP headers).
 int max_udp_payload_bytes(IpVersion ip);
 

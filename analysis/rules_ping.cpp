@@ -6,6 +6,7 @@
 
 #include "analysis/codes.hpp"
 #include "analysis/model.hpp"
+#include "analysis/preflight.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/text.hpp"
 
@@ -91,16 +92,14 @@ void ping(const ExplainInput& in, Explanation& e) {
             if (p.errors > 0) {
                 // What the error says is what is known: an unreachable host on the segment
                 // is ARP (or neighbour discovery) unanswered; anything else is the error itself.
-                const bool v6 = ip_version_of_address(p.target) == IpVersion::v6;
                 const bool host_unreachable =
                     p.error_text.empty() ||
                     text::lower(p.error_text).find("host unreachable") != std::string::npos ||
                     p.error_text.find("Address unreachable") != std::string::npos;
-                f.detail +=
-                    fmt::format(" {} ping counted {} {} errors instead{}",
-                                p.flavour.empty() ? std::string("The") : p.flavour, p.errors,
-                                v6 ? "ICMPv6" : "ICMP",
-                                p.error_text.empty() ? std::string() : " ('" + p.error_text + "')");
+                f.detail += fmt::format(
+                    " {} ping counted {} {} errors instead{}",
+                    p.flavour.empty() ? std::string("The") : p.flavour, p.errors, icmp_of(p.target),
+                    p.error_text.empty() ? std::string() : " ('" + p.error_text + "')");
                 f.detail += host_unreachable
                                 ? fmt::format(
                                       "{}, which on a directly connected segment means {} "
@@ -109,7 +108,7 @@ void ping(const ExplainInput& in, Explanation& e) {
                                       p.error_text.empty() ? ", such as 'Destination Host "
                                                              "Unreachable'"
                                                            : "",
-                                      v6 ? "neighbour discovery" : "ARP")
+                                      resolution_of(p.target))
                                 : ": a host or router on the way answered instead of the peer.";
                 f.evidence.emplace_back("errors", p.errors);
                 if (!p.error_text.empty()) f.evidence.emplace_back("error", p.error_text);

@@ -66,13 +66,9 @@ int run_model(const ModelOptions& o) {
     p.tcp_timestamps = !o.no_tcp_timestamps;
     // Unless given, what iperf3 (3.1.5+) sends: datagrams of its control connection's MSS, so
     // 1448 over IPv4 at MTU 1500 with timestamps, 1428 over IPv6, 8948 at MTU 9000.
-    p.udp_payload_bytes =
-        o.udp_payload_given
-            ? o.udp_payload
-            : std::clamp(p.mtu_bytes -
-                             (p.ip == IpVersion::v6 ? kIpv6HeaderBytes : kIpv4HeaderBytes) -
-                             kTcpHeaderBytes - (p.tcp_timestamps ? kTcpTimestampOptionBytes : 0),
-                         1, max_udp_payload_bytes(p.ip));
+    p.udp_payload_bytes = o.udp_payload_given
+                              ? o.udp_payload
+                              : std::clamp(tcp_mss_bytes(p), 1, max_udp_payload_bytes(p.ip));
     Model m;
     try {
         m = compute_model(p);

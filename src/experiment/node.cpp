@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "analysis/model.hpp"
 #include "analysis/text.hpp"
 #include "src/common/errors.hpp"
 #include "src/common/probe_protocol.hpp"
@@ -276,7 +277,7 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std
     }
     sh.check(fmt::format("ip link set dev {0} up && ip addr replace {1} dev {0}",
                          shell_quote(iface), shell_quote(cidr)));
-    if (cidr.find(':') == std::string::npos) return;
+    if (ip_version_of_address(cidr.substr(0, cidr.find('/'))) != IpVersion::v6) return;
     // Duplicate address detection: one neighbour solicitation and a second's wait by default,
     // after a random delay of up to a second; more with dad_transmits raised. A link without
     // carrier holds the address tentative until it has one: the carrier check names that.

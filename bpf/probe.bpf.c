@@ -148,6 +148,28 @@ static __always_inline void classify_dropped(const struct sk_buff *skb, struct l
 			return;
 		ipproto = h.v6.ip.nexthdr;
 		ports = h.v6.ports;
+		/* Through the extension headers (tc_count.h); the ports or ICMP type after them. */
+		if (np_ipv6_ext_header(ipproto)) {
+			__u32 off = sizeof(h.v6.ip);
+#pragma unroll
+			for (int i = 0; i < NP_IPV6_EXT_MAX; i++) {
+				struct np_ipv6_ext e;
+				if (!np_ipv6_ext_header(ipproto))
+					break;
+				if (bpf_probe_read_kernel(&e, sizeof(e), l3 + off))
+					return;
+				if (ipproto == NP_IPV6_FRAGMENT &&
+				    (e.frag_off & bpf_htons(NP_IPV6_FRAG_OFFSET)))
+					ports = 0;
+				off += np_ipv6_ext_bytes(ipproto, &e);
+				ipproto = e.nexthdr;
+				if (!ports)
+					break;
+			}
+			if (ports &&
+			    bpf_probe_read_kernel(h.v6.ports, sizeof(h.v6.ports), l3 + off))
+				ports = 0;
+		}
 	} else {
 		return;
 	}

@@ -51,6 +51,43 @@
 #ifndef ICMPV6_ECHO_REPLY
 #define ICMPV6_ECHO_REPLY 129
 #endif
+/* IPv6 extension headers (RFC 8200, 4.; AH: RFC 4302) that may stand between the fixed header
+ * and the L4 header. The uapi's IPPROTO_HOPOPTS … are #defines, so not in vmlinux.h. */
+#define NP_IPV6_HOPOPTS 0
+#define NP_IPV6_ROUTING 43
+#define NP_IPV6_FRAGMENT 44
+#define NP_IPV6_AH 51
+#define NP_IPV6_DSTOPTS 60
+/* How many a packet's headers are walked through; a packet with more counts as other. */
+#define NP_IPV6_EXT_MAX 4
+/* The fragment offset in a fragment header's third and fourth bytes (the low 3 bits are flags). */
+#define NP_IPV6_FRAG_OFFSET 0xFFF8
+
+/* The first four bytes of any extension header: its next header, its length, and in a fragment
+ * header the offset and flags. */
+struct np_ipv6_ext {
+	__u8 nexthdr;
+	__u8 len;
+	__be16 frag_off;
+};
+
+static __always_inline bool np_ipv6_ext_header(__u8 nexthdr)
+{
+	return nexthdr == NP_IPV6_HOPOPTS || nexthdr == NP_IPV6_ROUTING ||
+	       nexthdr == NP_IPV6_FRAGMENT || nexthdr == NP_IPV6_AH || nexthdr == NP_IPV6_DSTOPTS;
+}
+
+/* An extension header's length in bytes: a fragment header is 8, AH counts 4-byte words less
+ * two, the others 8-byte words less one. */
+static __always_inline __u32 np_ipv6_ext_bytes(__u8 nexthdr, const struct np_ipv6_ext *e)
+{
+	if (nexthdr == NP_IPV6_FRAGMENT)
+		return 8;
+	if (nexthdr == NP_IPV6_AH)
+		return ((__u32)e->len + 2) * 4;
+	return ((__u32)e->len + 1) * 8;
+}
+
 /* An Ethernet frame is at least 64 bytes with FCS: 60 before it. */
 #ifndef MIN_FRAME_NO_FCS
 #define MIN_FRAME_NO_FCS 60
@@ -160,10 +197,33 @@ static __always_inline void classify_frame(struct __sk_buff *skb, struct l4_clas
 		classify_l4(c, iph->protocol, (void *)iph + iph->ihl * 4, data_end, false);
 	} else if (h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = data + off;
+		void *l4 = ip6 + 1;
+		__u8 nexthdr;
 		if ((void *)(ip6 + 1) > data_end)
 			return;
+		nexthdr = ip6->nexthdr;
 		c->hdr_len += sizeof(*ip6);
-		classify_l4(c, ip6->nexthdr, ip6 + 1, data_end, true);
+		/* Through the extension headers to the L4 header. A non-first fragment has none:
+		 * it counts under its protocol but no flow, as an IPv4 one does. */
+#pragma unroll
+		for (int i = 0; i < NP_IPV6_EXT_MAX; i++) {
+			struct np_ipv6_ext *e = l4;
+			__u32 len;
+			if (!np_ipv6_ext_header(nexthdr))
+				break;
+			if ((void *)(e + 1) > data_end)
+				return;
+			len = np_ipv6_ext_bytes(nexthdr, e);
+			c->hdr_len += len;
+			if (nexthdr == NP_IPV6_FRAGMENT &&
+			    (e->frag_off & bpf_htons(NP_IPV6_FRAG_OFFSET))) {
+				classify_l4(c, e->nexthdr, data_end, data_end, true);
+				return;
+			}
+			nexthdr = e->nexthdr;
+			l4 += len;
+		}
+		classify_l4(c, nexthdr, l4, data_end, true);
 	}
 }
 

@@ -1,8 +1,12 @@
 // np-probe in the running kernel: real veth pairs between network namespaces this test creates
 // (and removes, also on failure), real iperf3 3.12 with -J, the real static np-probe binary.
 // Needs root; skipped otherwise. Registered in CTest with RUN_SERIAL and the label "kernel".
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -595,6 +599,101 @@ TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {
     // The probe did see its own namespace's ping.
     EXPECT_EQ(p->tx.by_flow.at("icmp_echo").packets, 5U);
     EXPECT_EQ(p->rx.by_flow.at("icmp_echo").packets, 5U);
+}
+
+// IPv6 on the pair of namespaces beside IPv4: 2001:2:0:SUBNET::1/64 on `a`, ::2 on `b`, without
+// duplicate address detection (the addresses are usable at once).
+void add_ipv6(const Netns& a, const std::string& a_if, const Netns& b, const std::string& b_if,
+              int subnet) {
+    const std::string net = "2001:2:0:" + std::to_string(subnet) + "::";
+    for (const auto& [ns, iface, host] : {std::tuple{&a, a_if, "1"}, std::tuple{&b, b_if, "2"}}) {
+        // All of the namespace's: an iperf3 server listens on [::] only where lo has IPv6.
+        sh(ns->exec() +
+           " sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.lo.disable_ipv6=0 " +
+           "net.ipv6.conf." + iface + ".disable_ipv6=0");
+        sh(ns->exec() + " ip addr add " + net + host + "/64 dev " + iface + " nodad");
+    }
+}
+
+// From namespace `ns`, `count` UDP datagrams of `payload` bytes to [address]:port, each carrying
+// an 8-byte destination options header (a PadN option; IPV6_DSTOPTS): what a host that sets
+// options sends, so the L4 header is not right after the fixed IPv6 header.
+void send_with_destination_options(const Netns& ns, const std::string& address, int port, int count,
+                                   size_t payload) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int nsfd = open(("/run/netns/" + ns.name()).c_str(), O_RDONLY | O_CLOEXEC);
+        if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0) _exit(2);
+        const int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        const unsigned char dstopts[8] = {0, 0, 1, 4, 0, 0, 0, 0};  // next, length 0, PadN of 4
+        if (fd < 0 || setsockopt(fd, IPPROTO_IPV6, IPV6_DSTOPTS, dstopts, sizeof(dstopts)) != 0)
+            _exit(3);
+        sockaddr_in6 to{};
+        to.sin6_family = AF_INET6;
+        to.sin6_port = htons(uint16_t(port));
+        if (inet_pton(AF_INET6, address.c_str(), &to.sin6_addr) != 1) _exit(4);
+        const std::vector<char> data(payload, 'x');
+        for (int i = 0; i < count; ++i) {
+            if (sendto(fd, data.data(), data.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                       sizeof(to)) != ssize_t(data.size()))
+                _exit(5);
+            usleep(1000);  // a datagram a millisecond: no queue in the way
+        }
+        _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "sender failed: " << status;
+}
+
+// Over IPv6 the flow is found past the extension headers: a fragmented datagram's first fragment
+// is the flow's (its UDP header follows the fragment header) and the others count as UDP of no
+// flow, as IPv4's do; a datagram with a destination options header is the flow's on both nodes'
+// hooks, and its drop at the receiver (no socket on the port) is the flow's, with its reason.
+TEST(ProbeKernel, Ipv6FlowsAreFoundPastExtensionHeadersAndFragments) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 22);
+    add_ipv6(a, ifa, b, ifb, 22);
+    Probe sender(a, ifa, {"--port", "5303", "--role", "client"});
+    Probe receiver(b, ifb, {"--port", "5303", "--role", "server"});
+    for (Probe* p : {&sender, &receiver}) p->phase("fragments");
+    // 3,000-byte datagrams at MTU 1500: each leaves in three fragments of at most
+    // 1500 - 40 - 8 bytes of the datagram (3,008 with its UDP header).
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5303"});
+    const auto j = iperf3_client(a, "-6 -c 2001:2:0:22::2 -p 5303 -u -b 5M -l 3000 -t 2");
+    EXPECT_EQ(server.wait(), 0) << server.err();
+    const int64_t datagrams = j["end"]["sum"]["packets"].get<int64_t>();
+    ASSERT_GT(datagrams, 100);
+    for (Probe* p : {&sender, &receiver}) p->phase("dstopts");
+    // The same port, nothing listening any more: each datagram is dropped at the receiver
+    // for want of a socket.
+    send_with_destination_options(a, "2001:2:0:22::2", 5303, 200, 1000);
+    const Trace ts = sender.stop(), tr = receiver.stop();
+
+    const PhaseTrace *sf = ts.find_phase("fragments"), *rf = tr.find_phase("fragments");
+    ASSERT_TRUE(sf && rf);
+    for (const auto& [name, d] :
+         {std::pair{"sender's egress", sf->tx}, std::pair{"receiver's ingress", rf->rx}}) {
+        const TrafficCounts& flow = d.by_flow.at("iperf_udp");
+        const TrafficCounts& udp = d.by_protocol.at("udp");
+        std::printf("%s: %lld datagrams sent; the flow's frames %llu, UDP frames %llu\n", name,
+                    static_cast<long long>(datagrams),
+                    static_cast<unsigned long long>(flow.wire_packets),
+                    static_cast<unsigned long long>(udp.wire_packets));
+        // The first fragments, and iperf3's few 4-byte hellos (unfragmented).
+        EXPECT_GE(flow.wire_packets, uint64_t(datagrams)) << name;
+        EXPECT_LE(flow.wire_packets, uint64_t(datagrams) + 4) << name;
+        // Two more fragments of each datagram, of no flow; no other UDP on the link.
+        EXPECT_EQ(udp.wire_packets - flow.wire_packets, 2 * uint64_t(datagrams)) << name;
+    }
+
+    const PhaseTrace *so = ts.find_phase("dstopts"), *ro = tr.find_phase("dstopts");
+    ASSERT_TRUE(so && ro);
+    EXPECT_EQ(so->tx.by_flow.at("iperf_udp").packets, 200U);
+    EXPECT_EQ(ro->rx.by_flow.at("iperf_udp").packets, 200U);
+    EXPECT_EQ(iperf_flow_drops(*ro, "NO_SOCKET"), 200U);
 }
 
 TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {

@@ -223,7 +223,9 @@ class TempDir {
 inline nlohmann::json iperf3_client(const Netns& ns, const std::string& args) {
     // The one-off server may need a moment to listen: retry a refused connection.
     for (int attempt = 0;; ++attempt) {
-        const std::string out = sh(ns.exec() + " iperf3 -J " + args, false);
+        // stdout only: iperf3 warns on stderr (a datagram larger than the MSS) beside its JSON.
+        const std::string out =
+            sh("{ " + ns.exec() + " iperf3 -J " + args + " 2>/dev/null; }", false);
         auto j = nlohmann::json::parse(out, nullptr, false);
         if (!j.is_discarded() && !j.contains("error")) return j;
         if (attempt == 20) throw std::runtime_error("iperf3 failed: " + out);

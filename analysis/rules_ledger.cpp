@@ -290,8 +290,9 @@ std::optional<Missed> missed_data_nic(const TestEvidence& v) {
     const bool sender = l.sender_flow_bytes.has_value();
     const std::optional<uint64_t> seen = sender ? l.sender_flow_bytes : l.receiver_flow_bytes;
     const TracedSide& side = sender ? *v.traces.sender : *v.traces.receiver;
-    const std::optional<double> tool =
-        sender && v.test.sent_bytes ? v.test.sent_bytes : l.tool_bytes;
+    // What the receiver got crossed the path; what the sender wrote need not have left its host
+    // (a TCP test that crawls ends with much of it still in the socket's send buffer).
+    const std::optional<double>& tool = l.tool_bytes;
     if (!seen) return missed_by_nic_counters(v);
     const bool absent = tool ? double(*seen) < 0.5 * *tool : *seen == 0;
     if (!absent || (tool && *tool <= 0)) return std::nullopt;
@@ -317,7 +318,7 @@ void wrong_interface(const TestEvidence& v, std::vector<Finding>& out) {
                                      to_string(side.trace->tier))
                        : std::string("the measured flow"),
         !tool ? std::string()
-        : m->all_traffic
+        : m->all_traffic || v.test.received_bytes
             ? fmt::format(" while the receiver got {} bytes of the test", format_count(*tool))
             : fmt::format(" while the tool moved {} bytes", format_count(*tool)));
     f.evidence = {{"data_nic", side.trace->iface}, {"data_nic_flow_bytes", m->seen}};

@@ -41,7 +41,7 @@ std::string carried_data(const Explanation& e) {
 
 // What the traced nodes' NICs saw of the echo flow during the ping phase: "node1-1's enp0s25
 // received 2 echo requests and sent 0 replies".
-std::string echo_seen(const ExplainInput& in) {
+std::string echo_seen(const ExplainInput& in, const std::string& icmp) {
     std::string out;
     for (const auto& t : in.traces) {
         const PhaseTrace* p = t.find_phase("ping");
@@ -50,9 +50,9 @@ std::string echo_seen(const ExplainInput& in) {
             const auto it = d.by_flow.find("icmp_echo");
             return it == d.by_flow.end() ? uint64_t{0} : it->second.packets;
         };
-        out += fmt::format("{}{}'s {} received {} and sent {} ICMP echo packets",
+        out += fmt::format("{}{}'s {} received {} and sent {} {} echo packets",
                            out.empty() ? "" : "; ", t.node, t.iface, count(p->rx),
-                           count(p->left_nic()));
+                           count(p->left_nic()), icmp);
     }
     return out;
 }
@@ -119,14 +119,16 @@ void ping(const ExplainInput& in, Explanation& e) {
                 f.severity = Severity::warn;
                 f.detail = fmt::format(
                     "Nothing came back to ping, yet the same path carried {}: the path works and "
-                    "only ICMP echo went unanswered — filtered or rate-limited on the way or by "
+                    "only {} echo went unanswered — filtered or rate-limited on the way or by "
                     "the peer, so there is no idle RTT to compare with.",
-                    data);
-                if (const std::string seen = echo_seen(in); !seen.empty())
+                    data, icmp_of(p.target));
+                if (const std::string seen = echo_seen(in, icmp_of(p.target)); !seen.empty())
                     f.detail += " The probes: " + seen + ".";
-                f.next_step =
-                    "If an RTT is needed, allow ICMP echo on the peer (nft list ruleset, "
-                    "iptables -S) or measure the RTT from TCP (iperf3's rtt, ss -ti).";
+                f.next_step = fmt::format(
+                    "If an RTT is needed, allow {} echo on the peer (nft list ruleset, "
+                    "{}) or measure the RTT from TCP (iperf3's rtt, ss -ti).",
+                    icmp_of(p.target),
+                    icmp_of(p.target) == "ICMPv6" ? "ip6tables -S" : "iptables -S");
             }
             push(std::move(f));
             v.measured = "no reply";

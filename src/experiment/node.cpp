@@ -266,18 +266,33 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std
     const auto addr_line = sh.run(fmt::format("ip -o addr show dev {} to {}", shell_quote(iface),
                                               shell_quote(cidr.substr(0, cidr.find('/')))));
     const bool had_addr = addr_line.exit_status == 0 && !addr_line.out.empty();
+    const bool v6 = ip_version_of_address(cidr.substr(0, cidr.find('/'))) == IpVersion::v6;
+    // IPv6 removes a link's addresses when it goes down, unless keep_addr_on_down is set (IPv4
+    // keeps them): the run's address would not outlive a flap of the link, and every test after
+    // it would fail for want of it. Kept for the run, as over IPv4, and set back after.
+    const std::string keep_addr = "/proc/sys/net/ipv6/conf/" + iface + "/keep_addr_on_down";
+    std::string keep_addr_was;
+    if (v6) {
+        const auto r = sh.run("cat " + shell_quote(keep_addr));
+        if (r.exit_status == 0) keep_addr_was = text::trim(r.out);
+    }
+    const bool set_keep_addr = !keep_addr_was.empty() && keep_addr_was != "1";
     if (!keep) {
         std::string undo;
         if (!had_addr)
             undo += fmt::format("ip addr del {} dev {} 2>/dev/null; ", shell_quote(cidr),
                                 shell_quote(iface));
+        if (set_keep_addr)
+            undo += fmt::format("echo {} > {} 2>/dev/null; ", shell_quote(keep_addr_was),
+                                shell_quote(keep_addr));
         if (!was_up_) undo += fmt::format("ip link set dev {} down; ", shell_quote(iface));
         undo += "true";
         undo_ = std::make_unique<UndoStep>(sh, st, "40-iface", undo);
     }
+    if (set_keep_addr) sh.check(fmt::format("echo 1 > {}", shell_quote(keep_addr)));
     sh.check(fmt::format("ip link set dev {0} up && ip addr replace {1} dev {0}",
                          shell_quote(iface), shell_quote(cidr)));
-    if (ip_version_of_address(cidr.substr(0, cidr.find('/'))) != IpVersion::v6) return;
+    if (!v6) return;
     // Duplicate address detection: one neighbour solicitation and a second's wait by default,
     // after a random delay of up to a second; more with dad_transmits raised. A link without
     // carrier holds the address tentative until it has one: the carrier check names that.

@@ -4,7 +4,8 @@
  * ingress (after np-probe's own filter: the kernel names the drop TC_INGRESS) or XDP (before any
  * hook: only the veth's xdp_drops counter sees it). TCP and everything else pass. And, on a hop
  * between the nodes (a switch port's tc egress), drop_tc_hop: about one in a hundred of the
- * test's data-sized packets, TCP segments and UDP datagrams alike — random loss on the path. */
+ * test's data-sized packets, TCP segments and UDP datagrams alike — random loss on the path.
+ * Over IPv4 and IPv6 alike (the fault suite runs in both families). */
 #include "vmlinux.h"
 
 #include <bpf/bpf_endian.h>
@@ -13,25 +14,45 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 #define IPERF_PORT 5201
 #define ONE_IN 20
 #define MIN_DATA_LEN 64 /* UDP header + payload */
 
+/* The L4 header of an IPv4 packet without options or an IPv6 packet without extension headers
+ * (what the test's traffic is), and its protocol in *proto; NULL for anything else. */
+static __always_inline void *l4_header(void *data, void *data_end, __u8 *proto)
+{
+	struct ethhdr *eth = data;
+
+	if ((void *)(eth + 1) > data_end)
+		return NULL;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+		if ((void *)(ip + 1) > data_end || ip->ihl != 5)
+			return NULL;
+		*proto = ip->protocol;
+		return ip + 1;
+	}
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		if ((void *)(ip6 + 1) > data_end)
+			return NULL;
+		*proto = ip6->nexthdr;
+		return ip6 + 1;
+	}
+	return NULL;
+}
+
 /* Whether the frame in [data, data_end) is a UDP datagram of the iperf flow picked to drop. */
 static __always_inline bool pick(void *data, void *data_end)
 {
-	struct ethhdr *eth = data;
-	struct iphdr *ip = (void *)(eth + 1);
-	struct udphdr *udp;
+	__u8 proto = 0;
+	struct udphdr *udp = l4_header(data, data_end, &proto);
 
-	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
-		return false;
-	if (ip->protocol != IPPROTO_UDP || ip->ihl != 5)
-		return false;
-	udp = (void *)(ip + 1);
-	if ((void *)(udp + 1) > data_end)
+	if (!udp || proto != IPPROTO_UDP || (void *)(udp + 1) > data_end)
 		return false;
 	if (udp->dest != bpf_htons(IPERF_PORT) && udp->source != bpf_htons(IPERF_PORT))
 		return false;
@@ -48,16 +69,11 @@ static __always_inline bool pick(void *data, void *data_end)
 #define MIN_HOP_LEN 1000
 static __always_inline bool pick_on_hop(void *data, void *data_end, __u32 len)
 {
-	struct ethhdr *eth = data;
-	struct iphdr *ip = (void *)(eth + 1);
-	__be16 *ports;
+	__u8 proto = 0;
+	__be16 *ports = l4_header(data, data_end, &proto);
 
-	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
-		return false;
-	if ((ip->protocol != IPPROTO_UDP && ip->protocol != IPPROTO_TCP) || ip->ihl != 5)
-		return false;
-	ports = (void *)(ip + 1);
-	if ((void *)(ports + 2) > data_end)
+	if (!ports || (proto != IPPROTO_UDP && proto != IPPROTO_TCP) ||
+	    (void *)(ports + 2) > data_end)
 		return false;
 	if (ports[0] != bpf_htons(IPERF_PORT) && ports[1] != bpf_htons(IPERF_PORT))
 		return false;
@@ -99,17 +115,12 @@ SEC("classifier/reorder")
 int reorder_tc_hop(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data, *data_end = (void *)(long)skb->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *ip = (void *)(eth + 1);
-	__be16 *ports;
+	__u8 proto = 0;
+	__be16 *ports = l4_header(data, data_end, &proto);
 
 	skb->tc_classid = 0;
-	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
-		return TC_ACT_OK;
-	if ((ip->protocol != IPPROTO_UDP && ip->protocol != IPPROTO_TCP) || ip->ihl != 5)
-		return TC_ACT_OK;
-	ports = (void *)(ip + 1);
-	if ((void *)(ports + 2) > data_end)
+	if (!ports || (proto != IPPROTO_UDP && proto != IPPROTO_TCP) ||
+	    (void *)(ports + 2) > data_end)
 		return TC_ACT_OK;
 	if (ports[0] != bpf_htons(IPERF_PORT) && ports[1] != bpf_htons(IPERF_PORT))
 		return TC_ACT_OK;

@@ -790,6 +790,25 @@ TEST(Explain, AFlowThatMissedTheProbedNicIsNotLossOnIt) {
         EXPECT_FALSE(finding_code(f.code).is_loss && f.code != "UDP_LOSS") << codes_of(e);
 }
 
+TEST(Explain, WhatATcpSenderStillHeldIsNotTrafficOnAnotherInterface) {
+    // A policer held TCP to 0.4 Mbit/s: iperf3 wrote 1.24 MB into its socket over 10 s, the
+    // receiver got 0.42 MB, and 0.46 MB of the flow (298 full frames, retransmits among them)
+    // crossed the sender's data NIC; the rest was still in its send buffer at the end.
+    auto test = tcp_test(0.34, 12);
+    test.sent_bytes = 1235220;
+    test.received_bytes = 425000;
+    const Trace client = node_trace("node1-2", "client", "tcp", "tcp", 298, 298, 0);
+    const Trace server = node_trace("node1-1", "server", "tcp", "tcp", 0, 0, 298);
+    const auto e = explain_tests({test}, {client, server}, 100e6);
+    EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes_of(e);
+    // Had the flow crossed another interface, what the receiver got would not be on this one.
+    test.received_bytes = 1.2e6;
+    const Finding* f =
+        find_finding(explain_tests({test}, {client, server}, 100e6), "WRONG_INTERFACE");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(contains(f->detail, "while the receiver got 1,200,000 bytes")) << f->detail;
+}
+
 TEST(Explain, TcpIsModelledWithTheFramesItSentNotTheLocalMtu) {
     // The client's MTU is 9000, the server's 1500: the MSS (1448) says 1500-byte frames.
     auto test = tcp_test(94.1, 0);

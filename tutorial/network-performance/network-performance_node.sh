@@ -128,6 +128,18 @@ configure() { # IFACE ADDR PREFIX
     if ! ip -o addr show dev "$iface" | grep -q " $addr/$prefix "; then
         echo "ip addr del $addr/$prefix dev $iface" >>"$state/undo"
     fi
+    # IPv6 drops a link's addresses when it goes down unless keep_addr_on_down is set (IPv4
+    # keeps them): kept for the run, so the address outlives a flap of the link, and set back.
+    # (sysctl's slash form: an iface name may hold a dot.)
+    keep=net/ipv6/conf/$iface/keep_addr_on_down
+    case $addr in *:*)
+        was=$(sysctl -n "$keep" 2>/dev/null) || was=
+        if [ -n "$was" ] && [ "$was" != 1 ]; then
+            echo "sysctl -qw $keep=$was" >>"$state/undo"
+            sysctl -qw "$keep=1"
+        fi
+        ;;
+    esac
     if ! ip -o link show dev "$iface" | grep -q '[<,]UP[,>]'; then
         echo "ip link set $iface down" >>"$state/undo"
     fi

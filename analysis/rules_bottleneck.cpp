@@ -266,7 +266,15 @@ PathLoads path_loads(const TestEvidence& v) {
         if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0)
             loads.reverse_capacity_bps = double(*link.qdisc_rate_bps);
     }
-    if (v.ledger) {
+    // A receiver whose link went down in the phase purged its queue then: those drops are the
+    // outage's (LINK_WENT_DOWN), not a queue holding the ACKs back.
+    const bool receiver_link_down = [&] {
+        if (!v.traces.receiver) return false;
+        const auto& dev = v.traces.receiver->phase.dev_stats;
+        const auto it = dev.find("carrier_down_count");
+        return it != dev.end() && it->second > 0;
+    }();
+    if (v.ledger && !receiver_link_down) {
         std::vector<LedgerDrop> back;
         for (const auto& d : v.ledger->drops)
             if (d.stage == Stage::reverse && !d.housekeeping && d.node == v.ledger->receiver_node &&

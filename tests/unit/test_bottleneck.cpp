@@ -542,6 +542,19 @@ TEST(Bottleneck, ALinkDownForPartOfATcpTestIsWhatHeldItBelowTheCeiling) {
     EXPECT_NE(find_finding(e, "LINK_WENT_DOWN"), nullptr) << codes_of(e);
     expect_none_of(e, {"REVERSE_PATH_LIMITED", "HOST_LIMITED", "LIMIT_NOT_LOCATED"});
 
+    // Over IPv6 (the link keeps its addresses and routes) the receiver's queue, purged as the link
+    // went down, dropped an ACK: the outage's, not a queue that held the ACKs back.
+    Trace s6 = node("node1-1", "server", "tcp", server);
+    add_drops(s6, "QDISC_DROP", 1, "tcp");
+    s6.phases[0].dev_stats["carrier_down_count"] = 1;
+    e = explain_tests({test}, {c, s6}, 100e6, {ping});
+    EXPECT_NE(find_finding(e, "BELOW_CEILING"), nullptr) << codes_of(e);
+    expect_none_of(e, {"REVERSE_PATH_LIMITED", "HOST_LIMITED", "LIMIT_NOT_LOCATED"});
+    // With the receiver's link up all along, its queue's drops are the way back's.
+    s6.phases[0].dev_stats.erase("carrier_down_count");
+    e = explain_tests({test}, {c, s6}, 100e6, {ping});
+    EXPECT_NE(find_finding(e, "REVERSE_PATH_LIMITED"), nullptr) << codes_of(e);
+
     // Intervals that ran slow throughout: the outage is said beside the verdict, not made the
     // cause (and with loss under the ledger's slack, no loss is either).
     test.interval_bps = {40e6, 1e6, 35e6, 38e6, 45e6};

@@ -279,6 +279,12 @@ const std::vector<FindingCode>& finding_codes() {
          "the node booted the PXE stage image, not the loaded one (no image marker)",
          {}},
         {"DATA_IFACE_MISSING", S::error, "", "the node has no interface of that name", {}},
+        {"IPV6_DISABLED",
+         S::error,
+         "",
+         "the data addresses are IPv6 and IPv6 is disabled on the node's data port (or in its "
+         "kernel): it cannot take its address",
+         {}},
         {"IPERF3_MISSING", S::error, "", "iperf3 is not installed on the node", {}},
         {"PING_MISSING", S::error, "", "ping is not installed on the client node", {}},
         {"NO_CARRIER",

@@ -11,6 +11,7 @@
 #include "analysis/format.hpp"
 #include "analysis/json_field.hpp"
 #include "analysis/names.hpp"
+#include "analysis/params.hpp"
 #include "analysis/yaml_scalar.hpp"
 #include "src/common/errors.hpp"
 
@@ -20,9 +21,12 @@ namespace {
 // What two pairs must not share to run at the same time.
 bool conflict(const Pair& a, const Pair& b) {
     const std::set<std::string> nodes{a.server, a.client};
-    const std::set<std::string> addresses{a.server_ip, a.client_ip};
-    return nodes.count(b.server) || nodes.count(b.client) || addresses.count(b.server_ip) ||
-           addresses.count(b.client_ip) || (!a.link.empty() && a.link == b.link);
+    bool shared_address = false;
+    for (const auto* x : {&a.server_ip, &a.client_ip})
+        for (const auto* y : {&b.server_ip, &b.client_ip})
+            shared_address = shared_address || same_address(*x, *y);
+    return nodes.count(b.server) || nodes.count(b.client) || shared_address ||
+           (!a.link.empty() && a.link == b.link);
 }
 
 void schedule(PairPlan& plan) {

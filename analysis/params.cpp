@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "analysis/rate.hpp"
 #include "analysis/yaml_scalar.hpp"
@@ -66,6 +67,14 @@ Address parse_address(const std::string& text, const std::string& field, int lin
     return a;
 }
 
+std::optional<Address> try_parse_address(const std::string& text) {
+    try {
+        return parse_address(text, "", 0);
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+}
+
 Address address(const std::string& key, const YAML::Node& value) {
     return parse_address(yaml_scalar(key, value), key, yaml_line(value));
 }
@@ -101,6 +110,12 @@ void check_address_pair(const std::string& server_ip, const std::string& client_
                                      server_ip, client_ip, prefix_len),
                          line);
     }
+}
+
+bool same_address(const std::string& a, const std::string& b) {
+    const auto x = try_parse_address(a), y = try_parse_address(b);
+    if (!x || !y) return a == b;
+    return x->family == y->family && x->bytes == y->bytes;
 }
 
 bool is_valid_ifname(std::string_view name) {

@@ -45,5 +45,8 @@ void check_address_pair(const std::string& server_ip, const std::string& client_
 // A Linux interface name as the kernel accepts it and as is safe to put in a command:
 // 1-15 characters of [A-Za-z0-9_.-], not "." or "..".
 bool is_valid_ifname(std::string_view name);
+// Whether two address texts are one address (2001:2::1 and 2001:2:0:0::1 are); texts that do not
+// parse as addresses are compared as written.
+bool same_address(const std::string& a, const std::string& b);
 
 }  // namespace np

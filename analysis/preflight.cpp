@@ -48,6 +48,32 @@ std::vector<Finding> node_findings(const NodeFacts& n) {
             "Set np_data_iface in network-performance_params.yml to the node's data port.";
         out.push_back(std::move(f));
     }
+    if (n.iface_exists && (n.ipv6_disabled || n.kernel_without_ipv6)) {
+        Finding f = node_finding("IPV6_DISABLED", n.node);
+        f.title = fmt::format("IPv6 is disabled on {}{}",
+                              n.kernel_without_ipv6 ? "" : n.iface + " of ", n.node);
+        f.detail = n.kernel_without_ipv6
+                       ? fmt::format(
+                             "{}'s kernel runs without IPv6 (booted with ipv6.disable=1: it has no "
+                             "/proc/sys/net/ipv6), so {} cannot take the data address {}.",
+                             n.node, n.iface, n.data_ip)
+                       : fmt::format(
+                             "{} has net.ipv6.conf.{}.disable_ipv6 = 1, so {} cannot take the data "
+                             "address {} (the kernel refuses it: \"Permission denied\").",
+                             n.node, n.iface, n.iface, n.data_ip);
+        f.evidence.emplace_back("data_iface", n.iface);
+        f.evidence.emplace_back("data_ip", n.data_ip);
+        f.next_step =
+            n.kernel_without_ipv6
+                ? "Boot the node without ipv6.disable=1, or give the run IPv4 data addresses "
+                  "(np_server_ip, np_client_ip)."
+                : fmt::format(
+                      "Enable IPv6 on the data port (sysctl -w net.ipv6.conf.{}.disable_ipv6=0 "
+                      "on {}), or give the run IPv4 data addresses (np_server_ip, "
+                      "np_client_ip).",
+                      n.iface, n.node);
+        out.push_back(std::move(f));
+    }
     if (!n.iperf3_present) {
         Finding f = node_finding("IPERF3_MISSING", n.node);
         f.title = fmt::format("iperf3 is not installed on {}", n.node);

@@ -21,6 +21,11 @@ struct NodeFacts {
     std::vector<std::string> ifaces;  // all the node's interfaces except lo
     bool iperf3_present = true;
     bool ping_present = true;
+    // With IPv6 data addresses: IPv6 disabled on the data iface (net.ipv6.conf.IFACE.disable_ipv6
+    // 1), or in the whole kernel (booted with ipv6.disable=1: no /proc/sys/net/ipv6).
+    bool ipv6_disabled = false;
+    bool kernel_without_ipv6 = false;
+    std::string data_ip;  // the address the node is to take (for the message)
     // After the link is set up:
     std::optional<bool> carrier;
     std::vector<std::string> ports_with_carrier;  // other ports that do have carrier
@@ -40,7 +45,7 @@ struct PathFacts {
     std::string neighbour_mac;  // the MAC that answered for it (`ip neigh` lladdr), lower case
 };
 
-// IMAGE_NOT_BOOTED, DATA_IFACE_MISSING, IPERF3_MISSING, PING_MISSING (errors).
+// IMAGE_NOT_BOOTED, DATA_IFACE_MISSING, IPV6_DISABLED, IPERF3_MISSING, PING_MISSING (errors).
 std::vector<Finding> node_findings(const NodeFacts& n);
 // NO_CARRIER (error), naming the ports that have carrier.
 std::vector<Finding> carrier_findings(const NodeFacts& n);

@@ -22,6 +22,7 @@
 #include "analysis/codes.hpp"
 #include "analysis/contract.hpp"
 #include "analysis/inputs.hpp"
+#include "analysis/model.hpp"
 #include "analysis/names.hpp"
 #include "analysis/preflight.hpp"
 #include "analysis/text.hpp"
@@ -197,7 +198,9 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
                   "echo mac=$(cat /sys/class/net/{1}/address 2>/dev/null); "
                   "echo ifaces=$(ls /sys/class/net | grep -vx lo | tr '\\n' ' '); "
                   "if command -v iperf3 >/dev/null; then echo iperf3=1; else echo iperf3=0; fi; "
-                  "if command -v ping >/dev/null; then echo ping=1; else echo ping=0; fi",
+                  "if command -v ping >/dev/null; then echo ping=1; else echo ping=0; fi; "
+                  "echo ipv6=$(cat /proc/sys/net/ipv6/conf/{1}/disable_ipv6 2>/dev/null || "
+                  "{{ [ -d /proc/sys/net/ipv6 ] || echo kernel; }})",
                   shell_quote(p.image_marker), iface))
             .out);
     NodeFacts n;
@@ -211,6 +214,12 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
     n.iperf3_present = kv.count("iperf3") && kv.at("iperf3") == "1";
     n.ping_present = kv.count("ping") && kv.at("ping") == "1";
     n.mac = kv.count("mac") ? text::lower(text::trim(kv.at("mac"))) : "";
+    n.data_ip = role == "server" ? p.server_ip : p.client_ip;
+    if (ip_version_of_address(n.data_ip) == IpVersion::v6 && kv.count("ipv6")) {
+        const std::string_view v = text::trim(kv.at("ipv6"));
+        n.ipv6_disabled = v == "1";
+        n.kernel_without_ipv6 = v == "kernel";
+    }
     return n;
 }
 

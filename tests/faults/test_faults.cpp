@@ -887,6 +887,21 @@ TEST(Faults, AnIpv6AddressAnotherHostHoldsFailsDuplicateAddressDetection) {
          .why_one_family = "duplicate address detection is IPv6's"});
 }
 
+// "The IPv6 run fails with 'RTNETLINK answers: Permission denied'" — the image disables IPv6 on
+// the data port (net.ipv6.conf.IFACE.disable_ipv6 = 1): said in preflight, before anything is
+// changed on either node, with what to do.
+TEST(Faults, Ipv6DisabledOnTheServersPortIsSaidBeforeAnythingChanges) {
+    run_scenario({.name = "IPv6 disabled on the server's port",
+                  .fault = "net.ipv6.conf.enp0s25.disable_ipv6 = 1 on node A",
+                  .inject = {{server(), "sysctl -qw net.ipv6.conf.enp0s25.disable_ipv6=1"}},
+                  .restore = {{server(), "sysctl -qw net.ipv6.conf.enp0s25.disable_ipv6=0"}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"IPV6_DISABLED", "RUN_INCOMPLETE"},
+                  .detail_mentions = "disable_ipv6 = 1",
+                  .family = 6,
+                  .why_one_family = "IPv6's own switch"});
+}
+
 // ---------------------------------------------------------------- faults on a hop between the
 // nodes: a row of three nodes on a switch (the root namespace's bridge, scripts/testbed.sh
 // --nodes 3), whose port towards a node is a link neither node's probe sees. Brought up for the

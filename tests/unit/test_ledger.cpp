@@ -803,8 +803,8 @@ TEST(Explain, WhatATcpSenderStillHeldIsNotTrafficOnAnotherInterface) {
     EXPECT_EQ(find_finding(e, "WRONG_INTERFACE"), nullptr) << codes_of(e);
     // Had the flow crossed another interface, what the receiver got would not be on this one.
     test.received_bytes = 1.2e6;
-    const Finding* f =
-        find_finding(explain_tests({test}, {client, server}, 100e6), "WRONG_INTERFACE");
+    const auto other = explain_tests({test}, {client, server}, 100e6);
+    const Finding* f = find_finding(other, "WRONG_INTERFACE");
     ASSERT_NE(f, nullptr);
     EXPECT_TRUE(contains(f->detail, "while the receiver got 1,200,000 bytes")) << f->detail;
 }

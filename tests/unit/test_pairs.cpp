@@ -56,6 +56,16 @@ TEST(Pairs, PairsOnTheParamsAddressesRunOneAfterAnother) {
     EXPECT_EQ(p.pairs[1].server_ip, "198.18.0.1");
 }
 
+// One IPv6 address written two ways is one address: the pairs holding it cannot run together.
+TEST(Pairs, AnIpv6AddressWrittenTwoWaysIsOneAddress) {
+    const auto p = plan(
+        "pairs:\n"
+        "  - {server: a, client: b, server_ip: '2001:2::1', client_ip: '2001:2::2'}\n"
+        "  - {server: c, client: d, server_ip: '2001:2:0:0::1', client_ip: '2001:2::3'}\n"
+        "  - {server: e, client: f, server_ip: '2001:2::4', client_ip: '2001:2::5'}\n");
+    EXPECT_EQ(waves(p), (std::vector<int>{0, 1, 0}));
+}
+
 TEST(Pairs, PairsOnOneLinkRunOneAfterAnother) {
     const auto p = plan(
         "pairs:\n"

@@ -123,5 +123,26 @@ TEST(Preflight, AFailedDuplicateAddressDetectionIsAnAddressConflict) {
               std::string::npos);
 }
 
+// IPv6 data addresses on a port with IPv6 disabled, or a kernel without it: said before anything
+// is changed, with what to do.
+TEST(Preflight, AnIpv6AddressOnAPortWithoutIpv6IsRefusedFirst) {
+    NodeFacts n = kServer;
+    n.data_ip = "2001:2::1";
+    EXPECT_TRUE(node_findings(n).empty());
+    n.ipv6_disabled = true;
+    auto f = node_findings(n);
+    ASSERT_EQ(codes(f), std::vector<std::string>{"IPV6_DISABLED"});
+    EXPECT_EQ(f[0].severity, Severity::error);
+    EXPECT_EQ(f[0].title, "IPv6 is disabled on enp0s25 of node1-1");
+    EXPECT_NE(f[0].detail.find("net.ipv6.conf.enp0s25.disable_ipv6 = 1"), std::string::npos);
+    EXPECT_NE(f[0].next_step.find("sysctl -w net.ipv6.conf.enp0s25.disable_ipv6=0"),
+              std::string::npos);
+    n.ipv6_disabled = false;
+    n.kernel_without_ipv6 = true;
+    f = node_findings(n);
+    ASSERT_EQ(codes(f), std::vector<std::string>{"IPV6_DISABLED"});
+    EXPECT_NE(f[0].detail.find("ipv6.disable=1"), std::string::npos) << f[0].detail;
+}
+
 }  // namespace
 }  // namespace np

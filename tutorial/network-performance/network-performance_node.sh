@@ -122,6 +122,13 @@ node_unlock() {
 
 configure() { # IFACE ADDR PREFIX
     iface=$1 addr=$2 prefix=$3
+    # An IPv6 address on a port (or a kernel) without IPv6: the kernel would refuse it.
+    case $addr in *:*)
+        [ -d /proc/sys/net/ipv6 ] || die "$node's kernel runs without IPv6 (booted with ipv6.disable=1): $iface cannot take $addr; use IPv4 data addresses (np_server_ip, np_client_ip)"
+        [ "$(cat "/proc/sys/net/ipv6/conf/$iface/disable_ipv6" 2>/dev/null)" != 1 ] ||
+            die "IPv6 is disabled on $iface of $node (net.ipv6.conf.$iface.disable_ipv6 = 1): it cannot take $addr; enable it (sysctl -w net.ipv6.conf.$iface.disable_ipv6=0) or use IPv4 data addresses"
+        ;;
+    esac
     mkdir -p -m 0700 "$state"
     node_lock
     # Undo first: what reverses each change is on disk before the change is made.

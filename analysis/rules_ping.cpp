@@ -199,15 +199,17 @@ void ping(const ExplainInput& in, Explanation& e) {
             f.next_step = "Use the counts.";
             if (p.errors_counted_as_received > 0) {
                 f.detail = fmt::format(
-                    "{} transmitted, {} echo replies. {} counted {} ICMP error answers ('{}') as "
+                    "{} transmitted, {} echo replies. {} counted {} {} error answers ('{}') as "
                     "received: a host or router on the way answered instead of the peer, so they "
                     "are no replies from it.",
                     p.transmitted, p.received, p.flavour, p.errors_counted_as_received,
-                    p.error_text);
+                    icmp_of(p.target), p.error_text);
                 f.evidence.emplace_back("errors_counted_as_received", p.errors_counted_as_received);
-                f.next_step =
+                f.next_step = fmt::format(
                     "Use the counts without those answers; check the peer's address and "
-                    "that it is on the segment (arp -a on Windows).";
+                    "that it is on the segment ({} on Windows).",
+                    icmp_of(p.target) == "ICMPv6" ? "netsh interface ipv6 show neighbors"
+                                                  : "arp -a");
             }
             push(std::move(f));
         }

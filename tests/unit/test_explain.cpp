@@ -326,6 +326,29 @@ TEST(Explain, PingWithoutRepliesIsAnError) {
     EXPECT_EQ(e.verdicts[0].verdict, "unreachable");
 }
 
+// Ping unanswered while the tests carried data over the same path: only the echo was filtered —
+// over IPv6, ICMPv6's echo, and the firewall to look at is ip6tables'.
+TEST(Explain, AnUnansweredIpv6PingBesideWorkingTestsIsIcmpv6Filtered) {
+    for (const auto& [target, icmp, tables] :
+         {std::tuple{"2001:2::1", "only ICMPv6 echo went unanswered", "ip6tables -S"},
+          std::tuple{"198.18.0.1", "only ICMP echo went unanswered", "iptables -S"}}) {
+        ExplainInput in;
+        in.link_bps = 1e9;
+        in.measurements.throughput = {slow_tcp()};
+        PingTest ping;
+        ping.label = std::string("ping ") + target;
+        ping.target = target;
+        ping.transmitted = 5;
+        in.measurements.pings = {ping};
+        const auto e = explain(in);
+        const Finding* f = find_finding(e, "PING_NO_REPLY");
+        ASSERT_NE(f, nullptr) << target;
+        EXPECT_EQ(f->severity, Severity::warn);
+        EXPECT_CONTAINS(f->detail, icmp);
+        EXPECT_CONTAINS(f->next_step, tables);
+    }
+}
+
 TEST(Explain, PingDuplicatesAreFlagged) {
     const auto e = explain_files({"ping/iputils-broadcast-duplicates.txt"}, std::nullopt);
     ASSERT_NE(find_finding(e, "PING_DUPLICATES"), nullptr);

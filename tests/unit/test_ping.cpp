@@ -205,6 +205,29 @@ TEST(Ping, WindowsCountsUnreachableAnswersAsReceivedAndTheyAreErrors) {
 
 // Every ICMP error ping.exe counts as received is named by its own words: a TTL expired on the way
 // is not an unreachable host.
+// Over IPv6 the errors ping.exe counts as received are ICMPv6's, and the neighbour table to check
+// is IPv6's.
+TEST(Ping, WindowsIpv6ErrorAnswersAreIcmpv6s) {
+    const std::string text =
+        "Pinging 2001:2::99 with 32 bytes of data:\n"
+        "Reply from 2001:2::1: Destination host unreachable.\n"
+        "Reply from 2001:2::1: Destination host unreachable.\n"
+        "\n"
+        "Ping statistics for 2001:2::99:\n"
+        "    Packets: Sent = 2, Received = 2, Lost = 0 (0% loss),\n";
+    ExplainInput in;
+    in.measurements.pings = {pings(text).at(0)};
+    const auto e = explain(in);
+    bool said = false;
+    for (const auto& f : e.findings) {
+        if (f.detail.find("counted 2 ICMPv6 error answers") == std::string::npos) continue;
+        said = true;
+        EXPECT_NE(f.next_step.find("netsh interface ipv6 show neighbors"), std::string::npos)
+            << f.next_step;
+    }
+    EXPECT_TRUE(said) << testing::codes_of(e);
+}
+
 TEST(Ping, WindowsErrorAnswersAreNamedByTheirOwnText) {
     const std::string text =
         "Pinging 198.18.10.2 with 32 bytes of data:\n"

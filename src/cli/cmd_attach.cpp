@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -151,14 +150,7 @@ void add_attach_command(CLI::App& app, Runner& run) {
     sub->add_option("--mode", o->mode,
                     "Write the contract anew from --iperf3/--ping (and the traces) for this mode "
                     "(manual, ansible, jupyter, …), replacing the file; the tutorial's fields "
-                    "come from the tools' outputs")
-        ->check([](const std::string& m) {
-            const bool ok =
-                !m.empty() && m.size() <= 32 && std::all_of(m.begin(), m.end(), [](char ch) {
-                    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
-                });
-            return ok ? std::string() : "a mode is 1-32 of A-Z a-z 0-9 - _";
-        });
+                    "come from the tools' outputs (checked as run checks it: names.hpp)");
     sub->add_option("--node1", o->node1, "With --mode: node A, the iperf3 server")->needs("--mode");
     sub->add_option("--node2", o->node2, "With --mode: node B, the client")->needs("--mode");
     sub->callback([&run, o] { run = [o] { return run_attach(*o); }; });

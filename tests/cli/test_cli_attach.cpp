@@ -143,6 +143,25 @@ TEST_F(CliAttach, ModeWritesANewContractFromTheOutputsAndTraces) {
     EXPECT_FALSE(d["explain"]["findings"].empty());
 }
 
+// A mode `run --mode` accepts (names.hpp: 1-64 of letters, digits, '.', '_', '-') is one attach
+// accepts: the contract a run wrote can be written anew; one neither accepts is refused naming
+// --mode before anything is written.
+TEST_F(CliAttach, ModesAreTheOnesRunAccepts) {
+    const fs::path dotted = dir_ / "np_contract_lab.row1.json";
+    const auto r = np_explain({"attach", dotted.string(), "--mode", "lab.row1", "--iperf3",
+                               path("np-explain_tcp.json"), "--link", "100M"});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(std::ifstream(dotted))["mode"], "lab.row1");
+    for (const std::string& bad :
+         {std::string(".hidden"), std::string(65, 'm'), std::string("a/b")}) {
+        const auto refused = np_explain({"attach", (dir_ / "np_contract_y.json").string(), "--mode",
+                                         bad, "--iperf3", path("np-explain_tcp.json")});
+        EXPECT_EQ(refused.exit_status, 2) << bad;
+        EXPECT_NE(refused.err.find("--mode"), std::string::npos) << refused.err;
+        EXPECT_FALSE(fs::exists(dir_ / "np_contract_y.json"));
+    }
+}
+
 TEST_F(CliAttach, ModeWithoutOutputsIsRefused) {
     const auto r = np_explain({"attach", (dir_ / "np_contract_x.json").string(), "--mode", "x"});
     EXPECT_EQ(r.exit_status, 2);

@@ -55,24 +55,21 @@ struct Address {
     std::array<uint8_t, 16> bytes{};
 };
 
-Address parse_address(const std::string& text, const std::string& field, int line) {
+std::optional<Address> address_of(const std::string& text) {
     Address a;
     if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1) {
         a.family = AF_INET;
     } else if (inet_pton(AF_INET6, text.c_str(), a.bytes.data()) == 1) {
         a.family = AF_INET6;
     } else {
-        throw InputError(field, fmt::format("'{}' is not an IPv4 or IPv6 address", text), line);
+        return std::nullopt;
     }
     return a;
 }
 
-std::optional<Address> try_parse_address(const std::string& text) {
-    try {
-        return parse_address(text, "", 0);
-    } catch (const InputError&) {
-        return std::nullopt;
-    }
+Address parse_address(const std::string& text, const std::string& field, int line) {
+    if (auto a = address_of(text)) return *a;
+    throw InputError(field, fmt::format("'{}' is not an IPv4 or IPv6 address", text), line);
 }
 
 Address address(const std::string& key, const YAML::Node& value) {
@@ -113,7 +110,7 @@ void check_address_pair(const std::string& server_ip, const std::string& client_
 }
 
 bool same_address(const std::string& a, const std::string& b) {
-    const auto x = try_parse_address(a), y = try_parse_address(b);
+    const auto x = address_of(a), y = address_of(b);
     if (!x || !y) return a == b;
     return x->family == y->family && x->bytes == y->bytes;
 }

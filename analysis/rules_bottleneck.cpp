@@ -138,6 +138,12 @@ void link_shared(const TestEvidence& v, const PathLoads& loads, std::vector<Find
     out.push_back(std::move(f));
 }
 
+// How often the kernel counted the side's data NIC losing its carrier in the phase; 0 unread.
+int64_t carrier_down_count(const TracedSide& side) {
+    const auto it = side.phase.dev_stats.find("carrier_down_count");
+    return it != side.phase.dev_stats.end() ? it->second : 0;
+}
+
 // Whether a drop of the test's packets on their way back from the receiver shows its egress
 // queue or shaper holding them back: dropped by the queue (by reason, or by the function that
 // freed it). Not a drop of a link that was down (DEV_READY) or had no route (IP_OUTNOROUTES, a
@@ -268,12 +274,7 @@ PathLoads path_loads(const TestEvidence& v) {
     }
     // A receiver whose link went down in the phase purged its queue then: those drops are the
     // outage's (LINK_WENT_DOWN), not a queue holding the ACKs back.
-    const bool receiver_link_down = [&] {
-        if (!v.traces.receiver) return false;
-        const auto& dev = v.traces.receiver->phase.dev_stats;
-        const auto it = dev.find("carrier_down_count");
-        return it != dev.end() && it->second > 0;
-    }();
+    const bool receiver_link_down = v.traces.receiver && carrier_down_count(*v.traces.receiver) > 0;
     if (v.ledger && !receiver_link_down) {
         std::vector<LedgerDrop> back;
         for (const auto& d : v.ledger->drops)
@@ -595,13 +596,12 @@ std::optional<CarrierLost> carrier_lost(const TestEvidence& v) {
     CarrierLost lost;
     for (const auto* side : {&v.traces.sender, &v.traces.receiver}) {
         if (!*side) continue;
-        const auto& dev = (*side)->phase.dev_stats;
-        const auto it = dev.find("carrier_down_count");
-        if (it == dev.end() || it->second <= 0) continue;
+        const int64_t down = carrier_down_count(**side);
+        if (down <= 0) continue;
         const std::string& node = (*side)->trace->node;
-        where.push_back(fmt::format("{}'s {} {} time{}", node, (*side)->trace->iface, it->second,
-                                    it->second == 1 ? "" : "s"));
-        lost.evidence.emplace_back(node + ".carrier_down_count", it->second);
+        where.push_back(fmt::format("{}'s {} {} time{}", node, (*side)->trace->iface, down,
+                                    down == 1 ? "" : "s"));
+        lost.evidence.emplace_back(node + ".carrier_down_count", down);
     }
     if (where.empty()) return std::nullopt;
     lost.where = fmt::format("{}", fmt::join(where, " and "));

@@ -806,18 +806,27 @@ TEST(Faults, ALinkFlapIsNamedByTheCarrierCount) {
 
 // Another host on the data segment holds the server's address: a macvlan in a namespace of its
 // own on the server's segment, holding node A's address before the run configures it.
+// The commands that put that other host on `node`'s data port: a macvlan moved into namespace
+// `ns` (removed with it), holding node A's address in the scenario's family (over IPv6 without
+// duplicate address detection of its own: it holds the address at once).
+std::vector<std::pair<std::string, std::string>> another_host(const std::string& ns,
+                                                              const std::string& node) {
+    return {{"", "ip netns add " + ns},
+            {node, "ip link add link enp0s25 name npdup0 type macvlan mode bridge"},
+            {node, "ip link set npdup0 netns " + ns},
+            {"", "ip -n " + ns + " addr add " + data_ip(1) + data_prefix() + " dev npdup0" +
+                     (fault_family() == 6 ? " nodad" : "")},
+            {"", "ip -n " + ns + " link set npdup0 up"}};
+}
+
 Scenario address_conflict(const std::string& name, const std::string& fault, const std::string& ns,
                           const std::string& mentions) {
+    auto inject = another_host(ns, server());
+    // The client has not talked to the server lately: it asks ARP afresh.
+    inject.push_back({client(), "ip neigh flush dev enp0s25"});
     return {.name = name,
             .fault = fault,
-            .inject = {{"", "ip netns add " + ns},
-                       {server(), "ip link add link enp0s25 name npdup0 type macvlan mode bridge"},
-                       {server(), "ip link set npdup0 netns " + ns},
-                       {"", "ip -n " + ns + " addr add " + data_ip(1) + data_prefix() +
-                                " dev npdup0" + (fault_family() == 6 ? " nodad" : "")},
-                       {"", "ip -n " + ns + " link set npdup0 up"},
-                       // The client has not talked to the server lately: it asks ARP afresh.
-                       {client(), "ip neigh flush dev enp0s25"}},
+            .inject = inject,
             .restore = {{"", "ip netns del " + ns}},
             .args = {"--udp-bandwidth", "50M"},
             .expect = {"ADDRESS_CONFLICT", "RUN_INCOMPLETE"},
@@ -870,21 +879,16 @@ TEST(Faults, AnotherHostWinningArpForTheServersAddressIsAnAddressConflict) {
 // address dadfailed, named as the conflict it is.
 TEST(Faults, AnIpv6AddressAnotherHostHoldsFailsDuplicateAddressDetection) {
     const std::string ns = "npfault-dad" + std::to_string(testbed().row);
-    run_scenario(
-        {.name = "IPv6 address held by another host",
-         .fault = "a second host on the segment holds node A's IPv6 address",
-         .inject = {{"", "ip netns add " + ns},
-                    {client(), "ip link add link enp0s25 name npdup0 type macvlan mode bridge"},
-                    {client(), "ip link set npdup0 netns " + ns},
-                    {"",
-                     "ip -n " + ns + " addr add " + testbed().data_ip6(1) + "/64 dev npdup0 nodad"},
-                    {"", "ip -n " + ns + " link set npdup0 up"}},
-         .restore = {{"", "ip netns del " + ns}},
-         .args = {"--udp-bandwidth", "50M"},
-         .expect = {"ADDRESS_CONFLICT", "RUN_INCOMPLETE"},
-         .detail_mentions = "duplicate address detection failed",
-         .family = 6,
-         .why_one_family = "duplicate address detection is IPv6's"});
+    InFamily six(6);
+    run_scenario({.name = "IPv6 address held by another host",
+                  .fault = "a second host on the segment holds node A's IPv6 address",
+                  .inject = another_host(ns, client()),
+                  .restore = {{"", "ip netns del " + ns}},
+                  .args = {"--udp-bandwidth", "50M"},
+                  .expect = {"ADDRESS_CONFLICT", "RUN_INCOMPLETE"},
+                  .detail_mentions = "duplicate address detection failed",
+                  .family = 6,
+                  .why_one_family = "duplicate address detection is IPv6's"});
 }
 
 // "The IPv6 run fails with 'RTNETLINK answers: Permission denied'" — the image disables IPv6 on

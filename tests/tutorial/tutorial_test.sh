@@ -166,19 +166,31 @@ ipv6)
     "${PY:-/usr/bin/python3}" - "$NETWORK_PERFORMANCE_RUN_DIR" "$v6_net" <<'PY'
 import json, os, sys
 d, net = sys.argv[1:3]
+at_line_rate = []
 for mode in ("manual", "ansible", "jupyter"):
     c = json.load(open(os.path.join(d, f"np_contract_{mode}.json")))
     # IPv6's ceilings on the 100M link: 92.85 Mbit/s TCP (its 40-byte header), not IPv4's 94.93.
     tcp = c["model"]["tcp"]["goodput_ceiling_mbps"]
     assert abs(tcp - 92.85) < 0.01, (mode, tcp)
-    assert 90 < c["tcp_mbps"] <= 93.3 and c["udp_mbps"] > 45, (mode, c["tcp_mbps"], c["udp_mbps"])
-    bound = [f for f in c["explain"]["findings"] if f["code"] == "LINE_RATE_BOUND"]
-    assert bound and "40 IPv6, 20 TCP" in bound[0]["detail"], (mode, bound)
-    codes = [f["code"] for f in c["explain"]["findings"] if f["severity"] != "info"]
-    assert not codes, (mode, codes)
+    assert c["tcp_mbps"] <= 93.3 and c["udp_mbps"] > 45, (mode, c["tcp_mbps"], c["udp_mbps"])
+    findings = c["explain"]["findings"]
+    bound = [f for f in findings if f["code"] == "LINE_RATE_BOUND"]
+    if bound:
+        # At the line rate: explained by IPv6's headers, and nothing else to say.
+        assert "40 IPv6, 20 TCP" in bound[0]["detail"], (mode, bound)
+        codes = [f["code"] for f in findings if f["severity"] != "info"]
+        assert not codes, (mode, codes)
+        at_line_rate.append(mode)
+    else:
+        # This test runs beside others (it is not held to a rate): a mode the machine held
+        # below the line rate is still measured against IPv6's ceiling, not IPv4's.
+        below = [f for f in findings if f"of the {tcp:.2f} Mbit/s ceiling" in f["title"]]
+        assert below, (mode, c["tcp_mbps"], [f["title"] for f in findings])
+        print(f"{mode}: {below[0]['code']} — {below[0]['title']}")
     ping = open(os.path.join(d, f"{mode}_ping.txt")).read()
     assert net + "1" in ping and "icmp_seq" in ping, (mode, ping[:200])
     print(f"{mode} over IPv6: tcp {c['tcp_mbps']:.2f} of {tcp:.2f}, udp {c['udp_mbps']:.2f} Mbit/s")
+assert at_line_rate, "no mode reached IPv6's TCP line rate"
 PY
     assert_clean "the three modes over IPv6"
     ;;

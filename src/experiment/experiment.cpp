@@ -566,9 +566,11 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         };
         progress.step(fmt::format("starting the iperf3 server on {}", o.node_a));
         announce("ping");
+        // -W 2: where no echo is answered at all (ICMP filtered), ping waits 2 s after its last
+        // request, not its default 10; a reply on a data link comes in well under that.
         rec.ping = run_client(
             b,
-            recorded("ping", fmt::format("ping -c {} -I {} {}", p.ping_count,
+            recorded("ping", fmt::format("ping -c {} -W 2 -I {} {}", p.ping_count,
                                          shell_quote(p.data_iface), shell_quote(p.server_ip))),
             p.ping_count, "ping", pa.get(), progress, link,
             rec.status[run_dir::output(mode, run_dir::kPing)]);

@@ -3,8 +3,9 @@
 #   build-san/  (clang with ASan+UBSan, -DNP_SANITIZE=ON) first: every testbed test — `run` over
 #               SSH, the fault suite and the fault matrix, the tutorial's three modes and its
 #               fan-out, `run --local` — with the sanitized np-explain and np-probe, on
-#               NP_TESTBED_SLOTS testbeds at once (tests/testbed): those held to a rate first
-#               and alone, the others beside the fuzz, unit and CLI runs; each reader's libFuzzer
+#               NP_TESTBED_SLOTS testbeds at once (tests/testbed): those held to a rate first,
+#               with nothing beside them but each other, the others beside the fuzz, unit and
+#               CLI runs; each reader's libFuzzer
 #               target for a short time (10 s each here, 15 s by itself; NP_FUZZ_SECONDS=0
 #               skips); the unit, CLI and kernel tests. Any report fails the suite; each
 #               sanitized process logs it to build-san/sanitizer.* (a probe on a testbed node
@@ -126,8 +127,9 @@ export ASAN_OPTIONS="log_path=$PWD/build-san/sanitizer:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_on_error=1"
 status=0
 slots=$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)
-# The testbed tests held to a rate (label testbed-rated: tests/testbed) first, one at a time with
-# nothing beside them; the slots stay up for the others (-FC: without the fixture's cleanup).
+# The testbed tests held to a rate (label testbed-rated: tests/testbed) first, in a run of their
+# own: nothing beside them but each other (a core each, or the whole CPU resource, as each
+# declares); the slots stay up for the others (-FC: without the fixture's cleanup).
 ctest_run sanitized-testbeds-rated build-san -L '^testbed-rated$' -FC np_testbed \
     -j"$slots" "$@" || status=$?
 # Then the other testbed tests, a slot each, in the background, on the slots already up (the

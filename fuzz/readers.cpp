@@ -116,14 +116,10 @@ void trace(std::string_view input) {
 void probe_message(std::string_view input) {
     auto j = proto::parse_message(input);
     if (!j.is_object()) return;
-    (void)(j.value(std::string(proto::kTypeKey), "") == proto::kMessageReady);
+    (void)(proto::message_type(j) == proto::kMessageReady);
     if (j.contains("last_sample") && j["last_sample"].is_object()) {
         const auto& s = j["last_sample"];
-        try {
-            (void)(s.value("interval_ms", 0.0) + s.value("tx_wire_bytes", 0.0));
-        } catch (const nlohmann::json::exception&) {
-            // node.cpp's value() on a field of another type: it must catch this too
-        }
+        (void)(proto::number_field(s, "interval_ms") + proto::number_field(s, "tx_wire_bytes"));
     }
     j.erase(std::string(proto::kTypeKey));
     const std::string text = j.dump(2);

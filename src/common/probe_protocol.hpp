@@ -13,6 +13,7 @@
 // stdout (foreground only): "ready" once attached, "sample" every interval, "phase" when a
 // phase closes, "trace" last. `--background` prints only "ready", then detaches.
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "src/common/json_document.hpp"
@@ -48,6 +49,21 @@ inline nlohmann::json parse_message(std::string_view text) {
     } catch (const InputError&) {
         return nlohmann::json(nlohmann::json::value_t::discarded);
     }
+}
+
+// A message's type: its `type` string, or "" when it is no object or its `type` is missing or
+// not a string (`{"type": 71}` from a node is a message of no type, not an exception).
+inline std::string message_type(const nlohmann::json& j) {
+    if (!j.is_object()) return "";
+    const auto it = j.find(kTypeKey);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// A numeric field of a message, or 0 when it is missing or not a number.
+inline double number_field(const nlohmann::json& j, std::string_view key) {
+    if (!j.is_object()) return 0;
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : 0;
 }
 
 }  // namespace np::probe_protocol

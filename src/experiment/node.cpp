@@ -430,7 +430,7 @@ void RemoteProbe::start(const std::string& iface, const std::string& role, int p
         remote::Millis(30000));
     const auto ready = proto::parse_message(started.out);
     if (started.exit_status != 0 || !ready.is_object() ||
-        ready.value(std::string(proto::kTypeKey), "") != proto::kMessageReady) {
+        proto::message_type(ready) != proto::kMessageReady) {
         std::string err = started.err;
         while (!err.empty() && err.back() == '\n') err.pop_back();
         throw EnvironmentError(
@@ -451,8 +451,7 @@ std::string RemoteProbe::send(const std::string& command, remote::Millis timeout
 bool RemoteProbe::phase(const std::string& name) {
     if (stopped_) return false;
     const auto j = proto::parse_message(send("phase " + name, remote::Millis(10000)));
-    if (!j.is_object() || j.value(std::string(proto::kTypeKey), "") != proto::kMessagePhase)
-        return false;
+    if (proto::message_type(j) != proto::kMessagePhase) return false;
     closed_phases_.push_back(j);
     closed_phases_.back().erase(std::string(proto::kTypeKey));
     return true;
@@ -464,9 +463,10 @@ std::optional<double> RemoteProbe::rate_bps() {
     if (!j.is_object() || !j.contains("last_sample") || !j["last_sample"].is_object())
         return std::nullopt;
     const auto& s = j["last_sample"];
-    const double ms = s.value("interval_ms", 0.0);
+    const double ms = proto::number_field(s, "interval_ms");
     if (ms <= 0) return std::nullopt;
-    const double tx = s.value("tx_wire_bytes", 0.0), rx = s.value("rx_wire_bytes", 0.0);
+    const double tx = proto::number_field(s, "tx_wire_bytes");
+    const double rx = proto::number_field(s, "rx_wire_bytes");
     return std::max(tx, rx) * 8.0 / (ms / 1000.0);
 }
 
@@ -475,7 +475,7 @@ std::string RemoteProbe::stop(remote::Millis timeout, std::string& why) {
     stopped_ = true;
     try {
         auto j = proto::parse_message(send(std::string(proto::kCommandStop), timeout));
-        if (j.is_object() && j.value(std::string(proto::kTypeKey), "") == proto::kMessageTrace) {
+        if (proto::message_type(j) == proto::kMessageTrace) {
             j.erase(std::string(proto::kTypeKey));
             trace_ = j.dump(2) + "\n";
             return trace_;

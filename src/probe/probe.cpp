@@ -833,8 +833,7 @@ int send_to_probe(const std::string& control_path, const std::string& command) {
     std::fwrite(answer.data(), 1, answer.size(), stdout);
     std::fputc('\n', stdout);
     const auto j = nlohmann::json::parse(answer, nullptr, false);
-    return j.is_object() && j.value(std::string(proto::kTypeKey), "") == proto::kMessageError ? 2
-                                                                                              : 0;
+    return proto::message_type(j) == proto::kMessageError ? 2 : 0;
 }
 
 }  // namespace np::probe

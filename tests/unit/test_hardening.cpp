@@ -87,6 +87,22 @@ TEST(ProbeMessage, ADeepOrOutOfRangeReplyIsDiscardedNotPrinted) {
     EXPECT_TRUE(probe_protocol::parse_message(R"({"type":"ready"})").is_object());
 }
 
+TEST(ProbeMessage, FieldsOfAnotherTypeAreNoTypeAndNoNumberNotAnException) {
+    // Found by the fuzz target probe_message: `{"type":71}` threw nlohmann's type_error out of
+    // value("type", "") in the console's reading of a node's reply.
+    using probe_protocol::message_type, probe_protocol::number_field, probe_protocol::parse_message;
+    EXPECT_EQ(message_type(parse_message(R"({"type":71})")), "");
+    EXPECT_EQ(message_type(parse_message(R"({"type":["ready"]})")), "");
+    EXPECT_EQ(message_type(parse_message(R"(["ready"])")), "");
+    EXPECT_EQ(message_type(parse_message(R"({"type":"ready"})")), "ready");
+    const auto s =
+        parse_message(R"({"interval_ms":"100","tx_wire_bytes":{},"rx_wire_bytes":12.5})");
+    EXPECT_EQ(number_field(s, "interval_ms"), 0);
+    EXPECT_EQ(number_field(s, "tx_wire_bytes"), 0);
+    EXPECT_EQ(number_field(s, "missing"), 0);
+    EXPECT_EQ(number_field(s, "rx_wire_bytes"), 12.5);
+}
+
 TEST(Contract, AModeThatIsNotAPlainNameIsRefusedWhereItEnters) {
     for (const char* mode : {"../../outside/secret", "/etc/passwd", "a/b", "..", ".hidden", "-x",
                              "", "a\x1b]0;t\x07"}) {

@@ -5,11 +5,10 @@
 #               fan-out, `run --local` — with the sanitized np-explain and np-probe, on
 #               NP_TESTBED_SLOTS testbeds at once (tests/testbed): those held to a rate first,
 #               with nothing beside them but each other, the others beside the fuzz, unit and
-#               CLI runs; each reader's libFuzzer
-#               target for a short time (10 s each here, 15 s by itself; NP_FUZZ_SECONDS=0
-#               skips); the unit, CLI and kernel tests. Any report fails the suite; each
-#               sanitized process logs it to build-san/sanitizer.* (a probe on a testbed node
-#               too: src/probe/np_probe_main.cpp).
+#               CLI runs; each reader's libFuzzer target for a short time (10 s each here,
+#               15 s by itself; NP_FUZZ_SECONDS=0 skips); the unit, CLI and kernel tests. Any
+#               report fails the suite; each sanitized process logs it to build-san/sanitizer.*
+#               (a probe on a testbed node too: src/probe/np_probe_main.cpp).
 #   build/      (the product, as shipped: g++), built beside build-san/ before any test runs:
 #               the unit and CLI tests, the BPF probe in the running kernel, the report in
 #               headless Chromium (root needed), the man pages and completion against --help,
@@ -128,7 +127,7 @@ export UBSAN_OPTIONS="log_path=$PWD/build-san/sanitizer:print_stacktrace=1:halt_
 status=0
 slots=$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)
 # The testbed tests held to a rate (label testbed-rated: tests/testbed) first, in a run of their
-# own: nothing beside them but each other (a core each, or the whole CPU resource, as each
+# own: nothing beside them but each other (half the CPU resource each, or all of it, as each
 # declares); the slots stay up for the others (-FC: without the fixture's cleanup).
 ctest_run sanitized-testbeds-rated build-san -L '^testbed-rated$' -FC np_testbed \
     -j"$slots" "$@" || status=$?

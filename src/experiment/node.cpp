@@ -429,8 +429,7 @@ void RemoteProbe::start(const std::string& iface, const std::string& role, int p
                     shell_quote(control_), shell_quote(trace_file_), shell_quote(pidfile_), tiers),
         remote::Millis(30000));
     const auto ready = proto::parse_message(started.out);
-    if (started.exit_status != 0 || !ready.is_object() ||
-        proto::message_type(ready) != proto::kMessageReady) {
+    if (started.exit_status != 0 || proto::message_type(ready) != proto::kMessageReady) {
         std::string err = started.err;
         while (!err.empty() && err.back() == '\n') err.pop_back();
         throw EnvironmentError(

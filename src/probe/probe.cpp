@@ -832,8 +832,7 @@ int send_to_probe(const std::string& control_path, const std::string& command) {
     const std::string answer = send_control_command(control_path, command, 60000);
     std::fwrite(answer.data(), 1, answer.size(), stdout);
     std::fputc('\n', stdout);
-    const auto j = nlohmann::json::parse(answer, nullptr, false);
-    return proto::message_type(j) == proto::kMessageError ? 2 : 0;
+    return proto::message_type(proto::parse_message(answer)) == proto::kMessageError ? 2 : 0;
 }
 
 }  // namespace np::probe

@@ -4,8 +4,8 @@
 #               SSH, the fault suite and the fault matrix, the tutorial's three modes and its
 #               fan-out, `run --local` — with the sanitized np-explain and np-probe, on
 #               NP_TESTBED_SLOTS testbeds at once (tests/testbed): those held to a rate first,
-#               with nothing beside them but each other, the others beside the fuzz, unit and
-#               CLI runs; each reader's libFuzzer target for a short time (10 s each here,
+#               with nothing beside them but each other, the others beside the fuzz, unit, CLI
+#               and kernel runs; each reader's libFuzzer target for a short time (10 s each here,
 #               15 s by itself; NP_FUZZ_SECONDS=0 skips); the unit, CLI and kernel tests. Any
 #               report fails the suite; each sanitized process logs it to build-san/sanitizer.*
 #               (a probe on a testbed node too: src/probe/np_probe_main.cpp).
@@ -26,9 +26,10 @@ t_start=$SECONDS
 results=$(mktemp -d /tmp/np-test-sh.XXXXXX)
 build_pid=""
 testbeds_pid=""
+kernel_pid=""
 summary() {
     local status=$? pid
-    for pid in "$build_pid" "$testbeds_pid"; do
+    for pid in "$build_pid" "$testbeds_pid" "$kernel_pid"; do
         [ -n "$pid" ] && kill -- "-$pid" 2>/dev/null && wait "$pid" 2>/dev/null
     done
     # Slots a stopped CTest run did not take down (its cleanup test never ran).
@@ -136,8 +137,12 @@ ctest_run sanitized-testbeds-rated build-san -L '^testbed-rated$' -FC np_testbed
 # end: they mostly wait (a node's slow shell, a grace period, a timeout), and the tests that
 # need no testbed fill the CPU they leave, at the lowest priority (nice 19): at the default one
 # they and the testbed tests each took twice as long (the unit tests 272 s against 200, the
-# testbed tests 464 against 239). The kernel tests wait for the end: they drive iperf3 as fast as the
-# CPUs go and count every frame (RUN_SERIAL, label kernel).
+# testbed tests 464 against 239). The kernel tests (label kernel) follow the unit tests there,
+# both builds' at once, each one test at a time (RUN_SERIAL): they count frames rather than
+# time them and mostly wait on their own fixed-length iperf3 runs (on 2 vCPUs: 50 s each alone,
+# 50 s both at once, 61 s both beside the testbed tests, all passing), so they fill the
+# background run's tail, when the testbed tests leave the CPUs 20 to 40 % idle, instead of
+# adding ~100 s after it.
 set -m  # the background CTest run in a process group of its own, which the summary can stop
 QUIET=1 ctest_run sanitized-testbeds build-san -L testbed -LE 'rated|fixture' -FS np_testbed \
     -j"$slots" "$@" &
@@ -156,16 +161,24 @@ NICE=19 ctest_run sanitized build-san -j"$jobs" -LE 'testbed|kernel' "$@" || sta
     unset ASAN_OPTIONS UBSAN_OPTIONS
     NICE=19 ctest_run product build -j"$jobs" -LE 'testbed|kernel' "$@"
 ) || status=$?
+set -m
+QUIET=1 ctest_run sanitized-kernel build-san -L kernel "$@" &
+kernel_pid=$!
+set +m
+(
+    unset ASAN_OPTIONS UBSAN_OPTIONS
+    QUIET=1 ctest_run product-kernel build -L kernel "$@"
+) || status=$?
+wait "$kernel_pid" || status=$?
+kernel_pid=""
+cat build-san/Testing/test-sh-sanitized-kernel.log build/Testing/test-sh-product-kernel.log
 testbeds_status=0
 wait "$testbeds_pid" || testbeds_status=$?
 testbeds_pid=""
 cat build-san/Testing/test-sh-sanitized-testbeds.log
 [ "$testbeds_status" = 0 ] || status=$testbeds_status
-# The kernel tests, alone: sanitized, then the product's; then `run --local`, the main job, as
-# shipped.
-ctest_run sanitized-kernel build-san -L kernel "$@" || status=$?
+# Then `run --local`, the main job, as shipped, alone.
 unset ASAN_OPTIONS UBSAN_OPTIONS
-ctest_run product-kernel build -L kernel "$@" || status=$?
 ctest_run product-run-local build -R '^run\.local_1g$' "$@" || status=$?
 
 if [ -x build-san/tests/faults/np_fault_tables ]; then

@@ -1,11 +1,11 @@
 #include "analysis/contract.hpp"
 
-#include "analysis/json_field.hpp"
 #include "analysis/model.hpp"
 #include "analysis/names.hpp"
-#include "src/common/errors.hpp"
-#include "src/common/json_document.hpp"
-#include "src/common/run_dir.hpp"
+#include "common/errors.hpp"
+#include "common/json_document.hpp"
+#include "common/json_field.hpp"
+#include "common/run_dir.hpp"
 
 namespace np {
 Contract parse_contract(std::string_view text, const std::string& source) {

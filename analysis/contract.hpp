@@ -26,7 +26,7 @@ struct Contract {
 
 // Parses a contract; `source` names it in errors (InputError field "<source>: <key>").
 // A tutorial field that is null counts as not measured; one of the wrong type is an error.
-// The text is read as parse_json_document reads it (src/common/json_document.hpp): nested,
+// The text is read as parse_json_document reads it (common/json_document.hpp): nested,
 // long or out-of-range input is an InputError naming the source and the field.
 Contract parse_contract(std::string_view text, const std::string& source);
 // The same from a document already parsed (bounded) by the caller.

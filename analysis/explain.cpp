@@ -9,9 +9,9 @@
 
 #include "analysis/codes.hpp"
 #include "analysis/format.hpp"
-#include "analysis/json_field.hpp"
 #include "analysis/rules.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
+#include "common/json_field.hpp"
 
 namespace np {
 

@@ -17,7 +17,7 @@
 #include "analysis/ledger.hpp"
 #include "analysis/measurement.hpp"
 #include "analysis/model.hpp"
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 
 namespace np {
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "analysis/json_field.hpp"
-#include "analysis/version.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
+#include "common/json_field.hpp"
+#include "common/version.hpp"
 
 namespace np {
 

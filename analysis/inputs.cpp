@@ -6,7 +6,7 @@
 
 #include "analysis/iperf3.hpp"
 #include "analysis/transcript.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 

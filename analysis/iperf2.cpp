@@ -9,7 +9,7 @@
 #include <set>
 
 #include "analysis/text.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

@@ -11,7 +11,7 @@
 #include "analysis/iperf3_text.hpp"
 #include "analysis/json_scan.hpp"
 #include "analysis/series.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

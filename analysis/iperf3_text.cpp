@@ -10,7 +10,7 @@
 #include "analysis/iperf3.hpp"
 #include "analysis/series.hpp"
 #include "analysis/text.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

@@ -8,8 +8,8 @@
 #include <map>
 
 #include "analysis/format.hpp"
-#include "analysis/json_field.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
+#include "common/json_field.hpp"
 
 namespace np {
 namespace {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "analysis/measurement.hpp"
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 
 namespace np {
 

@@ -10,7 +10,7 @@
 
 #include "analysis/format.hpp"
 #include "analysis/rate.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

@@ -9,11 +9,11 @@
 #include <set>
 
 #include "analysis/format.hpp"
-#include "analysis/json_field.hpp"
 #include "analysis/names.hpp"
 #include "analysis/params.hpp"
 #include "analysis/yaml_scalar.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
+#include "common/json_field.hpp"
 
 namespace np {
 namespace {

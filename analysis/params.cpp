@@ -13,7 +13,7 @@
 
 #include "analysis/rate.hpp"
 #include "analysis/yaml_scalar.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

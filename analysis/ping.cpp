@@ -4,7 +4,7 @@
 
 #include "analysis/series.hpp"
 #include "analysis/text.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

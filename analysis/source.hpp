@@ -1,12 +1,12 @@
 #pragma once
-// What the line-based readers add to a ByteSource (src/common/byte_source.hpp): a peek at its
+// What the line-based readers add to a ByteSource (common/byte_source.hpp): a peek at its
 // first bytes and its lines, bounded. analysis/ never opens anything itself.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "src/common/byte_source.hpp"
+#include "common/byte_source.hpp"
 
 namespace np {
 

@@ -11,7 +11,7 @@
 #include "analysis/ping.hpp"
 #include "analysis/run_reader.hpp"
 #include "analysis/text.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 

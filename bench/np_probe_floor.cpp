@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/errors.hpp"
 #include "floor.skel.h"
-#include "src/common/errors.hpp"
 #include "src/probe/host_facts.hpp"
 #include "src/probe/kernel_objects.hpp"
 

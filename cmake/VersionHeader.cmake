@@ -1,6 +1,6 @@
 # The version facts have one home: the project version here, and the generated
 # generated/np_version.hpp that cmake/Version.cmake writes from it and the git revision at every
-# build (so a commit after configuring is seen). analysis/version.cpp is the only file that
+# build (so a commit after configuring is seen). common/version.cpp is the only file that
 # includes the header. Included by the top-level project and by fuzz/, both before project().
 #   include(cmake/VersionHeader.cmake)   -> NP_PROJECT_VERSION
 #   np_version_header_target()           -> target np_version_header, NP_VERSION_HEADER

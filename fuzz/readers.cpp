@@ -16,10 +16,10 @@
 #include "analysis/pairs.hpp"
 #include "analysis/params.hpp"
 #include "analysis/source.hpp"
-#include "analysis/trace.hpp"
-#include "src/common/errors.hpp"
-#include "src/common/json_document.hpp"
-#include "src/common/probe_protocol.hpp"
+#include "common/errors.hpp"
+#include "common/json_document.hpp"
+#include "common/probe_protocol.hpp"
+#include "common/trace.hpp"
 
 namespace np::fuzz {
 namespace {

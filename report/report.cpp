@@ -9,9 +9,9 @@
 #include "analysis/format.hpp"
 #include "analysis/ledger.hpp"
 #include "analysis/parity.hpp"
-#include "analysis/version.hpp"
+#include "common/errors.hpp"
+#include "common/version.hpp"
 #include "report/embedded_scripts.hpp"
-#include "src/common/errors.hpp"
 
 namespace np {
 namespace {

@@ -16,7 +16,7 @@
 #include "analysis/explain.hpp"
 #include "analysis/measurement.hpp"
 #include "analysis/pairs.hpp"
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 
 namespace np {
 

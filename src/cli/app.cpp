@@ -1,6 +1,6 @@
 // The np-explain command line as one CLI11 app: what main() parses and what --help, the man
 // page and the bash completion (src/docgen/) are generated from, so they cannot drift.
-#include "analysis/version.hpp"
+#include "common/version.hpp"
 #include "src/cli/commands.hpp"
 
 namespace np::cli {

@@ -11,11 +11,11 @@
 #include "analysis/inputs.hpp"
 #include "analysis/names.hpp"
 #include "analysis/rate.hpp"
-#include "analysis/trace.hpp"
+#include "common/errors.hpp"
+#include "common/trace.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
-#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

@@ -7,8 +7,8 @@
 #include "analysis/format.hpp"
 #include "analysis/model.hpp"
 #include "analysis/rate.hpp"
+#include "common/errors.hpp"
 #include "src/cli/commands.hpp"
-#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

@@ -7,10 +7,10 @@
 
 #include "analysis/pairs.hpp"
 #include "analysis/params.hpp"
+#include "common/errors.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
-#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

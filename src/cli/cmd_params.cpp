@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/params.hpp"
+#include "common/errors.hpp"
+#include "common/shell_quote.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
-#include "src/common/errors.hpp"
-#include "src/remote/shell.hpp"
 
 namespace np::cli {
 namespace {
@@ -50,7 +50,7 @@ int run_params(const ParamsOptions& o) {
             v = value.get<std::string>();
         else if (!value.is_null())
             v = value.dump();
-        fmt::print("{}={}\n", key, remote::shell_quote(v));
+        fmt::print("{}={}\n", key, shell_quote(v));
     }
     return 0;
 }

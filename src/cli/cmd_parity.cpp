@@ -4,10 +4,10 @@
 
 #include "analysis/contract.hpp"
 #include "analysis/parity.hpp"
+#include "common/errors.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
-#include "src/common/errors.hpp"
 
 namespace np::cli {
 namespace {

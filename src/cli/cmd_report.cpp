@@ -11,14 +11,14 @@
 #include "analysis/contract.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "analysis/trace.hpp"
+#include "common/errors.hpp"
+#include "common/run_dir.hpp"
+#include "common/trace.hpp"
 #include "report/embedded_scripts.hpp"
 #include "report/report.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
-#include "src/common/errors.hpp"
-#include "src/common/run_dir.hpp"
 
 namespace np::cli {
 namespace {

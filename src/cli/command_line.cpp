@@ -8,9 +8,9 @@
 #include <cstring>
 #include <exception>
 
+#include "common/errors.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/terminal.hpp"
-#include "src/common/errors.hpp"
 
 namespace np::cli {
 

@@ -15,12 +15,12 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "analysis/json_field.hpp"
+#include "common/errors.hpp"
+#include "common/executable.hpp"
+#include "common/json_document.hpp"
+#include "common/json_field.hpp"
+#include "common/run_dir.hpp"
 #include "src/cli/terminal.hpp"
-#include "src/common/errors.hpp"
-#include "src/common/executable.hpp"
-#include "src/common/json_document.hpp"
-#include "src/common/run_dir.hpp"
 
 namespace np::cli {
 

@@ -12,8 +12,8 @@
 #include "analysis/pairs.hpp"
 #include "analysis/params.hpp"
 #include "analysis/source.hpp"
-#include "analysis/trace.hpp"
-#include "src/common/output_file.hpp"
+#include "common/output_file.hpp"
+#include "common/trace.hpp"
 
 namespace np::cli {
 
@@ -72,7 +72,7 @@ std::string read_text_file(const std::filesystem::path& path, int64_t max_bytes)
 Params read_params_file(const std::filesystem::path& path);
 
 // A contract or a trace: read as InputFile reads (never blocking, never more than `max_bytes`),
-// parsed as parse_json_document parses (bounded depth and values; src/common/json_document.hpp).
+// parsed as parse_json_document parses (bounded depth and values; common/json_document.hpp).
 nlohmann::json read_json_file(const std::filesystem::path& path, int64_t max_bytes);
 Contract read_contract_file(const std::filesystem::path& path);
 // InputError "<path> (<field>)" when the trace does not parse.

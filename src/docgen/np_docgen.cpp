@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "analysis/version.hpp"
+#include "common/version.hpp"
 #include "src/cli/commands.hpp"
 #include "src/docgen/cli_docs.hpp"
 #include "src/docgen/man_prose.hpp"

@@ -26,18 +26,18 @@
 #include "analysis/names.hpp"
 #include "analysis/preflight.hpp"
 #include "analysis/text.hpp"
-#include "analysis/trace.hpp"
-#include "src/common/errors.hpp"
-#include "src/common/link_facts.hpp"
-#include "src/common/output_file.hpp"
-#include "src/common/run_dir.hpp"
+#include "common/errors.hpp"
+#include "common/link_facts.hpp"
+#include "common/output_file.hpp"
+#include "common/run_dir.hpp"
+#include "common/shell_quote.hpp"
+#include "common/trace.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
 #include "src/experiment/progress.hpp"
 #include "src/experiment/test_pause.hpp"
 #include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
-#include "src/remote/shell.hpp"
 
 namespace np::experiment {
 namespace {
@@ -45,7 +45,6 @@ namespace {
 using remote::CommandShell;
 using remote::Millis;
 using remote::Session;
-using remote::shell_quote;
 using Clock = std::chrono::steady_clock;
 
 // What the run collected, whatever point it reached.
@@ -74,7 +73,7 @@ class RunDir {
   public:
     // Opened once (PrivateDir): every file is written relative to it.
     RunDir(std::filesystem::path dir, std::string mode) : dir_(std::move(dir)), mode_(mode) {}
-    // Replaced whole (src/common/output_file.hpp); EnvironmentError naming the file and why
+    // Replaced whole (common/output_file.hpp); EnvironmentError naming the file and why
     // (e.g. "No space left on device").
     std::filesystem::path save(const std::string& name, const std::string& text) {
         const auto path = dir_.write(name, text);
@@ -224,7 +223,7 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
 }
 
 // After the link is up: carrier (a NIC takes a few seconds to negotiate), speed, duplex, MTU
-// and driver, from the sysfs files np-probe reads too (src/common/link_facts.hpp).
+// and driver, from the sysfs files np-probe reads too (common/link_facts.hpp).
 void gather_link_facts(CommandShell& s, NodeFacts& n) {
     namespace file = sysfs_link;
     const auto kv = text::key_values(

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "src/common/errors.hpp"
-#include "src/common/executable.hpp"
+#include "common/errors.hpp"
+#include "common/executable.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
 

@@ -15,15 +15,13 @@
 
 #include "analysis/model.hpp"
 #include "analysis/text.hpp"
-#include "src/common/errors.hpp"
-#include "src/common/probe_protocol.hpp"
-#include "src/remote/shell.hpp"
+#include "common/errors.hpp"
+#include "common/probe_protocol.hpp"
+#include "common/shell_quote.hpp"
 
 namespace np::experiment {
 
 namespace proto = probe_protocol;
-using remote::shell_join;
-using remote::shell_quote;
 
 RunState run_state(const std::string& node, const std::string& run) {
     return {node, run, "/run/np-explain/" + node + "/" + run};

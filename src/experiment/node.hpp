@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 #include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
 

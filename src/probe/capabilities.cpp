@@ -12,7 +12,7 @@
 #include <cstring>
 #include <utility>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np::probe {
 namespace {

@@ -1,5 +1,5 @@
 #include "src/probe/control.hpp"
-#include "src/common/fd.hpp"
+#include "common/fd.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,8 +13,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "src/common/errors.hpp"
-#include "src/common/probe_protocol.hpp"
+#include "common/errors.hpp"
+#include "common/probe_protocol.hpp"
 
 namespace np::probe {
 namespace {

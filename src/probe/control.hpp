@@ -1,6 +1,6 @@
 #pragma once
 // The probe's control socket (--control PATH): a Unix stream socket, mode 0600, that takes one
-// command per connection and answers one JSON line (src/common/probe_protocol.hpp). It is how a
+// command per connection and answers one JSON line (common/probe_protocol.hpp). It is how a
 // probe started from a script, Ansible or a notebook is driven without holding its stdin, and
 // how `run` drives the probe on a node through the one shell it keeps open there.
 #include <functional>

@@ -1,5 +1,5 @@
 #include "src/probe/host_facts.hpp"
-#include "src/common/fd.hpp"
+#include "common/fd.hpp"
 
 #include <fmt/format.h>
 #include <linux/ethtool.h>
@@ -21,8 +21,8 @@
 #include <sstream>
 #include <vector>
 
-#include "src/common/errors.hpp"
-#include "src/common/link_facts.hpp"
+#include "common/errors.hpp"
+#include "common/link_facts.hpp"
 #include "src/probe/qdisc.hpp"
 
 namespace np::probe {

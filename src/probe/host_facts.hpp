@@ -1,13 +1,13 @@
 #pragma once
 // What the probe reads from the host besides its BPF maps: the data iface's link facts (sysfs,
-// read as preflight reads them: src/common/link_facts.hpp), and the kernel counters the trace
+// read as preflight reads them: common/link_facts.hpp), and the kernel counters the trace
 // carries per phase as deltas.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 
 namespace np::probe {
 

@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/errors.hpp"
 #include "probe.skel.h"
 #include "probe_tc.skel.h"
-#include "src/common/errors.hpp"
 
 namespace np::probe {
 namespace {

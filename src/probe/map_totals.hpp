@@ -7,7 +7,7 @@
 #include <string>
 #include <tuple>
 
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 #include "probe.h"
 #include "src/probe/kernel_btf.hpp"
 #include "src/probe/kernel_symbols.hpp"

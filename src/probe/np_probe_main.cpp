@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 #include "src/probe/probe.hpp"
 #include "src/probe/probe_cli.hpp"
 

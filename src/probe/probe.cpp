@@ -25,12 +25,12 @@
 #include <optional>
 #include <string_view>
 
-#include "analysis/trace.hpp"
+#include "common/errors.hpp"
+#include "common/output_file.hpp"
+#include "common/probe_protocol.hpp"
+#include "common/trace.hpp"
 #include "probe.skel.h"
 #include "probe_tc.skel.h"
-#include "src/common/errors.hpp"
-#include "src/common/output_file.hpp"
-#include "src/common/probe_protocol.hpp"
 #include "src/probe/capabilities.hpp"
 #include "src/probe/control.hpp"
 #include "src/probe/host_facts.hpp"

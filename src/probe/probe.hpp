@@ -2,7 +2,7 @@
 // The probe's lifecycle, top to bottom: check privileges and kernel -> load -> attach on the
 // data iface -> sample and cut phases on commands -> write the trace -> detach.
 //
-// Commands (src/common/probe_protocol.hpp) come from stdin when stdin is a pipe, a socket or a
+// Commands (common/probe_protocol.hpp) come from stdin when stdin is a pipe, a socket or a
 // terminal in the foreground, and from the control socket (--control). stdin EOF stops the
 // probe only where stdin is its controlling channel: a pipe or socket (as in an SSH channel)
 // with no other way to stop it (--duration, --control, --exit-with). A probe started from a

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "analysis/version.hpp"
+#include "common/version.hpp"
 
 namespace np::probe {
 

@@ -1,5 +1,5 @@
 #include "src/probe/qdisc.hpp"
-#include "src/common/fd.hpp"
+#include "common/fd.hpp"
 
 #include <linux/gen_stats.h>
 #include <linux/netlink.h>

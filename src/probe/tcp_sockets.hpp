@@ -18,7 +18,7 @@
 #include <optional>
 #include <vector>
 
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 
 namespace np::probe {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 #include "src/probe/kernel_btf.hpp"
 
 namespace np::probe {

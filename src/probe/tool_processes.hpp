@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/trace.hpp"
-#include "src/common/process_stats.hpp"
+#include "common/process_stats.hpp"
+#include "common/trace.hpp"
 
 namespace np::probe {
 

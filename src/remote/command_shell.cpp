@@ -11,7 +11,8 @@
 #include <random>
 #include <regex>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
+#include "common/shell_quote.hpp"
 #include "src/remote/shell.hpp"
 
 namespace np::remote {

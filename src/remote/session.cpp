@@ -12,7 +12,7 @@
 #include <fstream>
 #include <vector>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 #include "src/remote/shell.hpp"
 
 namespace np::remote {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np::remote {
 

@@ -1,18 +1,10 @@
 #pragma once
-// Remote commands are shell command lines (that is what an SSH exec request carries). Every
-// value put into one goes through shell_quote, so an interface name or a path can never be
-// read as more shell.
-#include <initializer_list>
+// What np-explain makes of a node's shell replies. Every value put into a remote command goes
+// through shell_quote (common/shell_quote.hpp).
 #include <string>
 #include <string_view>
 
 namespace np::remote {
-
-// 'text' with each ' written as '\'' : one word for a POSIX shell, whatever text holds.
-std::string shell_quote(std::string_view text);
-
-// The words quoted and joined by spaces: shell_join({"ip", "link", "show", iface}).
-std::string shell_join(std::initializer_list<std::string_view> words);
 
 // A command's reply without the newlines, carriage returns and blanks at its end.
 std::string trimmed(std::string reply);

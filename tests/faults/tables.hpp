@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "analysis/format.hpp"
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 
 namespace np::testing {
 

@@ -18,7 +18,7 @@
 
 #include "analysis/format.hpp"
 #include "analysis/ledger.hpp"
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 #include "tests/faults/tables.hpp"
 #include "tests/run/run_helpers.hpp"
 #include "tests/testbed/testbed_environment.hpp"

@@ -22,7 +22,7 @@
 #include "analysis/inputs.hpp"
 #include "analysis/ledger.hpp"
 #include "analysis/model.hpp"
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 #include "tests/probe/testbed.hpp"
 
 namespace np::testing {
@@ -919,7 +919,7 @@ TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {
         EXPECT_EQ(run.wait(), 0) << run.err();
         const Trace t = parse_trace_text(read_file(out));
         EXPECT_EQ(t.iface, ifa);
-        // The veth as sysfs states it (src/common/link_facts.hpp), read in a's own namespace:
+        // The veth as sysfs states it (common/link_facts.hpp), read in a's own namespace:
         // up with its peer, 10000 Mb/s full duplex, and no device, so no driver.
         EXPECT_TRUE(t.link.carrier);
         EXPECT_EQ(t.link.speed_mbps, 10000);
@@ -1060,7 +1060,7 @@ TEST(ProbeKernel, OnceAttachedItKeepsOnlyCapNetAdminAndStillTracesAndDetaches) {
     }
 }
 
-// np-probe writes its trace and pidfile with the one atomic writer (src/common/output_file.hpp,
+// np-probe writes its trace and pidfile with the one atomic writer (common/output_file.hpp,
 // docs/security.md "Files np-explain writes"): never through a link planted at either path, nor
 // through one at the fixed name beside --out that its own fopen + rename writer used to open.
 TEST(ProbeCli, ItNeverWritesThroughALinkPlantedAtItsTraceOrPidfile) {

@@ -19,7 +19,8 @@
 #include <string>
 #include <thread>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
+#include "common/shell_quote.hpp"
 #include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
 #include "src/remote/shell.hpp"
@@ -28,12 +29,12 @@
 namespace {
 
 using np::EnvironmentError;
+using np::shell_quote;
 using np::remote::CommandShell;
 using np::remote::HostKeyPolicy;
 using np::remote::Millis;
 using np::remote::Session;
 using np::remote::SessionOptions;
-using np::remote::shell_quote;
 using Kind = EnvironmentError::Kind;
 using np::testing::sh;
 
@@ -148,7 +149,7 @@ TEST(RemoteSession, QuotedArgumentsReachTheRemoteProgramUnchanged) {
          {"a b", "$(id -u)", "`id`", "it's", "x; echo pwned", "\"q\"", "a\nb", "*", "", "\\"}) {
         EXPECT_EQ(s.exec("printf %s " + shell_quote(text)).out, text);
     }
-    EXPECT_EQ(s.exec(np::remote::shell_join({"printf", "%s|%s", "a b", "c'd"})).out, "a b|c'd");
+    EXPECT_EQ(s.exec(np::shell_join({"printf", "%s|%s", "a b", "c'd"})).out, "a b|c'd");
 }
 
 // How long a new command takes to start on the node: its login shell's start files run first

@@ -11,7 +11,7 @@
 
 #include "analysis/explain.hpp"
 #include "analysis/source.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np::testing {
 

@@ -7,7 +7,7 @@
 
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

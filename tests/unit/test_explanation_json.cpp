@@ -6,7 +6,7 @@
 
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -4,7 +4,7 @@
 
 #include "analysis/codes.hpp"
 #include "analysis/finding.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

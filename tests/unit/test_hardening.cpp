@@ -14,11 +14,11 @@
 
 #include "analysis/contract.hpp"
 #include "analysis/names.hpp"
-#include "analysis/trace.hpp"
-#include "src/common/errors.hpp"
-#include "src/common/json_document.hpp"
-#include "src/common/output_file.hpp"
-#include "src/common/probe_protocol.hpp"
+#include "common/errors.hpp"
+#include "common/json_document.hpp"
+#include "common/output_file.hpp"
+#include "common/probe_protocol.hpp"
+#include "common/trace.hpp"
 #include "src/remote/shell.hpp"
 #include "tests/unit/fixture.hpp"
 

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/inputs.hpp"
-#include "src/common/byte_source.hpp"
-#include "src/common/errors.hpp"
+#include "common/byte_source.hpp"
+#include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

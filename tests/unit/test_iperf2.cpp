@@ -2,7 +2,7 @@
 
 #include "analysis/inputs.hpp"
 #include "analysis/iperf2.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 #include "analysis/inputs.hpp"
 #include "analysis/iperf3.hpp"

@@ -1,4 +1,4 @@
-#include "src/common/link_facts.hpp"
+#include "common/link_facts.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/model.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "analysis/pairs.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -4,7 +4,7 @@
 
 #include "analysis/contract.hpp"
 #include "analysis/parity.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

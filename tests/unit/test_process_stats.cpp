@@ -1,9 +1,9 @@
-// The parsers of what procfs and cgroupfs say about the test's processes (src/common/
+// The parsers of what procfs and cgroupfs say about the test's processes (common/
 // process_stats.hpp), on text as the kernel prints it: both cgroup versions, a command name
 // with spaces and parentheses, a mount whose root is not the hierarchy's.
 #include <gtest/gtest.h>
 
-#include "src/common/process_stats.hpp"
+#include "common/process_stats.hpp"
 
 namespace np {
 namespace {

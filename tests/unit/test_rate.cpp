@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/rate.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

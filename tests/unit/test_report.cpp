@@ -11,9 +11,9 @@
 #include "analysis/contract.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "analysis/trace.hpp"
+#include "common/errors.hpp"
+#include "common/trace.hpp"
 #include "report/report.hpp"
-#include "src/common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

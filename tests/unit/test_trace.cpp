@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "analysis/inputs.hpp"
-#include "analysis/trace.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
+#include "common/trace.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

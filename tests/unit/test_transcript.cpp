@@ -5,7 +5,7 @@
 
 #include "analysis/inputs.hpp"
 #include "analysis/transcript.hpp"
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

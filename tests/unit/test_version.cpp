@@ -1,5 +1,5 @@
 // Every document np-explain and np-probe write records the build that wrote it under one key,
-// "generator" (analysis/version.hpp); documents written before that key existed stay readable.
+// "generator" (common/version.hpp); documents written before that key existed stay readable.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -8,8 +8,8 @@
 #include "analysis/contract.hpp"
 #include "analysis/explain.hpp"
 #include "analysis/inputs.hpp"
-#include "analysis/trace.hpp"
-#include "analysis/version.hpp"
+#include "common/trace.hpp"
+#include "common/version.hpp"
 #include "report/report.hpp"
 #include "tests/unit/fixture.hpp"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "src/common/json_document.hpp"
+#include "common/json_document.hpp"
 
 namespace np::probe_protocol {
 
@@ -40,7 +40,7 @@ inline constexpr std::string_view kFirstPhase = "default";
 inline constexpr size_t kMaxCommandBytes = 256;
 
 // One message from a node's probe (its reply is the node's, so not trusted): parsed with the
-// bounds of a trace (src/common/json_document.hpp) — a message nested 100,000 deep or holding
+// bounds of a trace (common/json_document.hpp) — a message nested 100,000 deep or holding
 // 1e400 is refused there, never printed back with the recursion of dump(). A discarded value
 // (is_discarded()) when it is not JSON within those bounds.
 inline nlohmann::json parse_message(std::string_view text) {

@@ -1,16 +1,16 @@
-#include "src/common/output_file.hpp"
+#include "common/output_file.hpp"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {
@@ -26,9 +26,18 @@ const char* kind_of(mode_t mode) {
     return "not a regular file";
 }
 
+// A number as printf's format writes it ("%08x", "%04o"): this file is part of np-probe too,
+// which links no formatting library.
+template <typename T>
+std::string printed(const char* format, T value) {
+    char text[32];
+    std::snprintf(text, sizeof text, format, value);
+    return text;
+}
+
 [[noreturn]] void io_failed(const std::filesystem::path& path, const char* what, int err) {
     throw EnvironmentError(EnvironmentError::Kind::host,
-                           fmt::format("{}: {}: {}", path.string(), what, std::strerror(err)));
+                           path.string() + ": " + what + ": " + std::strerror(err));
 }
 
 }  // namespace
@@ -44,9 +53,9 @@ void write_at(int dirfd, const std::string& name, const std::filesystem::path& s
     if (::fstatat(dirfd, name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(existing.st_mode)) {
             throw InputError(shown.string(),
-                             fmt::format("exists and is {}: np-explain writes only regular "
-                                         "files, and replaces nothing else",
-                                         kind_of(existing.st_mode)));
+                             std::string("exists and is ") + kind_of(existing.st_mode) +
+                                 ": np-explain writes only regular files, and replaces "
+                                 "nothing else");
         }
         replacing = true;
     }
@@ -54,7 +63,7 @@ void write_at(int dirfd, const std::string& name, const std::filesystem::path& s
     std::string tmp;
     int fd = -1;
     for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
-        tmp = fmt::format(".{}.{:08x}.tmp", name, random());
+        tmp = "." + name + "." + printed("%08x", unsigned(random())) + ".tmp";
         fd = ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                       0600);
         if (fd < 0 && errno != EEXIST) io_failed(shown, "cannot write", errno);
@@ -85,10 +94,9 @@ void write_at(int dirfd, const std::string& name, const std::filesystem::path& s
 
 [[noreturn]] void refuse_dir(const std::filesystem::path& dir, const std::string& why) {
     throw InputError(dir.string(),
-                     fmt::format("{}: results go only to a directory of yours that nobody else "
-                                 "can write to (give another --run-dir or "
-                                 "NETWORK_PERFORMANCE_RUN_DIR)",
-                                 why));
+                     why +
+                         ": results go only to a directory of yours that nobody else can write to "
+                         "(give another --run-dir or NETWORK_PERFORMANCE_RUN_DIR)");
 }
 
 // Each directory above `dir` (after links): root's or ours, and sticky where others may write.
@@ -101,14 +109,13 @@ void check_parents(const std::filesystem::path& dir) {
         if (::stat(at.c_str(), &st) == 0) {
             if (st.st_uid != 0 && st.st_uid != ::geteuid())
                 refuse_dir(
-                    dir, fmt::format("{} above it belongs to user id {}", at.string(), st.st_uid));
+                    dir, at.string() + " above it belongs to user id " + std::to_string(st.st_uid));
             if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-                refuse_dir(
-                    dir, fmt::format("{} above it is writable by {} and not sticky (mode "
-                                     "{:04o}): another user could put a directory of "
-                                     "theirs in its place",
-                                     at.string(), (st.st_mode & S_IWOTH) ? "everyone" : "its group",
-                                     st.st_mode & 07777));
+                refuse_dir(dir, at.string() + " above it is writable by " +
+                                    ((st.st_mode & S_IWOTH) ? "everyone" : "its group") +
+                                    " and not sticky (mode " +
+                                    printed("%04o", unsigned(st.st_mode & 07777)) +
+                                    "): another user could put a directory of theirs in its place");
         }
         if (at == at.root_path() || !at.has_relative_path()) break;
     }
@@ -147,7 +154,7 @@ PrivateDir::PrivateDir(std::filesystem::path dir) : dir_(std::move(dir)) {
         const int err = errno;
         struct stat st {};
         if ((err == ELOOP || err == ENOTDIR) && ::lstat(dir_.c_str(), &st) == 0)
-            refuse_dir(dir_, fmt::format("is {}, not a directory", kind_of(st.st_mode)));
+            refuse_dir(dir_, std::string("is ") + kind_of(st.st_mode) + ", not a directory");
         io_failed(dir_, "cannot open the run directory", err);
     }
     // Checked on what was opened, not on the path again.
@@ -159,10 +166,12 @@ PrivateDir::PrivateDir(std::filesystem::path dir) : dir_(std::move(dir)) {
         refuse_dir(dir_, why);
     };
     if (st.st_uid != ::geteuid())
-        refuse(fmt::format("belongs to user id {}, not to you ({})", st.st_uid, ::geteuid()));
+        refuse("belongs to user id " + std::to_string(st.st_uid) + ", not to you (" +
+               std::to_string(::geteuid()) + ")");
     if (st.st_mode & (S_IWGRP | S_IWOTH))
-        refuse(fmt::format("is writable by {} (mode {:04o})",
-                           (st.st_mode & S_IWOTH) ? "everyone" : "its group", st.st_mode & 07777));
+        refuse(std::string("is writable by ") +
+               ((st.st_mode & S_IWOTH) ? "everyone" : "its group") + " (mode " +
+               printed("%04o", unsigned(st.st_mode & 07777)) + ")");
 }
 
 PrivateDir::~PrivateDir() {

@@ -1,11 +1,11 @@
-#include "analysis/trace.hpp"
+#include "common/trace.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "analysis/json_field.hpp"
-#include "analysis/version.hpp"
-#include "src/common/json_document.hpp"
+#include "common/json_document.hpp"
+#include "common/json_field.hpp"
+#include "common/version.hpp"
 
 namespace np {
 

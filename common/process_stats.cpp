@@ -1,4 +1,4 @@
-#include "src/common/process_stats.hpp"
+#include "common/process_stats.hpp"
 
 #include <charconv>
 

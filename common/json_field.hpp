@@ -5,9 +5,9 @@
 // type throws InputError(path, "missing" | "expected …, found …"). The one reader of the
 // documents np-explain writes and reads back: the result contract, findings, explanation, ledger
 // and trace (docs/formats.md). The document comes from parse_json_document
-// (src/common/json_document.hpp); a JsonField refers into it and must not outlive it.
+// (common/json_document.hpp); a JsonField refers into it and must not outlive it.
 //
-// np-probe, linked fully static, compiles this in with analysis/trace.cpp
+// np-probe, linked fully static, compiles this in with common/trace.cpp
 // (src/probe/CMakeLists.txt).
 #include <cstddef>
 #include <cstdint>

@@ -8,7 +8,7 @@
 // for a 1e400 there), with no library prefix and no raw bytes of the input in the message.
 //
 // Header-only, depending on nlohmann_json and the standard library only: np-probe, linked
-// fully static, compiles analysis/trace.cpp in directly, and the probe's messages are read with
+// fully static, compiles common/trace.cpp in directly, and the probe's messages are read with
 // it (probe_protocol.hpp).
 #include <cstddef>
 #include <cstdint>
@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "src/common/byte_source.hpp"
-#include "src/common/errors.hpp"
+#include "common/byte_source.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 

@@ -1,4 +1,4 @@
-#include "analysis/version.hpp"
+#include "common/version.hpp"
 
 #include "generated/np_version.hpp"
 

@@ -2,7 +2,7 @@
 // The bytes of one input as the readers see them: in chunks, pulled one at a time, so a reader
 // never needs the whole input in memory. The CLI implements ByteSource on a file descriptor
 // (src/cli/files.hpp); tests and in-memory outputs use StringSource. Header-only, like the JSON
-// reader that reads from it (src/common/json_document.hpp).
+// reader that reads from it (common/json_document.hpp).
 #include <cstddef>
 #include <string_view>
 

@@ -1,9 +1,9 @@
-#include "analysis/json_field.hpp"
+#include "common/json_field.hpp"
 
 #include <limits>
 #include <utility>
 
-#include "src/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace np {
 namespace {

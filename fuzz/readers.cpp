@@ -10,12 +10,12 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/contract.hpp"
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/pairs.hpp"
-#include "analysis/params.hpp"
-#include "analysis/source.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/explanation/pairs.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/params.hpp"
+#include "analysis/readers/source.hpp"
 #include "common/errors.hpp"
 #include "common/json_document.hpp"
 #include "common/probe_protocol.hpp"

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/format.hpp"
-#include "analysis/ledger.hpp"
-#include "analysis/parity.hpp"
+#include "analysis/explanation/format.hpp"
+#include "analysis/explanation/ledger.hpp"
+#include "analysis/explanation/parity.hpp"
 #include "common/errors.hpp"
 #include "common/version.hpp"
 #include "report/embedded_scripts.hpp"

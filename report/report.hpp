@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/contract.hpp"
-#include "analysis/explain.hpp"
-#include "analysis/measurement.hpp"
-#include "analysis/pairs.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/explanation/pairs.hpp"
+#include "analysis/readers/measurement.hpp"
 #include "common/trace.hpp"
 
 namespace np {

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "analysis/contract.hpp"
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/names.hpp"
-#include "analysis/rate.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/names.hpp"
+#include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
 #include "common/trace.hpp"
 #include "src/cli/commands.hpp"

@@ -1,11 +1,11 @@
 // `np-explain codes`: every finding code the explanation can raise, from the registry
-// (analysis/codes.hpp) — the one list the engine, this command and docs/codes.md share (a test
-// holds docs/codes.md to `codes --markdown`).
+// (analysis/explanation/codes.hpp) — the one list the engine, this command and docs/codes.md share
+// (a test holds docs/codes.md to `codes --markdown`).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/codes.hpp"
+#include "analysis/explanation/codes.hpp"
 #include "src/cli/commands.hpp"
 
 namespace np::cli {

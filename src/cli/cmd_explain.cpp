@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/rate.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
 #include "common/trace.hpp"
 #include "src/cli/commands.hpp"

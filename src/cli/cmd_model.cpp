@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/format.hpp"
-#include "analysis/model.hpp"
-#include "analysis/rate.hpp"
+#include "analysis/explanation/format.hpp"
+#include "analysis/explanation/model.hpp"
+#include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
 #include "src/cli/commands.hpp"
 

@@ -1,12 +1,12 @@
 // `np-explain pairs FILE`: the tutorial's inventory of pairs for the fan-out, checked and
-// scheduled (analysis/pairs.hpp), printed as a table or as the np-pairs/1 JSON the playbook
-// runs by and keeps in the gathered dir.
+// scheduled (analysis/explanation/pairs.hpp), printed as a table or as the np-pairs/1 JSON the
+// playbook runs by and keeps in the gathered dir.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/pairs.hpp"
-#include "analysis/params.hpp"
+#include "analysis/explanation/pairs.hpp"
+#include "analysis/readers/params.hpp"
 #include "common/errors.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"

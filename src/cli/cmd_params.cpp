@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/params.hpp"
+#include "analysis/readers/params.hpp"
 #include "common/errors.hpp"
 #include "common/shell_quote.hpp"
 #include "src/cli/commands.hpp"

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "analysis/contract.hpp"
-#include "analysis/parity.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/parity.hpp"
 #include "common/errors.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"

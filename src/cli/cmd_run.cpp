@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "analysis/format.hpp"
-#include "analysis/names.hpp"
-#include "analysis/params.hpp"
-#include "analysis/rate.hpp"
+#include "analysis/explanation/format.hpp"
+#include "analysis/readers/names.hpp"
+#include "analysis/readers/params.hpp"
+#include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
 #include "common/trace.hpp"

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "analysis/contract.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/pairs.hpp"
-#include "analysis/params.hpp"
-#include "analysis/source.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/pairs.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/params.hpp"
+#include "analysis/readers/source.hpp"
 #include "common/output_file.hpp"
 #include "common/trace.hpp"
 
@@ -19,7 +19,7 @@ namespace np::cli {
 
 // The largest input of each kind np-explain reads, checked from the file's size before reading.
 // A day-long -P 8 iperf3 run at 0.1 s intervals is 2.6 GB of JSON and is read in constant
-// memory (analysis/json_scan.hpp); a day of ping at 0.2 s intervals is ~30 MB of text.
+// memory (analysis/readers/json_scan.hpp); a day of ping at 0.2 s intervals is ~30 MB of text.
 inline constexpr int64_t kMaxToolOutputBytes = int64_t{16} << 30;
 inline constexpr int64_t kMaxPingBytes = int64_t{256} << 20;
 inline constexpr int64_t kMaxContractBytes = int64_t{16} << 20;

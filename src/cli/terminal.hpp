@@ -1,12 +1,12 @@
 #pragma once
 // What np-explain prints for people goes through here: text that came from input files (a
 // tool's error, host, mode and file names) has its control characters escaped, so a crafted
-// file cannot retitle the window, clear the screen or hide lines (analysis/names.hpp).
+// file cannot retitle the window, clear the screen or hide lines (analysis/readers/names.hpp).
 #include <cstdio>
 #include <string>
 #include <string_view>
 
-#include "analysis/names.hpp"
+#include "analysis/readers/names.hpp"
 
 namespace np::cli {
 

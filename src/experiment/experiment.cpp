@@ -19,13 +19,13 @@
 #include <set>
 #include <thread>
 
-#include "analysis/codes.hpp"
-#include "analysis/contract.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/model.hpp"
-#include "analysis/names.hpp"
-#include "analysis/preflight.hpp"
-#include "analysis/text.hpp"
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/model.hpp"
+#include "analysis/explanation/preflight.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/names.hpp"
+#include "analysis/readers/text.hpp"
 #include "common/errors.hpp"
 #include "common/link_facts.hpp"
 #include "common/output_file.hpp"

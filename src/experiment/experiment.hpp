@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/explain.hpp"
-#include "analysis/params.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/params.hpp"
 
 namespace np::experiment {
 

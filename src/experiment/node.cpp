@@ -13,8 +13,8 @@
 #include <thread>
 #include <utility>
 
-#include "analysis/model.hpp"
-#include "analysis/text.hpp"
+#include "analysis/explanation/model.hpp"
+#include "analysis/readers/text.hpp"
 #include "common/errors.hpp"
 #include "common/probe_protocol.hpp"
 #include "common/shell_quote.hpp"

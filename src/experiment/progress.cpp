@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "analysis/format.hpp"
+#include "analysis/explanation/format.hpp"
 
 namespace np::experiment {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/format.hpp"
+#include "analysis/explanation/format.hpp"
 #include "common/trace.hpp"
 
 namespace np::testing {

@@ -16,8 +16,8 @@
 
 #include <fmt/format.h>
 
-#include "analysis/format.hpp"
-#include "analysis/ledger.hpp"
+#include "analysis/explanation/format.hpp"
+#include "analysis/explanation/ledger.hpp"
 #include "common/trace.hpp"
 #include "tests/faults/tables.hpp"
 #include "tests/run/run_helpers.hpp"

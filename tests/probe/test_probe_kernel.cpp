@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/ledger.hpp"
-#include "analysis/model.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/explanation/ledger.hpp"
+#include "analysis/explanation/model.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "common/trace.hpp"
 #include "tests/probe/testbed.hpp"
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/explain.hpp"
-#include "analysis/source.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/source.hpp"
 #include "common/errors.hpp"
 
 namespace np::testing {

@@ -7,8 +7,8 @@
 
 #include <tuple>
 
-#include "analysis/codes.hpp"
-#include "analysis/explain.hpp"
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/explain.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "analysis/command.hpp"
-#include "analysis/transcript.hpp"
+#include "analysis/readers/command.hpp"
+#include "analysis/readers/transcript.hpp"
 
 namespace np {
 namespace {

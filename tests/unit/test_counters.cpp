@@ -1,13 +1,14 @@
 // The tool's own counters when they cannot be right: explained with the counter, the cause, the
-// true figure and the fix (analysis/rules_counters.cpp), never refused; reordering is not loss.
+// true figure and the fix (analysis/explanation/rules_counters.cpp), never refused; reordering is
+// not loss.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/codes.hpp"
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/model.hpp"
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/explanation/model.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "common/trace.hpp"
 #include "tests/unit/fixture.hpp"
 

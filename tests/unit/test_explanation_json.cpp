@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/codes.hpp"
-#include "analysis/finding.hpp"
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/finding.hpp"
 #include "common/errors.hpp"
 
 namespace np {

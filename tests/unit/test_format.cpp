@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "analysis/format.hpp"
+#include "analysis/explanation/format.hpp"
 
 namespace np {
 namespace {

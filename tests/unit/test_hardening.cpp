@@ -12,8 +12,8 @@
 #include <functional>
 #include <string>
 
-#include "analysis/contract.hpp"
-#include "analysis/names.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/readers/names.hpp"
 #include "common/errors.hpp"
 #include "common/json_document.hpp"
 #include "common/output_file.hpp"

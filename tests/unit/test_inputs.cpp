@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "analysis/inputs.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "common/byte_source.hpp"
 #include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "analysis/inputs.hpp"
-#include "analysis/iperf2.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/iperf2.hpp"
 #include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 

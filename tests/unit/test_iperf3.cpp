@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include "common/errors.hpp"
 
-#include "analysis/inputs.hpp"
-#include "analysis/iperf3.hpp"
-#include "analysis/series.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/iperf3.hpp"
+#include "analysis/readers/series.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/json_scan.hpp"
-#include "analysis/source.hpp"
+#include "analysis/readers/json_scan.hpp"
+#include "analysis/readers/source.hpp"
 
 namespace np {
 namespace {

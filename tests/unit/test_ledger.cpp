@@ -9,10 +9,10 @@
 
 #include <regex>
 
-#include "analysis/codes.hpp"
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/ledger.hpp"
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/explanation/ledger.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "tests/unit/fixture.hpp"
 
 namespace np {

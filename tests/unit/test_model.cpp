@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/model.hpp"
+#include "analysis/explanation/model.hpp"
 #include "common/errors.hpp"
 
 namespace np {

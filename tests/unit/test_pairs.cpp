@@ -1,10 +1,10 @@
 // The fan-out's inventory of pairs: read, checked, scheduled in waves; and the pairs × tests
-// table over what was gathered (analysis/pairs.hpp).
+// table over what was gathered (analysis/explanation/pairs.hpp).
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "analysis/pairs.hpp"
+#include "analysis/explanation/pairs.hpp"
 #include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "analysis/params.hpp"
+#include "analysis/readers/params.hpp"
 #include "common/errors.hpp"
 
 namespace {

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "analysis/contract.hpp"
-#include "analysis/parity.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/parity.hpp"
 #include "common/errors.hpp"
 
 namespace np {

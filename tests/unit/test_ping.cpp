@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
-#include "analysis/series.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/series.hpp"
 #include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 

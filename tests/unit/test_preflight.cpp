@@ -1,6 +1,6 @@
-// The data path's preflight judgement (analysis/preflight.cpp): what the client's neighbour
-// table and ping say about the server's address, set against the server's own data port.
-#include "analysis/preflight.hpp"
+// The data path's preflight judgement (analysis/explanation/preflight.cpp): what the client's
+// neighbour table and ping say about the server's address, set against the server's own data port.
+#include "analysis/explanation/preflight.hpp"
 
 #include <gtest/gtest.h>
 

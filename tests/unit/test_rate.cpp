@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "analysis/rate.hpp"
+#include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
 
 namespace np {

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "analysis/contract.hpp"
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "common/errors.hpp"
 #include "common/trace.hpp"
 #include "report/report.hpp"

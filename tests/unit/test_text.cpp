@@ -1,8 +1,8 @@
-// The text helpers the readers share (analysis/text.hpp): here the words and KEY=value lines a
-// node's shell prints for `run`'s checks.
+// The text helpers the readers share (analysis/readers/text.hpp): here the words and KEY=value
+// lines a node's shell prints for `run`'s checks.
 #include <gtest/gtest.h>
 
-#include "analysis/text.hpp"
+#include "analysis/readers/text.hpp"
 
 namespace np::text {
 namespace {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "analysis/inputs.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "common/errors.hpp"
 #include "common/trace.hpp"
 #include "tests/unit/fixture.hpp"

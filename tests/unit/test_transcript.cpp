@@ -3,8 +3,8 @@
 // handwritten/ pages are the seed tutorial's step 3 and the 2019 optical page.
 #include <gtest/gtest.h>
 
-#include "analysis/inputs.hpp"
-#include "analysis/transcript.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "analysis/readers/transcript.hpp"
 #include "common/errors.hpp"
 #include "tests/unit/fixture.hpp"
 

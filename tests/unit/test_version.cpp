@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "analysis/contract.hpp"
-#include "analysis/explain.hpp"
-#include "analysis/inputs.hpp"
+#include "analysis/explanation/contract.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "common/trace.hpp"
 #include "common/version.hpp"
 #include "report/report.hpp"

@@ -1,0 +1,165 @@
+#include "analysis/explanation/parity.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "analysis/explanation/format.hpp"
+
+namespace np {
+namespace {
+
+using Getter = std::optional<double> Contract::*;
+
+// Collects a figure across modes; names the modes that lack it.
+struct Column {
+    std::vector<double> values;
+    std::vector<std::string> missing_in;
+};
+
+Column column(const std::vector<Contract>& contracts, Getter field) {
+    Column c;
+    for (const auto& k : contracts) {
+        if (k.*field) {
+            c.values.push_back(*(k.*field));
+        } else {
+            c.missing_in.push_back(k.mode);
+        }
+    }
+    return c;
+}
+
+ParityCheck missing_check(const std::string& name, const Column& c) {
+    return {name, false, fmt::format("not measured in {}", fmt::join(c.missing_in, ", "))};
+}
+
+ParityCheck spread_check(const std::string& name, const Column& c, double allowed) {
+    if (!c.missing_in.empty()) return missing_check(name, c);
+    const auto [lo, hi] = std::minmax_element(c.values.begin(), c.values.end());
+    double spread = 1.0;
+    if (*hi > 0) spread = *lo > 0 ? *hi / *lo : std::numeric_limits<double>::infinity();
+    const bool pass = spread <= allowed + 1e-12;
+    return {
+        name, pass,
+        fmt::format("spread {:.3f} (max/min {} / {}; allowed {:.3f})", spread, *hi, *lo, allowed)};
+}
+
+ParityCheck range_check(const std::string& name, const Column& c, double allowed_points) {
+    if (!c.missing_in.empty()) return missing_check(name, c);
+    const auto [lo, hi] = std::minmax_element(c.values.begin(), c.values.end());
+    const double range = *hi - *lo;
+    return {name, range <= allowed_points + 1e-12,
+            fmt::format("range {:.2f} points (max {} - min {}; allowed {:.2f})", range, *hi, *lo,
+                        allowed_points)};
+}
+
+ParityCheck nodes_check(const std::vector<Contract>& contracts) {
+    std::set<std::pair<std::string, std::string>> pairs;
+    for (const auto& k : contracts) pairs.insert({k.node1, k.node2});
+    if (pairs.size() == 1) {
+        return {"nodes", true,
+                fmt::format("all modes measured {} -> {}", contracts[0].node1, contracts[0].node2)};
+    }
+    std::vector<std::string> each;
+    for (const auto& k : contracts)
+        each.push_back(fmt::format("{} {}/{}", k.mode, k.node1, k.node2));
+    return {"nodes", false,
+            fmt::format("modes measured different nodes: {}", fmt::join(each, ", "))};
+}
+
+// Problems np-explain found in a mode (warn or error findings attached to its contract).
+std::map<std::string, std::string> attached_problems(const Contract& k) {
+    std::map<std::string, std::string> codes;
+    const auto explain = k.document.find("explain");
+    if (explain == k.document.end() || !explain->is_object()) return codes;
+    const auto findings = explain->find("findings");
+    if (findings == explain->end() || !findings->is_array()) return codes;
+    for (const auto& f : *findings) {
+        if (!f.is_object()) continue;
+        const auto sev = f.value("severity", std::string{});
+        if (sev != "warn" && sev != "error") continue;
+        codes[f.value("code", std::string{"?"})] = f.value("title", std::string{});
+    }
+    return codes;
+}
+
+}  // namespace
+
+ParityResult check_parity(const std::vector<Contract>& contracts, const ParityTolerance& tol) {
+    ParityResult r;
+    r.checks.push_back(
+        spread_check("tcp_mbps", column(contracts, &Contract::tcp_mbps), tol.throughput_spread));
+    r.checks.push_back(
+        spread_check("udp_mbps", column(contracts, &Contract::udp_mbps), tol.throughput_spread));
+    r.checks.push_back(
+        range_check("udp_loss_pct", column(contracts, &Contract::udp_loss_pct), tol.loss_points));
+    r.checks.push_back(
+        spread_check("ping_rtt_ms", column(contracts, &Contract::ping_rtt_ms), tol.rtt_spread));
+    r.checks.push_back(nodes_check(contracts));
+    for (const auto& c : r.checks) r.pass = r.pass && c.pass;
+
+    // With findings attached, name what one mode saw and another did not.
+    std::vector<std::map<std::string, std::string>> problems;
+    std::set<std::string> all_codes;
+    for (const auto& k : contracts) {
+        problems.push_back(attached_problems(k));
+        for (const auto& [code, title] : problems.back()) all_codes.insert(code);
+    }
+    for (const auto& code : all_codes) {
+        std::vector<std::string> with, without;
+        std::string title;
+        for (size_t i = 0; i < contracts.size(); ++i) {
+            const auto it = problems[i].find(code);
+            if (it != problems[i].end()) {
+                with.push_back(contracts[i].mode);
+                title = it->second;
+            } else {
+                without.push_back(contracts[i].mode);
+            }
+        }
+        if (!without.empty()) {
+            r.differing_evidence.push_back(fmt::format("{}: {} — {} (not in {})",
+                                                       fmt::join(with, ", "), code, title,
+                                                       fmt::join(without, ", ")));
+        }
+    }
+    return r;
+}
+
+std::string render_parity(const std::vector<Contract>& contracts, const ParityResult& result) {
+    const auto cell = [](const std::optional<double>& v, int decimals) {
+        return v ? fmt::format("{:.{}f}", *v, decimals) : std::string("-");
+    };
+    Table t({"mode", "ping_rtt_ms", "tcp_mbps", "udp_mbps", "udp_loss_pct", "node1", "node2"});
+    for (const auto& k : contracts) {
+        t.add_row({k.mode, cell(k.ping_rtt_ms, 3), cell(k.tcp_mbps, 1), cell(k.udp_mbps, 1),
+                   cell(k.udp_loss_pct, 1), k.node1, k.node2});
+    }
+    std::string out = "=== network-performance parity ===\n" + t.render();
+    std::vector<std::string> failed;
+    for (const auto& c : result.checks)
+        if (!c.pass) failed.push_back(c.figure);
+    if (result.pass) {
+        out += contracts.size() > 1
+                   ? "PARITY: PASS (same experiment in all modes; all checks green)\n"
+                   : "PARITY: PASS (only one mode; nothing to compare it with)\n";
+    } else {
+        out += fmt::format("PARITY: FAIL ({} differ{})\n", fmt::join(failed, ", "),
+                           failed.size() == 1 ? "s" : "");
+    }
+    for (const auto& c : result.checks) {
+        out += fmt::format("  {:<4} {:<13} {}\n", c.pass ? "ok" : "FAIL", c.figure, c.summary);
+    }
+    if (!result.differing_evidence.empty()) {
+        out += "np-explain's evidence differs between modes:\n";
+        for (const auto& e : result.differing_evidence) out += "  " + e + "\n";
+    }
+    return out;
+}
+
+}  // namespace np

@@ -1,0 +1,648 @@
+// Rules that locate the stage that set a test's rate from that stage's own measured signature
+// (docs/design.md, "The bottleneck"): a link full of this test and other traffic, a reverse path
+// that holds back TCP's ACKs. What each data NIC carried — the test's flow, its ACKs, everyone
+// else's frames — comes from the probes' traces; the stages the ledger places (loss) and the
+// hosts' CPU are read by the rules that own them, and whatever none of them shows is said to be
+// not located (below_ceiling, rules_throughput.cpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/format.hpp"
+#include "analysis/explanation/rules.hpp"
+
+namespace np::rules {
+namespace {
+
+// A link carrying at least this fraction of its rate is full (wire bytes per second, each frame
+// with its preamble, FCS and gap, against the nominal rate).
+constexpr double kFullLinkFraction = 0.95;
+// Other traffic below this fraction of the link's rate is noise (ARP, neighbour discovery, the
+// odd SSH packet of the control network leaking onto the data port).
+constexpr double kOtherTrafficFraction = 0.02;
+// A reverse-path shaper carrying at least this fraction of its rate was the ACKs' limit.
+constexpr double kFullReverseFraction = 0.9;
+// A round trip under load at least this many times the idle one, and this much longer, is a
+// standing queue on it, not a busy host's delay (measured on the local testbed: hosts too slow
+// for 1 Gbit/s, TCP at 396 Mbit/s, 0.223 ms under load against 0.044 ms idle — five times, but
+// only 0.18 ms longer; ACKs queued on a 1 Mbit/s hop, 2.66 ms against 0.084 ms).
+constexpr double kQueuedRttFactor = 5.0;
+constexpr double kQueuedRttMinMs = 1.0;
+
+double bits_per_s(uint64_t bytes, double seconds) {
+    return seconds > 0 ? static_cast<double>(bytes) * 8.0 / seconds : 0;
+}
+
+// Traffic on the NIC that is not the test's. A datagram larger than the MTU leaves in fragments
+// of which only the first carries the port: the others count as other UDP, so for a test whose
+// datagrams fragment, other UDP is not taken for someone else's.
+uint64_t other_bytes(const DirectionTraffic& d, const TrafficCounts& test, bool own_fragments) {
+    uint64_t other =
+        d.total.wire_bytes > test.wire_bytes ? d.total.wire_bytes - test.wire_bytes : 0;
+    if (own_fragments)
+        if (const auto udp = d.by_protocol.find("udp"); udp != d.by_protocol.end()) {
+            const auto flow = d.by_flow.find("iperf_udp");
+            const uint64_t ported = flow != d.by_flow.end() ? flow->second.wire_bytes : 0;
+            const uint64_t unported =
+                udp->second.wire_bytes > ported ? udp->second.wire_bytes - ported : 0;
+            other -= std::min(other, unported);
+        }
+    return other;
+}
+
+NicLoad load_of(const TracedSide& side, const DirectionTraffic& d, const char* direction,
+                double test_s, bool own_fragments) {
+    NicLoad n;
+    n.node = side.trace->node;
+    n.iface = side.trace->iface;
+    n.direction = direction;
+    const double phase_s = side.phase.duration_ms() / 1000.0;
+    const TrafficCounts test = flow_counts(d, "");
+    const uint64_t other = other_bytes(d, test, own_fragments);
+    // The test's bytes crossed during the test; other traffic is spread over the whole phase.
+    n.test_bps = bits_per_s(test.wire_bytes, test_s > 0 ? std::min(test_s, phase_s) : phase_s);
+    n.other_bps = bits_per_s(other, phase_s);
+    n.test_frames = test.wire_packets;
+    return n;
+}
+
+// The load on a NIC whose probe counts no flows, from its own counters (/proc/net/dev): frames
+// plus their 24 bytes of preamble, FCS and gap. `tool_bytes`: what the tool says the test moved
+// through it (payload), 0 when the test's share is not known (the ACK direction).
+std::optional<NicLoad> counted_load(const TracedSide& side, const char* prefix,
+                                    const char* direction, double tool_bytes, const Ceiling* c,
+                                    double test_s) {
+    const auto& dev = side.phase.dev_stats;
+    const auto bytes = dev.find(std::string(prefix) + "_bytes");
+    const auto packets = dev.find(std::string(prefix) + "_packets");
+    const double phase_s = side.phase.duration_ms() / 1000.0;
+    if (bytes == dev.end() || packets == dev.end() || phase_s <= 0) return std::nullopt;
+    NicLoad n;
+    n.node = side.trace->node;
+    n.iface = side.trace->iface;
+    n.direction = direction;
+    n.per_flow = false;
+    const double total = double(bytes->second) + 24.0 * double(packets->second);
+    double test = 0;
+    if (tool_bytes > 0 && c && c->payload_bytes_per_unit > 0) {
+        test = std::min(total, tool_bytes * c->wire_bytes_per_unit / c->payload_bytes_per_unit);
+        n.test_frames = uint64_t(tool_bytes / c->payload_bytes_per_unit);
+    }
+    n.test_bps = bits_per_s(uint64_t(test), test_s > 0 ? std::min(test_s, phase_s) : phase_s);
+    n.other_bps = bits_per_s(uint64_t(total - test), phase_s);
+    return n;
+}
+
+std::string load_text(const NicLoad& n) {
+    if (!n.per_flow)
+        return fmt::format(
+            "{}'s {} {} {} on the wire by its own counters (its probe counts no flows): {} of it "
+            "the test's by the tool's count and {} of other traffic",
+            n.node, n.iface, n.direction, format_rate(n.total_bps()), format_rate(n.test_bps),
+            format_rate(n.other_bps));
+    return fmt::format("{}'s {} {} {} on the wire: {} of the test's and {} of other traffic",
+                       n.node, n.iface, n.direction, format_rate(n.total_bps()),
+                       format_rate(n.test_bps), format_rate(n.other_bps));
+}
+
+void link_shared(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    const double capacity = v.model_bps();
+    const NicLoad* busiest = nullptr;
+    for (const auto* n : {&loads.data_out, &loads.data_in})
+        if (*n && (*n)->total_bps() >= capacity * kFullLinkFraction &&
+            (*n)->other_bps >= capacity * kOtherTrafficFraction &&
+            (!busiest || (*n)->other_bps > busiest->other_bps))
+            busiest = &**n;
+    if (!busiest) return;
+    Finding f = make_finding("LINK_SHARED", t.label);
+    f.title = fmt::format("The link was full, and not with this test alone: {} of other traffic",
+                          format_rate(busiest->other_bps));
+    f.detail = fmt::format(
+        "{} — {} of the {} link's rate. The test had {} of it, {} of the wire; the ceiling of "
+        "{} assumes the link to itself. What the test lost or was held back by at its queue "
+        "followed from the full link, not the other way round.",
+        load_text(*busiest), format_pct(busiest->total_bps() / capacity),
+        format_link_rate(capacity), rate_text(*v.measured_bps, t.rate_resolution_bps),
+        format_pct(busiest->test_bps / busiest->total_bps()), format_rate(v.ceiling->goodput_bps));
+    f.evidence = {{"node", busiest->node},
+                  {"link_busy_mbps", rounded(busiest->total_bps() / 1e6)},
+                  {"test_wire_mbps", rounded(busiest->test_bps / 1e6)},
+                  {"other_wire_mbps", rounded(busiest->other_bps / 1e6)},
+                  {"link_mbps", rounded(capacity / 1e6)}};
+    f.next_step = fmt::format(
+        "Measure on an idle link, or find the other traffic on {} of {} (ss -tunap, nft or tc "
+        "counters): the test's share of a shared link is not the link's capacity.",
+        busiest->iface, busiest->node);
+    out.push_back(std::move(f));
+}
+
+// How often the kernel counted the side's data NIC losing its carrier in the phase; 0 unread.
+int64_t carrier_down_count(const TracedSide& side) {
+    const auto it = side.phase.dev_stats.find("carrier_down_count");
+    return it != side.phase.dev_stats.end() ? it->second : 0;
+}
+
+// Whether a drop of the test's packets on their way back from the receiver shows its egress
+// queue or shaper holding them back: dropped by the queue (by reason, or by the function that
+// freed it). Not a drop of a link that was down (DEV_READY) or had no route (IP_OUTNOROUTES, a
+// link set down takes its routes): those say the way back was absent, not too slow.
+bool held_back_by_queue(const LedgerDrop& d) {
+    return d.reason != "DEV_READY" && stage_of_drop(d.reason, true) == Stage::sender_queue;
+}
+
+void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    // In --bidir the way back also carries the test's other direction: not an ACK path.
+    if (t.transport != Transport::tcp || t.bidir || !loads.reverse_out) return;
+    const NicLoad& back = *loads.reverse_out;
+    const bool full = loads.reverse_capacity_bps &&
+                      back.total_bps() >= *loads.reverse_capacity_bps * kFullReverseFraction;
+    if (!full && loads.reverse_drops == 0) return;
+    Finding f = make_finding("REVERSE_PATH_LIMITED", t.label);
+    f.title = fmt::format("TCP's ACKs were held back on their way to the sender: {} at {}",
+                          loads.reverse_capacity_bps
+                              ? "a " + format_link_rate(*loads.reverse_capacity_bps) + " shaper"
+                              : std::string("drops"),
+                          back.node);
+    f.detail =
+        fmt::format("The data needs its ACKs back; they leave {} by {}. ", back.node, back.iface);
+    if (loads.reverse_capacity_bps) {
+        f.detail += fmt::format(
+            "Its egress qdisc ({}) shapes to {}, and it carried {} during the test — {} of "
+            "that rate",
+            loads.reverse_qdisc, format_link_rate(*loads.reverse_capacity_bps),
+            format_rate(back.total_bps()),
+            format_pct(back.total_bps() / *loads.reverse_capacity_bps));
+        f.detail += back.per_flow
+                        ? fmt::format(
+                              ", {} of it the test's own ACKs ({} frames for {} "
+                              "data frames). ",
+                              format_rate(back.test_bps), format_count(double(back.test_frames)),
+                              format_count(double(loads.data_frames)))
+                        : " by its NIC's own counters (its probe counts no flows). ";
+        f.evidence.emplace_back("reverse_shaper_mbps",
+                                rounded(*loads.reverse_capacity_bps / 1e6, 3));
+        f.evidence.emplace_back("reverse_wire_mbps", rounded(back.total_bps() / 1e6, 3));
+    }
+    if (loads.reverse_drops > 0) {
+        f.detail +=
+            fmt::format("{} dropped {} of the test's packets on their way out ({}). ", back.node,
+                        format_count(double(loads.reverse_drops)), loads.reverse_drop_reasons);
+        f.evidence.emplace_back("reverse_drops", loads.reverse_drops);
+    }
+    if (t.rtt_mean_us && loads.idle_rtt_ms) {
+        f.detail += fmt::format(
+            "The round trip under load was {:.2f} ms against {:.3f} ms idle (ping): the ACKs "
+            "waited in that queue. ",
+            *t.rtt_mean_us / 1e3, *loads.idle_rtt_ms);
+        f.evidence.emplace_back("rtt_under_load_ms", rounded(*t.rtt_mean_us / 1e3, 3));
+        f.evidence.emplace_back("idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3));
+    }
+    f.detail += fmt::format(
+        "A sender may have only a window of unacknowledged data in flight: ACKs that wait or are "
+        "lost hold it back, so the data direction ran at {} ({} of its {} ceiling) though "
+        "nothing of the data was lost.",
+        rate_text(*v.measured_bps, t.rate_resolution_bps),
+        format_pct(*v.measured_bps / v.ceiling->goodput_bps), format_rate(v.ceiling->goodput_bps));
+    f.evidence.emplace_back("measured_mbps", rounded(*v.measured_bps / 1e6));
+    f.next_step = fmt::format(
+        "Check the reverse direction: tc -s qdisc show dev {} on {} (a shaper or policer on the "
+        "way back), and the hops back from the receiver.",
+        back.iface, back.node);
+    out.push_back(std::move(f));
+}
+
+}  // namespace
+
+std::string QueueBacklog::text() const {
+    std::string s = fmt::format("{}'s {} queue held packets in {} of {} samples", node, iface,
+                                nonempty, samples);
+    if (max_packets > 0)
+        s += fmt::format(", at most {} packets ({} bytes)", format_count(double(max_packets)),
+                         format_count(double(max_bytes)));
+    return s;
+}
+
+std::optional<QueueBacklog> queue_backlog(const TracedSide& side) {
+    const auto& q = side.phase.qdisc_stats;
+    const auto get = [&](const char* key) {
+        const auto it = q.find(key);
+        return it != q.end() ? it->second : int64_t{0};
+    };
+    QueueBacklog b{side.trace->node,           side.trace->iface,
+                   get("backlog_samples"),     get("backlog_nonempty_samples"),
+                   get("backlog_max_packets"), get("backlog_max_bytes")};
+    if (b.samples <= 0) return std::nullopt;
+    return b;
+}
+
+PathLoads path_loads(const TestEvidence& v) {
+    PathLoads loads;
+    const double test_s = v.test.duration_s;
+    const bool frags = v.test.transport == Transport::udp && v.ceiling && v.ceiling->fragmented();
+    // A side whose tier counts no flows gives the load from its NIC's own counters.
+    const Transport tr = v.test.transport;
+    // What the tool moved through each NIC, TCP's retransmitted segments included.
+    const double resent = tr == Transport::tcp && v.ceiling && v.test.retransmits
+                              ? double(*v.test.retransmits) * v.ceiling->payload_bytes_per_unit
+                              : 0;
+    const double sent = v.test.sent_bytes.value_or(v.test.received_bytes.value_or(0)) + resent;
+    const double received = v.test.received_bytes.value_or(v.test.sent_bytes.value_or(0));
+    if (const auto& s = v.traces.sender) {
+        loads.data_out = measures(s->trace->tier).flows
+                             ? load_of(*s, s->phase.left_nic(), "sent", test_s, frags)
+                             : counted_load(*s, "tx", "sent", sent, v.ceiling, test_s);
+        if (loads.data_out) loads.data_frames = loads.data_out->test_frames;
+        loads.data_queue = queue_backlog(*s);
+    }
+    if (const auto& r = v.traces.receiver) {
+        if (measures(r->trace->tier).flows) {
+            loads.data_in = load_of(*r, r->phase.rx, "received", test_s, frags);
+            loads.reverse_out = load_of(*r, r->phase.left_nic(), "sent", test_s, false);
+        } else {
+            loads.data_in = counted_load(*r, "rx", "received", received, v.ceiling, test_s);
+            loads.reverse_out = counted_load(*r, "tx", "sent", 0, v.ceiling, test_s);
+        }
+        if (!loads.data_out && loads.data_in) loads.data_frames = loads.data_in->test_frames;
+        loads.reverse_queue = queue_backlog(*r);
+        const LinkFacts& link = r->trace->link;
+        loads.reverse_qdisc = link.qdisc;
+        if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0)
+            loads.reverse_capacity_bps = double(*link.qdisc_rate_bps);
+    }
+    // A receiver whose link went down in the phase purged its queue then: those drops are the
+    // outage's (LINK_WENT_DOWN), not a queue holding the ACKs back.
+    const bool receiver_link_down = v.traces.receiver && carrier_down_count(*v.traces.receiver) > 0;
+    if (v.ledger && !receiver_link_down) {
+        std::vector<LedgerDrop> back;
+        for (const auto& d : v.ledger->drops)
+            if (d.stage == Stage::reverse && !d.housekeeping && d.node == v.ledger->receiver_node &&
+                held_back_by_queue(d)) {
+                loads.reverse_drops += d.packets;
+                back.push_back(d);
+            }
+        loads.reverse_drop_reasons = describe_drops(back);
+    }
+    for (const auto& p : v.input.measurements.pings)
+        if (p.rtt_min_ms && (!loads.idle_rtt_ms || *p.rtt_min_ms < *loads.idle_rtt_ms))
+            loads.idle_rtt_ms = p.rtt_min_ms;
+    return loads;
+}
+
+namespace {
+
+// The seconds a phase's CPU times are set against: the test's, when it fits in the phase.
+double cpu_window_s(const TracedSide& side, double test_s) {
+    const double phase_s = side.phase.duration_ms() / 1000.0;
+    return test_s > 0 && test_s < phase_s ? test_s : phase_s;
+}
+
+// A CPU's time that a test at the default priority could not have had: its busy time less that
+// of tasks at a lowered priority (CpuTime::niced_ms), which yield to the test. A build or backup
+// run under nice beside the test keeps every CPU busy without taking the test's time.
+int64_t contended_ms(const CpuTime& c) {
+    return std::max<int64_t>(0, c.busy_ms - c.niced_ms);
+}
+
+double busy_of(const CpuTime& c, double window_s) {
+    return window_s > 0 ? std::min(1.0, double(contended_ms(c)) / (window_s * 1000)) : 0;
+}
+
+std::string softirq_share(const CpuTime& c) {
+    return contended_ms(c) > 0 ? format_pct(double(c.softirq_ms) / double(contended_ms(c)), 0)
+                               : "0 %";
+}
+
+// "; another 64 % in tasks at lowered priority", where those kept the CPU busier than the test's.
+std::string niced_share(const CpuTime& c, double window_s) {
+    if (window_s <= 0 || c.niced_ms < window_s * 1000 * 0.05) return "";
+    return fmt::format("; another {} in tasks at lowered priority, which yield to the test",
+                       format_pct(std::min(1.0, double(c.niced_ms) / (window_s * 1000)), 0));
+}
+
+}  // namespace
+
+std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s) {
+    const auto& cpus = side.phase.cpus;
+    if (cpus.empty()) return std::nullopt;
+    const double window = cpu_window_s(side, test_s);
+    const std::string& node = side.trace->node;
+    double least = 1, most = 0;
+    const CpuTime* top = nullptr;
+    int64_t busy = 0, softirq = 0;
+    for (const auto& c : cpus) {
+        least = std::min(least, busy_of(c, window));
+        if (busy_of(c, window) >= most) {
+            most = busy_of(c, window);
+            top = &c;
+        }
+        busy += contended_ms(c);
+        softirq += c.softirq_ms;
+    }
+    if (least >= 0.9) {
+        return SaturatedCpu{
+            node,
+            fmt::format("{}: all {} CPUs busy, the least {} of the {:.1f} s test ({} of the time "
+                        "in softirq)",
+                        node, cpus.size(), format_pct(least, 0), window,
+                        busy > 0 ? format_pct(double(softirq) / double(busy), 0) : "0 %"),
+            least};
+    }
+    if (top && most >= 0.95) {
+        return SaturatedCpu{node,
+                            fmt::format("{}: CPU {} busy {} of the {:.1f} s test ({} of it in "
+                                        "softirq), the other{} less",
+                                        node, top->cpu, format_pct(most, 0), window,
+                                        softirq_share(*top), cpus.size() > 2 ? "s" : ""),
+                            most};
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_s) {
+    const auto& cpus = side.phase.cpus;
+    if (cpus.empty()) return std::nullopt;
+    const double window = cpu_window_s(side, test_s);
+    const auto top = std::max_element(cpus.begin(), cpus.end(), [&](const auto& a, const auto& b) {
+        return busy_of(a, window) < busy_of(b, window);
+    });
+    return fmt::format("{}'s busiest CPU, {}, was busy {} of the test ({} of it softirq{})",
+                       side.trace->node, top->cpu, format_pct(busy_of(*top, window), 0),
+                       softirq_share(*top), niced_share(*top, window));
+}
+
+namespace {
+
+// Watched for less than this, a process's shares say nothing (a client seen once as it ended).
+constexpr int64_t kWatchedEnoughMs = 200;
+// Throttled in this share of its periods and for this share of the time watched: the cgroup's
+// CPU limit held the process back (a quota touched once in a while does not).
+constexpr double kThrottledPeriodShare = 0.2;
+constexpr double kThrottledTimeShare = 0.1;
+
+bool throttled(const ProcessCpu& p) {
+    return p.periods > 0 && p.throttled_periods >= 2 &&
+           double(p.throttled_periods) >= kThrottledPeriodShare * double(p.periods) &&
+           double(p.throttled_ms) >= kThrottledTimeShare * double(p.watched_ms);
+}
+
+std::string cores_text(double cores) {
+    return cores >= 1 ? fmt::format("{:.3g} cores", cores)
+                      : fmt::format("{} of a core", format_pct(cores, cores < 0.1 ? 1 : 0));
+}
+
+std::string process_name(const std::string& node, const ProcessCpu& p) {
+    return fmt::format("{}'s {} (pid {})", node, p.comm, p.pid);
+}
+
+}  // namespace
+
+std::optional<StarvedTool> starved_tool(const TracedSide& side) {
+    const ProcessCpu* worst = nullptr;
+    for (const auto& p : side.phase.processes)
+        if (p.watched_ms >= kWatchedEnoughMs && throttled(p) &&
+            (!worst || p.throttled_ms > worst->throttled_ms))
+            worst = &p;
+    if (!worst) return std::nullopt;
+    const ProcessCpu& p = *worst;
+    const std::string& node = side.trace->node;
+    StarvedTool s{node, "", p.cgroup, {}};
+    // throttled_ms sums the time over the CPUs the cgroup's tasks were held back on.
+    s.text = fmt::format(
+        "{} was held back by the CPU limit of its cgroup {}{}: throttled in {} of {} "
+        "enforcement periods ({:.2f} s held back, summed over CPUs) over the {:.1f} s it was "
+        "watched, so it ran only {} of a core",
+        process_name(node, p), p.cgroup,
+        p.quota_cores ? " (" + cores_text(*p.quota_cores) + ")" : std::string(),
+        p.throttled_periods, p.periods, double(p.throttled_ms) / 1000, double(p.watched_ms) / 1000,
+        format_pct(p.cpu_share(), p.cpu_share() < 0.1 ? 1 : 0));
+    s.evidence = {{node + ".throttled_periods", p.throttled_periods},
+                  {node + ".periods", p.periods},
+                  {node + ".throttled_ms", p.throttled_ms},
+                  {node + ".tool_cpu_pct", rounded(100 * p.cpu_share(), 1)}};
+    if (p.quota_cores) s.evidence.emplace_back(node + ".cpu_quota_cores", *p.quota_cores);
+    return s;
+}
+
+std::string lift_limit_step(const StarvedTool& tool) {
+    return fmt::format(
+        "Raise or lift the CPU limit of cgroup {} on {} (cpu.max, or cpu.cfs_quota_us under "
+        "cgroup v1), or run the tool outside it; then run again.",
+        tool.cgroup, tool.node);
+}
+
+namespace {
+
+// What the test's processes on a traced node used ("node1-1's iperf3 (pid 812) ran 12 % of a
+// core (no CPU limit on its cgroup)"), and whether a cgroup's limit held one back at all: a tool
+// throttled in any period, if too little for starved_tool to name it, is not ruled out.
+struct ToolProcesses {
+    std::vector<std::string> parts;
+    bool held_back = false;
+};
+
+void add_tool_processes(const TracedSide& side, ToolProcesses& out) {
+    for (const auto& p : side.phase.processes) {
+        if (p.watched_ms < kWatchedEnoughMs) continue;
+        // Where the probe could not read the process's cgroup (no cgroupfs mounted where it
+        // runs), nothing is said of a limit either way.
+        std::string limit = p.cgroup.empty() ? std::string("its cgroup not readable there")
+                            : p.quota_cores
+                                ? fmt::format("its cgroup's limit of {} did not throttle it",
+                                              cores_text(*p.quota_cores))
+                                : std::string("no CPU limit on its cgroup");
+        if (p.quota_cores && p.throttled_periods > 0) {
+            out.held_back = true;
+            limit = fmt::format(
+                "its cgroup's limit of {} throttled it in {} of {} periods, {:.2f} s held back "
+                "(summed over CPUs) in the {:.1f} s it was watched: too little to say it set the "
+                "rate, but the tool did wait for its CPU",
+                cores_text(*p.quota_cores), p.throttled_periods, p.periods,
+                double(p.throttled_ms) / 1000, double(p.watched_ms) / 1000);
+        }
+        out.parts.push_back(fmt::format("{} ran {} of a core ({})",
+                                        process_name(side.trace->node, p),
+                                        format_pct(p.cpu_share(), 0), limit));
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads) {
+    std::vector<std::string> out;
+    const double capacity = v.model_bps();
+    // The receiving NIC is named too only when it saw other traffic the sending one did not.
+    if (capacity > 0)
+        for (const auto* n : {&loads.data_out, &loads.data_in})
+            if (*n && (n == &loads.data_out || !loads.data_out ||
+                       (*n)->other_bps >= capacity * kOtherTrafficFraction))
+                out.push_back(fmt::format(
+                    "the link: {}'s {} {} {} on the wire ({} of {}; other traffic {}), not full",
+                    (*n)->node, (*n)->iface, (*n)->direction, format_rate((*n)->total_bps()),
+                    format_pct((*n)->total_bps() / capacity), format_link_rate(capacity),
+                    format_rate((*n)->other_bps)));
+    // A standing backlog is not ruled out: the packets waited at the sender's own egress, so
+    // what drains it (its root qdisc, or the NIC) went slower than the sender offered.
+    if (loads.data_queue)
+        out.push_back(loads.data_queue->share() < kStandingQueueShare
+                          ? "the sender's queue: " + loads.data_queue->text()
+                          : "not ruled out — the sender's own queue: " + loads.data_queue->text() +
+                                ", a standing backlog: what drains it (its root qdisc or the "
+                                "NIC) ran slower than the sender offered");
+    if (v.test.transport == Transport::tcp && !v.test.bidir && loads.reverse_out) {
+        // The ACKs' own queue, read as the data's is: a standing backlog there means what drains
+        // the receiver's egress ran slower than the ACKs came, and that is not ruled out.
+        const auto& acks = loads.reverse_queue;
+        const bool standing = acks && acks->share() >= kStandingQueueShare;
+        std::string line = fmt::format(
+            "{}the reverse path: {} dropped none of the test's ACKs{}",
+            standing ? "not ruled out — " : "", loads.reverse_out->node,
+            loads.reverse_capacity_bps ? fmt::format(" and its {} shaper ran at {} of its rate",
+                                                     format_link_rate(*loads.reverse_capacity_bps),
+                                                     format_pct(loads.reverse_out->total_bps() /
+                                                                *loads.reverse_capacity_bps))
+                                       : ", and no shaper sits on its egress");
+        if (acks)
+            line += standing ? "; but its queue held the ACKs back: " + acks->text() +
+                                   ", a standing backlog on the way back"
+                             : "; its queue: " + acks->text();
+        out.push_back(std::move(line));
+    }
+    std::vector<std::string> cpus;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side)
+            if (auto text = busiest_cpu_text(**side, v.test.duration_s))
+                cpus.push_back(std::move(*text));
+    if (!cpus.empty()) {
+        std::string text = "a saturated CPU: ";
+        for (size_t i = 0; i < cpus.size(); ++i) text += (i ? ", " : "") + cpus[i];
+        out.push_back(std::move(text));
+    }
+    ToolProcesses tools;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side) add_tool_processes(**side, tools);
+    if (!tools.parts.empty())
+        out.push_back(fmt::format("{}a throttled tool: {}",
+                                  tools.held_back ? "not ruled out — " : "",
+                                  fmt::join(tools.parts, "; ")));
+    return out;
+}
+
+std::optional<TcpLimit> tcp_limit(const TestEvidence& v) {
+    if (v.test.transport != Transport::tcp || !v.traces.sender) return std::nullopt;
+    const auto& account = v.traces.sender->phase.tcp;
+    if (!account || !account->sender() || account->busy_us <= 0) return std::nullopt;
+    TcpLimit l;
+    l.node = v.traces.sender->trace->node;
+    l.busy_s = double(account->busy_us) / 1e6;
+    l.rwnd_share = double(account->rwnd_limited_us) / double(account->busy_us);
+    l.sndbuf_share = double(account->sndbuf_limited_us) / double(account->busy_us);
+    l.text = fmt::format(
+        "{}'s TCP had data to send for {:.1f} s: the receiver's window held it {} of that time, "
+        "its send buffer {} (the rest, its congestion window or the path)",
+        l.node, l.busy_s, format_pct(l.rwnd_share, 0), format_pct(l.sndbuf_share, 0));
+    l.evidence = {{l.node + ".tcp_busy_ms", account->busy_us / 1000},
+                  {l.node + ".tcp_rwnd_limited_ms", account->rwnd_limited_us / 1000},
+                  {l.node + ".tcp_sndbuf_limited_ms", account->sndbuf_limited_us / 1000}};
+    return l;
+}
+
+std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& loads) {
+    const auto& t = v.test;
+    if (t.transport != Transport::tcp || !t.rtt_mean_us || !loads.idle_rtt_ms ||
+        *loads.idle_rtt_ms <= 0)
+        return std::nullopt;
+    const double loaded_ms = *t.rtt_mean_us / 1e3;
+    if (loaded_ms < *loads.idle_rtt_ms * kQueuedRttFactor ||
+        loaded_ms - *loads.idle_rtt_ms < kQueuedRttMinMs)
+        return std::nullopt;
+    // The nodes' own egress queues: full when their NIC carried 90 % of its shaper's rate, or
+    // when the probe's samples found a standing backlog in them.
+    const auto full = [](const std::optional<NicLoad>& n, std::optional<double> rate,
+                         const std::optional<QueueBacklog>& queue) {
+        return (n && rate && n->total_bps() >= *rate * kFullReverseFraction) ||
+               (queue && queue->share() >= kStandingQueueShare);
+    };
+    std::optional<double> data_rate;
+    if (v.traces.sender && v.traces.sender->trace->link.qdisc_rate_bps)
+        data_rate = double(*v.traces.sender->trace->link.qdisc_rate_bps);
+    if (full(loads.data_out, data_rate, loads.data_queue) ||
+        full(loads.reverse_out, loads.reverse_capacity_bps, loads.reverse_queue))
+        return std::nullopt;
+    std::vector<std::string> sampled;
+    for (const auto* queue : {&loads.data_queue, &loads.reverse_queue})
+        if (*queue) sampled.push_back((*queue)->text());
+    UnseenQueue q;
+    q.text = fmt::format(
+        "not ruled out — a queue no probe sees: the round trip under load was {:.2f} ms against "
+        "{:.3f} ms idle (ping), so packets waited somewhere on it, and neither node's own egress "
+        "queue was full{}; a hop between the NICs holds such a queue, on the way out or on the "
+        "way back (its ACKs), where neither node's counters reach",
+        loaded_ms, *loads.idle_rtt_ms,
+        sampled.empty() ? "" : fmt::format(" — {} —", fmt::join(sampled, ", ")));
+    q.evidence = {{"rtt_under_load_ms", rounded(loaded_ms, 3)},
+                  {"idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3)}};
+    for (const auto* queue : {&loads.data_queue, &loads.reverse_queue})
+        if (*queue)
+            q.evidence.emplace_back((*queue)->node + ".queue_nonempty_samples",
+                                    fmt::format("{} of {}", (*queue)->nonempty, (*queue)->samples));
+    return q;
+}
+
+std::optional<CarrierLost> carrier_lost(const TestEvidence& v) {
+    std::vector<std::string> where;
+    CarrierLost lost;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver}) {
+        if (!*side) continue;
+        const int64_t down = carrier_down_count(**side);
+        if (down <= 0) continue;
+        const std::string& node = (*side)->trace->node;
+        where.push_back(fmt::format("{}'s {} {} time{}", node, (*side)->trace->iface, down,
+                                    down == 1 ? "" : "s"));
+        lost.evidence.emplace_back(node + ".carrier_down_count", down);
+    }
+    if (where.empty()) return std::nullopt;
+    lost.where = fmt::format("{}", fmt::join(where, " and "));
+    return lost;
+}
+
+namespace {
+
+// A data NIC that lost its carrier in the test's phase: an outage, named from the kernel's own
+// count beside the test's verdict (the drops it caused are read as the link's in the ledger;
+// a test held below its ceiling by it says so in its verdict, rules_throughput.cpp).
+void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto lost = carrier_lost(v);
+    if (!lost) return;
+    Finding f = make_finding("LINK_WENT_DOWN", v.test.label);
+    f.title =
+        fmt::format("The data link went down during the test: carrier lost on {}", lost->where);
+    f.detail = fmt::format(
+        "The kernel counted the carrier lost on {} over this test's phase. While a link is down "
+        "nothing crosses it: what the sender handed its NIC then was dropped (DEV_READY, or by "
+        "the queue that stands in while the device has no carrier) and TCP waited for its "
+        "retransmission timer.",
+        lost->where);
+    // How long the link was down is not counted: whether the outage set the test's rate is the
+    // verdict's to say, from the loss the ledger places and the loads on the link.
+    f.evidence = lost->evidence;
+    f.next_step =
+        "Find why the link went down: ip -s link (carrier_changes) and the kernel log (link "
+        "down / up) on both nodes, the cable or the switch port, what else configured the NIC; "
+        "then run again.";
+    out.push_back(std::move(f));
+}
+
+}  // namespace
+
+void bottleneck(const TestEvidence& v, std::vector<Finding>& out) {
+    link_went_down(v, out);
+    if (!short_of_ceiling(v) || (!v.traces.sender && !v.traces.receiver)) return;
+    const PathLoads loads = path_loads(v);
+    link_shared(v, loads, out);
+    reverse_path(v, loads, out);
+}
+
+}  // namespace np::rules

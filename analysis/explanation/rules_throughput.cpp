@@ -1,0 +1,1254 @@
+// Rules that hold a throughput test's output against the model: line rate, offered load, the
+// sender, loss as the tool counted it, a path slower than the link. Where a ledger exists
+// (traces of the data NICs), they take the place of loss and the cause of a shortfall from it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/format.hpp"
+#include "analysis/explanation/rules.hpp"
+
+namespace np::rules {
+namespace {
+
+// Above the ceiling by more than this (beyond the tool's print rounding) is not measurement
+// jitter: the link is faster than --link says, or the figure is not what crossed the wire.
+constexpr double kAboveCeilingSlack = 0.005;
+// A tool process at or above this share of one core (iperf3's own figure) ran a core flat out.
+constexpr double kBusyCpuPct = 90.0;
+// A UDP sender below this fraction of the offered rate did not send what it was asked to.
+constexpr double kSenderShortfall = 0.97;
+// UDP loss at or above this (percent) is a warning; below it, information.
+constexpr double kLossWarnPct = 1.0;
+// A link outage set a TCP test's rate when the intervals it did not stall ran at least this
+// share of the ceiling (the first one includes slow start).
+constexpr double kOutageOthersFraction = 0.9;
+// The nominal rates a path can behave like, slowest first.
+constexpr double kStandardRates[] = {10e6, 100e6, 1e9,  2.5e9, 5e9,   10e9,
+                                     25e9, 40e9,  50e9, 100e9, 200e9, 400e9};
+
+std::string pct_number(double pct) {
+    return fmt::format("{:.2f}", pct);
+}
+
+// A range in the unit of its upper end, with 3 decimals: "9.415 to 9.425 Gbit/s".
+std::string range_text(double lo, double hi) {
+    const double unit = hi >= 1e9 ? 1e9 : 1e6;
+    return fmt::format("{:.3f} to {:.3f} {}", lo / unit, hi / unit,
+                       unit == 1e9 ? "Gbit/s" : "Mbit/s");
+}
+
+int l4_header_bytes(const Ceiling& c) {
+    const Frame& f = c.frames.front();
+    return f.bytes_of("tcp_header") + f.bytes_of("tcp_timestamps") + f.bytes_of("udp_header");
+}
+
+// "a 100 Mbit/s link" or, when the numbers show a slower path, "a 100 Mbit/s path".
+std::string link_words(const TestEvidence& v) {
+    return fmt::format("{} {}", format_link_rate(v.model_bps()), v.path_bps ? "path" : "link");
+}
+
+bool is_udp(const ThroughputTest& t) {
+    return t.transport == Transport::udp;
+}
+
+// UDP that was asked for a rate the wire can carry.
+bool offered_fits(const TestEvidence& v) {
+    const auto& t = v.test;
+    return is_udp(t) && t.offered_bps && v.ceiling &&
+           v.ceiling->wire_bps_for_payload(*t.offered_bps) <= v.model_bps();
+}
+
+bool reached_offered(const ThroughputTest& t) {
+    return t.offered_bps && t.sent_bps &&
+           *t.sent_bps + t.rate_resolution_bps >= *t.offered_bps * kSenderShortfall;
+}
+
+// The ledger's verdict on loss: placed drops of the flow beyond in-flight slack.
+bool ledger_shows_loss(const Ledger& l) {
+    uint64_t frames = 0;
+    for (const auto& p : l.points)
+        if (p.count) frames = std::max(frames, *p.count);
+    return l.lost() + l.unattributed() > ledger_slack(frames);
+}
+
+// A TCP test whose sender kept the path full but whose receiver's figure falls short: what was
+// still queued or in flight when the test was cut arrived after the receiver stopped counting.
+// The sender's own rate at the ceiling with nothing of the flow lost (by the ledger, else no
+// retransmits) says the link was the limit. Returns the bytes the receiver had not counted.
+std::optional<double> tcp_tail_bytes(const TestEvidence& v) {
+    const auto& t = v.test;
+    if (t.transport != Transport::tcp || !v.ceiling || !t.received_bps || !t.sent_bps ||
+        !t.sent_bytes || !t.received_bytes || *t.sent_bytes <= *t.received_bytes)
+        return std::nullopt;
+    const double floor = v.ceiling->goodput_bps * kLineRateFraction;
+    const double res = t.rate_resolution_bps;
+    if (*t.received_bps + res >= floor || *t.sent_bps + res < floor) return std::nullopt;
+    if (v.ledger && v.ledger->complete() ? ledger_shows_loss(*v.ledger)
+                                         : t.retransmits.value_or(1) != 0)
+        return std::nullopt;
+    // A receiver held back by its cgroup's CPU limit had not read what waited in its socket:
+    // that is its tool's pace, not the test being cut (the receiver is named, rules below).
+    if (v.traces.receiver && starved_tool(*v.traces.receiver)) return std::nullopt;
+    return *t.sent_bytes - *t.received_bytes;
+}
+
+// The stage holding most of the ledger's loss.
+std::optional<Stage> main_loss_stage(const Ledger& l) {
+    std::optional<Stage> best;
+    uint64_t most = 0;
+    for (const auto& d : l.drops) {
+        if (!is_data_loss(d.stage) || d.housekeeping) continue;
+        const uint64_t n = l.lost_in(d.stage);
+        if (n > most) {
+            most = n;
+            best = d.stage;
+        }
+    }
+    return best;
+}
+
+const char* next_step_for(Stage s, bool udp) {
+    switch (s) {
+        case Stage::sender_stack:
+            return "Check the sender's firewall (nft list ruleset), its route and the neighbour "
+                   "entry of the peer (ip route get, ip neigh).";
+        case Stage::sender_queue:
+            return udp ? "Lower the offered rate (-b) to the path's ceiling, or raise the "
+                         "sender's qdisc limit / txqueuelen."
+                       : "Raise the sender's qdisc limit or txqueuelen; a shaper's queue that "
+                         "short drops bursts.";
+        case Stage::wire:
+            return "Check the cable, the switch ports' counters and ethtool -S on both NICs.";
+        case Stage::receiver_nic:
+            return "Raise the receiver's NIC ring (ethtool -G) or net.core.netdev_max_backlog; "
+                   "check its CPU load.";
+        case Stage::receiver_filter:
+            return "Check the receiver's firewall (nft list ruleset, iptables -L) and tc "
+                   "ingress filters (tc filter show dev IFACE ingress).";
+        case Stage::receiver_ip:
+            return "Check the receiver's routing and addresses (rp_filter, the destination "
+                   "address, MTU).";
+        case Stage::receiver_socket:
+            return "Raise the receive buffer (iperf3 -w, net.core.rmem_max) or lower -b.";
+        case Stage::receiver_tcp:
+            return "Raise the receiver's socket buffers (net.ipv4.tcp_rmem) and check it keeps "
+                   "up (CPU).";
+        default:
+            return "Compare the NICs' counters (ethtool -S) on both nodes.";
+    }
+}
+
+}  // namespace
+
+std::string mbps(double bps) {
+    return fmt::format("{:.2f}", bps / 1e6);
+}
+
+std::string rate_text(double bps, double resolution) {
+    if (resolution > 0) {
+        const double unit = bps >= 1e9 ? 1e9 : 1e6;
+        const int decimals =
+            std::clamp(static_cast<int>(std::lround(-std::log10(2 * resolution / unit))), 0, 3);
+        return fmt::format("{:.{}f} {}", bps / unit, decimals, unit == 1e9 ? "Gbit/s" : "Mbit/s");
+    }
+    return format_rate(bps);
+}
+
+std::string wire_text(double bps) {
+    return bps >= 1e9 ? fmt::format("{:.3f} Gbit/s", bps / 1e9) : format_rate(bps);
+}
+
+std::optional<double> recomputed_loss_pct(const ThroughputTest& t) {
+    if (!t.datagrams_lost || !t.datagrams_total || *t.datagrams_total <= 0) return std::nullopt;
+    return 100.0 * static_cast<double>(*t.datagrams_lost) / static_cast<double>(*t.datagrams_total);
+}
+
+std::string describe_drops(const std::vector<LedgerDrop>& drops) {
+    std::string s;
+    for (const auto& d : drops) {
+        s += fmt::format("{}{} {}", s.empty() ? "" : ", ", format_count(double(d.packets)),
+                         d.reason.empty() ? "without a trace of them" : d.reason);
+        if (!d.node.empty()) s += " on " + d.node;
+    }
+    return s;
+}
+
+std::string describe_loss(const Ledger& l) {
+    std::string s;
+    for (Stage st : {Stage::sender_stack, Stage::sender_queue, Stage::wire, Stage::receiver_nic,
+                     Stage::receiver_filter, Stage::receiver_ip, Stage::receiver_socket,
+                     Stage::receiver_tcp, Stage::unknown}) {
+        const uint64_t n = l.lost_in(st);
+        if (n == 0) continue;
+        std::vector<LedgerDrop> here;
+        for (const auto& d : l.drops)
+            if (d.stage == st && !d.housekeeping) here.push_back(d);
+        s += fmt::format("{}{} at {} ({})", s.empty() ? "" : "; ", format_count(double(n)),
+                         to_string(st), describe_drops(here));
+    }
+    for (const auto& p : l.points) {
+        if (p.unattributed > 0)
+            s += fmt::format("{}{} missing before '{}' with no drop to name", s.empty() ? "" : "; ",
+                             format_count(double(p.unattributed)), p.label);
+    }
+    return s;
+}
+
+// ---------------------------------------------------------------- the slower path
+
+namespace {
+
+std::optional<double> measured_of(const ThroughputTest& t) {
+    return t.received_bps ? t.received_bps : t.sent_bps;
+}
+
+std::optional<double> ceiling_at(const ThroughputTest& t, double bps, std::optional<int> mtu) {
+    const auto model = model_for(t, bps, mtu);
+    if (!model) return std::nullopt;
+    return (t.transport == Transport::tcp ? model->tcp : model->udp).goodput_bps;
+}
+
+// No test carried more than a path of this rate could.
+bool none_above(const ExplainInput& in, double bps) {
+    const auto mtu = nic_mtu(in.traces);
+    for (const auto& t : in.measurements.throughput) {
+        const auto m = measured_of(t);
+        const auto c = ceiling_at(t, bps, mtu);
+        if (m && c && *m - t.rate_resolution_bps > *c * (1 + kAboveCeilingSlack)) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool at_path_ceiling(const ThroughputTest& t, double path_bps, std::optional<int> mtu) {
+    const auto m = measured_of(t);
+    const auto c = ceiling_at(t, path_bps, mtu);
+    return m && c && *m + t.rate_resolution_bps >= *c * kLineRateFraction &&
+           *m - t.rate_resolution_bps <= *c * (1 + kAboveCeilingSlack);
+}
+
+std::optional<double> slower_path_bps(const ExplainInput& in) {
+    if (!in.link_bps || in.measurements.throughput.empty()) return std::nullopt;
+    const auto mtu = nic_mtu(in.traces);
+    // A shaper on the data direction slower than the link bounds the path: the egress qdisc of
+    // a node that sent a test's data, measured rather than guessed. A shaper on the receiving
+    // node's egress carries only the ACKs and replies: the reverse path, not the data's rate.
+    std::optional<double> shaper;
+    for (const auto& t : in.measurements.throughput) {
+        const TestTraces sides = traces_for(t, in.traces);
+        if (!sides.sender) continue;
+        const LinkFacts& link = sides.sender->trace->link;
+        if (link.qdisc_rate_bps && *link.qdisc_rate_bps > 0 &&
+            double(*link.qdisc_rate_bps) < *in.link_bps * 0.99)
+            shaper = std::min(shaper.value_or(1e300), double(*link.qdisc_rate_bps));
+    }
+    if (shaper && none_above(in, *shaper)) return shaper;
+    // Else the numbers' signature: every test the link does not explain (below its ceiling, and
+    // not held to an offered rate) sits at the ceiling of one standard rate below the link's.
+    std::vector<const ThroughputTest*> short_of_link;
+    for (const auto& t : in.measurements.throughput) {
+        const auto m = measured_of(t);
+        const auto c = ceiling_at(t, *in.link_bps, mtu);
+        if (!m || !c || t.bidir) continue;
+        if (*m + t.rate_resolution_bps >= *c * kLineRateFraction) continue;
+        const auto model = model_for(t, *in.link_bps, mtu);
+        if (is_udp(t) && t.offered_bps &&
+            model->udp.wire_bps_for_payload(*t.offered_bps) <= *in.link_bps && reached_offered(t))
+            continue;
+        short_of_link.push_back(&t);
+    }
+    if (short_of_link.empty()) return std::nullopt;
+    for (auto it = std::rbegin(kStandardRates); it != std::rend(kStandardRates); ++it) {
+        if (*it >= *in.link_bps * 0.99) continue;
+        if (std::all_of(short_of_link.begin(), short_of_link.end(),
+                        [&](const ThroughputTest* t) { return at_path_ceiling(*t, *it, mtu); }) &&
+            none_above(in, *it))
+            return *it;
+    }
+    return std::nullopt;
+}
+
+void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!v.path_bps || !v.link_bps || !v.ceiling || !v.measured_bps) return;
+    // At the path's ceiling, or TCP whose receiver is short of it only by a short test's tail.
+    if (!at_path_ceiling(v.test, *v.path_bps, nic_mtu(v.input.traces)) && !tcp_tail_bytes(v))
+        return;
+    const auto& t = v.test;
+    const double m = *v.measured_bps;
+    Finding f = make_finding("PATH_SLOWER_THAN_LINK", t.label);
+    f.title = fmt::format("{} sits at the {} ceiling of a {} path, not of the {} link",
+                          rate_text(m, t.rate_resolution_bps), format_rate(v.ceiling->goodput_bps),
+                          format_link_rate(*v.path_bps), format_link_rate(*v.link_bps));
+    f.detail = fmt::format(
+        "The link's rate is {}, but this test reached {} = {} of the {} {} ceiling of a {} "
+        "link: the path behaves like {}, and the test is judged against that.",
+        format_link_rate(*v.link_bps), rate_text(m, t.rate_resolution_bps),
+        format_pct(m / v.ceiling->goodput_bps), format_rate(v.ceiling->goodput_bps),
+        t.transport == Transport::tcp ? "TCP" : "UDP", format_link_rate(*v.path_bps),
+        format_link_rate(*v.path_bps));
+    f.evidence = {{"link_mbps", rounded(*v.link_bps / 1e6)},
+                  {"path_mbps", rounded(*v.path_bps / 1e6)},
+                  {"measured_mbps", rounded(m / 1e6)},
+                  {"path_ceiling_mbps", rounded(v.ceiling->goodput_bps / 1e6)}};
+    // Where the hop is: the sender's own shaper, or beyond its NIC.
+    const auto& sender = v.traces.sender;
+    if (sender) {
+        const Trace& tr = *sender->trace;
+        const bool shaper = tr.link.qdisc_rate_bps && std::fabs(double(*tr.link.qdisc_rate_bps) -
+                                                                *v.path_bps) <= 0.1 * *v.path_bps;
+        const auto over = sender->phase.qdisc_stats.find("overlimits");
+        if (shaper) {
+            const auto queue = queue_backlog(*sender);
+            f.detail += fmt::format(
+                " Where: the sender's own qdisc shapes it — {} at {} on {} of {}{}{}.",
+                tr.link.qdisc, format_link_rate(double(*tr.link.qdisc_rate_bps)), tr.iface, tr.node,
+                over != sender->phase.qdisc_stats.end() && over->second > 0
+                    ? fmt::format(", over its limit {} times during the test",
+                                  format_count(double(over->second)))
+                    : "",
+                queue ? "; " + queue->text() : "");
+            f.evidence.emplace_back("sender_qdisc", tr.link.qdisc);
+            f.evidence.emplace_back("sender_qdisc_rate_mbps",
+                                    rounded(double(*tr.link.qdisc_rate_bps) / 1e6));
+            f.next_step = fmt::format(
+                "If the path should carry {}, remove or raise the shaper (tc qdisc show dev {} on "
+                "{}); otherwise model it as {} (--link, np_link_rate).",
+                format_link_rate(*v.link_bps), tr.iface, tr.node, format_link_rate(*v.path_bps));
+        } else {
+            f.detail += fmt::format(
+                " Where: beyond {}'s NIC — its data iface {} has no shaper at that rate (root "
+                "qdisc {}), so a hop between the NICs (a switch port, a link negotiated lower) "
+                "carries only {}.",
+                tr.node, tr.iface, tr.link.qdisc.empty() ? "unknown" : tr.link.qdisc,
+                format_link_rate(*v.path_bps));
+            f.evidence.emplace_back("sender_qdisc", tr.link.qdisc);
+            f.next_step =
+                "Find the slow hop: the switch ports' negotiated speeds and counters, and "
+                "ethtool on both NICs.";
+        }
+    } else {
+        f.detail +=
+            " A trace of the sender's data NIC would say whether its own qdisc shapes the "
+            "traffic or the hop is beyond the NIC.";
+        f.next_step = "Run with the probe (np-explain run), or check tc qdisc on the sender.";
+    }
+    out.push_back(std::move(f));
+}
+
+// ---------------------------------------------------------------- offered load and the sender
+
+void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (!is_udp(t) || !t.offered_bps || !v.ceiling) return;
+    const double link = v.model_bps();
+    const double wire = v.ceiling->wire_bps_for_payload(*t.offered_bps);
+    if (wire <= link) return;
+    const auto loss = recomputed_loss_pct(t);
+    // Held back: what the sender counted as sent fits the wire, so the excess never left the
+    // host (any loss of what did is another matter, placed by UDP_LOSS). Else the sender pushed
+    // more than the wire carries, and the excess was dropped on the way.
+    const bool queue_dropped = v.ledger && v.ledger->lost_in(Stage::sender_queue) > ledger_slack(0);
+    const bool held_back =
+        !queue_dropped && (t.sent_bps ? *t.sent_bps - t.rate_resolution_bps <=
+                                            v.ceiling->goodput_bps * (1 + kAboveCeilingSlack)
+                                      : !loss || *loss < 0.1);
+    const std::string got =
+        t.sent_bps ? rate_text(*t.sent_bps, t.rate_resolution_bps) : std::string("more");
+    Finding f = make_finding("OFFERED_ABOVE_CEILING", t.label);
+    f.severity = held_back ? Severity::info : Severity::warn;
+    f.title = fmt::format("{} of UDP payload needs {} on the wire, more than the {}",
+                          format_rate(*t.offered_bps), wire_text(wire), link_words(v));
+    f.detail = fmt::format(
+        "Each {}-byte datagram costs {} bytes on the wire, so the offered {} of payload needs "
+        "{}; at most {} of payload fits. ",
+        v.ceiling->payload_bytes_per_unit, v.ceiling->wire_bytes_per_unit,
+        format_rate(*t.offered_bps), wire_text(wire), format_rate(v.ceiling->goodput_bps));
+    f.evidence = {{"offered_mbps", rounded(*t.offered_bps / 1e6)},
+                  {"wire_needed_mbps", rounded(wire / 1e6)},
+                  {"link_mbps", rounded(link / 1e6)},
+                  {"ceiling_mbps", rounded(v.ceiling->goodput_bps / 1e6)}};
+    const std::string walk_down = fmt::format(
+        "Walk -b down (the model's ceiling is {}) until the loss stops: that is the path's true "
+        "ceiling.",
+        format_rate(v.ceiling->goodput_bps));
+    if (held_back) {
+        f.detail += fmt::format(
+            "The sender was held back by its own NIC queue: it sent {}{}, so the excess never "
+            "left the host.",
+            got,
+            loss && *loss > 0
+                ? fmt::format(" (of which {:.2f} % was lost on the way: see UDP_LOSS)", *loss)
+                : std::string(" and nothing was lost"));
+    } else if (v.ledger && v.ledger->complete()) {
+        f.detail += fmt::format(
+            "The sender pushed {} into its socket, more than fits; the excess was dropped{}, and "
+            "the ledger places it: {}.",
+            got,
+            loss ? fmt::format(" ({} % of the datagrams lost)", pct_number(*loss)) : std::string(),
+            describe_loss(*v.ledger));
+        f.next_step = walk_down;
+    } else if (loss) {
+        f.detail += fmt::format(
+            "The sender pushed {} into its socket, more than fits; the excess was dropped: {} % "
+            "of the datagrams were lost. The sender's qdisc or NIC, the path, or the receiver "
+            "dropped them: traces of both data NICs say which.",
+            got, pct_number(*loss));
+        f.next_step = walk_down;
+    } else {
+        // No receiver's counts: the loss is unknown, never 0.
+        f.detail += fmt::format(
+            "The sender pushed {} into its socket, more than fits, so the excess was dropped on "
+            "the way; how much, this output does not say: {}. The sender's qdisc or NIC, the "
+            "path, or the receiver dropped it: traces of both data NICs say which.",
+            got,
+            t.receiver_report_missing
+                ? "the receiver's report never came back (\"did not receive ack of last "
+                  "datagram\"), so its lost/total are missing"
+                : "it holds no receiver's lost/total");
+        f.next_step = walk_down + (t.receiver_report_missing
+                                       ? " Give the server's own output with the client's, or "
+                                         "check that nothing filters the server's UDP replies."
+                                       : "");
+    }
+    if (loss) f.evidence.emplace_back("loss_pct", rounded(*loss));
+    out.push_back(std::move(f));
+}
+
+void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (!is_udp(t) || !t.offered_bps || !t.sent_bps || reached_offered(t)) return;
+    std::optional<double> wire;
+    if (v.ceiling) {
+        wire = v.ceiling->wire_bps_for_payload(*t.offered_bps);
+        if (*wire > v.model_bps()) return;  // held back by the link: OFFERED_ABOVE_CEILING
+    }
+    const int payload = t.payload_bytes.value_or(0);
+    std::optional<double> dgram_rate;
+    if (t.datagrams_sent && t.duration_s > 0)
+        dgram_rate = static_cast<double>(*t.datagrams_sent) / t.duration_s;
+    else if (payload > 0)
+        dgram_rate = *t.sent_bps / (8.0 * payload);
+    const std::string sent = rate_text(*t.sent_bps, t.rate_resolution_bps);
+    const std::string offered = rate_text(*t.offered_bps, t.rate_resolution_bps);
+    Finding f = make_finding("SENDER_LIMITED", t.label);
+    f.title =
+        fmt::format("The UDP sender reached {} of the {} offered: sender-limited", sent, offered);
+    f.detail = fmt::format("It sent {} of the {} asked for ({} from {}).", sent, offered,
+                           format_pct(*t.sent_bps / *t.offered_bps, 1), t.offered_from);
+    f.evidence = {{"offered_mbps", rounded(*t.offered_bps / 1e6)},
+                  {"sent_mbps", rounded(*t.sent_bps / 1e6)}};
+    f.next_step =
+        "Spread the sending over more threads/cores (-P 2 … 4) or check the sender's CPU; the "
+        "offered load itself fits the link.";
+    if (t.udp_gso) {
+        f.detail += *t.udp_gso ? " UDP GSO was on (iperf3's test_start.gso)."
+                               : " UDP GSO was off (iperf3's test_start.gso): one system call "
+                                 "per datagram.";
+        f.evidence.emplace_back("udp_gso", *t.udp_gso);
+        if (!*t.udp_gso)
+            f.next_step += " With iperf3 3.21 or newer, --gsro sends many datagrams per call.";
+    }
+    if (dgram_rate) {
+        f.detail += fmt::format(" That is ~{:.0f} k datagrams/s", *dgram_rate / 1e3);
+        if (t.datagrams_sent)
+            f.detail += fmt::format(" ({} datagrams of {} B in {:.1f} s)",
+                                    format_count(static_cast<double>(*t.datagrams_sent)), payload,
+                                    t.duration_s);
+        f.detail += ".";
+        f.evidence.emplace_back("datagrams_per_s", rounded(*dgram_rate, 0));
+    }
+    if (wire) {
+        f.detail += fmt::format(
+            " The offered {} needs {} on the wire ({} B per {}-byte datagram), under the {}: the "
+            "offered load fits it. The sending application itself sent less (a system call and a "
+            "copy per datagram); what held it back is named below only where its own evidence "
+            "shows (a full link, the sender's queue, a saturated CPU).",
+            offered, wire_text(*wire), v.ceiling->wire_bytes_per_unit,
+            v.ceiling->payload_bytes_per_unit, link_words(v));
+        f.evidence.emplace_back("offered_wire_mbps", rounded(*wire / 1e6));
+    }
+    if (const auto tool = v.traces.sender ? starved_tool(*v.traces.sender) : std::nullopt) {
+        f.detail += " What held it back: " + tool->text + ".";
+        for (const auto& e : tool->evidence) f.evidence.push_back(e);
+        f.next_step = lift_limit_step(*tool);
+    }
+    out.push_back(std::move(f));
+}
+
+// ---------------------------------------------------------------- loss as the tool counted it
+
+void udp_loss(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    const auto loss = recomputed_loss_pct(t);
+    if (!is_udp(t) || !loss || *t.datagrams_lost <= 0) return;
+    Finding f = make_finding("UDP_LOSS", t.label);
+    f.severity = *loss >= kLossWarnPct ? Severity::warn : Severity::info;
+    f.title = fmt::format("{} % of UDP datagrams were lost ({} of {})", pct_number(*loss),
+                          format_count(static_cast<double>(*t.datagrams_lost)),
+                          format_count(static_cast<double>(*t.datagrams_total)));
+    f.detail = fmt::format(
+        "Recomputed from the receiver's counts {}/{} (a printed percentage is never trusted).",
+        *t.datagrams_lost, *t.datagrams_total);
+    f.evidence = {{"lost_datagrams", *t.datagrams_lost},
+                  {"total_datagrams", *t.datagrams_total},
+                  {"loss_pct", rounded(*loss)}};
+    if (t.sent_bps && t.received_bps) {
+        const double kept = 1.0 - *loss / 100.0;
+        f.detail += fmt::format(" The receiver got {} = {} × {:.3f} of what was sent.",
+                                rate_text(*t.received_bps, t.rate_resolution_bps),
+                                rate_text(*t.sent_bps, t.rate_resolution_bps), kept);
+        f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
+        f.evidence.emplace_back("received_mbps", rounded(*t.received_bps / 1e6));
+    }
+    if (t.datagrams_sent) f.evidence.emplace_back("datagrams_sent", *t.datagrams_sent);
+
+    // With both NICs traced, the ledger says where they went.
+    if (v.ledger && v.ledger->complete()) {
+        const Ledger& l = *v.ledger;
+        const auto stage = main_loss_stage(l);
+        if (stage) {
+            f.title += fmt::format(", most at {}", to_string(*stage));
+            f.detail +=
+                fmt::format(" The ledger of both data NICs places them: {}.", describe_loss(l));
+            f.next_step = next_step_for(*stage, true);
+        } else {
+            f.detail +=
+                " The ledger of both data NICs cannot place them: neither node dropped a datagram "
+                "of the flow, and the counts at the NICs agree within their accuracy (0.1 %). "
+                "Datagrams still in flight when the test ended are counted lost by iperf3.";
+        }
+        out.push_back(std::move(f));
+        return;
+    }
+    // Without traces: the model says whether what was sent fitted the wire; the buffer printed
+    // by the tool says how little it takes to overflow it.
+    const bool sent_fits_wire =
+        v.ceiling && t.sent_bps && v.ceiling->wire_bps_for_payload(*t.sent_bps) <= v.model_bps();
+    if (sent_fits_wire) {
+        f.title += " at the receiver";
+        f.detail += fmt::format(
+            " What was sent needs {} on the wire, within the {}, so the datagrams left the "
+            "sender and were lost at the receiving host.",
+            format_rate(v.ceiling->wire_bps_for_payload(*t.sent_bps)), link_words(v));
+    }
+    if (t.socket_buffer_bytes && t.sent_bps) {
+        // What the buffer holds at most (the kernel also charges each datagram's overhead),
+        // and how long that lasts at the rate the datagrams arrived.
+        const int payload = t.payload_bytes.value_or(1470);
+        const double held = static_cast<double>(*t.socket_buffer_bytes) / payload;
+        const double ms = held * payload * 8.0 / *t.sent_bps * 1e3;
+        f.detail += fmt::format(
+            " The UDP buffer is {} on the {}{}: at most ~{:.0f} datagrams, {:.2f} ms of traffic "
+            "at this rate",
+            t.socket_buffer_text, t.socket_buffer_side,
+            t.socket_buffer_side == "client" ? " (the server's default is usually the same)" : "",
+            held, ms);
+        f.evidence.emplace_back("udp_buffer", t.socket_buffer_text);
+        f.evidence.emplace_back("udp_buffer_bytes", *t.socket_buffer_bytes);
+        if (ms < 5.0) {
+            f.detail +=
+                ", so any pause of the receiving process overflows it: a receive-buffer "
+                "overflow is the likely cause. Only a trace confirms it (drop reason "
+                "SOCKET_RCVBUFF, UdpRcvbufErrors).";
+            f.next_step =
+                "Raise the receive buffer (iperf -s -u -w 4M, with sysctl net.core.rmem_max "
+                "raised to allow it) or lower -b; run with the probe to see where the datagrams "
+                "are dropped.";
+        } else {
+            f.detail += ".";
+            f.next_step = "Run with the probe on both data NICs to see where they are dropped.";
+        }
+    } else if (sent_fits_wire) {
+        f.detail += " A full receive buffer is the usual cause.";
+        f.next_step =
+            "Raise the receiver's buffer (-w, net.core.rmem_max) or lower -b; run with the "
+            "probe on both data NICs to see where the datagrams are dropped.";
+    } else {
+        f.next_step =
+            "Run with the probe on both data NICs to see where they are dropped (sender qdisc, "
+            "wire, receiver NIC or socket).";
+    }
+    out.push_back(std::move(f));
+}
+
+void printed_loss(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    const auto loss = recomputed_loss_pct(t);
+    if (!loss || !t.printed_loss_pct) return;
+    // iperf2 prints %.2g: allow its rounding; iperf3 JSON is exact.
+    const double slack = std::max(0.05, 0.06 * *loss);
+    if (std::fabs(*t.printed_loss_pct - *loss) <= slack) return;
+    Finding f = make_finding("PRINTED_LOSS_WRONG", t.label);
+    f.title = fmt::format("The printed loss {:g} % disagrees with the counts ({} %)",
+                          *t.printed_loss_pct, pct_number(*loss));
+    f.detail = fmt::format(
+        "{} printed \"{}\", but {}/{} is {} %: the printed figure is wrong, the counts are "
+        "right.",
+        to_string(t.tool), t.printed_loss_text, *t.datagrams_lost, *t.datagrams_total,
+        pct_number(*loss));
+    if (t.tool == Tool::iperf2)
+        f.detail +=
+            " A known cause: iperf 2.2.x clients print 0 % when the server's report lacks the "
+            "extended header.";
+    f.evidence = {{"printed", t.printed_loss_text}, {"recomputed_loss_pct", rounded(*loss)}};
+    f.next_step = "Use the lost/total counts, not the percentage, when reporting loss.";
+    out.push_back(std::move(f));
+}
+
+// ---------------------------------------------------------------- against the ceiling
+
+void line_rate(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!v.ceiling || !v.measured_bps) return;
+    const auto& t = v.test;
+    const double ceiling = v.ceiling->goodput_bps;
+    const double m = *v.measured_bps;
+    const double res = t.rate_resolution_bps;
+    const double link = v.model_bps();
+    if (m - res > ceiling * (1 + kAboveCeilingSlack)) {
+        const bool sender_side = !t.received_bps;
+        Finding f = make_finding("ABOVE_CEILING", t.label);
+        if (sender_side) f.severity = Severity::info;
+        f.title = fmt::format("{} is above the {} ceiling of a {}", rate_text(m, res),
+                              format_rate(ceiling), link_words(v));
+        f.evidence = {{"measured_mbps", rounded(m / 1e6)},
+                      {"ceiling_mbps", rounded(ceiling / 1e6)}};
+        if (sender_side) {
+            f.detail =
+                "This is the sender's figure: it counts bytes written into its socket, some "
+                "still queued in buffers when the test ended. The receiver's figure is the one "
+                "to hold against the wire.";
+            f.next_step = "Compare with the server's output (what arrived).";
+        } else {
+            f.detail =
+                "No payload rate can exceed what the wire carries: the link is faster than the "
+                "rate given, or the traffic did not cross that link.";
+            f.next_step = "Check the link speed (ethtool IFACE) and give it as --link.";
+        }
+        out.push_back(std::move(f));
+        return;
+    }
+    const auto tail = tcp_tail_bytes(v);
+    if (m + res < ceiling * kLineRateFraction && !tail) return;
+    // UDP asked for a rate the wire can carry ran at that rate: the offered load, not the
+    // wire, set it (OFFERED_RATE_REACHED says so), even when it happens to be near the ceiling.
+    if (offered_fits(v)) return;
+    const bool tcp = t.transport == Transport::tcp;
+    Finding f = make_finding("LINE_RATE_BOUND", t.label);
+    f.title = fmt::format("{} is line-rate bound: {} of the {} {} ceiling", rate_text(m, res),
+                          format_pct(m / ceiling), format_rate(ceiling), tcp ? "TCP" : "UDP");
+    f.detail = fmt::format(
+        "On a {} the most {} payload the wire can carry is {}: {}. The {} below {} is headers "
+        "and framing, not a slow network.",
+        link_words(v), tcp ? "TCP" : "UDP", format_rate(ceiling), describe_overhead(*v.ceiling),
+        format_pct(1 - ceiling / link, 1), format_link_rate(link));
+    f.evidence = {{"measured_mbps", rounded(m / 1e6)},
+                  {"ceiling_mbps", rounded(ceiling / 1e6)},
+                  {"pct_of_ceiling", rounded(100 * m / ceiling)},
+                  {"payload_bytes", v.ceiling->payload_bytes_per_unit},
+                  {"wire_bytes", v.ceiling->wire_bytes_per_unit}};
+    if (tail) {
+        const double sent = *t.sent_bps;
+        f.detail += fmt::format(
+            " The receiver counted {}, {} of the ceiling, but the sender's own count, {}, reached "
+            "it and nothing of the flow was lost: {} bytes ({:.0f} ms at the ceiling) were still "
+            "queued or in flight when the {:.0f} s test was cut, and arrived after the receiver "
+            "stopped counting. A longer test (-t) shrinks this share.",
+            rate_text(m, res), format_pct(m / ceiling), rate_text(sent, res), format_count(*tail),
+            *tail * 8 / ceiling * 1e3, t.duration_s);
+        f.evidence.emplace_back("sent_mbps", rounded(sent / 1e6));
+        f.evidence.emplace_back("uncounted_tail_bytes", rounded(*tail, 0));
+    }
+    if (!tcp) {
+        const Ceiling& tcp_ceiling = v.model->tcp;
+        f.detail += fmt::format(
+            " UDP's ceiling is above TCP's ({}) because its L4 header is {} bytes against TCP's "
+            "{}.",
+            format_rate(tcp_ceiling.goodput_bps), l4_header_bytes(*v.ceiling),
+            l4_header_bytes(tcp_ceiling));
+    }
+    if (res > 0) {
+        f.detail += fmt::format(" {} prints rates to 3 significant digits: {} means {}.",
+                                to_string(t.tool), rate_text(m, res), range_text(m - res, m + res));
+        const std::optional<double> bytes = t.received_bps ? t.received_bytes : t.sent_bytes;
+        if (bytes && t.duration_s > 0 && t.bytes_resolution > 0) {
+            const double lo = (*bytes - t.bytes_resolution) * 8 / t.duration_s;
+            const double hi = (*bytes + t.bytes_resolution) * 8 / t.duration_s;
+            f.detail += fmt::format(
+                " The transfer column is rounded harder, in binary units: {:.2f} to {:.2f} GiB, "
+                "i.e. {} over {:.1f} s, so the rate column is the figure to use.",
+                (*bytes - t.bytes_resolution) / 1073741824.0,
+                (*bytes + t.bytes_resolution) / 1073741824.0, range_text(lo, hi), t.duration_s);
+        }
+    }
+    out.push_back(std::move(f));
+}
+
+void offered_rate_reached(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (!offered_fits(v) || !t.sent_bps || !reached_offered(t)) return;
+    Finding f = make_finding("OFFERED_RATE_REACHED", t.label);
+    f.title = fmt::format("UDP ran at the rate it was asked for, {} of the {} ceiling",
+                          format_pct(*t.offered_bps / v.ceiling->goodput_bps),
+                          format_rate(v.ceiling->goodput_bps));
+    f.detail = fmt::format("It sent {} of the {} offered ({})",
+                           rate_text(*t.sent_bps, t.rate_resolution_bps),
+                           format_rate(*t.offered_bps), t.offered_from);
+    // What the receiver got is the path's to say: most of it lost is no "offered load set the
+    // rate" (UDP_LOSS places the loss).
+    const auto lost = recomputed_loss_pct(t);
+    if (lost && *lost >= kLossWarnPct)
+        f.detail += fmt::format(
+            ": the sender kept to the offered load, but the path delivered only {} of it ({} of "
+            "the datagrams lost).",
+            t.received_bps ? rate_text(*t.received_bps, t.rate_resolution_bps) : "part",
+            format_pct(*lost / 100));
+    else
+        f.detail += ": the offered load set the rate, not a limit of the path.";
+    f.evidence = {{"offered_mbps", rounded(*t.offered_bps / 1e6)},
+                  {"sent_mbps", rounded(*t.sent_bps / 1e6)}};
+    out.push_back(std::move(f));
+}
+
+// In --bidir each direction's wire also carries the ACKs of the opposite flow: with delayed ACKs
+// one minimum-size ACK frame per two full segments.
+void bidir_acks(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (!t.bidir || t.transport != Transport::tcp || !v.ceiling || !v.measured_bps) return;
+    const Ceiling& c = *v.ceiling;
+    if (*v.measured_bps + t.rate_resolution_bps >= c.goodput_bps * kLineRateFraction) return;
+    const Frame& seg = c.frames.front();
+    const int ack_l2 = kMacHeaderBytes + seg.bytes_of("ip_header") + seg.bytes_of("tcp_header") +
+                       seg.bytes_of("tcp_timestamps") + kFcsBytes;
+    const int ack_wire = std::max(ack_l2, kMinFrameBytes) + kL1OverheadBytes;
+    const double shared =
+        v.model_bps() * c.payload_bytes_per_unit / (c.wire_bytes_per_unit + ack_wire / 2.0);
+    const double m = *v.measured_bps;
+    if (m + t.rate_resolution_bps < shared * kLineRateFraction) return;
+    Finding f = make_finding("BIDIR_LINE_RATE_BOUND", t.label);
+    f.title = fmt::format(
+        "{} is line-rate bound for --bidir: {} of the {} left by the other direction's ACKs",
+        rate_text(m, t.rate_resolution_bps), format_pct(m / shared), format_rate(shared));
+    f.detail = fmt::format(
+        "With --bidir this direction's wire also carries the ACKs of the opposite flow: a "
+        "{}-byte ACK frame (on the wire) per two {}-byte segments, so of the {} TCP ceiling {} "
+        "remains for payload.",
+        ack_wire, c.wire_bytes_per_unit, format_rate(c.goodput_bps), format_rate(shared));
+    f.evidence = {{"measured_mbps", rounded(m / 1e6)},
+                  {"bidir_ceiling_mbps", rounded(shared / 1e6)},
+                  {"ack_wire_bytes", ack_wire}};
+    out.push_back(std::move(f));
+}
+
+// Below the ceiling: with a ledger of both NICs the cause is loss on the path (placed), a host
+// whose CPU was saturated, or not located; without one, what the tool's output holds.
+// Host-side evidence the tool's output holds — window, CPU, stalls, buffers — as sentences for
+// a finding's detail, each also added to `evidence`; `cpu` marks the tool's CPU figures, which
+// the nothing-lost verdict names per node instead.
+struct HostSign {
+    std::string text;
+    bool cpu = false;
+};
+
+std::vector<HostSign> host_evidence(const ThroughputTest& t, double ceiling, Evidence& evidence) {
+    std::vector<HostSign> host;
+    if (t.snd_cwnd_max_bytes && t.rtt_mean_us && *t.rtt_mean_us > 0) {
+        const double window_bps = *t.snd_cwnd_max_bytes * 8.0 / (*t.rtt_mean_us * 1e-6);
+        if (window_bps < ceiling) {
+            host.push_back({fmt::format(
+                "window-limited: the largest congestion window, {} B, per mean RTT of {:.0f} us "
+                "allows at most {}",
+                format_count(static_cast<double>(*t.snd_cwnd_max_bytes)), *t.rtt_mean_us,
+                format_rate(window_bps))});
+            evidence.emplace_back("window_limit_mbps", rounded(window_bps / 1e6));
+        }
+    }
+    for (auto [cpu, side] :
+         {std::pair{t.sender_cpu_pct, "sender"}, std::pair{t.receiver_cpu_pct, "receiver"}}) {
+        if (cpu && *cpu >= kBusyCpuPct) {
+            host.push_back({fmt::format("the {} was CPU-bound ({:.0f} % CPU)", side, *cpu), true});
+            evidence.emplace_back(std::string(side) + "_cpu_pct", rounded(*cpu, 1));
+        }
+    }
+    if (t.interval_bps.size() >= 5) {
+        // Stalls: intervals far below the typical one (a loss recovery, a scheduling pause).
+        std::vector<double> sorted = t.interval_bps;
+        std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+        const double median = sorted[sorted.size() / 2];
+        const auto stalls = std::count_if(t.interval_bps.begin(), t.interval_bps.end(),
+                                          [&](double bps) { return bps < median / 2; });
+        if (median > 0 && stalls > 0) {
+            host.push_back({fmt::format(
+                "{} of {} intervals ran below half the median interval rate ({}): the rate "
+                "stalled rather than running slow throughout",
+                stalls, t.interval_bps.size(), format_rate(median))});
+            evidence.emplace_back("stalled_intervals", static_cast<int64_t>(stalls));
+        }
+    }
+    if (t.rcvbuf_bytes && t.rtt_mean_us && *t.rtt_mean_us > 0) {
+        const double bdp = ceiling / 8.0 * (*t.rtt_mean_us * 1e-6);
+        if (static_cast<double>(*t.rcvbuf_bytes) < bdp / 4)
+            evidence.emplace_back("rcvbuf_bytes", *t.rcvbuf_bytes);
+    }
+    return host;
+}
+
+// UDP below the ceiling. UDP is not slowed by loss: either the sender sent less (the host set
+// the pace) or it sent at the ceiling and the difference was lost (placed by UDP_LOSS and the
+// ledger).
+void udp_below_ceiling(const TestEvidence& v, const std::string& title,
+                       const std::vector<HostSign>& host, Evidence evidence,
+                       std::vector<Finding>& out) {
+    const auto& t = v.test;
+    const double m = *v.measured_bps;
+    const double ceiling = v.ceiling->goodput_bps;
+    if (*t.sent_bps + t.rate_resolution_bps < ceiling * kLineRateFraction) {
+        // The sender's own count places the rate before its NIC; which of the host's resources
+        // set it is said only where measured (a saturated CPU, iperf3's CPU figure).
+        const std::string node =
+            v.traces.sender ? v.traces.sender->trace->node : std::string("the sending host");
+        Finding f = make_finding("HOST_LIMITED", t.label);
+        f.title = title + ": the sending host set the pace";
+        f.detail = fmt::format(
+            "The sending application itself wrote only {} ({} of the ceiling){}, by its own "
+            "count: the rate was set on {}, before its NIC",
+            rate_text(*t.sent_bps, t.rate_resolution_bps), format_pct(*t.sent_bps / ceiling),
+            t.offered_bps ? "" : ", with no offered rate (-b 0) to hold it back", node);
+        if (t.datagrams_sent && t.duration_s > 0) {
+            const double dps = double(*t.datagrams_sent) / t.duration_s;
+            f.detail += fmt::format(
+                " (~{:.0f} k datagrams/s, where the ceiling needs ~{:.0f} k; each costs a system "
+                "call and a copy)",
+                dps / 1e3, v.ceiling->units_per_second / 1e3);
+            f.evidence.emplace_back("datagrams_per_s", rounded(dps, 0));
+        }
+        f.detail += ".";
+        const auto cpu =
+            v.traces.sender ? saturated_cpu(*v.traces.sender, t.duration_s) : std::nullopt;
+        if (cpu) {
+            f.detail += " Its CPUs: " + cpu->text + ".";
+            f.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
+                                    rounded(100 * cpu->busy_fraction, 1));
+        }
+        const auto tool = v.traces.sender ? starved_tool(*v.traces.sender) : std::nullopt;
+        if (tool) {
+            f.detail += " Its process: " + tool->text + ".";
+            for (const auto& e : tool->evidence) f.evidence.push_back(e);
+        }
+        for (const auto& h : host) f.detail += " Evidence: " + h.text + ".";
+        if (!cpu && !tool && host.empty())
+            f.detail +=
+                " Which of its resources held it (a core, the socket buffer, the tool's "
+                "own pacing) is not measured here.";
+        if (*t.sent_bps > m * 1.01)
+            f.detail += fmt::format(" Of what it sent, {} arrived: see UDP_LOSS for the rest.",
+                                    rate_text(m, t.rate_resolution_bps));
+        f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
+        for (auto& e : evidence) f.evidence.push_back(std::move(e));
+        f.next_step = tool
+                          ? lift_limit_step(*tool)
+                          : "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
+        out.push_back(std::move(f));
+        return;
+    }
+    Finding f = make_finding("BELOW_CEILING", t.label);
+    f.title = title;
+    f.detail = fmt::format(
+        "The sender sent {}, at the ceiling; what is missing at the receiver was lost{}.",
+        rate_text(*t.sent_bps, t.rate_resolution_bps),
+        v.ledger && v.ledger->complete() ? ": " + describe_loss(*v.ledger)
+                                         : " (UDP_LOSS says how much)");
+    f.evidence = std::move(evidence);
+    f.next_step = "See the loss findings for where and why.";
+    out.push_back(std::move(f));
+    return;
+}
+
+// A test's intervals split at half the fastest one's rate: how many ran below it (none: not
+// split), and the mean rate of the others. Empty with fewer than two intervals.
+struct IntervalSplit {
+    size_t slow = 0;
+    double others_bps = 0;
+};
+std::optional<IntervalSplit> split_intervals(const std::vector<double>& bps) {
+    if (bps.size() < 2) return std::nullopt;
+    const double fastest = *std::max_element(bps.begin(), bps.end());
+    IntervalSplit split;
+    double others = 0;
+    for (const double b : bps) {
+        if (b < fastest / 2)
+            ++split.slow;
+        else
+            others += b;
+    }
+    split.others_bps = others / double(bps.size() - split.slow);
+    return split;
+}
+
+// Below the ceiling with both traces: the ledger says whether the path lost any of the flow;
+// if nothing was lost, a host is named only when its CPU shows it, else the limit was not
+// located (a full link or reverse path is LINK_SHARED / REVERSE_PATH_LIMITED, which supersede).
+void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::string& title,
+                             const std::vector<HostSign>& host, Evidence evidence,
+                             std::vector<Finding>& out) {
+    const auto& t = v.test;
+    // The link down in the test's phase, and the tool's own intervals showing the time it cost:
+    // some far below the others, the others at the ceiling. Then the outage set the rate
+    // (nothing crosses a link while it is down, and TCP resumes only when its retransmission
+    // timer, doubled at each expiry, fires after the link is back), whatever little was lost.
+    const auto outage = carrier_lost(v);
+    const IntervalSplit split = split_intervals(t.interval_bps).value_or(IntervalSplit{});
+    if (outage && split.slow > 0 &&
+        split.others_bps >= v.ceiling->goodput_bps * kOutageOthersFraction) {
+        Finding f = make_finding("BELOW_CEILING", t.label);
+        f.title = title;
+        f.detail = fmt::format(
+            "Held below the ceiling by the data link going down: the kernel counted the carrier "
+            "lost on {} in this test's phase, and {} of the tool's {} intervals ran below half "
+            "the rate of the others, which ran at {} ({} of the ceiling). Nothing crosses a link "
+            "while it is down, and TCP resumes only when its retransmission timer (doubled at "
+            "each expiry) fires after the link is back.",
+            outage->where, split.slow, t.interval_bps.size(), format_rate(split.others_bps),
+            format_pct(split.others_bps / v.ceiling->goodput_bps));
+        if (l.lost() + l.unattributed() > 0)
+            f.detail += fmt::format(" What was lost then is the outage's: {}.", describe_loss(l));
+        f.evidence = std::move(evidence);
+        for (const auto& e : outage->evidence) f.evidence.push_back(e);
+        f.evidence.emplace_back("stalled_intervals", static_cast<int64_t>(split.slow));
+        f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
+        f.next_step = "See LINK_WENT_DOWN for why the link went down, then run again.";
+        out.push_back(std::move(f));
+        return;
+    }
+    if (ledger_shows_loss(l)) {
+        Finding f = make_finding("BELOW_CEILING", t.label);
+        f.title = title;
+        f.detail = fmt::format("Held below the ceiling by loss on the path: {}.", describe_loss(l));
+        if (l.retransmitted && *l.retransmitted > 0)
+            f.detail += fmt::format(" TCP resent {} segments and cut its window each time.",
+                                    format_count(double(*l.retransmitted)));
+        if (outage)
+            f.detail += fmt::format(" The data link also lost its carrier on {} (LINK_WENT_DOWN).",
+                                    outage->where);
+        for (const auto& h : host) f.detail += " Also: " + h.text + ".";
+        f.evidence = std::move(evidence);
+        for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+            if (*side)
+                if (const auto tool = starved_tool(**side)) {
+                    f.detail += " Also: " + tool->text + ".";
+                    for (const auto& e : tool->evidence) f.evidence.push_back(e);
+                }
+        f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
+        f.next_step = "See the loss findings for where and why.";
+        out.push_back(std::move(f));
+        return;
+    }
+    // Nothing of the flow lost: a host names itself only by its own evidence, a saturated CPU.
+    const auto& pts = l.points;
+    const std::string delivered = fmt::format(
+        "Nothing of the flow was lost on the path: {} {} left {}'s NIC and {} arrived at {}'s, "
+        "none dropped on the way.",
+        format_count(double(pts[2].count.value_or(0))), l.unit, l.sender_node,
+        format_count(double(pts[3].count.value_or(0))), l.receiver_node);
+    std::vector<std::string> busy;  // the hosts whose tool or CPUs ran flat out
+    for (auto [cpu, node, side] : {std::tuple{t.sender_cpu_pct, l.sender_node, "sending"},
+                                   std::tuple{t.receiver_cpu_pct, l.receiver_node, "receiving"}})
+        if (cpu && *cpu >= kBusyCpuPct)
+            busy.push_back(
+                fmt::format("{} ({} side: iperf3 at {:.0f} % of a core)", node, side, *cpu));
+    Evidence cpu_evidence;
+    std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side) {
+            if (const auto cpu = saturated_cpu(**side, t.duration_s)) {
+                busy.push_back(cpu->text);
+                cpu_evidence.emplace_back(cpu->node + ".cpu_busy_pct",
+                                          rounded(100 * cpu->busy_fraction, 1));
+            }
+            // The test's own process held back on an otherwise idle host: its cgroup's limit.
+            if (const auto tool = starved_tool(**side)) {
+                busy.push_back(tool->text);
+                for (const auto& e : tool->evidence) cpu_evidence.push_back(e);
+                if (limit_step.empty()) limit_step = lift_limit_step(*tool);
+            }
+        }
+    const bool host_found = !busy.empty();
+    // TCP's own account: its receive window or send buffer held it for most of its busy time.
+    // With a host named that is how the host's pace reached the sender; without one, the
+    // window or the buffer is the stage that set the rate.
+    const auto own = tcp_limit(v);
+    const char* window_code = nullptr;
+    if (own && !host_found) {
+        if (own->rwnd_share >= kTcpLimitedShare)
+            window_code = "RECEIVE_WINDOW_LIMITED";
+        else if (own->sndbuf_share >= kTcpLimitedShare)
+            window_code = "SEND_BUFFER_LIMITED";
+    }
+    Finding f = make_finding(host_found    ? "HOST_LIMITED"
+                             : window_code ? window_code
+                                           : "LIMIT_NOT_LOCATED",
+                             t.label);
+    f.title = title + (host_found    ? ": host-limited"
+                       : window_code ? (own->rwnd_share >= kTcpLimitedShare
+                                            ? ": held by the receiver's window"
+                                            : ": held by the sender's send buffer")
+                                     : ": the limit was not located");
+    f.detail = delivered;
+    if (own)
+        for (const auto& e : own->evidence) f.evidence.push_back(e);
+    if (host_found) {
+        f.detail += " The host that set the pace: ";
+        for (size_t i = 0; i < busy.size(); ++i) f.detail += (i ? "; " : "") + busy[i];
+        if (own && (own->rwnd_share >= kTcpLimitedShare || own->sndbuf_share >= kTcpLimitedShare))
+            f.detail += ". TCP's own account agrees: " + own->text;
+    } else if (window_code && own->rwnd_share >= kTcpLimitedShare) {
+        f.detail += fmt::format(
+            " TCP's own account names the stage: {}. The receiver ({}) did not take the data as "
+            "fast as it came: its application read slower (its CPUs and its tool's show no "
+            "saturation or CPU limit), or its receive buffer is smaller than the path's "
+            "bandwidth-delay product",
+            own->text, l.receiver_node);
+    } else if (window_code) {
+        f.detail += fmt::format(
+            " TCP's own account names the stage: {}. The sender's socket buffer holds too "
+            "little for the path's bandwidth-delay product (its application's writes, or "
+            "net.ipv4.tcp_wmem)",
+            own->text);
+    } else {
+        f.detail +=
+            " No stage shows its own signature, so none is named. Ruled out: loss (the "
+            "ledger above)";
+        const PathLoads loads = path_loads(v);
+        for (const auto& r : ruled_out(v, loads)) f.detail += "; " + r;
+        if (own) f.detail += "; TCP's own windows: " + own->text;
+        if (const auto q = unseen_queue(v, loads)) {
+            f.detail += "; " + q->text;
+            for (const auto& e : q->evidence) f.evidence.push_back(e);
+        }
+        if (t.sender_cpu_pct || t.receiver_cpu_pct)
+            f.detail += fmt::format(
+                "; a core held by the tool: iperf3's own CPU figures are sender {:.0f} %, "
+                "receiver {:.0f} % (they miss the softirq work of receiving)",
+                t.sender_cpu_pct.value_or(0), t.receiver_cpu_pct.value_or(0));
+        else
+            f.detail += "; the tool's output has no CPU figures, so the hosts are not ruled out";
+    }
+    // The per-packet rate the hosts managed against the one the ceiling needs.
+    if (t.duration_s > 0 && pts[2].count) {
+        const double fps = double(*pts[2].count) / t.duration_s;
+        const double needed = v.ceiling->frames_per_second;
+        f.detail +=
+            fmt::format(". The path moved ~{} k frames/s where the ceiling needs ~{} k frames/s",
+                        fmt::format("{:.1f}", fps / 1e3), fmt::format("{:.1f}", needed / 1e3));
+        f.evidence.emplace_back("frames_per_s", rounded(fps, 0));
+        f.evidence.emplace_back("ceiling_frames_per_s", rounded(needed, 0));
+    }
+    f.detail += ".";
+    if (l.retransmitted && *l.retransmitted > 0)
+        f.detail += fmt::format(
+            " TCP still resent {} segments that had arrived ({} discarded as duplicates): "
+            "their ACKs came back late, and each spurious retransmit cut the window.",
+            format_count(double(*l.retransmitted)), format_count(double(l.duplicates())));
+    for (const auto& h : host)
+        if (!h.cpu) f.detail += " Also: " + h.text + ".";
+    for (auto& e : evidence) f.evidence.push_back(std::move(e));
+    for (auto& e : cpu_evidence) f.evidence.push_back(std::move(e));
+    f.next_step =
+        !limit_step.empty() ? limit_step
+        : host_found
+            ? "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "
+              "core, IRQ affinity away from the tool's core; check cgroup CPU limits."
+        : window_code && own->rwnd_share >= kTcpLimitedShare
+            ? fmt::format(
+                  "Look at the receiver, {}: whether its application keeps up (its CPU, "
+                  "what else it does between reads) and its receive buffer (ss -tim: "
+                  "rb; net.ipv4.tcp_rmem, iperf3 -w).",
+                  l.receiver_node)
+        : window_code
+            ? "Raise the sender's send buffer (net.ipv4.tcp_wmem, iperf3 -w) to at least the "
+              "path's bandwidth-delay product."
+            : "Measure what was not: CPU and softirq per core on both nodes during the test "
+              "(mpstat -P ALL 1), the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), "
+              "a longer test (-t) to leave slow start behind.";
+    out.push_back(std::move(f));
+    return;
+}
+
+// Below the ceiling without both traces: what the tool's output holds, or ask for the traces.
+void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
+                               const std::vector<HostSign>& host, Evidence evidence,
+                               std::vector<Finding>& out) {
+    const auto& t = v.test;
+    // Traced, but at tiers that count no drops: say so, not "needs traces".
+    std::vector<std::string> low;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side && !measures((*side)->trace->tier).drops)
+            low.push_back(
+                fmt::format("{} at {}", (*side)->trace->node, to_string((*side)->trace->tier)));
+    const std::string tiers =
+        low.empty() ? ""
+                    : fmt::format("the probes' tiers ({}) count no drops", fmt::join(low, ", "));
+    std::vector<std::string> causes;
+    if (t.retransmits && *t.retransmits > 0) {
+        causes.push_back(fmt::format(
+            "{} retransmits: TCP resent segments it took for lost and cut its window ({})",
+            format_count(static_cast<double>(*t.retransmits)),
+            tiers.empty() ? "traces of both data NICs tell real loss from spurious retransmits"
+                          : tiers + ", so real loss is not told from spurious retransmits"));
+        evidence.emplace_back("retransmits", *t.retransmits);
+    }
+    for (const auto& h : host) causes.push_back(h.text);
+    Finding f =
+        make_finding(causes.empty() ? "BELOW_CEILING_NEEDS_TRACE" : "BELOW_CEILING", t.label);
+    f.title = title;
+    f.evidence = std::move(evidence);
+    const std::string full_tier =
+        "Run the probes at the full tier (root with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN, a "
+        "kernel with BTF and drop reasons) to see whether anything was lost, and where.";
+    if (causes.empty()) {
+        // An absent count is not a zero: iperf3 on macOS or Windows and iperf2 without -e
+        // print none.
+        const std::string retransmits =
+            t.transport != Transport::tcp || t.retransmits ? "no retransmits"
+            // The receiving end's output: the sender's count is not in it.
+            : t.from_server != t.reverse
+                ? "no retransmit count: this is the receiving end's output"
+                : fmt::format("no retransmit count: {}{} does not report one",
+                              t.tool_version.empty() ? to_string(t.tool) : t.tool_version,
+                              t.platform.empty() ? "" : " on " + t.platform);
+        f.detail = fmt::format(
+            "The tool output holds no evidence of the cause ({}, no window, CPU or loss figure "
+            "that explains it). ",
+            retransmits);
+        f.detail += tiers.empty() ? "Locating it needs traces of both data NICs: drops by kernel "
+                                    "reason, NIC counters, wire bytes."
+                                  : "The limit was not located: " + tiers + ".";
+        f.next_step = tiers.empty() ? "Run again with the probe (np-explain run, or np-explain "
+                                      "probe on both nodes) and explain with both traces."
+                                    : full_tier;
+    } else {
+        f.detail = "Evidence in the output: ";
+        for (size_t i = 0; i < causes.size(); ++i) f.detail += (i ? "; " : "") + causes[i];
+        f.detail += ".";
+        f.next_step = tiers.empty()
+                          ? "Run with the probe on both data NICs to see whether anything was lost."
+                          : full_tier;
+    }
+    out.push_back(std::move(f));
+}
+
+bool short_of_ceiling(const TestEvidence& v) {
+    if (!v.ceiling || !v.measured_bps) return false;
+    const auto& t = v.test;
+    if (*v.measured_bps + t.rate_resolution_bps >= v.ceiling->goodput_bps * kLineRateFraction)
+        return false;
+    if (offered_fits(v) && reached_offered(t)) return false;  // the offered rate set it
+    return !tcp_tail_bytes(v);  // a full link's tail is LINE_RATE_BOUND
+}
+
+void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!short_of_ceiling(v)) return;
+    const auto& t = v.test;
+    const double m = *v.measured_bps;
+    const double ceiling = v.ceiling->goodput_bps;
+
+    Evidence evidence{{"measured_mbps", rounded(m / 1e6)},
+                      {"ceiling_mbps", rounded(ceiling / 1e6)},
+                      {"pct_of_ceiling", rounded(100 * m / ceiling)}};
+    const std::vector<HostSign> host = host_evidence(t, ceiling, evidence);
+    const std::string title =
+        fmt::format("{} is {} of the {} ceiling", rate_text(m, t.rate_resolution_bps),
+                    format_pct(m / ceiling), format_rate(ceiling));
+    if (is_udp(t) && t.sent_bps) return udp_below_ceiling(v, title, host, std::move(evidence), out);
+    if (v.ledger && v.ledger->complete())
+        return below_ceiling_on_ledger(v, *v.ledger, title, host, std::move(evidence), out);
+    below_ceiling_from_output(v, title, host, std::move(evidence), out);
+}
+
+// Retransmits: with a ledger, set against the loss and the duplicates it holds; without one,
+// as the tool counted them.
+void retransmits(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (t.transport != Transport::tcp) return;
+    const int64_t tool = t.retransmits.value_or(0);
+    if (v.ledger && v.ledger->retransmitted) {
+        const Ledger& l = *v.ledger;
+        const uint64_t resent = *l.retransmitted;
+        if (resent == 0 && tool <= 0) return;
+        const uint64_t lost = l.lost() + l.unattributed();
+        const uint64_t dups = l.duplicates();
+        Evidence evidence{{"retransmitted_segments", resent},
+                          {"lost_segments", lost},
+                          {"duplicate_segments", dups}};
+        if (t.retransmits) evidence.emplace_back("tool_retransmits", tool);
+        if (l.complete() && lost <= ledger_slack(resent) && dups * 2 >= resent && resent > 0) {
+            Finding f = make_finding("SPURIOUS_RETRANSMITS", t.label);
+            f.title = fmt::format("{} TCP retransmits were spurious: nothing was lost",
+                                  format_count(double(resent)));
+            f.detail = fmt::format(
+                "The probe on {} counted {} segments resent{}, yet every frame that left its NIC "
+                "reached {}'s and none was dropped there; {} arrived as duplicates and were "
+                "discarded ({}). The originals had arrived: the sender resent them because "
+                "their ACKs came back late or not at all, not because the path lost them{}.",
+                l.sender_node, format_count(double(resent)),
+                t.retransmits ? fmt::format(" (iperf3: {})", format_count(double(tool))) : "",
+                l.receiver_node, format_count(double(dups)), describe_drops([&] {
+                    std::vector<LedgerDrop> d;
+                    for (const auto& x : l.drops)
+                        if (x.stage == Stage::duplicate) d.push_back(x);
+                    return d;
+                }()),
+                [&] {
+                    const PathLoads loads = path_loads(v);
+                    return loads.reverse_drops > 0
+                               ? fmt::format(" — {} dropped {} of them on the way back ({})",
+                                             l.receiver_node,
+                                             format_count(double(loads.reverse_drops)),
+                                             loads.reverse_drop_reasons)
+                               : std::string();
+                }());
+            f.evidence = std::move(evidence);
+            out.push_back(std::move(f));
+            return;
+        }
+        if (resent == 0) return;
+        Finding f = make_finding("RETRANSMITS_CONFIRMED", t.label);
+        f.title = fmt::format("{} TCP retransmits on the data NIC", format_count(double(resent)));
+        f.detail = fmt::format(
+            "The probe on {} counted {} retransmitted segments of the flow{}.", l.sender_node,
+            format_count(double(resent)),
+            t.retransmits ? fmt::format(" (iperf3: {})", format_count(double(tool))) : "");
+        if (l.complete()) {
+            if (lost > 0)
+                f.detail +=
+                    fmt::format(" They repaired loss the ledger places: {}.", describe_loss(l));
+            if (dups > 0)
+                f.detail += fmt::format(" {} resent segments arrived as duplicates (not needed).",
+                                        format_count(double(dups)));
+            if (lost == 0 && dups == 0)
+                f.detail +=
+                    " Neither NIC saw a segment of the flow dropped or discarded as a "
+                    "duplicate: the retransmits left the sender and were taken as new data (a "
+                    "tail loss probe, or the original still queued when it fired).";
+        } else {
+            f.detail += " The receiver's trace is missing, so where they were lost is not known.";
+        }
+        f.evidence = std::move(evidence);
+        out.push_back(std::move(f));
+        return;
+    }
+    if (tool <= 0) return;
+    Finding f = make_finding("TCP_RETRANSMITS", t.label);
+    f.title = fmt::format("{} TCP retransmits", format_count(static_cast<double>(tool)));
+    f.detail =
+        "Some segments were sent again. They did not keep this test below the ceiling; whether "
+        "they repaired loss (and where) or were spurious, traces of both data NICs would say.";
+    f.evidence = {{"retransmits", tool}};
+    out.push_back(std::move(f));
+}
+
+}  // namespace np::rules

@@ -26,11 +26,6 @@ build_packages=(
   # BPF probe: libbpf and its static dependencies, bpftool for skeletons
   libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
 )
-# The build installs the report's Vega JavaScript with npm ci (report/). Debian's npm brings
-# nodejs; a machine that already has npm (e.g. from NodeSource) keeps its own.
-if ! command -v npm >/dev/null 2>&1; then
-  build_packages+=(npm nodejs)
-fi
 # What running, the demo and the tests need.
 run_packages=(
   # what the experiment runs and the tests use for real

@@ -1,5 +1,7 @@
 #include "analysis/explanation/contract.hpp"
 
+#include <cmath>
+
 #include "analysis/explanation/model.hpp"
 #include "analysis/readers/names.hpp"
 #include "common/errors.hpp"
@@ -29,6 +31,11 @@ Contract contract_from_json(nlohmann::json document, const std::string& source) 
     c.udp_loss_pct = doc.optional_number("udp_loss_pct");
     c.node1 = doc.optional_str("node1").value_or("");
     c.node2 = doc.optional_str("node2").value_or("");
+    if (const auto mbps = doc.optional_number("link_mbps")) {
+        if (!(*mbps > 0) || !std::isfinite(*mbps))
+            doc.required("link_mbps").fail("the link rate must be a positive number of Mbit/s");
+        c.link_bps = *mbps * 1e6;
+    }
     return c;
 }
 

@@ -21,6 +21,9 @@ struct Contract {
     std::optional<double> udp_loss_pct;
     std::string node1;
     std::string node2;
+    // np-explain's own key link_mbps, in bit/s: the link rate the contract was explained
+    // against (null or absent: none known). Read here only, for attach and report alike.
+    std::optional<double> link_bps;
     nlohmann::json document;  // the whole file as read, including fields np-explain does not know
 };
 

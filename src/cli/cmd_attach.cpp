@@ -69,9 +69,8 @@ int run_attach(const AttachOptions& o) {
     ExplainInput in;
     if (!o.link.empty()) {
         in.link_bps = parse_link_rate_bps(o.link, "--link");
-    } else if (const auto it = c.document.find("link_mbps");
-               it != c.document.end() && it->is_number()) {
-        in.link_bps = it->get<double>() * 1e6;
+    } else {
+        in.link_bps = c.link_bps;
     }
     for (const auto& f : o.iperf3)
         in.measurements.append(read_measurements_file(f, InputFormat::iperf3));

@@ -42,8 +42,7 @@ void warn(const InputError& e, const std::string& what) {
 ReportMode read_mode(const fs::path& dir, Contract c) {
     ReportMode m;
     const std::string source = run_dir::contract(c.mode);
-    if (const auto it = c.document.find("link_mbps"); it != c.document.end() && it->is_number())
-        m.link_bps = it->get<double>() * 1e6;
+    m.link_bps = c.link_bps;
     if (const auto it = c.document.find("explain"); it != c.document.end() && !it->is_null())
         m.explanation = parse_explanation(*it, source + ": explain");
 

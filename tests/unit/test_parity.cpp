@@ -130,5 +130,22 @@ TEST(Contract, MalformedOrMistypedIsAnInputErrorNamingTheField) {
     }
 }
 
+// link_mbps is np-explain's own key: attach and report read it only through the contract.
+TEST(Contract, TheLinkRateIsReadOnceAsBitsPerSecondAndABadOneNamesTheField) {
+    EXPECT_EQ(parse_contract(R"({"mode": "manual", "link_mbps": 100})", "c.json").link_bps, 1e8);
+    EXPECT_FALSE(parse_contract(R"({"mode": "manual", "link_mbps": null})", "c.json").link_bps);
+    EXPECT_FALSE(parse_contract(R"({"mode": "manual"})", "c.json").link_bps);
+    for (const char* bad :
+         {R"({"mode": "manual", "link_mbps": "1G"})", R"({"mode": "manual", "link_mbps": 0})",
+          R"({"mode": "manual", "link_mbps": -100})"}) {
+        try {
+            parse_contract(bad, "c.json");
+            ADD_FAILURE() << bad;
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.field(), "c.json: link_mbps") << bad;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace np

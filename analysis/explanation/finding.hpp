@@ -1,7 +1,7 @@
 #pragma once
 // A finding is one thing the analyzer concluded, with the numbers that back it (docs/design.md,
 // "Finding"). Codes are stable UPPER_SNAKE identifiers that users and scripts match on; each is
-// declared once, with its severity, verdict and meaning, in analysis/codes.hpp.
+// declared once, with its severity, verdict and meaning, in analysis/explanation/codes.hpp.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -18,7 +18,7 @@ const char* to_string(Severity s);
 using Evidence = std::vector<std::pair<std::string, nlohmann::json>>;
 
 struct Finding {
-    std::string code;  // registered in analysis/codes.hpp, e.g. LINE_RATE_BOUND
+    std::string code;  // registered in analysis/explanation/codes.hpp, e.g. LINE_RATE_BOUND
     Severity severity = Severity::info;
     std::string test;    // the test it is about ("iperf3 UDP"); empty for the run or a node
     std::string title;   // one line

@@ -1,9 +1,10 @@
 #pragma once
-// The explanation engine's rules (analysis/explain.cpp runs them; nothing else includes this).
+// The explanation engine's rules (analysis/explanation/explain.cpp runs them; nothing else
+// includes this).
 // A test rule reads everything measured about one throughput test — the tool's output, the
 // model for the link or the slower path the numbers show, and the ledger built from both
 // probes' traces — and adds findings about it; which finding supersedes which is declared in
-// analysis/codes.cpp, not decided by the order rules run in.
+// analysis/explanation/codes.cpp, not decided by the order rules run in.
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ std::optional<double> recomputed_loss_pct(const ThroughputTest& t);
 std::string describe_drops(const std::vector<LedgerDrop>& drops);
 // "7,968 at the sender's queue (node1-2: QDISC_DROP); 3 on the wire"
 std::string describe_loss(const Ledger& l);
+// What to do about packets lost at a stage, for a test of that transport (every rule's one
+// source of per-stage advice: rules_ledger.cpp).
+const char* next_step_for(Stage s, Transport t);
 
 // ---------------------------------------------------------------- the slower-path pre-pass
 

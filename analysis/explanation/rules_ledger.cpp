@@ -78,33 +78,6 @@ std::string why_there(Stage s, const std::string& node) {
     }
 }
 
-const char* advice(Stage s) {
-    switch (s) {
-        case Stage::sender_stack:
-            return "Check the sender's firewall (nft list ruleset), route (ip route get) and "
-                   "neighbour (ip neigh).";
-        case Stage::sender_queue:
-            return "Lower the offered rate (-b) or raise the qdisc limit / txqueuelen.";
-        case Stage::wire:
-            return "Check the switch port counters and ethtool -S on both NICs.";
-        case Stage::receiver_nic:
-            return "Raise the NIC ring (ethtool -G) or net.core.netdev_max_backlog; check CPU "
-                   "load on the receiver.";
-        case Stage::receiver_filter:
-            return "Check the receiver's firewall (nft list ruleset, iptables -L) and its tc "
-                   "ingress filters.";
-        case Stage::receiver_ip:
-            return "Check the receiver's addresses, routes and rp_filter.";
-        case Stage::receiver_socket:
-            return "Raise the receive buffer (iperf3 -w, net.core.rmem_max) or lower the "
-                   "offered rate.";
-        case Stage::receiver_tcp:
-            return "Raise the receiver's TCP buffers (net.ipv4.tcp_rmem); check it keeps up.";
-        default:
-            return "Compare the NICs' counters (ethtool -S, ip -s link) on both nodes.";
-    }
-}
-
 // Whether a traced side's data NIC lost its carrier during the test's phase.
 bool carrier_lost_in_phase(const std::optional<TracedSide>& side) {
     if (!side) return false;
@@ -138,7 +111,7 @@ LossReading read_loss(const TestEvidence& v, Stage stage, const std::vector<Ledg
         return {fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's stack "
                             "and its ingress hook saw them",
                             node),
-                advice(stage)};
+                next_step_for(stage, v.test.transport)};
     const auto& node_side = !v.traces.sender || v.traces.sender->trace->node != node
                                 ? v.traces.receiver
                                 : v.traces.sender;
@@ -190,10 +163,42 @@ LossReading read_loss(const TestEvidence& v, Stage stage, const std::vector<Ledg
                     kCarrierStep};
         }
     }
-    return {why_there(stage, node), advice(stage)};
+    return {why_there(stage, node), next_step_for(stage, v.test.transport)};
 }
 
 }  // namespace
+
+const char* next_step_for(Stage s, Transport t) {
+    switch (s) {
+        case Stage::sender_stack:
+            return "Check the sender's firewall (nft list ruleset), its route and the neighbour "
+                   "entry of the peer (ip route get, ip neigh).";
+        case Stage::sender_queue:
+            return t == Transport::udp
+                       ? "Lower the offered rate (-b) to the path's ceiling, or raise the sender's "
+                         "qdisc limit / txqueuelen."
+                       : "Raise the sender's qdisc limit or txqueuelen; a shaper's queue that "
+                         "short drops bursts.";
+        case Stage::wire:
+            return "Check the cable, the switch ports' counters and ethtool -S on both NICs.";
+        case Stage::receiver_nic:
+            return "Raise the receiver's NIC ring (ethtool -G) or net.core.netdev_max_backlog; "
+                   "check its CPU load.";
+        case Stage::receiver_filter:
+            return "Check the receiver's firewall (nft list ruleset, iptables -L) and tc "
+                   "ingress filters (tc filter show dev IFACE ingress).";
+        case Stage::receiver_ip:
+            return "Check the receiver's routing and addresses (rp_filter, the destination "
+                   "address, MTU).";
+        case Stage::receiver_socket:
+            return "Raise the receive buffer (iperf3 -w, net.core.rmem_max) or lower -b.";
+        case Stage::receiver_tcp:
+            return "Raise the receiver's socket buffers (net.ipv4.tcp_rmem) and check it keeps "
+                   "up (CPU).";
+        default:
+            return "Compare the NICs' counters (ethtool -S, ip -s link) on both nodes.";
+    }
+}
 
 void probe_tiers(const ExplainInput& in, Explanation& e) {
     for (const auto& t : in.traces) {
@@ -422,7 +427,7 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
             "for them.",
             p.label, p.node.empty() ? "the node" : p.node, format_count(double(p.unattributed)));
         f.evidence = {{"point", p.label}, {"unattributed_" + l.unit, p.unattributed}};
-        f.next_step = advice(Stage::unknown);
+        f.next_step = next_step_for(Stage::unknown, l.transport);
         out.push_back(std::move(f));
     }
 }

@@ -111,37 +111,6 @@ std::optional<Stage> main_loss_stage(const Ledger& l) {
     return best;
 }
 
-const char* next_step_for(Stage s, bool udp) {
-    switch (s) {
-        case Stage::sender_stack:
-            return "Check the sender's firewall (nft list ruleset), its route and the neighbour "
-                   "entry of the peer (ip route get, ip neigh).";
-        case Stage::sender_queue:
-            return udp ? "Lower the offered rate (-b) to the path's ceiling, or raise the "
-                         "sender's qdisc limit / txqueuelen."
-                       : "Raise the sender's qdisc limit or txqueuelen; a shaper's queue that "
-                         "short drops bursts.";
-        case Stage::wire:
-            return "Check the cable, the switch ports' counters and ethtool -S on both NICs.";
-        case Stage::receiver_nic:
-            return "Raise the receiver's NIC ring (ethtool -G) or net.core.netdev_max_backlog; "
-                   "check its CPU load.";
-        case Stage::receiver_filter:
-            return "Check the receiver's firewall (nft list ruleset, iptables -L) and tc "
-                   "ingress filters (tc filter show dev IFACE ingress).";
-        case Stage::receiver_ip:
-            return "Check the receiver's routing and addresses (rp_filter, the destination "
-                   "address, MTU).";
-        case Stage::receiver_socket:
-            return "Raise the receive buffer (iperf3 -w, net.core.rmem_max) or lower -b.";
-        case Stage::receiver_tcp:
-            return "Raise the receiver's socket buffers (net.ipv4.tcp_rmem) and check it keeps "
-                   "up (CPU).";
-        default:
-            return "Compare the NICs' counters (ethtool -S) on both nodes.";
-    }
-}
-
 }  // namespace
 
 std::string mbps(double bps) {
@@ -515,7 +484,7 @@ void udp_loss(const TestEvidence& v, std::vector<Finding>& out) {
             f.title += fmt::format(", most at {}", to_string(*stage));
             f.detail +=
                 fmt::format(" The ledger of both data NICs places them: {}.", describe_loss(l));
-            f.next_step = next_step_for(*stage, true);
+            f.next_step = next_step_for(*stage, Transport::udp);
         } else {
             f.detail +=
                 " The ledger of both data NICs cannot place them: neither node dropped a datagram "

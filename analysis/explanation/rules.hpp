@@ -34,6 +34,28 @@ std::string describe_loss(const Ledger& l);
 // source of per-stage advice: rules_ledger.cpp).
 const char* next_step_for(Stage s, Transport t);
 
+// ---------------------------------------------------------------- readings of a throughput test
+// (rules_shared.cpp: more than one of the throughput rules makes them)
+
+// Above the ceiling by more than this (beyond the tool's print rounding) is not measurement
+// jitter: the link is faster than --link says, or the figure is not what crossed the wire.
+inline constexpr double kAboveCeilingSlack = 0.005;
+// UDP loss at or above this (percent) is a warning; below it, information.
+inline constexpr double kLossWarnPct = 1.0;
+std::string pct_number(double pct);  // "4.80"
+// "a 100 Mbit/s link" or, when the numbers show a slower path, "a 100 Mbit/s path".
+std::string link_words(const TestEvidence& v);
+bool is_udp(const ThroughputTest& t);
+// The sender sent (nearly) the offered rate: within 3 % of it, beyond the tool's rounding.
+bool reached_offered(const ThroughputTest& t);
+// The ledger's verdict on loss: placed drops of the flow beyond in-flight slack.
+bool ledger_shows_loss(const Ledger& l);
+// A TCP test whose sender kept the path full but whose receiver's figure falls short: what was
+// still queued or in flight when the test was cut arrived after the receiver stopped counting.
+// The sender's own rate at the ceiling with nothing of the flow lost (by the ledger, else no
+// retransmits) says the link was the limit. Returns the bytes the receiver had not counted.
+std::optional<double> tcp_tail_bytes(const TestEvidence& v);
+
 // ---------------------------------------------------------------- the slower-path pre-pass
 
 // The rate the path behaves like when it is slower than the link, and every test is then
@@ -174,7 +196,9 @@ void link_unknown(const ExplainInput& in, Explanation& e);
 // cannot tell (rules_ledger.cpp).
 void probe_tiers(const ExplainInput& in, Explanation& e);
 
-// Per test: the tool's output against the model (rules_throughput.cpp).
+// Per test: the tool's output against the model. A path slower than the link
+// (rules_slower_path.cpp); the offered load and the sender (rules_offered.cpp); loss as the tool
+// counted it (rules_tool_loss.cpp); against the ceiling (rules_throughput.cpp).
 void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out);
 void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out);
 void sender_limited(const TestEvidence& v, std::vector<Finding>& out);

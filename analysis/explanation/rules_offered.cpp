@@ -1,0 +1,153 @@
+// Offered load and the sender: UDP asked for more than the path can carry, and a sender that did
+// not send what it was asked to.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/format.hpp"
+#include "analysis/explanation/rules.hpp"
+
+namespace np::rules {
+
+void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (!is_udp(t) || !t.offered_bps || !v.ceiling) return;
+    const double link = v.model_bps();
+    const double wire = v.ceiling->wire_bps_for_payload(*t.offered_bps);
+    if (wire <= link) return;
+    const auto loss = recomputed_loss_pct(t);
+    // Held back: what the sender counted as sent fits the wire, so the excess never left the
+    // host (any loss of what did is another matter, placed by UDP_LOSS). Else the sender pushed
+    // more than the wire carries, and the excess was dropped on the way.
+    const bool queue_dropped = v.ledger && v.ledger->lost_in(Stage::sender_queue) > ledger_slack(0);
+    const bool held_back =
+        !queue_dropped && (t.sent_bps ? *t.sent_bps - t.rate_resolution_bps <=
+                                            v.ceiling->goodput_bps * (1 + kAboveCeilingSlack)
+                                      : !loss || *loss < 0.1);
+    const std::string got =
+        t.sent_bps ? rate_text(*t.sent_bps, t.rate_resolution_bps) : std::string("more");
+    Finding f = make_finding("OFFERED_ABOVE_CEILING", t.label);
+    f.severity = held_back ? Severity::info : Severity::warn;
+    f.title = fmt::format("{} of UDP payload needs {} on the wire, more than the {}",
+                          format_rate(*t.offered_bps), wire_text(wire), link_words(v));
+    f.detail = fmt::format(
+        "Each {}-byte datagram costs {} bytes on the wire, so the offered {} of payload needs "
+        "{}; at most {} of payload fits. ",
+        v.ceiling->payload_bytes_per_unit, v.ceiling->wire_bytes_per_unit,
+        format_rate(*t.offered_bps), wire_text(wire), format_rate(v.ceiling->goodput_bps));
+    f.evidence = {{"offered_mbps", rounded(*t.offered_bps / 1e6)},
+                  {"wire_needed_mbps", rounded(wire / 1e6)},
+                  {"link_mbps", rounded(link / 1e6)},
+                  {"ceiling_mbps", rounded(v.ceiling->goodput_bps / 1e6)}};
+    const std::string walk_down = fmt::format(
+        "Walk -b down (the model's ceiling is {}) until the loss stops: that is the path's true "
+        "ceiling.",
+        format_rate(v.ceiling->goodput_bps));
+    if (held_back) {
+        f.detail += fmt::format(
+            "The sender was held back by its own NIC queue: it sent {}{}, so the excess never "
+            "left the host.",
+            got,
+            loss && *loss > 0
+                ? fmt::format(" (of which {:.2f} % was lost on the way: see UDP_LOSS)", *loss)
+                : std::string(" and nothing was lost"));
+    } else if (v.ledger && v.ledger->complete()) {
+        f.detail += fmt::format(
+            "The sender pushed {} into its socket, more than fits; the excess was dropped{}, and "
+            "the ledger places it: {}.",
+            got,
+            loss ? fmt::format(" ({} % of the datagrams lost)", pct_number(*loss)) : std::string(),
+            describe_loss(*v.ledger));
+        f.next_step = walk_down;
+    } else if (loss) {
+        f.detail += fmt::format(
+            "The sender pushed {} into its socket, more than fits; the excess was dropped: {} % "
+            "of the datagrams were lost. The sender's qdisc or NIC, the path, or the receiver "
+            "dropped them: traces of both data NICs say which.",
+            got, pct_number(*loss));
+        f.next_step = walk_down;
+    } else {
+        // No receiver's counts: the loss is unknown, never 0.
+        f.detail += fmt::format(
+            "The sender pushed {} into its socket, more than fits, so the excess was dropped on "
+            "the way; how much, this output does not say: {}. The sender's qdisc or NIC, the "
+            "path, or the receiver dropped it: traces of both data NICs say which.",
+            got,
+            t.receiver_report_missing
+                ? "the receiver's report never came back (\"did not receive ack of last "
+                  "datagram\"), so its lost/total are missing"
+                : "it holds no receiver's lost/total");
+        f.next_step = walk_down + (t.receiver_report_missing
+                                       ? " Give the server's own output with the client's, or "
+                                         "check that nothing filters the server's UDP replies."
+                                       : "");
+    }
+    if (loss) f.evidence.emplace_back("loss_pct", rounded(*loss));
+    out.push_back(std::move(f));
+}
+
+void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (!is_udp(t) || !t.offered_bps || !t.sent_bps || reached_offered(t)) return;
+    std::optional<double> wire;
+    if (v.ceiling) {
+        wire = v.ceiling->wire_bps_for_payload(*t.offered_bps);
+        if (*wire > v.model_bps()) return;  // held back by the link: OFFERED_ABOVE_CEILING
+    }
+    const int payload = t.payload_bytes.value_or(0);
+    std::optional<double> dgram_rate;
+    if (t.datagrams_sent && t.duration_s > 0)
+        dgram_rate = static_cast<double>(*t.datagrams_sent) / t.duration_s;
+    else if (payload > 0)
+        dgram_rate = *t.sent_bps / (8.0 * payload);
+    const std::string sent = rate_text(*t.sent_bps, t.rate_resolution_bps);
+    const std::string offered = rate_text(*t.offered_bps, t.rate_resolution_bps);
+    Finding f = make_finding("SENDER_LIMITED", t.label);
+    f.title =
+        fmt::format("The UDP sender reached {} of the {} offered: sender-limited", sent, offered);
+    f.detail = fmt::format("It sent {} of the {} asked for ({} from {}).", sent, offered,
+                           format_pct(*t.sent_bps / *t.offered_bps, 1), t.offered_from);
+    f.evidence = {{"offered_mbps", rounded(*t.offered_bps / 1e6)},
+                  {"sent_mbps", rounded(*t.sent_bps / 1e6)}};
+    f.next_step =
+        "Spread the sending over more threads/cores (-P 2 … 4) or check the sender's CPU; the "
+        "offered load itself fits the link.";
+    if (t.udp_gso) {
+        f.detail += *t.udp_gso ? " UDP GSO was on (iperf3's test_start.gso)."
+                               : " UDP GSO was off (iperf3's test_start.gso): one system call "
+                                 "per datagram.";
+        f.evidence.emplace_back("udp_gso", *t.udp_gso);
+        if (!*t.udp_gso)
+            f.next_step += " With iperf3 3.21 or newer, --gsro sends many datagrams per call.";
+    }
+    if (dgram_rate) {
+        f.detail += fmt::format(" That is ~{:.0f} k datagrams/s", *dgram_rate / 1e3);
+        if (t.datagrams_sent)
+            f.detail += fmt::format(" ({} datagrams of {} B in {:.1f} s)",
+                                    format_count(static_cast<double>(*t.datagrams_sent)), payload,
+                                    t.duration_s);
+        f.detail += ".";
+        f.evidence.emplace_back("datagrams_per_s", rounded(*dgram_rate, 0));
+    }
+    if (wire) {
+        f.detail += fmt::format(
+            " The offered {} needs {} on the wire ({} B per {}-byte datagram), under the {}: the "
+            "offered load fits it. The sending application itself sent less (a system call and a "
+            "copy per datagram); what held it back is named below only where its own evidence "
+            "shows (a full link, the sender's queue, a saturated CPU).",
+            offered, wire_text(*wire), v.ceiling->wire_bytes_per_unit,
+            v.ceiling->payload_bytes_per_unit, link_words(v));
+        f.evidence.emplace_back("offered_wire_mbps", rounded(*wire / 1e6));
+    }
+    if (const auto tool = v.traces.sender ? starved_tool(*v.traces.sender) : std::nullopt) {
+        f.detail += " What held it back: " + tool->text + ".";
+        for (const auto& e : tool->evidence) f.evidence.push_back(e);
+        f.next_step = lift_limit_step(*tool);
+    }
+    out.push_back(std::move(f));
+}
+
+}  // namespace np::rules

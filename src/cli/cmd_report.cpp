@@ -1,5 +1,5 @@
 // `np-explain report [RUN_DIR]`: the run dir as one self-contained HTML page with plots, or a
-// Markdown summary. Reading the run dir is here; the page itself is report/report.cpp.
+// Markdown summary. Reading the run dir is here; the page itself is report/page.cpp.
 #include <fmt/format.h>
 
 #include <chrono>

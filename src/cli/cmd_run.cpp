@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "analysis/explanation/format.hpp"
 #include "analysis/readers/names.hpp"
@@ -16,6 +17,7 @@
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
+#include "src/cli/terminal_progress.hpp"
 #include "src/experiment/experiment.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/local_testbed.hpp"
@@ -174,8 +176,10 @@ int run_guarded(RunArgs args) {
                    "NP_PROBE\n");
         return 3;
     }
-    o.progress = !args.json && isatty(STDOUT_FILENO);
+    std::optional<TerminalProgress> progress;
+    if (!args.json && isatty(STDOUT_FILENO)) o.progress = &progress.emplace();
     const auto out = experiment::run_experiment(o);
+    progress.reset();
     print_outcome(out, o, args.json);
     // The page of plots of everything in the run dir. Not writing it changes nothing the run
     // measured, so that is a warning.

@@ -16,6 +16,21 @@
 
 namespace np::experiment {
 
+// What a run reports while it runs, for the caller to show (np-explain run draws one status line
+// on a terminal: src/cli/terminal_progress.hpp). The runner itself prints nothing.
+class ProgressSink {
+  public:
+    virtual ~ProgressSink() = default;
+    // A one-off step: "configuring enp0s25 on both nodes".
+    virtual void step(const std::string& what) = 0;
+    // A test phase under way: seconds elapsed and expected, the wire rate the probe sees now
+    // (asked for only while there is a sink, twice a second).
+    virtual void phase(const std::string& name, double elapsed_s, double expected_s,
+                       std::optional<double> wire_bps) = 0;
+    // The step or phase is over.
+    virtual void clear() = 0;
+};
+
 struct RunOptions {
     std::string node_a;  // server
     std::string node_b;  // client
@@ -33,7 +48,7 @@ struct RunOptions {
     std::string probe_tier;
     std::string require_tier;
     bool no_probe = false;
-    bool progress = false;
+    ProgressSink* progress = nullptr;  // none: nothing is reported while it runs
 };
 
 struct RunOutcome {

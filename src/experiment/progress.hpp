@@ -1,27 +1,35 @@
 #pragma once
-// One status line on a terminal while a phase runs: the phase, elapsed/expected seconds and the
-// live wire rate from the probe samples. Silent when disabled (not a terminal, or --json).
-#include <chrono>
+// The run's side of its progress: what the phases report goes to the caller's ProgressSink
+// (experiment.hpp), or nowhere when there is none. The runner draws nothing itself.
 #include <optional>
 #include <string>
+
+#include "src/experiment/experiment.hpp"
 
 namespace np::experiment {
 
 class Progress {
   public:
-    explicit Progress(bool enabled) : enabled_(enabled) {}
+    explicit Progress(ProgressSink* sink) : sink_(sink) {}
     ~Progress() { clear(); }
-    void step(const std::string& what);  // a one-off step: "configuring enp0s25 on node1-1"
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+
+    void step(const std::string& what) {
+        if (sink_) sink_->step(what);
+    }
     void update(const std::string& phase, double elapsed_s, double expected_s,
-                std::optional<double> wire_bps);
-    void clear();
-    bool enabled() const { return enabled_; }
+                std::optional<double> wire_bps) {
+        if (sink_) sink_->phase(phase, elapsed_s, expected_s, wire_bps);
+    }
+    void clear() {
+        if (sink_) sink_->clear();
+    }
+    // Whether anyone is shown the progress (the live rate is asked of the probe only then).
+    bool enabled() const { return sink_ != nullptr; }
 
   private:
-    bool enabled_;
-    bool shown_ = false;
-    std::chrono::steady_clock::time_point last_{};
-    std::optional<double> last_rate_;
+    ProgressSink* sink_;
 };
 
 }  // namespace np::experiment

@@ -540,16 +540,26 @@ TEST_F(RunTest, ANodeThatCannotLoadBpfIsMeasuredAtItsTierAndEveryTestStillRuns) 
     const json c = contract();
     ASSERT_TRUE(c.is_object());
     EXPECT_TRUE(c["ping_rtt_ms"].is_number()) << c.dump(2);
-    // A 2-s TCP test that met a loss in slow start (seen: 86.4 Mbit/s, 3 retransmits) ends below
-    // the ceiling: then the shortfall is explained from the retransmits, and said to be unlocated
-    // where the receiver's tier counts no drops — never left unexplained.
+    // A 2-s TCP test can end below the ceiling (this test is not held to a rate: other testbed
+    // tests run beside it). One that met a loss in slow start (seen: 86.4 Mbit/s, 3 retransmits)
+    // is explained from its retransmits; one slowed without a retransmit (seen: 85.50 Mbit/s on a
+    // busy machine) has no evidence of a cause at all. Either way the limit is said to be not
+    // located, because the receiver's tier counts no drops; it is never left unexplained and never
+    // pinned on a cause by elimination.
     if (num(c, "tcp_mbps") < kTcpCeilingMbps * 0.95) {
         const json* below = finding(c, "BELOW_CEILING");
-        ASSERT_NE(below, nullptr) << codes(c);
-        EXPECT_NE(below->value("detail", "").find("retransmits"), std::string::npos)
-            << below->dump(2);
-        EXPECT_NE(below->value("detail", "").find("count no drops"), std::string::npos)
-            << below->dump(2);
+        const json* unlocated = finding(c, "BELOW_CEILING_NEEDS_TRACE");
+        ASSERT_TRUE(below || unlocated) << codes(c);
+        const std::string detail = (below ? below : unlocated)->value("detail", "");
+        if (below)
+            EXPECT_NE(detail.find("retransmits"), std::string::npos) << below->dump(2);
+        else
+            EXPECT_NE(detail.find("no retransmits"), std::string::npos) << unlocated->dump(2);
+        EXPECT_NE(detail.find("count no drops"), std::string::npos) << detail;
+        EXPECT_NE(detail.find(server() + " at kernel-counters"), std::string::npos) << detail;
+        for (const char* blamed : {"HOST_LIMITED", "LINK_SHARED", "REVERSE_PATH_LIMITED",
+                                   "SENDER_LIMITED", "RECEIVE_WINDOW_LIMITED"})
+            EXPECT_EQ(finding(c, blamed), nullptr) << codes(c);
     }
     EXPECT_GE(num(c, "udp_mbps"), kUdpCeilingMbps * 0.95);
     const json* tier = finding(c, "PROBE_TIER");

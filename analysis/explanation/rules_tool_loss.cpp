@@ -28,15 +28,11 @@ std::optional<Stage> main_loss_stage(const Ledger& l) {
     return best;
 }
 
-}  // namespace
-
-void udp_loss(const TestEvidence& v, std::vector<Finding>& out) {
-    const auto& t = v.test;
-    const auto loss = recomputed_loss_pct(t);
-    if (!is_udp(t) || !loss || *t.datagrams_lost <= 0) return;
+// The loss as the receiver's counts give it, with the rates it cost.
+Finding udp_loss_counted(const ThroughputTest& t, double loss) {
     Finding f = make_finding("UDP_LOSS", t.label);
-    f.severity = *loss >= kLossWarnPct ? Severity::warn : Severity::info;
-    f.title = fmt::format("{} % of UDP datagrams were lost ({} of {})", pct_number(*loss),
+    f.severity = loss >= kLossWarnPct ? Severity::warn : Severity::info;
+    f.title = fmt::format("{} % of UDP datagrams were lost ({} of {})", pct_number(loss),
                           format_count(static_cast<double>(*t.datagrams_lost)),
                           format_count(static_cast<double>(*t.datagrams_total)));
     f.detail = fmt::format(
@@ -44,9 +40,9 @@ void udp_loss(const TestEvidence& v, std::vector<Finding>& out) {
         *t.datagrams_lost, *t.datagrams_total);
     f.evidence = {{"lost_datagrams", *t.datagrams_lost},
                   {"total_datagrams", *t.datagrams_total},
-                  {"loss_pct", rounded(*loss)}};
+                  {"loss_pct", rounded(loss)}};
     if (t.sent_bps && t.received_bps) {
-        const double kept = 1.0 - *loss / 100.0;
+        const double kept = 1.0 - loss / 100.0;
         f.detail += fmt::format(" The receiver got {} = {} × {:.3f} of what was sent.",
                                 rate_text(*t.received_bps, t.rate_resolution_bps),
                                 rate_text(*t.sent_bps, t.rate_resolution_bps), kept);
@@ -54,27 +50,28 @@ void udp_loss(const TestEvidence& v, std::vector<Finding>& out) {
         f.evidence.emplace_back("received_mbps", rounded(*t.received_bps / 1e6));
     }
     if (t.datagrams_sent) f.evidence.emplace_back("datagrams_sent", *t.datagrams_sent);
+    return f;
+}
 
-    // With both NICs traced, the ledger says where they went.
-    if (v.ledger && v.ledger->complete()) {
-        const Ledger& l = *v.ledger;
-        const auto stage = main_loss_stage(l);
-        if (stage) {
-            f.title += fmt::format(", most at {}", to_string(*stage));
-            f.detail +=
-                fmt::format(" The ledger of both data NICs places them: {}.", describe_loss(l));
-            f.next_step = next_step_for(*stage, Transport::udp);
-        } else {
-            f.detail +=
-                " The ledger of both data NICs cannot place them: neither node dropped a datagram "
-                "of the flow, and the counts at the NICs agree within their accuracy (0.1 %). "
-                "Datagrams still in flight when the test ended are counted lost by iperf3.";
-        }
-        out.push_back(std::move(f));
-        return;
+// With both NICs traced, the ledger says where they went.
+void placed_by_ledger(const Ledger& l, Finding& f) {
+    const auto stage = main_loss_stage(l);
+    if (stage) {
+        f.title += fmt::format(", most at {}", to_string(*stage));
+        f.detail += fmt::format(" The ledger of both data NICs places them: {}.", describe_loss(l));
+        f.next_step = next_step_for(*stage, Transport::udp);
+    } else {
+        f.detail +=
+            " The ledger of both data NICs cannot place them: neither node dropped a datagram "
+            "of the flow, and the counts at the NICs agree within their accuracy (0.1 %). "
+            "Datagrams still in flight when the test ended are counted lost by iperf3.";
     }
-    // Without traces: the model says whether what was sent fitted the wire; the buffer printed
-    // by the tool says how little it takes to overflow it.
+}
+
+// Without traces: the model says whether what was sent fitted the wire; the buffer printed by
+// the tool says how little it takes to overflow it.
+void judged_without_traces(const TestEvidence& v, Finding& f) {
+    const auto& t = v.test;
     const bool sent_fits_wire =
         v.ceiling && t.sent_bps && v.ceiling->wire_bps_for_payload(*t.sent_bps) <= v.model_bps();
     if (sent_fits_wire) {
@@ -121,6 +118,19 @@ void udp_loss(const TestEvidence& v, std::vector<Finding>& out) {
             "Run with the probe on both data NICs to see where they are dropped (sender qdisc, "
             "wire, receiver NIC or socket).";
     }
+}
+
+}  // namespace
+
+void udp_loss(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    const auto loss = recomputed_loss_pct(t);
+    if (!is_udp(t) || !loss || *t.datagrams_lost <= 0) return;
+    Finding f = udp_loss_counted(t, *loss);
+    if (v.ledger && v.ledger->complete())
+        placed_by_ledger(*v.ledger, f);
+    else
+        judged_without_traces(v, f);
     out.push_back(std::move(f));
 }
 

@@ -68,17 +68,21 @@ void placed_by_ledger(const Ledger& l, Finding& f) {
     }
 }
 
-// Without traces: the model says whether what was sent fitted the wire; the buffer printed by
-// the tool says how little it takes to overflow it.
+// Without traces nothing places the loss: that what was sent fitted the wire rules out only the
+// test's own load overfilling it (a qdisc drop is not reported to a UDP sender, which counts the
+// datagram sent, and a hop or the receiving host may drop too). The buffer the tool printed
+// says how little it takes to overflow the receiving socket: a candidate, not a finding.
 void judged_without_traces(const TestEvidence& v, Finding& f) {
     const auto& t = v.test;
     const bool sent_fits_wire =
         v.ceiling && t.sent_bps && v.ceiling->wire_bps_for_payload(*t.sent_bps) <= v.model_bps();
     if (sent_fits_wire) {
-        f.title += " at the receiver";
+        f.title += ", not located";
         f.detail += fmt::format(
-            " What was sent needs {} on the wire, within the {}, so the datagrams left the "
-            "sender and were lost at the receiving host.",
+            " What was sent needs {} on the wire, within the {}: the test's own load did not "
+            "overfill it. Where they were lost is not located without traces of both data NICs: "
+            "the sender's queue (Linux does not tell a UDP sender of a qdisc drop, so the tool "
+            "counted them sent), a hop between the nodes, or the receiving host.",
             format_rate(v.ceiling->wire_bps_for_payload(*t.sent_bps)), link_words(v));
     }
     if (t.socket_buffer_bytes && t.sent_bps) {
@@ -98,7 +102,7 @@ void judged_without_traces(const TestEvidence& v, Finding& f) {
         if (ms < 5.0) {
             f.detail +=
                 ", so any pause of the receiving process overflows it: a receive-buffer "
-                "overflow is the likely cause. Only a trace confirms it (drop reason "
+                "overflow is a candidate, which only a trace confirms or rules out (drop reason "
                 "SOCKET_RCVBUFF, UdpRcvbufErrors).";
             f.next_step =
                 "Raise the receive buffer (iperf -s -u -w 4M, with sysctl net.core.rmem_max "
@@ -109,7 +113,7 @@ void judged_without_traces(const TestEvidence& v, Finding& f) {
             f.next_step = "Run with the probe on both data NICs to see where they are dropped.";
         }
     } else if (sent_fits_wire) {
-        f.detail += " A full receive buffer is the usual cause.";
+        f.detail += " A full receive buffer is a candidate; only a trace places the loss.";
         f.next_step =
             "Raise the receiver's buffer (-w, net.core.rmem_max) or lower -b; run with the "
             "probe on both data NICs to see where the datagrams are dropped.";

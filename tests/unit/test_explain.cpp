@@ -103,7 +103,10 @@ TEST(Explain, ExplainsTenGigIperf2TcpAsLineRateBoundDespiteRounding) {
     EXPECT_EQ(find_finding(e, "ABOVE_CEILING"), nullptr) << "9.42 > 9.415 is print rounding";
 }
 
-TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossAtTheReceiver) {
+// The loss is counted by the receiver, but nothing in the output places it: sent within the wire
+// rules out only the test's own load, so it is said to be not located, the receive buffer a
+// candidate a trace would confirm (DESIGN.md, "The bottleneck": no cause by elimination).
+TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossNotLocatedWithoutTraces) {
     const auto e = explain_files({"handwritten/iperf2-2.2-udp-10g-b9g.client.txt"}, 10e9);
     EXPECT_EQ(e.verdicts[0].verdict, "sender-limited, loss");
 
@@ -118,10 +121,13 @@ TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossAtTheReceiver) {
     ASSERT_NE(loss, nullptr);
     EXPECT_EQ(loss->severity, Severity::warn);
     EXPECT_CONTAINS(loss->title, "4.80 % of UDP datagrams were lost");
-    EXPECT_CONTAINS(loss->title, "at the receiver");
+    EXPECT_CONTAINS(loss->title, "not located");
+    EXPECT_EQ(loss->title.find("at the receiver"), std::string::npos) << loss->title;
+    EXPECT_CONTAINS(loss->detail, "the sender's queue");
+    EXPECT_CONTAINS(loss->detail, "a hop between the nodes");
     EXPECT_CONTAINS(loss->detail, "7.99 Gbit/s = 8.39 Gbit/s × 0.952");
     EXPECT_CONTAINS(loss->detail, "208 KByte");
-    EXPECT_CONTAINS(loss->detail, "receive-buffer overflow is the likely cause");
+    EXPECT_CONTAINS(loss->detail, "receive-buffer overflow is a candidate");
     EXPECT_CONTAINS(loss->detail, "SOCKET_RCVBUFF");
     EXPECT_CONTAINS(loss->next_step, "-w");
     EXPECT_CONTAINS(loss->next_step, "net.core.rmem_max");

@@ -9,6 +9,7 @@ report/ moves the versions.
 """
 import base64
 import hashlib
+import json
 import io
 import os
 import sys
@@ -44,7 +45,7 @@ def fetch(url):
 def main():
     if len(sys.argv) < 4:
         fail("usage: fetch_js.py LOCK OUT_DIR NAME...")
-    import json
+
 
     with open(sys.argv[1], encoding="utf-8") as f:
         lock = json.load(f)

@@ -143,7 +143,7 @@ struct Summary {
     const Line* best() const { return sum ? &*sum : stream ? &*stream : nullptr; }
 };
 
-struct Direction {
+struct DirectionReports {
     Summary sender, receiver;
 };
 
@@ -264,7 +264,7 @@ class Iperf3TextReader : public RunReader {
             }
             return;
         }
-        Direction& d = direction(l->role);
+        DirectionReports& d = direction(l->role);
         Summary& s = l->side == "sender" ? d.sender : d.receiver;
         summaries_ = true;
         if (sum) {
@@ -373,7 +373,7 @@ class Iperf3TextReader : public RunReader {
         }
     }
 
-    Direction& direction(const std::string& role) {
+    DirectionReports& direction(const std::string& role) {
         // The client's TX and the server's RX are one direction; so are RX-C and TX-S.
         if (role == "RX-C" || role == "TX-S") return back_;
         return forward_;
@@ -422,7 +422,7 @@ class Iperf3TextReader : public RunReader {
         const bool server_sent =
             !client_ && !bidir_ && forward_.sender.best() && !forward_.receiver.best();
         const bool reverse = client_ ? reverse_ : server_sent;
-        auto make = [&](const Direction& d, bool back) {
+        auto make = [&](const DirectionReports& d, bool back) {
             ThroughputTest t;
             t.source = info.source;
             t.tool = Tool::iperf3;
@@ -524,7 +524,7 @@ class Iperf3TextReader : public RunReader {
     std::optional<double> cpu_local_, cpu_remote_;
     std::string failure_;
     std::set<std::string> stream_ids_;
-    Direction forward_, back_;
+    DirectionReports forward_, back_;
     RateSeries sum_intervals_, stream_intervals_;
     int64_t last_line_ = 0;
 };

@@ -5,9 +5,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <optional>
 
@@ -128,7 +129,193 @@ bool is_valid_ifname(std::string_view name) {
     return true;
 }
 
-ParamsReading parse_params(std::string_view yaml_text, const std::string& source) {
+namespace {
+
+// What the key readers fill: the params, and where the address keys were, for the pair's check.
+struct KeyReading {
+    Params& p;
+    int server_line = 0, client_line = 0, prefix_line = 0;
+    bool prefix_given = false;
+};
+
+using KeyReader = void (*)(KeyReading&, const std::string&, const YAML::Node&);
+
+// A rate as iperf3's -b and --fq-rate read it, as written, checked: at least 1 bit/s, at most
+// 1 Tbit/s (iperf3 keeps it in 64 bits, and no link modelled is above 400G: more is a typo).
+double offered_rate(const std::string& key, const YAML::Node& value, const std::string& text) {
+    double bps = 0;
+    try {
+        bps = parse_rate_bps(text, key);
+    } catch (const InputError& e) {
+        throw InputError(key, e.what(), yaml_line(value));
+    }
+    if (bps < 1) throw InputError(key, "the rate must be at least 1 bit/s", yaml_line(value));
+    if (bps > 1e12) {
+        throw InputError(key,
+                         fmt::format("'{}' is above 1 Tbit/s, more than any link np-explain "
+                                     "models (10M to 400G)",
+                                     text),
+                         yaml_line(value));
+    }
+    return bps;
+}
+
+// A size as iperf3's -w reads it: a number of bytes with an optional K, M or G (powers of 1024).
+void socket_buffer(KeyReading& r, const std::string& k, const YAML::Node& v) {
+    const std::string text = yaml_scalar(k, v);
+    double value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::fixed);
+    const std::string_view unit(ptr, static_cast<size_t>(end - ptr));
+    const double scale = unit.empty()                 ? 1
+                         : unit == "K" || unit == "k" ? 1024
+                         : unit == "M" || unit == "m" ? 1024.0 * 1024
+                         : unit == "G" || unit == "g" ? 1024.0 * 1024 * 1024
+                                                      : 0;
+    if (ec != std::errc() || ptr == text.data() || scale == 0 || !std::isfinite(value)) {
+        throw InputError(k,
+                         fmt::format("'{}' is not a size: a number of bytes with an optional K, "
+                                     "M or G (as iperf3's -w: 256K, 4M)",
+                                     text),
+                         yaml_line(v));
+    }
+    // iperf3 refuses a buffer above 512 MiB; below 1 KiB the kernel raises it to its minimum.
+    if (value * scale < 1024 || value * scale > 512.0 * 1024 * 1024) {
+        throw InputError(k, fmt::format("'{}' is out of range 1K … 512M", text), yaml_line(v));
+    }
+    r.p.window = text;
+}
+
+bool boolean(const std::string& k, const YAML::Node& v) {
+    const std::string text = yaml_scalar(k, v);
+    if (text == "true" || text == "True" || text == "TRUE") return true;
+    if (text == "false" || text == "False" || text == "FALSE") return false;
+    throw InputError(k,
+                     fmt::format("'{}': write true or false (Ansible, which reads this file "
+                                 "too, also takes yes, no, on and off; np-explain does not)",
+                                 text),
+                     yaml_line(v));
+}
+
+void data_iface(KeyReading& r, const std::string& k, const YAML::Node& v) {
+    r.p.data_iface = yaml_scalar(k, v);
+    if (!is_valid_ifname(r.p.data_iface)) {
+        throw InputError(k,
+                         fmt::format("'{}' is not an interface name (1-15 characters of A-Z a-z "
+                                     "0-9 _ . -, not starting with -)",
+                                     r.p.data_iface),
+                         yaml_line(v));
+    }
+}
+
+void image_marker(KeyReading& r, const std::string& k, const YAML::Node& v) {
+    std::string& m = r.p.image_marker;
+    m = yaml_scalar(k, v);
+    if (m.empty() || m.front() != '/' ||
+        m.find_first_of(std::string("\n\0", 2)) != std::string::npos) {
+        throw InputError(k, fmt::format("'{}' is not an absolute path", m), yaml_line(v));
+    }
+}
+
+void direction(KeyReading& r, const std::string& k, const YAML::Node& v) {
+    const std::string text = yaml_scalar(k, v);
+    for (Direction d : {Direction::forward, Direction::reverse, Direction::bidir}) {
+        if (text == to_string(d)) {
+            r.p.direction = d;
+            return;
+        }
+    }
+    throw InputError(k,
+                     fmt::format("'{}' is not a direction: forward (client to server), reverse "
+                                 "(-R: server to client) or bidir (--bidir: both at once)",
+                                 text),
+                     yaml_line(v));
+}
+
+// A congestion control's name as the kernel knows them (TCP_CA_NAME_MAX: 15 characters).
+void congestion(KeyReading& r, const std::string& k, const YAML::Node& v) {
+    const std::string text = yaml_scalar(k, v);
+    if (text.empty() || text.size() > 15 ||
+        text.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+        throw InputError(k,
+                         fmt::format("'{}' is not a congestion control's name (1-15 characters of "
+                                     "a-z 0-9 _, as in cubic, reno, bbr)",
+                                     text),
+                         yaml_line(v));
+    }
+    r.p.congestion = text;
+}
+
+// Every key of the params file and how it is read.
+const std::map<std::string, KeyReader, std::less<>>& key_readers() {
+    static const std::map<std::string, KeyReader, std::less<>> readers = {
+        {"np_data_iface", data_iface},
+        {"np_server_ip",
+         [](KeyReading& r, const std::string& k, const YAML::Node& v) {
+             address(k, v);
+             r.p.server_ip = v.Scalar();
+             r.server_line = yaml_line(v);
+         }},
+        {"np_client_ip",
+         [](KeyReading& r, const std::string& k, const YAML::Node& v) {
+             address(k, v);
+             r.p.client_ip = v.Scalar();
+             r.client_line = yaml_line(v);
+         }},
+        {"np_prefix_len",
+         [](KeyReading& r, const std::string& k, const YAML::Node& v) {
+             r.p.prefix_len = integer(k, v, 1, 128);
+             r.prefix_line = yaml_line(v);
+             r.prefix_given = true;
+         }},
+        {"np_port", [](KeyReading& r, const std::string& k,
+                       const YAML::Node& v) { r.p.port = integer(k, v, 1, 65535); }},
+        {"np_ping_count", [](KeyReading& r, const std::string& k,
+                             const YAML::Node& v) { r.p.ping_count = integer(k, v, 1, 10000); }},
+        {"np_tcp_duration_s",
+         [](KeyReading& r, const std::string& k, const YAML::Node& v) {
+             r.p.tcp_duration_s = integer(k, v, 1, 86400);
+         }},
+        {"np_udp_duration_s",
+         [](KeyReading& r, const std::string& k, const YAML::Node& v) {
+             r.p.udp_duration_s = integer(k, v, 1, 86400);
+         }},
+        {"np_udp_bandwidth",
+         [](KeyReading& r, const std::string& k, const YAML::Node& v) {
+             r.p.udp_bandwidth = yaml_scalar(k, v);
+             r.p.udp_bandwidth_bps = offered_rate(k, v, r.p.udp_bandwidth);
+         }},
+        {"np_image_marker", image_marker},
+        {"np_link_rate",
+         [](KeyReading& r, const std::string& k, const YAML::Node& v) {
+             try {
+                 r.p.link_rate_bps = parse_link_rate_bps(yaml_scalar(k, v), k);
+             } catch (const InputError& e) {
+                 throw InputError(k, e.what(), yaml_line(v));
+             }
+         }},
+        // iperf3 runs at most 128 streams (MAX_STREAMS).
+        {"np_parallel", [](KeyReading& r, const std::string& k,
+                           const YAML::Node& v) { r.p.parallel = integer(k, v, 1, 128); }},
+        {"np_direction", direction},
+        // iperf3's bounds: a sequence number and a timestamp (16 bytes) … an IPv4 datagram's
+        // 65,507.
+        {"np_udp_length", [](KeyReading& r, const std::string& k,
+                             const YAML::Node& v) { r.p.udp_length = integer(k, v, 16, 65507); }},
+        {"np_window", socket_buffer},
+        {"np_tcp_congestion", congestion},
+        {"np_pacing_rate",
+         [](KeyReading& r, const std::string& k, const YAML::Node& v) {
+             r.p.pacing_rate = yaml_scalar(k, v);
+             offered_rate(k, v, r.p.pacing_rate);
+         }},
+        {"np_zerocopy", [](KeyReading& r, const std::string& k,
+                           const YAML::Node& v) { r.p.zerocopy = boolean(k, v); }},
+    };
+    return readers;
+}
+
+YAML::Node load_mapping(std::string_view yaml_text, const std::string& source) {
     YAML::Node root;
     try {
         root = YAML::Load(std::string(yaml_text));
@@ -139,93 +326,59 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
         throw InputError(source, root.IsNull() ? "has no keys; expected np_* keys (see README)"
                                                : "must be a mapping of np_* keys to values");
     }
+    return root;
+}
 
-    ParamsReading r;
-    Params& p = r.params;
-    int server_line = 0, client_line = 0, prefix_line = 0;
-    bool prefix_given = false;
-    const std::map<std::string, std::function<void(const std::string&, const YAML::Node&)>> keys = {
-        {"np_data_iface",
-         [&](const std::string& k, const YAML::Node& v) {
-             p.data_iface = yaml_scalar(k, v);
-             if (!is_valid_ifname(p.data_iface)) {
-                 throw InputError(k,
-                                  fmt::format("'{}' is not an interface name (1-15 characters of "
-                                              "A-Z a-z 0-9 _ . -, not starting with -)",
-                                              p.data_iface),
-                                  yaml_line(v));
-             }
-         }},
-        {"np_server_ip",
-         [&](const std::string& k, const YAML::Node& v) {
-             address(k, v);
-             p.server_ip = v.Scalar();
-             server_line = yaml_line(v);
-         }},
-        {"np_client_ip",
-         [&](const std::string& k, const YAML::Node& v) {
-             address(k, v);
-             p.client_ip = v.Scalar();
-             client_line = yaml_line(v);
-         }},
-        {"np_prefix_len",
-         [&](const std::string& k, const YAML::Node& v) {
-             p.prefix_len = integer(k, v, 1, 128);
-             prefix_line = yaml_line(v);
-             prefix_given = true;
-         }},
-        {"np_port",
-         [&](const std::string& k, const YAML::Node& v) { p.port = integer(k, v, 1, 65535); }},
-        {"np_ping_count", [&](const std::string& k,
-                              const YAML::Node& v) { p.ping_count = integer(k, v, 1, 10000); }},
-        {"np_tcp_duration_s",
-         [&](const std::string& k, const YAML::Node& v) {
-             p.tcp_duration_s = integer(k, v, 1, 86400);
-         }},
-        {"np_udp_duration_s",
-         [&](const std::string& k, const YAML::Node& v) {
-             p.udp_duration_s = integer(k, v, 1, 86400);
-         }},
-        {"np_udp_bandwidth",
-         [&](const std::string& k, const YAML::Node& v) {
-             p.udp_bandwidth = yaml_scalar(k, v);
-             try {
-                 p.udp_bandwidth_bps = parse_rate_bps(p.udp_bandwidth, k);
-             } catch (const InputError& e) {
-                 throw InputError(k, e.what(), yaml_line(v));
-             }
-             if (p.udp_bandwidth_bps < 1) {
-                 throw InputError(k, "the offered load must be at least 1 bit/s", yaml_line(v));
-             }
-             // iperf3 keeps -b in 64 bits and no link modelled is above 400G: a load past
-             // 1 Tbit/s is a typo, never a test.
-             if (p.udp_bandwidth_bps > 1e12) {
-                 throw InputError(k,
-                                  fmt::format("'{}' is above 1 Tbit/s, more than any link "
-                                              "np-explain models (10M to 400G)",
-                                              p.udp_bandwidth),
-                                  yaml_line(v));
-             }
-         }},
-        {"np_image_marker",
-         [&](const std::string& k, const YAML::Node& v) {
-             p.image_marker = yaml_scalar(k, v);
-             if (p.image_marker.empty() || p.image_marker.front() != '/' ||
-                 p.image_marker.find_first_of(std::string("\n\0", 2)) != std::string::npos) {
-                 throw InputError(k, fmt::format("'{}' is not an absolute path", p.image_marker),
-                                  yaml_line(v));
-             }
-         }},
-        {"np_link_rate",
-         [&](const std::string& k, const YAML::Node& v) {
-             try {
-                 p.link_rate_bps = parse_link_rate_bps(yaml_scalar(k, v), k);
-             } catch (const InputError& e) {
-                 throw InputError(k, e.what(), yaml_line(v));
-             }
-         }},
-    };
+// A key that is not one of ours: named only when it reads as a key name (the file may not be a
+// params file at all, and its lines are not repeated: a password hash is never printed).
+std::string unknown_key(const std::string& key, const std::string& source, int line) {
+    const bool name_like =
+        !key.empty() && key.size() <= 64 &&
+        key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+            std::string::npos;
+    return name_like ? fmt::format("{}: line {}: unknown key '{}' (ignored)", source, line, key)
+                     : fmt::format("{}: line {}: an entry that is not an np_* key (ignored)",
+                                   source, line);
+}
 
+// Defaults stand in for keys that are absent, so the pair is checked as it will be used. A
+// problem with the pair is the client's when its line is given (or neither is).
+void check_pair(KeyReading& r) {
+    Params& p = r.p;
+    const Address server = parse_address(p.server_ip, "np_server_ip", r.server_line);
+    const int max_prefix = server.family == AF_INET ? 32 : 128;
+    // Without np_prefix_len an IPv6 pair is in a /64, as an IPv6 segment is.
+    if (!r.prefix_given && server.family == AF_INET6) p.prefix_len = 64;
+    if (p.prefix_len > max_prefix) {
+        throw InputError("np_prefix_len",
+                         fmt::format("{} is out of range 1 … {} for {}", p.prefix_len, max_prefix,
+                                     server.family == AF_INET ? "IPv4" : "IPv6"),
+                         r.prefix_line);
+    }
+    const bool blame_client = r.client_line > 0 || r.server_line == 0;
+    check_address_pair(p.server_ip, p.client_ip, p.prefix_len,
+                       blame_client ? "np_client_ip" : "np_server_ip",
+                       blame_client ? r.client_line : r.server_line);
+}
+
+}  // namespace
+
+const char* to_string(Direction d) {
+    switch (d) {
+        case Direction::reverse:
+            return "reverse";
+        case Direction::bidir:
+            return "bidir";
+        case Direction::forward:
+            break;
+    }
+    return "forward";
+}
+
+ParamsReading parse_params(std::string_view yaml_text, const std::string& source) {
+    const YAML::Node root = load_mapping(yaml_text, source);
+    ParamsReading out;
+    KeyReading r{out.params};
     size_t known = 0;
     for (const auto& entry : root) {
         const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
@@ -234,48 +387,38 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
                              "a merge key (<<): write each np_* key out (Ansible merges it, "
                              "np-explain does not, so the modes would read different params)",
                              yaml_line(entry.first));
-        const auto handler = keys.find(key);
-        if (handler == keys.end()) {
-            // Named only when it reads as a key name: the file may not be a params file at all,
-            // and its lines are not repeated (a password hash is never printed).
-            const bool name_like =
-                !key.empty() && key.size() <= 64 &&
-                key.find_first_not_of(
-                    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-                    std::string::npos;
-            r.warnings.push_back(
-                name_like ? fmt::format("{}: line {}: unknown key '{}' (ignored)", source,
-                                        yaml_line(entry.first), key)
-                          : fmt::format("{}: line {}: an entry that is not an np_* key (ignored)",
-                                        source, yaml_line(entry.first)));
+        const auto reader = key_readers().find(key);
+        if (reader == key_readers().end()) {
+            out.warnings.push_back(unknown_key(key, source, yaml_line(entry.first)));
             continue;
         }
-        handler->second(key, entry.second);
+        reader->second(r, key, entry.second);
         ++known;
     }
     if (known == 0 && root.size() > 0)  // entries, none of them ours (no file at all is "{}")
         throw InputError(source,
                          "has no np_* key: not a params file (the tutorial's "
                          "network-performance_params.yml sets np_data_iface, np_server_ip, …)");
+    check_pair(r);
+    return out;
+}
 
-    // Defaults stand in for keys that are absent, so check the pair as it will be used. A
-    // problem with the pair is the client's when its line is given (or neither is).
-    const auto max_prefix = [&](const Address& a) { return a.family == AF_INET ? 32 : 128; };
-    const Address server = parse_address(p.server_ip, "np_server_ip", server_line);
-    // Without np_prefix_len an IPv6 pair is in a /64, as an IPv6 segment is.
-    if (!prefix_given && server.family == AF_INET6) p.prefix_len = 64;
-    if (p.prefix_len > max_prefix(server)) {
-        throw InputError(
-            "np_prefix_len",
-            fmt::format("{} is out of range 1 … {} for {}", p.prefix_len, max_prefix(server),
-                        server.family == AF_INET ? "IPv4" : "IPv6"),
-            prefix_line);
-    }
-    const bool blame_client = client_line > 0 || server_line == 0;
-    check_address_pair(p.server_ip, p.client_ip, p.prefix_len,
-                       blame_client ? "np_client_ip" : "np_server_ip",
-                       blame_client ? client_line : server_line);
-    return r;
+std::vector<std::string> iperf3_client_options(const Params& p, Transport t) {
+    const bool udp = t == Transport::udp;
+    std::vector<std::string> o = {"-p", std::to_string(p.port)};
+    if (udp) o.insert(o.end(), {"-u", "-b", p.udp_bandwidth});
+    o.insert(o.end(), {"-t", std::to_string(udp ? p.udp_duration_s : p.tcp_duration_s)});
+    if (udp && p.udp_length) o.insert(o.end(), {"-l", std::to_string(*p.udp_length)});
+    if (p.parallel > 1) o.insert(o.end(), {"-P", std::to_string(p.parallel)});
+    if (p.direction == Direction::reverse) o.emplace_back("-R");
+    if (p.direction == Direction::bidir) o.emplace_back("--bidir");
+    if (!p.window.empty()) o.insert(o.end(), {"-w", p.window});
+    if (!udp && !p.congestion.empty()) o.insert(o.end(), {"-C", p.congestion});
+    if (!p.pacing_rate.empty()) o.insert(o.end(), {"--fq-rate", p.pacing_rate});
+    if (p.zerocopy) o.emplace_back("-Z");
+    o.emplace_back("-J");
+    if (udp) o.emplace_back("--get-server-output");
+    return o;
 }
 
 }  // namespace np

@@ -7,7 +7,14 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/readers/measurement.hpp"
+
 namespace np {
+
+// Which way the tests' data flows, as iperf3 runs it: client to server (its default), server to
+// client (-R), or both at once (--bidir).
+enum class Direction { forward, reverse, bidir };
+const char* to_string(Direction d);  // "forward", "reverse", "bidir": the np_direction values
 
 struct Params {
     std::string data_iface = "enp0s25";       // np_data_iface
@@ -24,7 +31,25 @@ struct Params {
     // np_link_rate: the nominal rate to model against when the NIC's speed cannot tell (a
     // shaped veth reports 10000 Mb/s); unset means "take the link speed the NIC reports".
     std::optional<double> link_rate_bps;
+
+    // How iperf3 runs the tests, as its options do (both tests unless said otherwise).
+    int parallel = 1;                          // np_parallel (-P): streams per test
+    Direction direction = Direction::forward;  // np_direction (-R, --bidir)
+    // np_udp_length (-l with -u): the UDP test's datagram payload in bytes; unset: iperf3's own
+    // choice (the path MTU's, 1448 on a 1500-byte Ethernet).
+    std::optional<int> udp_length;
+    std::string window;       // np_window (-w): socket buffer size as written ("4M"); "": kernel's
+    std::string congestion;   // np_tcp_congestion (-C): the TCP test's; "": the node's default
+    std::string pacing_rate;  // np_pacing_rate (--fq-rate) as written ("900M"); "": no pacing
+    bool zerocopy = false;    // np_zerocopy (-Z)
 };
+
+// iperf3's client options for one of the run's tests, everything after `-c SERVER`: the port,
+// the duration, the test's keys above, -J (JSON), and for UDP -u -b and --get-server-output
+// (only the server's report counts datagrams that arrived out of order). Each word is safe to
+// put in a command unquoted. The one place the tests' command lines are made: `run` and every
+// tutorial mode (through `np-explain params`) use them.
+std::vector<std::string> iperf3_client_options(const Params& p, Transport t);
 
 struct ParamsReading {
     Params params;

@@ -19,8 +19,16 @@ struct ParamsOptions {
     bool shell = false;
 };
 
-// The keys as the params file names them; np_link_rate as a number of bit/s (null: the NIC's
-// speed).
+// The words joined as a shell reads them unquoted (iperf3_client_options makes each safe so).
+std::string joined(const std::vector<std::string>& words) {
+    std::string line;
+    for (const auto& w : words) line += (line.empty() ? "" : " ") + w;
+    return line;
+}
+
+// The keys as the params file names them, with what is unset empty; np_link_rate as a number of
+// bit/s (null: the NIC's speed). Then iperf3's options for each test, made from them: what every
+// mode runs after `iperf3 -c SERVER`.
 nlohmann::json params_json(const Params& p) {
     nlohmann::json j = nlohmann::json::object();
     j["np_data_iface"] = p.data_iface;
@@ -35,6 +43,15 @@ nlohmann::json params_json(const Params& p) {
     j["np_image_marker"] = p.image_marker;
     j["np_link_rate_bps"] =
         p.link_rate_bps ? nlohmann::json(*p.link_rate_bps) : nlohmann::json(nullptr);
+    j["np_parallel"] = p.parallel;
+    j["np_direction"] = to_string(p.direction);
+    j["np_udp_length"] = p.udp_length ? nlohmann::json(*p.udp_length) : nlohmann::json(nullptr);
+    j["np_window"] = p.window;
+    j["np_tcp_congestion"] = p.congestion;
+    j["np_pacing_rate"] = p.pacing_rate;
+    j["np_zerocopy"] = p.zerocopy;
+    j["np_iperf3_tcp_options"] = joined(iperf3_client_options(p, Transport::tcp));
+    j["np_iperf3_udp_options"] = joined(iperf3_client_options(p, Transport::udp));
     return j;
 }
 
@@ -66,7 +83,7 @@ void add_params_command(CLI::App& app, Runner& run) {
     sub->add_option("FILE", o->file, "The params file")->required();
     sub->add_flag("--shell", o->shell,
                   "Print KEY='value' lines for a shell's eval instead of JSON (np_link_rate_bps "
-                  "empty when unset)");
+                  "and np_udp_length empty when unset)");
     sub->callback([&run, o] { run = [o] { return run_params(*o); }; });
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -122,15 +123,20 @@ int run_run(RunArgs args) {
 }
 
 // Node names become file names in the run dir and arguments on the nodes; the mode a file name.
-// Both are checked before anything starts, as is the run dir (prepare_private_dir).
-void check_names(const RunArgs& args) {
+// Both are checked before anything starts, as is the run dir (prepare_private_dir), and so are
+// the values of the flags that override params keys (the local testbed is not brought up for a
+// bad one); the addresses only once the params they pair with are read.
+void check_arguments(const RunArgs& args) {
     for (size_t i = 0; i < args.nodes.size(); ++i)
         check_node_name(args.nodes[i], i == 0 ? "NODE_A" : "NODE_B");
     check_mode_name(args.mode, "--mode");
+    for (const auto& [key, value] : args.overrides)
+        if (key != "np_server_ip" && key != "np_client_ip")
+            read_params("", {{key, value}}, args.override_flags);
 }
 
 int run_guarded(RunArgs args) {
-    check_names(args);
+    check_arguments(args);
     std::unique_ptr<experiment::LocalTestbed> testbed;
     experiment::RunOptions o;
     if (args.local) {
@@ -211,7 +217,7 @@ int run_guarded(RunArgs args) {
 // killed run left is undone by editing one word. Options that only shape a measurement are
 // accepted and checked, not used: the undo scripts on the nodes say what to undo.
 int run_teardown(RunArgs args) {
-    check_names(args);
+    check_arguments(args);
     std::unique_ptr<experiment::LocalTestbedLock> local_lock;
     if (args.local) {
         if (!args.nodes.empty())
@@ -239,6 +245,23 @@ int run_teardown(RunArgs args) {
         fmt::print("the local testbed is down\n");
     }
     return all_reached ? 0 : 3;
+}
+
+// "--parallel" of "-P,--parallel".
+std::string long_name(std::string_view names) {
+    const size_t comma = names.find(',');
+    return std::string(comma == std::string_view::npos ? names : names.substr(comma + 1));
+}
+
+// A key set by two flags that disagree (--reverse --bidir) is refused, naming both.
+void set_override(RunArgs& a, const std::string& key, const std::string& value,
+                  const std::string& flag) {
+    const auto earlier = a.override_flags.find(key);
+    if (earlier != a.override_flags.end() && earlier->second != flag && a.overrides[key] != value)
+        throw CLI::ValidationError(
+            flag, fmt::format("contradicts {}: both set {}", earlier->second, key));
+    a.overrides[key] = value;
+    a.override_flags[key] = flag;
 }
 
 // The options of `run`, which `teardown` takes too.
@@ -289,16 +312,38 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
         {"--udp-duration", "np_udp_duration_s"},
         {"--udp-bandwidth", "np_udp_bandwidth"},
         {"--server-ip", "np_server_ip"},
-        {"--client-ip", "np_client_ip"}};
-    for (const auto& [flag, key] : overrides) {
+        {"--client-ip", "np_client_ip"},
+        // How iperf3 runs the tests: its own option letters.
+        {"-P,--parallel", "np_parallel"},
+        {"--direction", "np_direction"},
+        {"-l,--udp-length", "np_udp_length"},
+        {"-w,--window", "np_window"},
+        {"-C,--congestion", "np_tcp_congestion"},
+        {"--fq-rate", "np_pacing_rate"}};
+    for (const auto& [names, key] : overrides) {
+        const std::string flag = long_name(names);
         sub->add_option_function<std::string>(
-               flag,
-               [a, key = std::string(key), flag = std::string(flag)](const std::string& v) {
-                   a->overrides[key] = v;
-                   a->override_flags[key] = flag;
+               names,
+               [a, key = std::string(key), flag](const std::string& v) {
+                   set_override(*a, key, v, flag);
                },
                fmt::format("Overrides {} from the params file", key))
             ->type_name("VALUE");
+    }
+    // iperf3's flags, each a value of a key.
+    const std::array<std::array<const char*, 4>, 3> flags = {{
+        {"-R,--reverse", "np_direction", "reverse", "The server sends, the client receives"},
+        {"--bidir", "np_direction", "bidir", "Both directions at once"},
+        {"-Z,--zerocopy", "np_zerocopy", "true", "iperf3's zero-copy send"},
+    }};
+    for (const auto& [names, key, value, what] : flags) {
+        const std::string flag = long_name(names);
+        sub->add_flag_function(
+            names,
+            [a, key = std::string(key), value = std::string(value), flag](int64_t) {
+                set_override(*a, key, value, flag);
+            },
+            fmt::format("{} (sets {}: {})", what, key, value));
     }
 }
 

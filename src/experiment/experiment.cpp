@@ -442,6 +442,13 @@ LinkWatch watch_link(Node& a, const std::string& iface) {
             }};
 }
 
+// The client's command for a test: iperf3's options as every mode makes them from the params.
+std::string iperf3_command(const Params& p, Transport t) {
+    std::string command = "iperf3 -c " + shell_quote(p.server_ip);
+    for (const auto& word : iperf3_client_options(p, t)) command += " " + word;
+    return command;
+}
+
 // Phases with the probes and the server running. Any fault here is recorded, not thrown, so
 // the probes can still hand over their traces before teardown. Each test's output and each
 // node's closed phases are saved as soon as they exist.
@@ -577,28 +584,18 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
         dir.done("ping");
         announce("tcp");
         if (!server_gone()) {
-            rec.tcp = run_client(
-                b,
-                recorded("iperf3", fmt::format("iperf3 -c {} -p {} -t {} -J",
-                                               shell_quote(p.server_ip), p.port, p.tcp_duration_s)),
-                p.tcp_duration_s, "tcp", pa.get(), progress, link,
-                rec.status[run_dir::output(mode, run_dir::kTcp)], server.get());
+            rec.tcp = run_client(b, recorded("iperf3", iperf3_command(p, Transport::tcp)),
+                                 p.tcp_duration_s, "tcp", pa.get(), progress, link,
+                                 rec.status[run_dir::output(mode, run_dir::kTcp)], server.get());
             dir.save(run_dir::output(mode, run_dir::kTcp), rec.tcp);
             if (!server_gone()) {
                 dir.done("tcp");
                 announce("udp");
                 if (!server_gone()) {
-                    // --get-server-output: the client sent, so only the server's own report
-                    // counts the datagrams that arrived out of order (reordering, not loss).
-                    rec.udp = run_client(
-                        b,
-                        recorded(
-                            "iperf3",
-                            fmt::format("iperf3 -c {} -p {} -u -b {} -t {} -J --get-server-output",
-                                        shell_quote(p.server_ip), p.port,
-                                        shell_quote(p.udp_bandwidth), p.udp_duration_s)),
-                        p.udp_duration_s, "udp", pa.get(), progress, link,
-                        rec.status[run_dir::output(mode, run_dir::kUdp)], server.get());
+                    rec.udp =
+                        run_client(b, recorded("iperf3", iperf3_command(p, Transport::udp)),
+                                   p.udp_duration_s, "udp", pa.get(), progress, link,
+                                   rec.status[run_dir::output(mode, run_dir::kUdp)], server.get());
                     dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);
                     if (!server_gone()) dir.done("udp");
                 }

@@ -38,6 +38,26 @@ TEST_F(CliParams, PrintsTheCheckedValuesWithDefaultsAsJson) {
     EXPECT_EQ(j["np_tcp_duration_s"], 10);
     EXPECT_EQ(j["np_udp_bandwidth"], "1G");
     EXPECT_EQ(j["np_link_rate_bps"], 1e8);
+    EXPECT_EQ(j["np_parallel"], 1);
+    EXPECT_EQ(j["np_direction"], "forward");
+    EXPECT_TRUE(j["np_udp_length"].is_null());
+    EXPECT_EQ(j["np_iperf3_tcp_options"], "-p 5201 -t 10 -J");
+}
+
+// The modes run `iperf3 -c SERVER $np_iperf3_tcp_options`: the words np-explain made from the
+// keys, so that every mode runs the same test.
+TEST_F(CliParams, TheTestsOptionsAreMadeOnceForEveryMode) {
+    const auto r = np_explain(
+        {"params", write("np_parallel: 2\nnp_direction: bidir\nnp_udp_length: 1000\n"), "--shell"});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    EXPECT_NE(r.out.find("np_iperf3_tcp_options='-p 5201 -t 10 -P 2 --bidir -J'\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("np_iperf3_udp_options='-p 5201 -u -b 1G -t 10 -l 1000 -P 2 --bidir -J "
+                         "--get-server-output'\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("np_zerocopy='false'\n"), std::string::npos) << r.out;
 }
 
 TEST_F(CliParams, ShellAssignmentsAreQuotedAndUnsetRateIsEmpty) {

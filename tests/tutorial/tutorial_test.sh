@@ -145,12 +145,15 @@ ipv6)
     # The same experiment over an IPv6 data plane (the testbed's 2001:2::/48 addresses) in all
     # three modes, with short tests: each waits out duplicate address detection, checks the path
     # by neighbour discovery, pings with ping -6, and is explained against IPv6's ceilings; the
-    # teardown leaves no address and keep_addr_on_down as it was.
+    # teardown leaves no address and keep_addr_on_down as it was. The tests run as iperf3 users
+    # also run them, two streams from the server (np_parallel, np_direction: -P 2 -R), which every
+    # mode reads from the params through `np-explain params`.
     v6_net=2001:2:0:$((2 * row - 2))::
-    sed -e "s/^np_server_ip:.*/np_server_ip: \"${v6_net}1\"/" -e "s/^np_client_ip:.*/np_client_ip: \"${v6_net}2\"/" \
+    { sed -e "s/^np_server_ip:.*/np_server_ip: \"${v6_net}1\"/" -e "s/^np_client_ip:.*/np_client_ip: \"${v6_net}2\"/" \
         -e 's/^np_prefix_len:.*/np_prefix_len: 64/' -e 's/^np_ping_count:.*/np_ping_count: 3/' \
         -e 's/^np_tcp_duration_s:.*/np_tcp_duration_s: 3/' -e 's/^np_udp_duration_s:.*/np_udp_duration_s: 3/' \
-        -e 's/^np_udp_bandwidth:.*/np_udp_bandwidth: 50M/' "$NETWORK_PERFORMANCE_PARAMS" >"$work/params6.yml"
+        -e 's/^np_udp_bandwidth:.*/np_udp_bandwidth: 25M/' "$NETWORK_PERFORMANCE_PARAMS"
+      printf 'np_parallel: 2\nnp_direction: reverse\n'; } >"$work/params6.yml"
     set +e
     NETWORK_PERFORMANCE_PARAMS=$work/params6.yml bash "$tut/network-performance_parity.sh" "$node_a" "$node_b" |
         tee "$work/parity6.out"
@@ -189,6 +192,12 @@ for mode in ("manual", "ansible", "jupyter"):
         below = [f for f in findings if f"of the {tcp:.2f} Mbit/s ceiling" in f["title"]]
         assert below, (mode, c["tcp_mbps"], [f["title"] for f in findings])
         print(f"{mode}: {below[0]['code']} — {below[0]['title']}")
+    # Both tests ran as the params said, and the probes' roles swapped with them: the server
+    # sent, and each ledger runs from node A to node B.
+    tests = [v["test"] for v in c["explain"]["verdicts"] if v["test"].startswith("iperf3")]
+    assert tests == ["iperf3 TCP -R -P 2", "iperf3 UDP -R -P 2"], (mode, tests)
+    for ledger in c["explain"]["ledgers"]:
+        assert (ledger["sender_node"], ledger["receiver_node"]) == (c["node1"], c["node2"]), (mode, ledger["test"])
     ping = open(os.path.join(d, f"{mode}_ping.txt")).read()
     assert net + "1" in ping and "icmp_seq" in ping, (mode, ping[:200])
     print(f"{mode} over IPv6: tcp {c['tcp_mbps']:.2f} of {tcp:.2f}, udp {c['udp_mbps']:.2f} Mbit/s")

@@ -197,4 +197,56 @@ TEST(Params, NotAMappingIsRejectedNamingTheFile) {
     EXPECT_EQ(rejected("np_port: [\n").first, "params.yml");
 }
 
+// The keys that say how iperf3 runs the tests, as its options do; absent, the command lines are
+// the tutorial's own.
+TEST(Params, TheTestOptionsBecomeIperf3sOwnOptions) {
+    using np::Transport;
+    const auto options = [](const std::string& yaml, Transport t) {
+        std::string line;
+        for (const auto& w : np::iperf3_client_options(parse_params(yaml, "p.yml").params, t))
+            line += (line.empty() ? "" : " ") + w;
+        return line;
+    };
+    EXPECT_EQ(options("np_port: 5202\n", Transport::tcp), "-p 5202 -t 10 -J");
+    EXPECT_EQ(options("np_port: 5202\n", Transport::udp),
+              "-p 5202 -u -b 1G -t 10 -J --get-server-output");
+    const std::string all =
+        "np_parallel: 4\nnp_direction: reverse\nnp_udp_length: 1200\nnp_window: 4M\n"
+        "np_tcp_congestion: reno\nnp_pacing_rate: 900M\nnp_zerocopy: true\n";
+    // -C is TCP's, -l the UDP test's datagram: each only on its own test.
+    EXPECT_EQ(options(all, Transport::tcp),
+              "-p 5201 -t 10 -P 4 -R -w 4M -C reno --fq-rate 900M -Z -J");
+    EXPECT_EQ(options(all, Transport::udp),
+              "-p 5201 -u -b 1G -t 10 -l 1200 -P 4 -R -w 4M --fq-rate 900M -Z -J "
+              "--get-server-output");
+    EXPECT_EQ(options("np_direction: bidir\n", Transport::tcp), "-p 5201 -t 10 --bidir -J");
+    const auto p = parse_params(all, "p.yml").params;
+    EXPECT_EQ(p.parallel, 4);
+    EXPECT_EQ(p.direction, np::Direction::reverse);
+    EXPECT_EQ(p.udp_length, 1200);
+    EXPECT_TRUE(p.zerocopy);
+}
+
+TEST(Params, BadTestOptionsAreRejectedNamingTheKey) {
+    for (const char* bad : {"np_parallel: 0\n", "np_parallel: 129\n", "np_parallel: two\n"})
+        EXPECT_EQ(rejected(bad).first, "np_parallel") << bad;
+    for (const char* bad : {"np_direction: backwards\n", "np_direction: -R\n"})
+        EXPECT_EQ(rejected(bad).first, "np_direction") << bad;
+    for (const char* bad : {"np_udp_length: 15\n", "np_udp_length: 65508\n"})
+        EXPECT_EQ(rejected(bad).first, "np_udp_length") << bad;
+    // iperf3's -w takes K, M, G as powers of 1024 and refuses more than 512 MiB.
+    for (const char* bad : {"np_window: 4Mb\n", "np_window: 1G\n", "np_window: 512\n",
+                            "np_window: '4M; reboot'\n", "np_window: -4M\n"})
+        EXPECT_EQ(rejected(bad).first, "np_window") << bad;
+    for (const char* bad : {"np_tcp_congestion: 'bbr;ls'\n", "np_tcp_congestion: BBR\n",
+                            "np_tcp_congestion: averyverylongname\n"})
+        EXPECT_EQ(rejected(bad).first, "np_tcp_congestion") << bad;
+    for (const char* bad : {"np_pacing_rate: fast\n", "np_pacing_rate: 2T\n"})
+        EXPECT_EQ(rejected(bad).first, "np_pacing_rate") << bad;
+    // Ansible (YAML 1.1) reads yes/on as true; np-explain takes only true and false.
+    for (const char* bad : {"np_zerocopy: yes\n", "np_zerocopy: 1\n"})
+        EXPECT_EQ(rejected(bad), std::make_pair(std::string("np_zerocopy"), 1)) << bad;
+    EXPECT_NO_THROW(parse_params("np_window: 512M\nnp_zerocopy: false\n", "p"));
+}
+
 }  // namespace

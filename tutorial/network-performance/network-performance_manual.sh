@@ -91,9 +91,10 @@ measure() { on "$node_b" "echo \$\$ > /run/network-performance/$node_b/client.pi
 phase ping
 measure "ping -c $np_ping_count -I $iface $np_server_ip" "${out}_ping.txt"
 phase tcp
-measure "iperf3 -c $np_server_ip -p $np_port -t $np_tcp_duration_s -J" "${out}_tcp.json"
+# iperf3's options as np-explain makes them from the params (port, duration, streams, direction…)
+measure "iperf3 -c $np_server_ip $np_iperf3_tcp_options" "${out}_tcp.json"
 phase udp
-measure "iperf3 -c $np_server_ip -p $np_port -u -b $np_udp_bandwidth -t $np_udp_duration_s -J --get-server-output" "${out}_udp.json"
+measure "iperf3 -c $np_server_ip $np_iperf3_udp_options" "${out}_udp.json"
 
 # 4. Stop exactly that server, stop the probes, bring their traces to the console
 step "$node_a" server-stop "$node_a"

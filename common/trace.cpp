@@ -182,6 +182,7 @@ json to_json(const PhaseTrace& p) {
     if (p.tcp) {
         json tcp = json::object();
         for (const auto& [key, field] : kTcpAccountFields) tcp[key] = (*p.tcp).*field;
+        tcp["max_pacing_rate_bps"] = p.tcp->max_pacing_rate_bps;
         j["tcp"] = std::move(tcp);
     }
     return j;
@@ -353,6 +354,10 @@ PhaseTrace read_phase(const JsonField& n) {
         for (const auto& [key, field] : kTcpAccountFields) {
             a.*field = tcp->at(key).i64();
             if (a.*field < 0) tcp->at(key).fail("is negative");
+        }
+        if (const auto cap = tcp->find("max_pacing_rate_bps")) {  // absent before it was read
+            a.max_pacing_rate_bps = cap->i64();
+            if (a.max_pacing_rate_bps < 0) cap->fail("is negative");
         }
         if (a.rwnd_limited_us + a.sndbuf_limited_us > a.busy_us)
             tcp->at("busy_us").fail("is less than the time limited by the window and buffer");

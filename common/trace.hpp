@@ -164,6 +164,9 @@ struct TcpAccount {
     int64_t delivery_rate_bps = 0;
     int64_t total_retrans = 0;
     int64_t snd_wnd = 0;  // the peer's last advertised window, bytes (0 before kernel 6.2)
+    // The cap the application put on the socket's pacing (SO_MAX_PACING_RATE: iperf3's
+    // --fq-rate), bit/s of payload; 0: none (absent from traces before it was read).
+    int64_t max_pacing_rate_bps = 0;
     bool sender() const { return bytes_acked > bytes_received; }
 };
 

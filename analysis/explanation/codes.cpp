@@ -9,8 +9,8 @@ namespace {
 
 // Verdict-deciding findings that a test cannot also be "below the ceiling" with.
 const std::vector<std::string_view> kBelowCeiling = {
-    "BELOW_CEILING",       "HOST_LIMITED",      "RECEIVE_WINDOW_LIMITED",
-    "SEND_BUFFER_LIMITED", "LIMIT_NOT_LOCATED", "BELOW_CEILING_NEEDS_TRACE"};
+    "BELOW_CEILING",  "HOST_LIMITED",      "RECEIVE_WINDOW_LIMITED",   "SEND_BUFFER_LIMITED",
+    "PACING_LIMITED", "LIMIT_NOT_LOCATED", "BELOW_CEILING_NEEDS_TRACE"};
 
 std::vector<std::string_view> plus(std::vector<std::string_view> a,
                                    std::initializer_list<std::string_view> b) {
@@ -103,6 +103,13 @@ const std::vector<FindingCode>& finding_codes() {
          "send buffer for at least half of the time it had data to send, by the sender's own "
          "account (tcp_info's sndbuf_limited): too little buffer for the path's "
          "bandwidth-delay product",
+         {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
+        {"PACING_LIMITED",
+         S::info,
+         "pacing cap",
+         "TCP below the ceiling with nothing lost and no host's CPU to name, at the pacing rate "
+         "its application capped each socket to (tcp_info's max_pacing_rate: SO_MAX_PACING_RATE, "
+         "iperf3's --fq-rate): 95 % of the cap times the streams or more; the rate was asked for",
          {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
         {"LIMIT_NOT_LOCATED",
          S::warn,

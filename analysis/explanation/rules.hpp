@@ -183,6 +183,19 @@ struct TcpLimit {
 std::optional<TcpLimit> tcp_limit(const TestEvidence& v);
 // The share of the busy time above which a window or buffer set the pace.
 inline constexpr double kTcpLimitedShare = 0.5;
+// The pacing cap the test's sending application put on each of its TCP sockets
+// (SO_MAX_PACING_RATE: iperf3's --fq-rate), when the test moved what those caps allow: at least
+// kPacedShare of the cap times its streams (the kernel paces each segment's payload, so a paced
+// flow runs at its cap, a little under while its first ten segments and its ACKs' gaps go by).
+struct PacingCap {
+    std::string node;  // the sender's
+    double cap_bps = 0;
+    int streams = 1;
+    Evidence evidence;
+    std::string text;  // "node1-2's TCP socket was capped at 90 Mbit/s by its application"
+};
+std::optional<PacingCap> pacing_cap(const TestEvidence& v);
+inline constexpr double kPacedShare = 0.95;
 // The stages the loads rule out, one sentence each, for a limit that was not located.
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads);
 

@@ -549,6 +549,34 @@ std::optional<TcpLimit> tcp_limit(const TestEvidence& v) {
     return l;
 }
 
+std::optional<PacingCap> pacing_cap(const TestEvidence& v) {
+    if (v.test.transport != Transport::tcp || !v.traces.sender) return std::nullopt;
+    const auto& account = v.traces.sender->phase.tcp;
+    const auto measured = v.test.received_bps ? v.test.received_bps : v.test.sent_bps;
+    if (!account || !account->sender() || account->max_pacing_rate_bps <= 0 || !measured)
+        return std::nullopt;
+    PacingCap c;
+    c.node = v.traces.sender->trace->node;
+    c.cap_bps = double(account->max_pacing_rate_bps);
+    c.streams = std::max(1, v.test.streams);
+    const double allowed = c.cap_bps * c.streams;
+    // Above the caps the test was not held by them (another stream's socket had none).
+    if (*measured < allowed * kPacedShare || *measured > allowed * (2 - kPacedShare))
+        return std::nullopt;
+    c.text = fmt::format(
+        "{}'s TCP socket{} capped at {} {}by its application (SO_MAX_PACING_RATE, what iperf3's "
+        "--fq-rate sets), and the kernel paced {} payload to it: {} moved {} of the {} the "
+        "{}",
+        c.node, c.streams > 1 ? "s were each" : " was", format_rate(c.cap_bps),
+        c.streams > 1 ? fmt::format("({} streams) ", c.streams) : "",
+        c.streams > 1 ? "their" : "its", v.test.label, format_pct(*measured / allowed),
+        format_rate(allowed), c.streams > 1 ? "caps allow" : "cap allows");
+    c.evidence = {{c.node + ".tcp_max_pacing_rate_mbps", rounded(c.cap_bps / 1e6, 3)},
+                  {"streams", c.streams},
+                  {"measured_mbps", rounded(*measured / 1e6, 2)}};
+    return c;
+}
+
 std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& loads) {
     const auto& t = v.test;
     if (t.transport != Transport::tcp || !t.rtt_mean_us || !loads.idle_rtt_ms ||

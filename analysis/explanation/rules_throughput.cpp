@@ -329,6 +329,23 @@ std::optional<IntervalSplit> split_intervals(const std::vector<double>& bps) {
     return split;
 }
 
+// Nothing of the flow lost, and TCP paced to the cap its application set on the socket: the
+// test measured what it asked for.
+Finding paced_finding(const TestEvidence& v, const std::string& title, const PacingCap& cap,
+                      const std::string& delivered) {
+    Finding f = make_finding("PACING_LIMITED", v.test.label);
+    f.title = title + ": held at the pacing rate its application set";
+    f.detail = fmt::format(
+        "{} {}. The rate was asked for, not met by the path: the sender held each socket to its "
+        "cap.",
+        delivered, cap.text);
+    f.evidence = cap.evidence;
+    f.next_step =
+        "To measure the path, run without the cap (iperf3 without --fq-rate; np_pacing_rate "
+        "unset); to measure at a rate of your choice, this is that measurement.";
+    return f;
+}
+
 // Below the ceiling with both traces: the ledger says whether the path lost any of the flow;
 // if nothing was lost, a host is named only when its CPU shows it, else the limit was not
 // located (a full link or reverse path is LINK_SHARED / REVERSE_PATH_LIMITED, which supersede).
@@ -421,6 +438,11 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
     // With a host named that is how the host's pace reached the sender; without one, the
     // window or the buffer is the stage that set the rate.
     const auto own = tcp_limit(v);
+    const auto paced = host_found ? std::nullopt : pacing_cap(v);
+    if (paced) {
+        out.push_back(paced_finding(v, title, *paced, delivered));
+        return;
+    }
     const char* window_code = nullptr;
     if (own && !host_found) {
         if (own->rwnd_share >= kTcpLimitedShare)

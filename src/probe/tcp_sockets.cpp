@@ -36,6 +36,10 @@ TcpAccount account_of(const inet_diag_msg& m, const tcp_info& i) {
     a.delivery_rate_bps = static_cast<int64_t>(i.tcpi_delivery_rate) * 8;
     a.total_retrans = i.tcpi_total_retrans;
     a.snd_wnd = i.tcpi_snd_wnd;
+    // ~0: no cap. The kernel keeps it in bytes per second (of payload: TCP paces each segment by
+    // its data length).
+    if (i.tcpi_max_pacing_rate != ~uint64_t{0})
+        a.max_pacing_rate_bps = static_cast<int64_t>(i.tcpi_max_pacing_rate) * 8;
     return a;
 }
 

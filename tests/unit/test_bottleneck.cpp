@@ -757,5 +757,35 @@ TEST(Bottleneck, TcpsOwnAccountNamesTheReceiversWindowOnlyWhenItHeldTheSender) {
     EXPECT_NE(find_finding(e, "SEND_BUFFER_LIMITED"), nullptr) << codes_of(e);
 }
 
+// A cap the application put on its sockets' pacing (iperf3 --fq-rate) names the rate as asked
+// for, streams included; a test well below its caps is not said to be held by them.
+TEST(Bottleneck, APacingCapTheApplicationSetIsNamedOnlyWhenTheTestRanAtIt) {
+    Side client{.flow_out = at_rate(31.0, 1514), .flow_in = at_rate(0.5, 66)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    Trace s = node("node1-1", "server", "tcp", server);
+    Trace c = node("node1-2", "client", "tcp", client);
+    TcpAccount a;
+    a.bytes_acked = 36'000'000;
+    a.busy_us = 9'800'000;
+    a.max_pacing_rate_bps = 15'000'000;
+    c.phases[0].tcp = a;
+    ThroughputTest two = tcp(29.5);
+    two.streams = 2;
+    auto e = explain_tests({two}, {c, s}, 100e6);
+    const Finding* f = find_finding(e, "PACING_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "node1-2's TCP sockets were each capped at 15.00 Mbit/s (2 "
+                         "streams) by its application"))
+        << f->detail;
+    EXPECT_EQ(e.verdicts[0].verdict, "pacing cap");
+    expect_none_of(e, {"LIMIT_NOT_LOCATED", "HOST_LIMITED"});
+
+    // One stream at 15 Mbit/s cannot have moved 29.5: the cap did not hold it.
+    e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+    expect_none_of(e, {"PACING_LIMITED"});
+    EXPECT_NE(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
+}
+
 }  // namespace bottleneck_cases
 }  // namespace np

@@ -569,7 +569,7 @@ std::optional<PacingCap> pacing_cap(const TestEvidence& v) {
         "{}",
         c.node, c.streams > 1 ? "s were each" : " was", format_rate(c.cap_bps),
         c.streams > 1 ? fmt::format("({} streams) ", c.streams) : "",
-        c.streams > 1 ? "their" : "its", v.test.label, format_pct(*measured / allowed),
+        c.streams > 1 ? "each socket's" : "its", v.test.label, format_pct(*measured / allowed),
         format_rate(allowed), c.streams > 1 ? "caps allow" : "cap allows");
     c.evidence = {{c.node + ".tcp_max_pacing_rate_mbps", rounded(c.cap_bps / 1e6, 3)},
                   {"streams", c.streams},

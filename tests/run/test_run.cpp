@@ -516,6 +516,105 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     expect_nodes_clean();
 }
 
+// ------------------------------------------------------------------ iperf3's own options
+
+// The ledger of a test by its label, and the count at one of its points.
+const json* ledger_of(const json& c, const std::string& test) {
+    for (const auto& l : c["explain"]["ledgers"])
+        if (l.value("test", "") == test) return &l;
+    return nullptr;
+}
+int64_t point(const json& ledger, std::string_view label_start) {
+    for (const auto& p : ledger["points"])
+        if (p.value("label", "").rfind(label_start, 0) == 0) return p.value("count", int64_t{-1});
+    return -1;
+}
+
+// What iperf3 users type, through run's flags: two streams both ways at once, a 1200-byte
+// datagram, a 512 KiB socket buffer, reno, zero-copy. iperf3 ran them as typed (its own JSON says
+// so), and the probes hold a ledger per direction, each from its own sender, whose ends are
+// iperf3's own counts.
+TEST_F(RunTest, IperfsOwnOptionsRunAsTypedWithALedgerPerDirection) {
+    const CommandResult r = np_explain(run_args(
+        {"--tcp-duration", "2", "--udp-duration", "2", "--ping-count", "1", "--udp-bandwidth",
+         "20M", "-P", "2", "--bidir", "-l", "1200", "-w", "512K", "-C", "reno", "-Z"}));
+    ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json c = contract();
+    const json tcp_out = read_json(run_dir_ + "/np-explain_tcp.json");
+    const json udp_out = read_json(run_dir_ + "/np-explain_udp.json");
+    EXPECT_EQ(tcp_out["start"]["test_start"]["num_streams"], 2);
+    EXPECT_EQ(tcp_out["start"]["sock_bufsize"], 512 * 1024);
+    EXPECT_EQ(tcp_out["end"]["sender_tcp_congestion"], "reno");
+    EXPECT_EQ(udp_out["start"]["test_start"]["blksize"], 1200);
+    ASSERT_TRUE(udp_out["end"].contains("sum_sent_bidir_reverse")) << "not --bidir";
+
+    // The UDP tests' ceiling follows the datagram: 1200 bytes of payload in 1266 on the wire.
+    for (const auto& v : c["explain"]["verdicts"]) {
+        if (v.value("test", "").starts_with("iperf3 UDP")) {
+            EXPECT_NEAR(v.value("ceiling_mbps", 0.0), 100 * 1200.0 / 1266, 0.01) << v.dump();
+        }
+    }
+    struct Direction {
+        std::string test;
+        std::string sender, receiver;
+        const char* sent_key;
+        const char* received_key;
+    };
+    const Direction directions[] = {
+        {"iperf3 UDP --bidir -P 2", client(), server(), "sum_sent", "sum_received"},
+        {"iperf3 UDP --bidir reverse -P 2", server(), client(), "sum_sent_bidir_reverse",
+         "sum_received_bidir_reverse"}};
+    for (const auto& d : directions) {
+        SCOPED_TRACE(d.test);
+        const json* l = ledger_of(c, d.test);
+        ASSERT_NE(l, nullptr) << codes(c);
+        EXPECT_EQ((*l)["sender_node"], d.sender);
+        EXPECT_EQ((*l)["receiver_node"], d.receiver);
+        const json& sent = udp_out["end"][d.sent_key];
+        const json& received = udp_out["end"][d.received_key];
+        // The ledger's ends are iperf3's counts; in between, the probes saw each datagram
+        // (and iperf3's one-per-stream start datagrams) leave and arrive.
+        EXPECT_EQ(point(*l, "sent by the application"), sent["packets"].get<int64_t>());
+        EXPECT_EQ(point(*l, "delivered to the application"),
+                  received["packets"].get<int64_t>() - received["lost_packets"].get<int64_t>());
+        const int64_t left = point(*l, "left the sender's NIC");
+        EXPECT_GE(left, sent["packets"].get<int64_t>());
+        EXPECT_LE(left, sent["packets"].get<int64_t>() + 8);
+        EXPECT_EQ(point(*l, "arrived"), left);
+    }
+    for (const auto& [test, sender] :
+         {std::pair{std::string("iperf3 TCP --bidir -P 2"), client()},
+          std::pair{std::string("iperf3 TCP --bidir reverse -P 2"), server()}}) {
+        const json* l = ledger_of(c, test);
+        ASSERT_NE(l, nullptr) << test << " " << codes(c);
+        EXPECT_EQ((*l)["sender_node"], sender) << test;
+        EXPECT_GT(point(*l, "arrived"), 0) << test;
+    }
+    for (const auto& f : c["explain"]["findings"])
+        EXPECT_NE(f.value("severity", ""), "error") << f.dump(2);
+    expect_nodes_clean();
+}
+
+// --fq-rate caps each stream's socket, which TCP's own account names as the test's limit, not
+// the path. (iperf3 3.12 does not hand --fq-rate to the server: with -R nothing is capped, and
+// the explanation, which reads the cap from the sender's socket, says line-rate bound then.)
+TEST_F(RunTest, ATestAtItsPacingCapIsNamedAsAskedFor) {
+    const CommandResult r =
+        np_explain(run_args({"--tcp-duration", "3", "--udp-duration", "1", "--ping-count", "1",
+                             "--udp-bandwidth", "10M", "-P", "2", "--fq-rate", "30M"}));
+    ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json c = contract();
+    const json* paced = finding(c, "PACING_LIMITED");
+    ASSERT_NE(paced, nullptr) << codes(c);
+    EXPECT_EQ(paced->value("test", ""), "iperf3 TCP -P 2");
+    EXPECT_EQ(paced->at("evidence").value(client() + ".tcp_max_pacing_rate_mbps", 0.0), 30.0)
+        << paced->dump(2);
+    EXPECT_EQ(paced->at("evidence").value("streams", 0), 2);
+    EXPECT_LE(num(c, "tcp_mbps"), 60.5);
+    EXPECT_EQ(finding(c, "LIMIT_NOT_LOCATED"), nullptr) << codes(c);
+    expect_nodes_clean();
+}
+
 // A node whose root cannot load BPF programs (its sshd restarted with CAP_BPF, CAP_PERFMON and
 // CAP_SYS_ADMIN out of its bounding set, as an image may forbid them) costs no number: every test
 // is measured and explained, that node's probe counts at the kernel-counters tier and the

@@ -254,6 +254,20 @@ const std::vector<FindingCode>& finding_codes() {
          "it",
          {}},
         {"LINK_RATE_UNKNOWN", S::info, "", "no link rate given: no ceiling is claimed", {}},
+        // ------------------------------------------------------------ run --find-udp-ceiling
+        {"UDP_CEILING_FOUND",
+         S::info,
+         "",
+         "the highest UDP offered load with loss under the threshold, from short traced tests "
+         "(the model's ceiling first, then a bisection to 1 % of it): its share of the ceiling, "
+         "each step, and the stage that lost packets at the lowest load that lost, from its ledger",
+         {}},
+        {"UDP_CEILING_NOT_FOUND",
+         S::warn,
+         "",
+         "every UDP load the search tried lost more than the threshold: each step, and the stage "
+         "that lost packets at the lowest one",
+         {}},
         // ------------------------------------------------------------ ping
         {"PING_NO_REPLY",
          S::error,

@@ -363,7 +363,14 @@ TestTraces traces_for(const ThroughputTest& t, const std::vector<Trace>& traces)
     const std::string sender_role = t.reverse ? "server" : "client";
     const std::string receiver_role = t.reverse ? "client" : "server";
     for (const auto& trace : traces) {
-        TracedSide side{&trace, phase_of(trace, proto)};
+        // A test that names its phase is held only against that phase.
+        if (!t.phase.empty() && !trace.find_phase(t.phase)) {
+            out.unusable.push_back(fmt::format("the trace of {} has no phase {}",
+                                               trace.node.empty() ? trace.iface : trace.node,
+                                               t.phase));
+            continue;
+        }
+        TracedSide side{&trace, phase_of(trace, t.phase.empty() ? proto : t.phase)};
         // A phase much shorter than the test did not watch it: say so, do not read it as
         // "nothing crossed the NIC".
         if (t.duration_s > 0 && side.phase.duration_ms() < t.duration_s * 1000 / 2) {

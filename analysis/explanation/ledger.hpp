@@ -77,8 +77,8 @@ bool is_teardown_function(std::string_view function);
 // deactivated with its device): the sender's queue, but not overfilled.
 bool is_queue_purge(std::string_view label);
 
-// The part of a trace that covers a test: its node and the phase named after the test's
-// transport (all phases merged when there is none).
+// The part of a trace that covers a test: its node and the test's phase (its own when it has
+// one, else the one named after its transport; all phases merged when there is none).
 struct TracedSide {
     const Trace* trace = nullptr;
     PhaseTrace phase;

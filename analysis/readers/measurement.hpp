@@ -48,6 +48,9 @@ struct ThroughputTest {
     bool bidir = false;    // one direction of iperf3 --bidir: the other ran at the same time
     int streams = 1;
     double duration_s = 0;
+    // The probes' phase the test ran in, when the run that made it says (run's UDP ceiling
+    // search: udp-ceiling-1, …); empty: the phase named after its transport.
+    std::string phase;
 
     // Payload goodput as each end counted it. iperf2 client output has only the sender's
     // figure unless the server's report is relayed; the receiver's is what arrived.

@@ -246,6 +246,19 @@ void congestion(KeyReading& r, const std::string& k, const YAML::Node& v) {
     r.p.congestion = text;
 }
 
+// A percentage of loss: a plain decimal number in 0.001 … 50.
+void loss_pct(KeyReading& r, const std::string& k, const YAML::Node& v) {
+    const std::string text = yaml_scalar(k, v);
+    double value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::fixed);
+    if (ec != std::errc() || ptr != end || !(value >= 0.001 && value <= 50)) {
+        throw InputError(k, fmt::format("'{}' is not a loss percentage in 0.001 … 50", text),
+                         yaml_line(v));
+    }
+    r.p.ceiling_loss_pct = value;
+}
+
 // Every key of the params file and how it is read.
 const std::map<std::string, KeyReader, std::less<>>& key_readers() {
     static const std::map<std::string, KeyReader, std::less<>> readers = {
@@ -311,6 +324,9 @@ const std::map<std::string, KeyReader, std::less<>>& key_readers() {
          }},
         {"np_zerocopy", [](KeyReading& r, const std::string& k,
                            const YAML::Node& v) { r.p.zerocopy = boolean(k, v); }},
+        {"np_find_udp_ceiling", [](KeyReading& r, const std::string& k,
+                                   const YAML::Node& v) { r.p.find_udp_ceiling = boolean(k, v); }},
+        {"np_ceiling_loss_pct", loss_pct},
     };
     return readers;
 }
@@ -400,6 +416,9 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
                          "has no np_* key: not a params file (the tutorial's "
                          "network-performance_params.yml sets np_data_iface, np_server_ip, …)");
     check_pair(r);
+    if (r.p.find_udp_ceiling && r.p.direction == Direction::bidir)
+        throw InputError("np_find_udp_ceiling",
+                         "searches one direction's load; np_direction bidir runs two at once");
     return out;
 }
 

@@ -42,6 +42,11 @@ struct Params {
     std::string congestion;   // np_tcp_congestion (-C): the TCP test's; "": the node's default
     std::string pacing_rate;  // np_pacing_rate (--fq-rate) as written ("900M"); "": no pacing
     bool zerocopy = false;    // np_zerocopy (-Z)
+
+    // run --find-udp-ceiling: after the fixed tests, search the highest UDP offered load with
+    // loss at most ceiling_loss_pct (one direction: not with bidir).
+    bool find_udp_ceiling = false;  // np_find_udp_ceiling
+    double ceiling_loss_pct = 0.1;  // np_ceiling_loss_pct, 0.001 … 50
 };
 
 // iperf3's client options for one of the run's tests, everything after `-c SERVER`: the port,

@@ -50,6 +50,8 @@ nlohmann::json params_json(const Params& p) {
     j["np_tcp_congestion"] = p.congestion;
     j["np_pacing_rate"] = p.pacing_rate;
     j["np_zerocopy"] = p.zerocopy;
+    j["np_find_udp_ceiling"] = p.find_udp_ceiling;
+    j["np_ceiling_loss_pct"] = p.ceiling_loss_pct;
     j["np_iperf3_tcp_options"] = joined(iperf3_client_options(p, Transport::tcp));
     j["np_iperf3_udp_options"] = joined(iperf3_client_options(p, Transport::udp));
     return j;

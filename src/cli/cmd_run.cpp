@@ -319,7 +319,8 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
         {"-l,--udp-length", "np_udp_length"},
         {"-w,--window", "np_window"},
         {"-C,--congestion", "np_tcp_congestion"},
-        {"--fq-rate", "np_pacing_rate"}};
+        {"--fq-rate", "np_pacing_rate"},
+        {"--ceiling-loss", "np_ceiling_loss_pct"}};
     for (const auto& [names, key] : overrides) {
         const std::string flag = long_name(names);
         sub->add_option_function<std::string>(
@@ -331,10 +332,13 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
             ->type_name("VALUE");
     }
     // iperf3's flags, each a value of a key.
-    const std::array<std::array<const char*, 4>, 3> flags = {{
+    const std::array<std::array<const char*, 4>, 4> flags = {{
         {"-R,--reverse", "np_direction", "reverse", "The server sends, the client receives"},
         {"--bidir", "np_direction", "bidir", "Both directions at once"},
         {"-Z,--zerocopy", "np_zerocopy", "true", "iperf3's zero-copy send"},
+        {"--find-udp-ceiling", "np_find_udp_ceiling", "true",
+         "After the tests, search the highest UDP load with loss under --ceiling-loss % "
+         "(default 0.1) in short traced tests"},
     }};
     for (const auto& [names, key, value, what] : flags) {
         const std::string flag = long_name(names);

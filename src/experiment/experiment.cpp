@@ -19,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "analysis/explanation/ceiling_search.hpp"
 #include "analysis/explanation/codes.hpp"
 #include "analysis/explanation/contract.hpp"
 #include "analysis/explanation/model.hpp"
@@ -59,7 +60,9 @@ struct Record {
     bool environment_failed = false;
     bool node_in_use = false;       // refused before touching either node: nothing to undo
     std::optional<int> speed_mbps;  // node A's data link as sysfs states it
-    std::string command_log;        // every command run on the nodes, with status and stderr
+    std::optional<int> mtu_bytes;   // and its MTU
+    std::optional<CeilingSearch> udp_ceiling;  // run --find-udp-ceiling, once it started
+    std::string command_log;  // every command run on the nodes, with status and stderr
 };
 
 // The run dir as the run fills it. Each file is saved as soon as what it holds exists (a test's
@@ -449,6 +452,47 @@ std::string iperf3_command(const Params& p, Transport t) {
     return command;
 }
 
+// The model's UDP goodput ceiling for the ceiling search: the link rate as the explanation takes
+// it, node A's MTU, the address family, and the datagram the fixed UDP test sent. None when no
+// link rate is known (nothing bounds the search then) or the UDP test gave no result.
+std::optional<double> search_ceiling_bps(const RunOptions& o, const Record& rec) {
+    const Params& p = o.params;
+    std::optional<double> link = o.link_bps ? o.link_bps : p.link_rate_bps;
+    if (!link && rec.speed_mbps && *rec.speed_mbps > 0) link = *rec.speed_mbps * 1e6;
+    if (!link) return std::nullopt;
+    ModelParams m;
+    m.link_bps = *link;
+    m.mtu_bytes = rec.mtu_bytes.value_or(1500);
+    m.ip = ip_version_of_address(p.server_ip).value_or(IpVersion::v4);
+    try {
+        for (const auto& t : parse_measurements(rec.udp, "udp").throughput)
+            if (t.transport == Transport::udp && t.payload_bytes)
+                m.udp_payload_bytes = *t.payload_bytes;
+        validate(m);
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+    return compute_udp_ceiling(m).goodput_bps;
+}
+
+// One step of the search as its output reads: the UDP test it holds, in the step's phase, or
+// none when the tool failed or printed no UDP result.
+CeilingStep ceiling_step(const std::string& output, int status, double offered_bps,
+                         const std::string& phase, const std::string& file) {
+    CeilingStep step{offered_bps, phase, file, std::nullopt};
+    if (status != 0) return step;
+    try {
+        for (auto& t : parse_measurements(output, file).throughput)
+            if (t.transport == Transport::udp) {
+                t.phase = phase;
+                step.test = std::move(t);
+                break;
+            }
+    } catch (const InputError&) {
+    }
+    return step;
+}
+
 // Phases with the probes and the server running. Any fault here is recorded, not thrown, so
 // the probes can still hand over their traces before teardown. Each test's output and each
 // node's closed phases are saved as soon as they exist.
@@ -598,6 +642,30 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                                    rec.status[run_dir::output(mode, run_dir::kUdp)], server.get());
                     dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);
                     if (!server_gone()) dir.done("udp");
+                    if (p.find_udp_ceiling && !server_gone()) {
+                        // Each step a short UDP test of its own phase, at a load the search picks.
+                        const auto ceiling = search_ceiling_bps(o, rec);
+                        if (ceiling) rec.udp_ceiling.emplace(*ceiling, p.ceiling_loss_pct);
+                        while (ceiling && !server_gone()) {
+                            const auto rate = rec.udp_ceiling->next();
+                            if (!rate) break;
+                            const std::string name =
+                                fmt::format("udp-ceiling-{}", rec.udp_ceiling->steps().size() + 1);
+                            const std::string file = run_dir::output(mode, name + ".json");
+                            Params step = p;
+                            step.udp_bandwidth = fmt::format("{:.0f}", *rate / p.parallel);
+                            step.udp_duration_s = kCeilingStepSeconds;
+                            announce(name);
+                            const std::string out = run_client(
+                                b, recorded("iperf3", iperf3_command(step, Transport::udp)),
+                                kCeilingStepSeconds, name, pa.get(), progress, link,
+                                rec.status[file], server.get());
+                            dir.save(file, out);
+                            dir.done(name);
+                            rec.udp_ceiling->record(
+                                ceiling_step(out, rec.status[file], *rate, name, file));
+                        }
+                    }
                 }
             }
         }
@@ -734,6 +802,7 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
     pause_point("configure");
     gather_link_facts(*a.sh, fa);
     rec.speed_mbps = fa.speed_mbps;
+    rec.mtu_bytes = fa.mtu_bytes;
     append(rec.findings, carrier_findings(fa));
     append(rec.findings, carrier_findings(fb));
     if (has_error(rec.findings)) {
@@ -1040,6 +1109,17 @@ RunOutcome run_experiment(const RunOptions& o) {
     const Measurements measured = in.measurements;
     in.link_bps = out.link_bps;
     out.explanation = explain(in);
+    if (rec.udp_ceiling) {
+        out.explanation.findings.push_back(udp_ceiling_finding(*rec.udp_ceiling, in.traces));
+    } else if (o.params.find_udp_ceiling && rec.stopped.empty()) {
+        Finding f = make_finding("UDP_CEILING_NOT_FOUND");
+        f.title = "The UDP ceiling was not searched";
+        f.detail =
+            "The search starts at the model's ceiling, which needs the link rate and the "
+            "fixed UDP test's datagram size: one of them is unknown (see the findings above).";
+        f.next_step = "Give the link rate (--link or np_link_rate) and run again.";
+        out.explanation.findings.push_back(std::move(f));
+    }
     if (!rec.stopped.empty()) rec.findings.push_back(run_incomplete(o, rec));
     out.explanation.findings.insert(out.explanation.findings.begin(), rec.findings.begin(),
                                     rec.findings.end());

@@ -615,6 +615,43 @@ TEST_F(RunTest, ATestAtItsPacingCapIsNamedAsAskedFor) {
     expect_nodes_clean();
 }
 
+// run --find-udp-ceiling on the 100M link: the model's ceiling is carried without loss (the
+// sender's queue holds back what the shaper cannot take), so the first step finds it.
+TEST_F(RunTest, TheUdpCeilingSearchFindsTheModelsCeilingOnAShapedLink) {
+    const CommandResult r = np_explain(run_args(
+        {"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1", "--find-udp-ceiling"}));
+    ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json c = contract();
+    const json* found = finding(c, "UDP_CEILING_FOUND");
+    ASSERT_NE(found, nullptr) << codes(c);
+    const json& e = found->at("evidence");
+    EXPECT_NEAR(e.value("found_mbps", 0.0), kUdpCeilingMbps, kUdpCeilingMbps * 0.01)
+        << found->dump(2);
+    EXPECT_EQ(e.value("steps", 0), 1) << found->dump(2);
+    EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/np-explain_udp-ceiling-1.json"));
+    expect_nodes_clean();
+}
+
+// A receiver whose socket buffer (-w 4K) cannot hold what arrives at high loads: the search
+// bisects down, and the ledger of the lowest load that lost names the receiving socket.
+TEST_F(RunTest, TheUdpCeilingSearchNamesTheStageThatStoppedIt) {
+    const CommandResult r =
+        np_explain(run_args({"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1",
+                             "--find-udp-ceiling", "-w", "4K"}));
+    ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json c = contract();
+    const json* f = finding(c, "UDP_CEILING_FOUND");
+    if (!f) f = finding(c, "UDP_CEILING_NOT_FOUND");
+    ASSERT_NE(f, nullptr) << codes(c);
+    std::cout << f->value("title", "") << "\n" << f->value("detail", "") << "\n";
+    const json& e = f->at("evidence");
+    EXPECT_GT(e.value("steps", 0), 1);
+    EXPECT_LE(e.value("steps", 0), 8);
+    EXPECT_LT(e.value("found_mbps", 0.0), kUdpCeilingMbps);
+    EXPECT_EQ(e.value("stopped_at", ""), "receiver_socket") << f->dump(2);
+    expect_nodes_clean();
+}
+
 // A node whose root cannot load BPF programs (its sshd restarted with CAP_BPF, CAP_PERFMON and
 // CAP_SYS_ADMIN out of its bounding set, as an image may forbid them) costs no number: every test
 // is measured and explained, that node's probe counts at the kernel-counters tier and the

@@ -247,6 +247,13 @@ TEST(Params, BadTestOptionsAreRejectedNamingTheKey) {
     for (const char* bad : {"np_zerocopy: yes\n", "np_zerocopy: 1\n"})
         EXPECT_EQ(rejected(bad), std::make_pair(std::string("np_zerocopy"), 1)) << bad;
     EXPECT_NO_THROW(parse_params("np_window: 512M\nnp_zerocopy: false\n", "p"));
+    // The UDP ceiling search: one direction, a threshold in 0.001 … 50 %.
+    EXPECT_EQ(rejected("np_find_udp_ceiling: true\nnp_direction: bidir\n").first,
+              "np_find_udp_ceiling");
+    for (const char* bad : {"np_ceiling_loss_pct: 0\n", "np_ceiling_loss_pct: 51\n",
+                            "np_ceiling_loss_pct: 1%\n"})
+        EXPECT_EQ(rejected(bad).first, "np_ceiling_loss_pct") << bad;
+    EXPECT_EQ(parse_params("np_ceiling_loss_pct: 0.5\n", "p").params.ceiling_loss_pct, 0.5);
 }
 
 }  // namespace

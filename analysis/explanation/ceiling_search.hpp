@@ -1,0 +1,57 @@
+#pragma once
+// `run --find-udp-ceiling`: after the fixed tests, the highest UDP offered load the path carries
+// with loss under a threshold, found by short traced UDP tests. CeilingSearch decides the loads
+// (the model's ceiling first; when that loses, a bisection between nothing and it, to 1 % of the
+// ceiling, at most kMaxCeilingSteps tests); udp_ceiling_finding says what it found and, from the
+// ledger of the lowest load that lost, the stage that stopped it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/explanation/finding.hpp"
+#include "analysis/readers/measurement.hpp"
+#include "common/trace.hpp"
+
+namespace np {
+
+inline constexpr int kMaxCeilingSteps = 8;
+inline constexpr int kCeilingStepSeconds = 2;
+
+// One step: the load offered (all streams together) and what the tool counted, read from its
+// output; `test` empty when the output was no result (the search stops there).
+struct CeilingStep {
+    double offered_bps = 0;
+    std::string phase;  // the probes' phase it ran in: udp-ceiling-1, …
+    std::string file;   // its output in the run dir
+    std::optional<ThroughputTest> test;
+    std::optional<double> loss_pct() const;
+};
+
+class CeilingSearch {
+  public:
+    // `ceiling_bps`: the model's UDP goodput ceiling; `max_loss_pct`: the threshold.
+    CeilingSearch(double ceiling_bps, double max_loss_pct);
+    // The next load to offer; none when the search is over.
+    std::optional<double> next() const;
+    void record(CeilingStep step);
+    const std::vector<CeilingStep>& steps() const { return steps_; }
+    double ceiling_bps() const { return ceiling_; }
+    double max_loss_pct() const { return max_loss_; }
+    // The highest load that lost no more than the threshold, and the lowest that lost more.
+    const CeilingStep* passed() const;
+    const CeilingStep* failed() const;
+
+  private:
+    bool passes(const CeilingStep& s) const;
+    double ceiling_, max_loss_;
+    std::vector<CeilingStep> steps_;
+    bool stopped_ = false;  // a step without a result
+};
+
+// UDP_CEILING_FOUND (or, when no load passed, UDP_CEILING_NOT_FOUND): the load found, its share
+// of the model's ceiling, each step, and the stage that stopped it from the ledger of the lowest
+// load that lost (traces: the run's; "not located" without a complete ledger).
+Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace>& traces);
+
+}  // namespace np

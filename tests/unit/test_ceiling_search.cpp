@@ -1,0 +1,78 @@
+// run --find-udp-ceiling's search (analysis/explanation/ceiling_search.hpp): which loads it
+// offers, where it stops, and what its finding says, against a path whose loss is made up here.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "analysis/explanation/ceiling_search.hpp"
+
+namespace {
+
+using np::CeilingSearch;
+using np::CeilingStep;
+
+// A step at `offered` on a path that loses `loss_pct(offered)` of 10,000 datagrams.
+CeilingStep step(double offered, double loss_pct) {
+    np::ThroughputTest t;
+    t.transport = np::Transport::udp;
+    t.datagrams_total = 10'000;
+    t.datagrams_lost = static_cast<int64_t>(loss_pct * 100);
+    t.received_bps = offered * (1 - loss_pct / 100);
+    return CeilingStep{offered, "udp-ceiling", "f.json", t};
+}
+
+std::vector<double> search(CeilingSearch& s, const std::function<double(double)>& loss_pct) {
+    std::vector<double> offered;
+    while (const auto rate = s.next()) {
+        offered.push_back(*rate);
+        s.record(step(*rate, loss_pct(*rate)));
+    }
+    return offered;
+}
+
+TEST(CeilingSearch, APathThatCarriesTheCeilingTakesOneStep) {
+    CeilingSearch s(95.64e6, 0.1);
+    EXPECT_EQ(search(s, [](double) { return 0.0; }), std::vector<double>{95.64e6});
+    ASSERT_NE(s.passed(), nullptr);
+    EXPECT_EQ(s.failed(), nullptr);
+    const auto f = np::udp_ceiling_finding(s, {});
+    EXPECT_EQ(f.code, "UDP_CEILING_FOUND");
+    EXPECT_NE(f.title.find("(100.00 % of the model's 95.64 Mbit/s)"), std::string::npos) << f.title;
+    EXPECT_NE(f.detail.find("1 short UDP test of 2 s"), std::string::npos) << f.detail;
+}
+
+// A host that loses above 40 Mbit/s: bisection from the ceiling, to within 1 % of it, in at most
+// kMaxCeilingSteps tests; the load found passed, the next one up lost.
+TEST(CeilingSearch, ALossyPathIsBisectedToTheHighestLoadUnderTheThreshold) {
+    CeilingSearch s(100e6, 0.1);
+    const auto offered = search(s, [](double r) { return r > 40e6 ? 2.0 : 0.05; });
+    EXPECT_LE(offered.size(), size_t(np::kMaxCeilingSteps));
+    EXPECT_EQ(offered[0], 100e6);
+    EXPECT_EQ(offered[1], 50e6);
+    EXPECT_EQ(offered[2], 25e6);
+    ASSERT_NE(s.passed(), nullptr);
+    ASSERT_NE(s.failed(), nullptr);
+    EXPECT_LE(s.passed()->offered_bps, 40e6);
+    EXPECT_GT(s.failed()->offered_bps, 40e6);
+    EXPECT_LE(s.failed()->offered_bps - s.passed()->offered_bps, 1e6);
+    // Without traces the stage that lost is not located, and the finding says so.
+    const auto f = np::udp_ceiling_finding(s, {});
+    EXPECT_EQ(f.code, "UDP_CEILING_FOUND");
+    EXPECT_NE(f.detail.find("was not located"), std::string::npos) << f.detail;
+}
+
+// Every load loses: the search walks down to 1 % of the ceiling and says nothing passed; a step
+// without a result (the tool failed) ends the search there.
+TEST(CeilingSearch, NothingPassesOrAStepFailsAndTheSearchStops) {
+    CeilingSearch all_lose(100e6, 0.1);
+    search(all_lose, [](double) { return 5.0; });
+    EXPECT_EQ(all_lose.passed(), nullptr);
+    EXPECT_EQ(np::udp_ceiling_finding(all_lose, {}).code, "UDP_CEILING_NOT_FOUND");
+
+    CeilingSearch broken(100e6, 0.1);
+    broken.record(step(100e6, 3.0));
+    broken.record(CeilingStep{50e6, "udp-ceiling-2", "f.json", std::nullopt});
+    EXPECT_FALSE(broken.next());
+}
+
+}  // namespace

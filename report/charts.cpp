@@ -586,6 +586,81 @@ std::optional<Chart> ledger_chart(const ReportInput& in) {
     return c;
 }
 
+// run --find-udp-ceiling's steps (the evidence of UDP_CEILING_FOUND / _NOT_FOUND): the loss each
+// offered load met, against the threshold and the model's ceiling.
+std::optional<Chart> udp_ceiling_chart(const ReportInput& in) {
+    json rows = json::array(), rules = json::array();
+    for (const auto& m : in.modes) {
+        if (!m.explanation) continue;
+        for (const auto& f : m.explanation->findings) {
+            if (f.code != "UDP_CEILING_FOUND" && f.code != "UDP_CEILING_NOT_FOUND") continue;
+            json offered, loss, received, threshold, ceiling;
+            for (const auto& [key, value] : f.evidence) {
+                if (key == "step_offered_mbps") offered = value;
+                if (key == "step_loss_pct") loss = value;
+                if (key == "step_received_mbps") received = value;
+                if (key == "max_loss_pct") threshold = value;
+                if (key == "ceiling_mbps") ceiling = value;
+            }
+            if (!offered.is_array() || !loss.is_array() || loss.size() != offered.size()) continue;
+            for (size_t i = 0; i < offered.size(); ++i)
+                if (loss[i].is_number())
+                    rows.push_back({{"mode", m.contract.mode},
+                                    {"step", i + 1},
+                                    {"offered_mbps", offered[i]},
+                                    {"loss_pct", loss[i]},
+                                    {"received_mbps", received.is_array() && i < received.size()
+                                                          ? received[i]
+                                                          : json(nullptr)}});
+            if (threshold.is_number() && ceiling.is_number())
+                rules.push_back({{"mode", m.contract.mode},
+                                 {"threshold_pct", threshold},
+                                 {"ceiling_mbps", ceiling}});
+        }
+    }
+    if (rows.empty()) return std::nullopt;
+    Chart c;
+    c.id = "udp-ceiling";
+    c.title = "The UDP ceiling search: loss at each offered load";
+    c.caption =
+        "Each short UDP test of run --find-udp-ceiling: the load offered and the share of its "
+        "datagrams lost, numbered in the order run (the model's ceiling first, then halving the "
+        "gap). The dashed line is the loss threshold, the grey one the model's ceiling; the "
+        "ceiling found is the highest load at or under the threshold. The loss scale is "
+        "symmetric-log so 0.1 % shows beside 10 %.";
+    c.spec = base_spec();
+    c.spec["width"] = 520;
+    c.spec["height"] = 260;
+    const json x = {{"field", "offered_mbps"},
+                    {"type", "quantitative"},
+                    {"title", "offered load (Mbit/s, all streams)"}};
+    c.spec["layer"] = json::array(
+        {{{"data", {{"values", rows}}},
+          {"mark", {{"type", "line"}, {"point", true}}},
+          {"encoding",
+           {{"x", x},
+            {"y",
+             {{"field", "loss_pct"},
+              {"type", "quantitative"},
+              {"scale", {{"type", "symlog"}, {"constant", 0.01}}},
+              {"title", "datagrams lost (%)"}}},
+            {"order", {{"field", "offered_mbps"}}},
+            {"color", {{"field", "mode"}, {"type", "nominal"}}},
+            {"tooltip",
+             {{{"field", "step"}},
+              {{"field", "offered_mbps"}},
+              {{"field", "received_mbps"}},
+              {{"field", "loss_pct"}}}}}}},
+         {{"data", {{"values", rules}}},
+          {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}}},
+          {"encoding", {{"y", {{"field", "threshold_pct"}, {"type", "quantitative"}}}}}},
+         {{"data", {{"values", rules}}},
+          {"mark", {{"type", "rule"}, {"color", "#999"}}},
+          {"encoding", {{"x", {{"field", "ceiling_mbps"}, {"type", "quantitative"}}}}}}});
+    c.data_rows = rows.size() + 2 * rules.size();
+    return c;
+}
+
 std::optional<Chart> latency_chart(const ReportInput& in) {
     json replies = json::array();
     json averages = json::array();
@@ -673,8 +748,8 @@ std::optional<double> report_link_bps(const ReportInput& in) {
 
 std::vector<Chart> report_charts(const ReportInput& in) {
     std::vector<Chart> charts;
-    for (auto make : {ceiling_chart, frame_chart, ledger_chart, throughput_chart, events_chart,
-                      drops_chart, latency_chart}) {
+    for (auto make : {ceiling_chart, frame_chart, ledger_chart, udp_ceiling_chart, throughput_chart,
+                      events_chart, drops_chart, latency_chart}) {
         if (auto c = make(in)) charts.push_back(std::move(*c));
     }
     return charts;

@@ -142,6 +142,8 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
                        html_table(ledger_cells(l), "ledger");
         }
     }
+    if (const Chart* c = chart("udp-ceiling"))
+        out += "<h2 id=\"udp-ceiling\">The UDP ceiling search</h2>\n" + figure_html(*c, false);
     if (chart("throughput") || chart("events") || chart("drops")) {
         out += "<h2 id=\"time\">On the data NICs (probe traces)</h2>\n";
         if (const Chart* c = chart("throughput")) out += figure_html(*c, true);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "analysis/explanation/codes.hpp"
 #include "analysis/explanation/format.hpp"
@@ -122,7 +123,19 @@ Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace
     f.evidence.emplace_back("max_loss_pct", search.max_loss_pct());
     f.evidence.emplace_back("steps", search.steps().size());
     std::vector<std::string> steps;
-    for (const auto& s : search.steps()) steps.push_back(step_text(s));
+    nlohmann::json offered = nlohmann::json::array(), received = nlohmann::json::array(),
+                   loss = nlohmann::json::array();
+    for (const auto& s : search.steps()) {
+        steps.push_back(step_text(s));
+        offered.push_back(rounded(s.offered_bps / 1e6, 3));
+        received.push_back(s.test && s.test->received_bps ? rounded(*s.test->received_bps / 1e6, 3)
+                                                          : nlohmann::json(nullptr));
+        loss.push_back(s.loss_pct() ? rounded(*s.loss_pct(), 4) : nlohmann::json(nullptr));
+    }
+    // Each step in the order run, for the report's chart of loss against offered load.
+    f.evidence.emplace_back("step_offered_mbps", offered);
+    f.evidence.emplace_back("step_received_mbps", received);
+    f.evidence.emplace_back("step_loss_pct", loss);
     f.detail = fmt::format("{} short UDP test{} of {} s each, the model's ceiling first: {}.",
                            search.steps().size(), search.steps().size() == 1 ? "" : "s",
                            kCeilingStepSeconds, fmt::join(steps, "; "));

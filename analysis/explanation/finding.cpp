@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -71,8 +73,13 @@ Finding parse_finding(const nlohmann::json& document, const std::string& where) 
         if (!evidence->value().is_object()) evidence->fail("expected an object of key -> value");
         // to_json's object sorts its keys, so the engine's order is already gone here.
         for (const auto& [k, v] : evidence->value().items()) {
-            if (v.is_object() || v.is_array())
-                evidence->at(k).fail("expected a string, a number or true/false");
+            // A list is of plain values (a search's steps), never of objects or lists.
+            const auto plain = [](const nlohmann::json& x) {
+                return !x.is_object() && !x.is_array();
+            };
+            if (v.is_object() || (v.is_array() && !std::all_of(v.begin(), v.end(), plain)))
+                evidence->at(k).fail(
+                    "expected a string, a number, true/false or a list of them");
             // Documents from before findings had their own "test" named it in the evidence.
             if (k == "test" && f.test.empty() && v.is_string()) {
                 f.test = v.get<std::string>();

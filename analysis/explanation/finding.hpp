@@ -14,7 +14,8 @@ enum class Severity { info, warn, error };
 const char* to_string(Severity s);
 
 // One piece of evidence: the value keeps its JSON type (a number is a number, with its unit in
-// the key: ceiling_mbps 94.15, lost_datagrams 102), text stays text.
+// the key: ceiling_mbps 94.15, lost_datagrams 102), text stays text; a list holds plain values
+// only (a search's steps: step_offered_mbps).
 using Evidence = std::vector<std::pair<std::string, nlohmann::json>>;
 
 struct Finding {

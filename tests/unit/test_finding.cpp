@@ -67,7 +67,12 @@ TEST(Finding, ReadsBackWhatItWroteAndTheTestOfOlderDocuments) {
     old.erase("test");
     old["evidence"]["test"] = "iperf3 UDP";
     EXPECT_EQ(parse_finding(old, "f").test, "iperf3 UDP");
-    old["evidence"]["nested"] = nlohmann::json::array();
+    // A list of plain values is evidence (a search's steps); a list of lists or an object not.
+    old["evidence"]["steps"] = nlohmann::json::array({1.5, nullptr, 2});
+    EXPECT_NO_THROW(parse_finding(old, "f"));
+    old["evidence"]["nested"] = nlohmann::json::array({nlohmann::json::array()});
+    EXPECT_THROW(parse_finding(old, "f"), InputError);
+    old["evidence"]["nested"] = nlohmann::json::object();
     EXPECT_THROW(parse_finding(old, "f"), InputError);
 }
 

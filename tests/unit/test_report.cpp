@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/explanation/ceiling_search.hpp"
 #include "analysis/explanation/contract.hpp"
 #include "analysis/explanation/explain.hpp"
 #include "analysis/readers/inputs.hpp"
@@ -119,6 +120,32 @@ TEST(Report, CeilingChartPutsEachTestBesideTheModelsCeilingAndTheLinkRate) {
     EXPECT_EQ(r[1]["test"], "UDP");
     EXPECT_NEAR(r[1]["ceiling_mbps"].get<double>(), 95.64, 0.01);
     EXPECT_EQ(c.spec.at("layer").back().at("data").at("values").at(0).at("link_mbps"), 100.0);
+}
+
+// run --find-udp-ceiling's finding carries its steps: the chart draws the loss each offered load
+// met, beside the threshold and the model's ceiling, and gets a section of its own.
+TEST(Report, TheUdpCeilingSearchIsDrawnAsLossAgainstOfferedLoad) {
+    ReportInput in = one_mode();
+    CeilingSearch search(95.64e6, 0.1);
+    for (const auto& [offered, lost] : {std::pair{95.64e6, 500}, std::pair{47.82e6, 0}}) {
+        ThroughputTest t;
+        t.transport = Transport::udp;
+        t.datagrams_total = 10'000;
+        t.datagrams_lost = lost;
+        t.received_bps = offered;
+        search.record(CeilingStep{offered, "udp-ceiling", "f.json", t});
+    }
+    in.modes[0].explanation->findings.push_back(udp_ceiling_finding(search, {}));
+    const Chart c = chart(report_charts(in), "udp-ceiling");
+    EXPECT_EQ(count_rows(c.spec), c.data_rows);
+    const json& steps = c.spec.at("layer").at(0).at("data").at("values");
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[0]["offered_mbps"], 95.64);
+    EXPECT_EQ(steps[0]["loss_pct"], 5.0);
+    EXPECT_EQ(steps[1]["loss_pct"], 0.0);
+    EXPECT_EQ(c.spec.at("layer").at(1).at("data").at("values").at(0).at("threshold_pct"), 0.1);
+    const std::string page = render_report_html(in, {"", "", ""});
+    EXPECT_NE(page.find("<h2 id=\"udp-ceiling\">"), std::string::npos);
 }
 
 TEST(Report, FrameBreakdownAddsUpToTheWireBytesOfOneFrame) {

@@ -324,6 +324,9 @@ const std::map<std::string, KeyReader, std::less<>>& key_readers() {
          }},
         {"np_zerocopy", [](KeyReading& r, const std::string& k,
                            const YAML::Node& v) { r.p.zerocopy = boolean(k, v); }},
+        // 576: IPv4's smallest datagram every host takes; 65535: the most a Linux link has.
+        {"np_mtu", [](KeyReading& r, const std::string& k,
+                      const YAML::Node& v) { r.p.mtu = integer(k, v, 576, 65535); }},
         {"np_find_udp_ceiling", [](KeyReading& r, const std::string& k,
                                    const YAML::Node& v) { r.p.find_udp_ceiling = boolean(k, v); }},
         {"np_ceiling_loss_pct", loss_pct},
@@ -416,6 +419,9 @@ ParamsReading parse_params(std::string_view yaml_text, const std::string& source
                          "has no np_* key: not a params file (the tutorial's "
                          "network-performance_params.yml sets np_data_iface, np_server_ip, …)");
     check_pair(r);
+    if (const auto server = address_of(r.p.server_ip);
+        r.p.mtu && *r.p.mtu < 1280 && server && server->family == AF_INET6)
+        throw InputError("np_mtu", fmt::format("{} is below IPv6's minimum MTU, 1280", *r.p.mtu));
     if (r.p.find_udp_ceiling && r.p.direction == Direction::bidir)
         throw InputError("np_find_udp_ceiling",
                          "searches one direction's load; np_direction bidir runs two at once");

@@ -50,6 +50,7 @@ nlohmann::json params_json(const Params& p) {
     j["np_tcp_congestion"] = p.congestion;
     j["np_pacing_rate"] = p.pacing_rate;
     j["np_zerocopy"] = p.zerocopy;
+    j["np_mtu"] = p.mtu ? nlohmann::json(*p.mtu) : nlohmann::json(nullptr);
     j["np_find_udp_ceiling"] = p.find_udp_ceiling;
     j["np_ceiling_loss_pct"] = p.ceiling_loss_pct;
     j["np_iperf3_tcp_options"] = joined(iperf3_client_options(p, Transport::tcp));
@@ -84,8 +85,8 @@ void add_params_command(CLI::App& app, Runner& run) {
         "(or shell assignments), defaults filled in");
     sub->add_option("FILE", o->file, "The params file")->required();
     sub->add_flag("--shell", o->shell,
-                  "Print KEY='value' lines for a shell's eval instead of JSON (np_link_rate_bps "
-                  "and np_udp_length empty when unset)");
+                  "Print KEY='value' lines for a shell's eval instead of JSON (np_link_rate_bps, "
+                  "np_udp_length and np_mtu empty when unset)");
     sub->callback([&run, o] { run = [o] { return run_params(*o); }; });
 }
 

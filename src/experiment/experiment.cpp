@@ -774,7 +774,7 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
                 [&] {
                     auto config = std::make_unique<IfaceConfig>(
                         *b.sh, b.st, p.data_iface, fmt::format("{}/{}", p.client_ip, p.prefix_len),
-                        o.keep_iface);
+                        p.mtu, o.keep_iface);
                     gather_link_facts(*b.sh, fb);
                     return config;
                 });
@@ -791,8 +791,9 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
             return;
         }
     }
-    const auto ia = std::make_unique<IfaceConfig>(
-        *a.sh, a.st, p.data_iface, fmt::format("{}/{}", p.server_ip, p.prefix_len), o.keep_iface);
+    const auto ia = std::make_unique<IfaceConfig>(*a.sh, a.st, p.data_iface,
+                                                  fmt::format("{}/{}", p.server_ip, p.prefix_len),
+                                                  p.mtu, o.keep_iface);
     if (ia->dad_failed()) {
         append(rec.findings,
                dad_failed_findings(o.node_a, p.data_iface, p.server_ip, /*server=*/true));

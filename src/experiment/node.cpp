@@ -247,7 +247,7 @@ std::string stop_foreign_group_script(const std::string& pgidfile, const std::st
 // ---------------------------------------------------------------------------------------------
 
 IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
-                         const std::string& cidr, bool keep) {
+                         const std::string& cidr, std::optional<int> mtu, bool keep) {
     const std::string command = "ip -j link show dev " + shell_quote(iface);
     const auto link = proto::parse_message(sh.check(command).out);
     // What is undone comes from this reply: one that does not read as the link's state never
@@ -261,6 +261,15 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std
                         sh.session().name(), command, iface));
     for (const auto& flag : link[0]["flags"])
         if (flag == "UP") was_up_ = true;
+    // The MTU to set back: only a number read from the reply (none: the MTU is left alone).
+    std::optional<int64_t> mtu_was;
+    if (link[0].contains("mtu") && link[0]["mtu"].is_number_integer())
+        mtu_was = link[0]["mtu"].get<int64_t>();
+    const bool set_mtu = mtu && mtu_was && *mtu_was != *mtu;
+    if (mtu && !mtu_was)
+        throw EnvironmentError(EnvironmentError::Kind::remote,
+                               fmt::format("{}: `{}` did not say {}'s MTU; it was not changed",
+                                           sh.session().name(), command, iface));
     const auto addr_line = sh.run(fmt::format("ip -o addr show dev {} to {}", shell_quote(iface),
                                               shell_quote(cidr.substr(0, cidr.find('/')))));
     const bool had_addr = addr_line.exit_status == 0 && !addr_line.out.empty();
@@ -283,11 +292,15 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std
         if (set_keep_addr)
             undo += fmt::format("echo {} > {} 2>/dev/null; ", shell_quote(keep_addr_was),
                                 shell_quote(keep_addr));
+        if (set_mtu)
+            undo += fmt::format("ip link set dev {} mtu {} 2>/dev/null; ", shell_quote(iface),
+                                *mtu_was);
         if (!was_up_) undo += fmt::format("ip link set dev {} down; ", shell_quote(iface));
         undo += "true";
         undo_ = std::make_unique<UndoStep>(sh, st, "40-iface", undo);
     }
     if (set_keep_addr) sh.check(fmt::format("echo 1 > {}", shell_quote(keep_addr)));
+    if (set_mtu) sh.check(fmt::format("ip link set dev {} mtu {}", shell_quote(iface), *mtu));
     sh.check(fmt::format("ip link set dev {0} up && ip addr replace {1} dev {0}",
                          shell_quote(iface), shell_quote(cidr)));
     if (!v6) return;

@@ -98,14 +98,15 @@ std::string stop_group_script(const std::string& pidfile, const std::string& pro
 // group itself (the run's own teardown, from that shell).
 std::string stop_foreign_group_script(const std::string& pgidfile, const std::string& programs);
 
-// The data iface configured for the run: link up, address replaced; undone as found.
+// The data iface configured for the run: link up, address replaced, the MTU set when the run
+// asks for one (np_mtu); undone as found.
 class IfaceConfig {
   public:
     // An IPv6 address is usable only once duplicate address detection has passed (~1 s after
     // it is added, while it is "tentative"): the constructor waits for that, as long as the link
     // has carrier (up to kDadWait).
     IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
-                const std::string& cidr, bool keep);
+                const std::string& cidr, std::optional<int> mtu, bool keep);
     bool was_up() const { return was_up_; }
     // The kernel marked the IPv6 address "dadfailed": another host on the segment answered
     // duplicate address detection for it (it holds the address).

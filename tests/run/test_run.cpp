@@ -615,6 +615,30 @@ TEST_F(RunTest, ATestAtItsPacingCapIsNamedAsAskedFor) {
     expect_nodes_clean();
 }
 
+// Jumbo frames for the run (--mtu 9000): set on both nodes' data port while it runs, the model
+// following it (TCP's ceiling 99.00 Mbit/s: 8948 of every 9038 bytes), set back after.
+TEST_F(RunTest, TheRunsMtuIsSetOnBothNodesAndSetBack) {
+    BackgroundRun run(run_args(
+        {"--tcp-duration", "3", "--udp-duration", "1", "--ping-count", "1", "--mtu", "9000"}));
+    const auto mtu = [](const std::string& node) {
+        return ns_exec(node, "cat /sys/class/net/" + kDataIface + "/mtu");
+    };
+    ASSERT_TRUE(wait_for_tcp_phase(run, seconds(60)));
+    EXPECT_EQ(mtu(server()), "9000\n");
+    EXPECT_EQ(mtu(client()), "9000\n");
+    const CommandResult r = run.wait(seconds(60));
+    ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json c = contract();
+    for (const auto& v : c["explain"]["verdicts"]) {
+        if (v.value("test", "") == "iperf3 TCP") {
+            EXPECT_NEAR(v.value("ceiling_mbps", 0.0), 100 * 8948.0 / 9038, 0.01) << v.dump();
+        }
+    }
+    EXPECT_EQ(mtu(server()), "1500\n");
+    EXPECT_EQ(mtu(client()), "1500\n");
+    expect_nodes_clean();
+}
+
 // run --find-udp-ceiling on the 100M link: the model's ceiling is carried without loss (the
 // sender's queue holds back what the shaper cannot take), so the first step finds it.
 TEST_F(RunTest, TheUdpCeilingSearchFindsTheModelsCeilingOnAShapedLink) {

@@ -250,10 +250,15 @@ TEST(Params, BadTestOptionsAreRejectedNamingTheKey) {
     // The UDP ceiling search: one direction, a threshold in 0.001 … 50 %.
     EXPECT_EQ(rejected("np_find_udp_ceiling: true\nnp_direction: bidir\n").first,
               "np_find_udp_ceiling");
-    for (const char* bad : {"np_ceiling_loss_pct: 0\n", "np_ceiling_loss_pct: 51\n",
-                            "np_ceiling_loss_pct: 1%\n"})
+    for (const char* bad :
+         {"np_ceiling_loss_pct: 0\n", "np_ceiling_loss_pct: 51\n", "np_ceiling_loss_pct: 1%\n"})
         EXPECT_EQ(rejected(bad).first, "np_ceiling_loss_pct") << bad;
     EXPECT_EQ(parse_params("np_ceiling_loss_pct: 0.5\n", "p").params.ceiling_loss_pct, 0.5);
+    // The run's MTU: 576 … 65535, and IPv6's 1280 at least over IPv6.
+    for (const char* bad : {"np_mtu: 575\n", "np_mtu: 65536\n", "np_mtu: 9k\n",
+                            "np_server_ip: '2001:2::1'\nnp_client_ip: '2001:2::2'\nnp_mtu: 1279\n"})
+        EXPECT_EQ(rejected(bad).first, "np_mtu") << bad;
+    EXPECT_EQ(parse_params("np_mtu: 9000\n", "p").params.mtu, 9000);
 }
 
 }  // namespace

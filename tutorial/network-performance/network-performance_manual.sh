@@ -62,8 +62,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # 1. Configure the data interface on both nodes (server .1, client .2)
-step "$node_a" configure "$node_a" "$iface" "$np_server_ip" "$np_prefix_len"
-step "$node_b" configure "$node_b" "$iface" "$np_client_ip" "$np_prefix_len"
+step "$node_a" configure "$node_a" "$iface" "$np_server_ip" "$np_prefix_len" "$np_mtu"
+step "$node_b" configure "$node_b" "$iface" "$np_client_ip" "$np_prefix_len" "$np_mtu"
 # Carrier once both ports are up: cabled back to back, neither has it before the other is up.
 step "$node_a" carrier "$node_a" "$iface"
 step "$node_b" carrier "$node_b" "$iface"

@@ -5,7 +5,7 @@
 # the teardown playbook can undo what any mode (or a killed run of it) left behind.
 #
 #   preflight NODE IFACE MARKER        checks only; changes nothing (exit 1 naming what failed)
-#   configure NODE IFACE ADDR PREFIX   the node locked (as np-explain's runs lock it), iface up +
+#   configure NODE IFACE ADDR PREFIX [MTU]  the node locked (as np-explain's runs lock it), iface up +
 #                                      address, undo recorded first
 #   carrier NODE IFACE                 waits up to 5 s for carrier (once both nodes' ports are up:
 #                                      back to back, one end's carrier needs the other end up),
@@ -120,8 +120,9 @@ node_unlock() {
     if grep -q np-lock "/proc/$p/cmdline" 2>/dev/null; then kill -TERM "-$p" 2>/dev/null || true; fi
 }
 
-configure() { # IFACE ADDR PREFIX
-    iface=$1 addr=$2 prefix=$3
+configure() { # IFACE ADDR PREFIX [MTU]
+    iface=$1 addr=$2 prefix=$3 mtu=${4:-}
+    case $mtu in *[!0-9]*) die "MTU '$mtu' is not a number" ;; esac
     # An IPv6 address on a port (or a kernel) without IPv6: the kernel would refuse it.
     case $addr in *:*)
         [ -d /proc/sys/net/ipv6 ] || die "$node's kernel runs without IPv6 (booted with ipv6.disable=1): $iface cannot take $addr; use IPv4 data addresses (np_server_ip, np_client_ip)"
@@ -149,6 +150,12 @@ configure() { # IFACE ADDR PREFIX
     esac
     if ! ip -o link show dev "$iface" | grep -q '[<,]UP[,>]'; then
         echo "ip link set $iface down" >>"$state/undo"
+    fi
+    # The run's MTU (np_mtu), set back to the one the port had.
+    was_mtu=$(cat "/sys/class/net/$iface/mtu")
+    if [ -n "$mtu" ] && [ "$mtu" != "$was_mtu" ]; then
+        echo "ip link set $iface mtu $was_mtu" >>"$state/undo"
+        ip link set "$iface" mtu "$mtu"
     fi
     ip link set "$iface" up
     ip addr replace "$addr/$prefix" dev "$iface"
@@ -268,7 +275,7 @@ teardown() { # IFACE
 
 case $cmd in
     preflight) [ $# -eq 2 ] || die "usage: preflight NODE IFACE MARKER"; preflight "$@" ;;
-    configure) [ $# -eq 3 ] || die "usage: configure NODE IFACE ADDR PREFIX"; configure "$@" ;;
+    configure) [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: configure NODE IFACE ADDR PREFIX [MTU]"; configure "$@" ;;
     carrier) [ $# -eq 1 ] || die "usage: carrier NODE IFACE"; carrier "$@" ;;
     datapath) [ $# -eq 2 ] || die "usage: datapath NODE IFACE PEER"; datapath "$@" ;;
     probe-start) [ $# -eq 4 ] || die "usage: probe-start NODE IFACE PORT ROLE MAX_S"; probe_start "$@" ;;

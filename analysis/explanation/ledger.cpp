@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analysis/explanation/format.hpp"
+#include "analysis/explanation/model.hpp"
 #include "common/errors.hpp"
 #include "common/json_field.hpp"
 
@@ -543,6 +544,7 @@ class LedgerBuilder {
   public:
     LedgerBuilder(const ThroughputTest& t, const TestTraces& traces)
         : t_(t), traces_(traces), proto_(transport_key(t.transport)) {
+        frames_per_datagram_ = udp_frames_per_datagram();
         l_.test = t.label;
         l_.transport = t.transport;
         l_.unit = t.transport == Transport::tcp ? "segments" : "datagrams";
@@ -576,6 +578,36 @@ class LedgerBuilder {
     }
 
   private:
+    // The frames one of the test's UDP datagrams leaves in: more than one when it is larger than
+    // the sender's MTU takes, and IP fragments it (-l 8000 at MTU 1500: 6). The hooks match the
+    // flow by its ports, which only the first fragment carries, so they count datagrams; the
+    // driver handoff counts the socket's frames, every fragment. 1 for TCP, or when the
+    // datagram's size is not known.
+    int udp_frames_per_datagram() const {
+        if (t_.transport != Transport::udp || !t_.payload_bytes || !traces_.sender) return 1;
+        ModelParams p;
+        if (traces_.sender->trace->link.mtu_bytes > 0)
+            p.mtu_bytes = traces_.sender->trace->link.mtu_bytes;
+        if (const auto ip = ip_version_of_address(t_.server_host)) p.ip = *ip;
+        p.udp_payload_bytes = *t_.payload_bytes;
+        try {
+            return std::max<int>(1, int(compute_udp_ceiling(p).frames.size()));
+        } catch (const std::exception&) {
+            return 1;
+        }
+    }
+    // A count of frames in datagrams.
+    uint64_t datagrams(uint64_t frames) const {
+        return (frames + uint64_t(frames_per_datagram_) / 2) / uint64_t(frames_per_datagram_);
+    }
+    // The bytes of the test's flow through a hook: all of its UDP frames when its datagrams are
+    // fragmented (the fragments after the first carry no ports), else the flow's own.
+    uint64_t flow_bytes(const DirectionTraffic& d, const TrafficCounts& flow) const {
+        if (frames_per_datagram_ == 1) return flow.bytes;
+        const auto udp = d.by_protocol.find("udp");
+        return udp != d.by_protocol.end() ? std::max(flow.bytes, udp->second.bytes) : flow.bytes;
+    }
+
     void read_sender() {
         if (!traces_.sender) return;
         const auto& s = *traces_.sender;
@@ -596,13 +628,13 @@ class LedgerBuilder {
         if (!m.flows) return;  // what passed its hooks is unknown, not zero
         const TrafficCounts tx = flow_counts(s.phase.tx, proto_);
         egress_ = tx.wire_packets;
-        l_.sender_flow_bytes = tx.bytes;
+        l_.sender_flow_bytes = flow_bytes(s.phase.tx, tx);
         // An skb the qdisc dropped unreported was at most this many frames: one where every
         // skb through the egress hook was one frame, else what a GSO skb can hold
         // (kMaxFramesPerGsoSkb).
         frames_per_skb_ = tx.wire_packets > tx.packets ? kMaxFramesPerGsoSkb : 1;
         if (s.phase.xmit && m.xmit) {
-            left_ = flow_counts(*s.phase.xmit, proto_).wire_packets;
+            left_ = datagrams(flow_counts(*s.phase.xmit, proto_).wire_packets);
             // The driver's own count of what it was handed (all traffic) above the handoff
             // tracepoint's: frames handed to it unseen by the tracepoint's program, not lost
             // (counted in frames, so a driver that counts GSO skbs once never raises it). Handed
@@ -617,7 +649,8 @@ class LedgerBuilder {
                                        ? dropped->second
                                        : 0);
                 if (handed > int64_t(s.phase.xmit->total.wire_packets))
-                    driver_sent_more_ = uint64_t(handed) - s.phase.xmit->total.wire_packets;
+                    driver_sent_more_ =
+                        datagrams(uint64_t(handed) - s.phase.xmit->total.wire_packets);
             }
         } else {
             const uint64_t queued =
@@ -638,7 +671,7 @@ class LedgerBuilder {
             if (m.flows) {
                 const TrafficCounts rx = flow_counts(r.phase.rx, proto_);
                 arrived_ = rx.wire_packets;
-                l_.receiver_flow_bytes = rx.bytes;
+                l_.receiver_flow_bytes = flow_bytes(r.phase.rx, rx);
             }
             for (auto& d : of_stages(receiver_drops_, {Stage::unknown}))
                 (d.reason.ends_with(kFreedAboveNic) ? receiver_unknown_above_nic_
@@ -865,6 +898,7 @@ class LedgerBuilder {
     uint64_t left_undercounted_ = 0;
     uint64_t driver_sent_more_ = 0;
     uint64_t frames_per_skb_ = 1;  // at most, in an skb through the sender's egress hook
+    int frames_per_datagram_ = 1;  // udp_frames_per_datagram()
     std::string undercount_source_;
     // UDP: the tool's datagram counts (the receiver's total: received and lost)
     std::optional<uint64_t> app_sent_, app_total_, app_received_;

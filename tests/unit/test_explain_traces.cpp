@@ -111,5 +111,32 @@ TEST(ExplainWithTraces, LocatesTheUdpLossAtTheReceivingSocket) {
     EXPECT_EQ(e.ledgers[1].lost(), 102u);
 }
 
+// UDP datagrams of 8000 bytes at MTU 1500 leave in 6 fragments each; only the first carries
+// the ports the hooks match the flow by (tests/fixtures/run-fragmented). The ledger counts
+// datagrams at every point: nothing lost, and the flow crossed the data NIC.
+TEST(ExplainWithTraces, FragmentedDatagramsAreCountedAsDatagramsNotLostOnTheWire) {
+    ExplainInput in;
+    in.link_bps = 100e6;
+    const std::string dir = "run-fragmented/";
+    in.measurements.append(
+        parse_measurements(testing::fixture(dir + "np-explain_udp.json"), "np-explain_udp.json"));
+    for (const char* node : {"node1-1", "node1-2"})
+        in.traces.push_back(parse_trace_text(
+            testing::fixture(dir + "np-explain_trace_" + std::string(node) + ".json")));
+    const auto e = explain(in);
+    ASSERT_EQ(e.ledgers.size(), 1u);
+    const Ledger& l = e.ledgers[0];
+    ASSERT_EQ(l.points.size(), 5u);
+    EXPECT_EQ(l.points[1].count, 1563u);  // egress hook: first fragments
+    // Left the NIC: 9,373 frames in sixes, 1,562, raised to what arrived.
+    EXPECT_EQ(l.points[2].count, 1563u);
+    EXPECT_EQ(l.points[3].count, 1563u);
+    EXPECT_EQ(l.lost(), 0u);
+    EXPECT_EQ(l.unattributed(), 0u);
+    for (const char* wrong : {"WRONG_INTERFACE", "LOSS_ON_WIRE", "UDP_LOSS", "LOSS_UNATTRIBUTED"})
+        EXPECT_EQ(find_finding(e, wrong), nullptr) << wrong;
+    EXPECT_NE(find_finding(e, "OFFERED_RATE_REACHED"), nullptr);
+}
+
 }  // namespace
 }  // namespace np

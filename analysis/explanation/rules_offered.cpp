@@ -22,11 +22,17 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
     // Held back: what the sender counted as sent fits the wire, so the excess never left the
     // host (any loss of what did is another matter, placed by UDP_LOSS). Else the sender pushed
     // more than the wire carries, and the excess was dropped on the way.
+    // A complete ledger that lost nothing says so whatever the sender counted: a short test's
+    // count holds what was still in its queue when the test was cut.
     const bool queue_dropped = v.ledger && v.ledger->lost_in(Stage::sender_queue) > ledger_slack(0);
+    const bool ledger_clean =
+        v.ledger && v.ledger->complete() && v.ledger->lost() == 0 && v.ledger->unattributed() == 0;
+    const bool counted_more = t.sent_bps && *t.sent_bps - t.rate_resolution_bps >
+                                                v.ceiling->goodput_bps * (1 + kAboveCeilingSlack);
+    // So does a receiver that counted (almost) nothing lost.
+    const bool received_all = loss && *loss < 0.1;
     const bool held_back =
-        !queue_dropped && (t.sent_bps ? *t.sent_bps - t.rate_resolution_bps <=
-                                            v.ceiling->goodput_bps * (1 + kAboveCeilingSlack)
-                                      : !loss || *loss < 0.1);
+        !queue_dropped && (ledger_clean || received_all || (t.sent_bps ? !counted_more : !loss));
     const std::string got =
         t.sent_bps ? rate_text(*t.sent_bps, t.rate_resolution_bps) : std::string("more");
     Finding f = make_finding("OFFERED_ABOVE_CEILING", t.label);
@@ -47,13 +53,23 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
         "ceiling.",
         format_rate(v.ceiling->goodput_bps));
     if (held_back) {
+        // By its own queue when the probe's samples found it holding packets most of the test;
+        // else all that is measured is that the excess never left the host.
+        const auto queue =
+            v.traces.sender ? queue_backlog(*v.traces.sender) : std::optional<QueueBacklog>{};
         f.detail += fmt::format(
-            "The sender was held back by its own NIC queue: it sent {}{}, so the excess never "
-            "left the host.",
+            "The sender was held back {}: it sent {}{}{}, so the excess never left the host.",
+            queue && queue->share() >= kStandingQueueShare
+                ? fmt::format("by its own queue ({})", queue->text())
+                : std::string("on its own host"),
             got,
+            counted_more ? " (more than fits, yet nothing was lost: the last of it was still "
+                           "queued when the test was cut)"
+                         : "",
             loss && *loss > 0
                 ? fmt::format(" (of which {:.2f} % was lost on the way: see UDP_LOSS)", *loss)
-                : std::string(" and nothing was lost"));
+            : counted_more ? std::string()
+                           : std::string(" and nothing was lost"));
     } else if (v.ledger && v.ledger->complete()) {
         f.detail += fmt::format(
             "The sender pushed {} into its socket, more than fits; the excess was dropped{}, and "

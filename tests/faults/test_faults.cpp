@@ -410,7 +410,7 @@ TEST(Faults, OfferedLoadAboveTheCeilingIsHeldBackAtTheSender) {
                   .fault = "UDP -b 1G on the 100M path",
                   .args = {"--udp-bandwidth", "1G"},
                   .expect = {"OFFERED_ABOVE_CEILING", "LINE_RATE_BOUND"},
-                  .detail_mentions = "held back by its own NIC queue"});
+                  .detail_mentions = "held back by its own queue ("});
 }
 
 Scenario sender_queue_loss() {

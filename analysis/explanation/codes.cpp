@@ -254,6 +254,19 @@ const std::vector<FindingCode>& finding_codes() {
          "it",
          {}},
         {"LINK_RATE_UNKNOWN", S::info, "", "no link rate given: no ceiling is claimed", {}},
+        // ------------------------------------------------------------ run --repeat
+        {"REPEAT_SPREAD",
+         S::info,
+         "",
+         "a test run several times (run --repeat) with the same verdict every time: the median "
+         "of what was measured, its spread, and each repetition",
+         {}},
+        {"VERDICT_FLIPS",
+         S::warn,
+         "",
+         "a test run several times whose verdict changed between repetitions: each "
+         "repetition's figure and verdict, so no conclusion rests on one of them",
+         {}},
         // ------------------------------------------------------------ run --find-udp-ceiling
         {"UDP_CEILING_FOUND",
          S::info,

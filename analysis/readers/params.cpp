@@ -327,6 +327,8 @@ const std::map<std::string, KeyReader, std::less<>>& key_readers() {
         // 576: IPv4's smallest datagram every host takes; 65535: the most a Linux link has.
         {"np_mtu", [](KeyReading& r, const std::string& k,
                       const YAML::Node& v) { r.p.mtu = integer(k, v, 576, 65535); }},
+        {"np_repeat", [](KeyReading& r, const std::string& k,
+                         const YAML::Node& v) { r.p.repeat = integer(k, v, 1, 20); }},
         {"np_find_udp_ceiling", [](KeyReading& r, const std::string& k,
                                    const YAML::Node& v) { r.p.find_udp_ceiling = boolean(k, v); }},
         {"np_ceiling_loss_pct", loss_pct},

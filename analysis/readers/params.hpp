@@ -46,6 +46,9 @@ struct Params {
     // frames: 9000); unset: the MTU the nodes have.
     std::optional<int> mtu;
 
+    // run --repeat: the TCP and UDP tests run this many times, each repetition explained, and
+    // each test's median, spread and verdicts side by side (np_repeat, 1 … 20).
+    int repeat = 1;
     // run --find-udp-ceiling: after the fixed tests, search the highest UDP offered load with
     // loss at most ceiling_loss_pct (one direction: not with bidir).
     bool find_udp_ceiling = false;  // np_find_udp_ceiling

@@ -51,6 +51,7 @@ nlohmann::json params_json(const Params& p) {
     j["np_pacing_rate"] = p.pacing_rate;
     j["np_zerocopy"] = p.zerocopy;
     j["np_mtu"] = p.mtu ? nlohmann::json(*p.mtu) : nlohmann::json(nullptr);
+    j["np_repeat"] = p.repeat;
     j["np_find_udp_ceiling"] = p.find_udp_ceiling;
     j["np_ceiling_loss_pct"] = p.ceiling_loss_pct;
     j["np_iperf3_tcp_options"] = joined(iperf3_client_options(p, Transport::tcp));

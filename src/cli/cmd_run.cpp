@@ -321,6 +321,7 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
         {"-C,--congestion", "np_tcp_congestion"},
         {"--fq-rate", "np_pacing_rate"},
         {"--mtu", "np_mtu"},
+        {"--repeat", "np_repeat"},
         {"--ceiling-loss", "np_ceiling_loss_pct"}};
     for (const auto& [names, key] : overrides) {
         const std::string flag = long_name(names);

@@ -24,6 +24,7 @@
 #include "analysis/explanation/contract.hpp"
 #include "analysis/explanation/model.hpp"
 #include "analysis/explanation/preflight.hpp"
+#include "analysis/explanation/repeats.hpp"
 #include "analysis/readers/inputs.hpp"
 #include "analysis/readers/names.hpp"
 #include "analysis/readers/text.hpp"
@@ -62,6 +63,11 @@ struct Record {
     std::optional<int> speed_mbps;  // node A's data link as sysfs states it
     std::optional<int> mtu_bytes;   // and its MTU
     std::optional<CeilingSearch> udp_ceiling;  // run --find-udp-ceiling, once it started
+    struct Repetition {  // run --repeat: the tests' outputs of repetition 2, 3, …
+        int number = 2;
+        std::string tcp, udp;
+    };
+    std::vector<Repetition> repetitions;
     std::string command_log;  // every command run on the nodes, with status and stderr
 };
 
@@ -563,6 +569,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
     dir.done("probe start");
     std::unique_ptr<IperfServer> server;
     std::string phase = "server start";
+    std::string phase_file = run_dir::output(mode, run_dir::kPing);  // the phase's tool output
     const auto save_partial_traces = [&] {
         for (RemoteProbe* probe : {pa.get(), pb.get()}) {
             if (!probe || probe->closed_phases().empty()) continue;
@@ -626,48 +633,51 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
             rec.status[run_dir::output(mode, run_dir::kPing)]);
         dir.save(run_dir::output(mode, run_dir::kPing), rec.ping);
         dir.done("ping");
-        announce("tcp");
-        if (!server_gone()) {
-            rec.tcp = run_client(b, recorded("iperf3", iperf3_command(p, Transport::tcp)),
-                                 p.tcp_duration_s, "tcp", pa.get(), progress, link,
-                                 rec.status[run_dir::output(mode, run_dir::kTcp)], server.get());
-            dir.save(run_dir::output(mode, run_dir::kTcp), rec.tcp);
-            if (!server_gone()) {
-                dir.done("tcp");
-                announce("udp");
-                if (!server_gone()) {
-                    rec.udp =
-                        run_client(b, recorded("iperf3", iperf3_command(p, Transport::udp)),
-                                   p.udp_duration_s, "udp", pa.get(), progress, link,
-                                   rec.status[run_dir::output(mode, run_dir::kUdp)], server.get());
-                    dir.save(run_dir::output(mode, run_dir::kUdp), rec.udp);
-                    if (!server_gone()) dir.done("udp");
-                    if (p.find_udp_ceiling && !server_gone()) {
-                        // Each step a short UDP test of its own phase, at a load the search picks.
-                        const auto ceiling = search_ceiling_bps(o, rec);
-                        if (ceiling) rec.udp_ceiling.emplace(*ceiling, p.ceiling_loss_pct);
-                        while (ceiling && !server_gone()) {
-                            const auto rate = rec.udp_ceiling->next();
-                            if (!rate) break;
-                            const std::string name =
-                                fmt::format("udp-ceiling-{}", rec.udp_ceiling->steps().size() + 1);
-                            const std::string file = run_dir::output(mode, name + ".json");
-                            Params step = p;
-                            step.udp_bandwidth = fmt::format("{:.0f}", *rate / p.parallel);
-                            step.udp_duration_s = kCeilingStepSeconds;
-                            announce(name);
-                            const std::string out = run_client(
-                                b, recorded("iperf3", iperf3_command(step, Transport::udp)),
-                                kCeilingStepSeconds, name, pa.get(), progress, link,
-                                rec.status[file], server.get());
-                            dir.save(file, out);
-                            dir.done(name);
-                            rec.udp_ceiling->record(
-                                ceiling_step(out, rec.status[file], *rate, name, file));
-                        }
-                    }
-                }
+        // One iperf3 test in a probe phase of its own: announced, run, its output saved as it
+        // ends. False once the server is gone: the run stops there.
+        const auto iperf_test = [&](const std::string& name, const Params& q, Transport t,
+                                    const std::string& file, std::string& out) {
+            announce(name);
+            phase_file = file;
+            if (server_gone()) return false;
+            out = run_client(b, recorded("iperf3", iperf3_command(q, t)),
+                             t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s, name,
+                             pa.get(), progress, link, rec.status[file], server.get());
+            dir.save(file, out);
+            if (server_gone()) return false;
+            dir.done(name);
+            return true;
+        };
+        bool going =
+            iperf_test("tcp", p, Transport::tcp, run_dir::output(mode, run_dir::kTcp), rec.tcp) &&
+            iperf_test("udp", p, Transport::udp, run_dir::output(mode, run_dir::kUdp), rec.udp);
+        // --repeat: the tests again, each repetition in phases tcp-K and udp-K.
+        for (int k = 2; going && k <= p.repeat; ++k) {
+            Record::Repetition& r = rec.repetitions.emplace_back();
+            r.number = k;
+            for (const auto t : {Transport::tcp, Transport::udp}) {
+                const std::string name =
+                    fmt::format("{}-{}", t == Transport::tcp ? "tcp" : "udp", k);
+                std::string& out = t == Transport::tcp ? r.tcp : r.udp;
+                going = going && iperf_test(name, p, t, run_dir::output(mode, name + ".json"), out);
             }
+        }
+        // --find-udp-ceiling: short UDP tests at the loads the search picks, each its own phase.
+        const auto ceiling =
+            going && p.find_udp_ceiling ? search_ceiling_bps(o, rec) : std::nullopt;
+        if (ceiling) rec.udp_ceiling.emplace(*ceiling, p.ceiling_loss_pct);
+        while (going && ceiling) {
+            const auto rate = rec.udp_ceiling->next();
+            if (!rate) break;
+            const std::string name =
+                fmt::format("udp-ceiling-{}", rec.udp_ceiling->steps().size() + 1);
+            const std::string file = run_dir::output(mode, name + ".json");
+            Params step = p;
+            step.udp_bandwidth = fmt::format("{:.0f}", *rate / p.parallel);
+            step.udp_duration_s = kCeilingStepSeconds;
+            std::string out;
+            going = iperf_test(name, step, Transport::udp, file, out);
+            rec.udp_ceiling->record(ceiling_step(out, rec.status[file], *rate, name, file));
         }
     } catch (const Interrupted& e) {
         rec.stopped = e.what();
@@ -675,10 +685,7 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
     } catch (const remote::OutputTooLarge& e) {
         // The tool was stopped: its test is a tool error, and nothing of what it printed is
         // kept (none of it can be a result).
-        const std::string_view file = phase == "ping"  ? run_dir::kPing
-                                      : phase == "udp" ? run_dir::kUdp
-                                                       : run_dir::kTcp;
-        Finding f = make_finding("TOOL_ERROR", run_dir::output(mode, file));
+        Finding f = make_finding("TOOL_ERROR", phase_file);
         f.title = fmt::format("The {} test's tool printed past what a run keeps: stopped", phase);
         f.detail = fmt::format(
             "{}. A tool's output is held to {} MiB and 4 KiB per second of its test, lines to "
@@ -1042,6 +1049,28 @@ ExplainInput read_evidence(const RawOutputs& raw, Record& rec) {
     return in;
 }
 
+// A repetition of the tests (run --repeat), explained on its own: its outputs held against its
+// own phases (tcp-K, udp-K) of the run's traces. A test whose tool failed has no row.
+Explanation explain_repetition(const Record::Repetition& r, const std::string& mode,
+                               const Record& rec, const ExplainInput& run) {
+    ExplainInput in;
+    in.link_bps = run.link_bps;
+    in.traces = run.traces;
+    for (const auto& [text, kind] : {std::pair{&r.tcp, "tcp"}, std::pair{&r.udp, "udp"}}) {
+        const std::string phase = fmt::format("{}-{}", kind, r.number);
+        const std::string file = run_dir::output(mode, phase + ".json");
+        const auto status = rec.status.find(file);
+        if (text->empty() || status == rec.status.end() || status->second != 0) continue;
+        try {
+            Measurements m = parse_measurements(*text, file);
+            for (auto& t : m.throughput) t.phase = phase;
+            in.measurements.append(std::move(m));
+        } catch (const InputError&) {
+        }
+    }
+    return explain(in);
+}
+
 Finding run_incomplete(const RunOptions& o, const Record& rec) {
     Finding f = make_finding("RUN_INCOMPLETE");
     f.title = "The run did not complete";
@@ -1110,6 +1139,14 @@ RunOutcome run_experiment(const RunOptions& o) {
     const Measurements measured = in.measurements;
     in.link_bps = out.link_bps;
     out.explanation = explain(in);
+    if (!rec.repetitions.empty()) {
+        std::vector<Repetition> reps{{1, out.explanation}};
+        for (const auto& r : rec.repetitions)
+            reps.push_back({r.number, explain_repetition(r, o.mode, rec, in)});
+        auto found = repeat_findings(reps);
+        mark_flipped_verdicts(found, out.explanation.verdicts);
+        for (auto& f : found) out.explanation.findings.push_back(std::move(f));
+    }
     if (rec.udp_ceiling) {
         out.explanation.findings.push_back(udp_ceiling_finding(*rec.udp_ceiling, in.traces));
     } else if (o.params.find_udp_ceiling && rec.stopped.empty()) {

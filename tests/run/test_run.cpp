@@ -233,8 +233,7 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
     const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr) << codes(c);
     EXPECT_EQ(offered->value("severity", ""), "info");
-    EXPECT_NE(offered->value("detail", "").find("held back by its own queue ("),
-              std::string::npos)
+    EXPECT_NE(offered->value("detail", "").find("held back by its own queue ("), std::string::npos)
         << offered->dump(2);
     for (const auto& f : c["explain"]["findings"])
         EXPECT_NE(f.value("severity", ""), "error") << f.dump(2);
@@ -506,8 +505,7 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     ASSERT_NE(offered, nullptr) << codes(c);
     EXPECT_EQ(offered->at("evidence").value("offered_mbps", 0.0), 200.0) << offered->dump(2);
     EXPECT_EQ(c["udp_loss_pct"], 0.0);
-    EXPECT_NE(offered->value("detail", "").find("held back by its own queue ("),
-              std::string::npos)
+    EXPECT_NE(offered->value("detail", "").find("held back by its own queue ("), std::string::npos)
         << offered->dump(2);
     for (const char* loss : {"UDP_LOSS", "LOSS_AT_SENDER_QDISC", "LOSS_ON_WIRE",
                              "LOSS_AT_RECEIVER_NIC", "LOSS_AT_RECEIVER_SOCKET"})
@@ -636,6 +634,34 @@ TEST_F(RunTest, TheRunsMtuIsSetOnBothNodesAndSetBack) {
     }
     EXPECT_EQ(mtu(server()), "1500\n");
     EXPECT_EQ(mtu(client()), "1500\n");
+    expect_nodes_clean();
+}
+
+// --repeat 2: the tests twice, the second time in phases of their own, and each test's
+// repetitions held side by side from each one's own explanation.
+TEST_F(RunTest, RepeatedTestsAreEachExplainedAndHeldSideBySide) {
+    const CommandResult r = np_explain(run_args(
+        {"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1", "--repeat", "2"}));
+    ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+    const json c = contract();
+    for (const char* test : {"iperf3 TCP", "iperf3 UDP"}) {
+        const json* f = nullptr;
+        for (const auto& x : c["explain"]["findings"])
+            if (x.value("test", "") == test &&
+                (x.value("code", "") == "REPEAT_SPREAD" || x.value("code", "") == "VERDICT_FLIPS"))
+                f = &x;
+        ASSERT_NE(f, nullptr) << test << " " << codes(c);
+        const json& runs = f->at("evidence").at("runs_mbps");
+        ASSERT_EQ(runs.size(), 2u) << f->dump(2);
+        EXPECT_TRUE(runs[0].is_number() && runs[1].is_number()) << f->dump(2);
+        // The first repetition's is the contract's figure.
+        EXPECT_NEAR(runs[0].get<double>(),
+                    num(c, std::string(test) == "iperf3 TCP" ? "tcp_mbps" : "udp_mbps"), 0.01);
+    }
+    for (const char* file : {"np-explain_tcp-2.json", "np-explain_udp-2.json"})
+        EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/" + file)) << file;
+    const json trace = read_json(run_dir_ + "/" + c["traces"][0].get<std::string>());
+    for (const char* name : {"tcp-2", "udp-2"}) EXPECT_NE(phase(trace, name), nullptr) << name;
     expect_nodes_clean();
 }
 

@@ -259,6 +259,8 @@ TEST(Params, BadTestOptionsAreRejectedNamingTheKey) {
                             "np_server_ip: '2001:2::1'\nnp_client_ip: '2001:2::2'\nnp_mtu: 1279\n"})
         EXPECT_EQ(rejected(bad).first, "np_mtu") << bad;
     EXPECT_EQ(parse_params("np_mtu: 9000\n", "p").params.mtu, 9000);
+    for (const char* bad : {"np_repeat: 0\n", "np_repeat: 21\n"})
+        EXPECT_EQ(rejected(bad).first, "np_repeat") << bad;
 }
 
 }  // namespace

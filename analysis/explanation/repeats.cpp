@@ -1,0 +1,108 @@
+#include "analysis/explanation/repeats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/format.hpp"
+
+namespace np {
+namespace {
+
+const Verdict* verdict_of(const Explanation& e, const std::string& test) {
+    for (const auto& v : e.verdicts)
+        if (v.test == test) return &v;
+    return nullptr;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Finding test_finding(const std::string& test, const std::vector<Repetition>& reps) {
+    std::vector<double> rates;
+    std::vector<std::string> verdicts, lines;
+    nlohmann::json rates_json = nlohmann::json::array(), verdicts_json = nlohmann::json::array();
+    for (const auto& r : reps) {
+        const Verdict* v = verdict_of(r.explanation, test);
+        const std::string verdict = v ? v->verdict : "no result";
+        verdicts.push_back(verdict);
+        verdicts_json.push_back(verdict);
+        if (v && v->measured_bps) {
+            rates.push_back(*v->measured_bps);
+            rates_json.push_back(rounded(*v->measured_bps / 1e6, 2));
+            lines.push_back(
+                fmt::format("{}: {}, {}", r.number, format_rate(*v->measured_bps), verdict));
+        } else {
+            rates_json.push_back(nullptr);
+            lines.push_back(fmt::format("{}: {}", r.number, verdict));
+        }
+    }
+    const bool flips = std::any_of(verdicts.begin(), verdicts.end(),
+                                   [&](const std::string& v) { return v != verdicts.front(); });
+    Finding f = make_finding(flips ? "VERDICT_FLIPS" : "REPEAT_SPREAD", test);
+    f.evidence = {
+        {"repetitions", reps.size()}, {"runs_mbps", rates_json}, {"verdicts", verdicts_json}};
+    std::string figures;
+    double mid = 0, spread = 0;
+    if (!rates.empty()) {
+        mid = median(rates);
+        const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+        spread = mid > 0 ? (*hi - *lo) / mid : 0;
+        figures =
+            fmt::format("median {}, from {} to {} (a spread of {} of the median)", format_rate(mid),
+                        format_rate(*lo), format_rate(*hi), format_pct(spread));
+        f.evidence.emplace_back("median_mbps", rounded(mid / 1e6, 2));
+        f.evidence.emplace_back("min_mbps", rounded(*lo / 1e6, 2));
+        f.evidence.emplace_back("max_mbps", rounded(*hi / 1e6, 2));
+        f.evidence.emplace_back("spread_pct", rounded(100 * spread, 2));
+    }
+    f.detail =
+        fmt::format("{} repetitions: {}. Each: {}.", reps.size(),
+                    figures.empty() ? "none measured a rate" : figures, fmt::join(lines, "; "));
+    if (flips) {
+        f.title =
+            fmt::format("{}: the verdict changed between the {} repetitions", test, reps.size());
+        f.detail +=
+            " The first repetition's explanation is the one shown in full; the others' "
+            "verdicts rest on the same rules over their own counts and phases.";
+        f.next_step =
+            "Read the repetitions that differ in their outputs and phases in the run dir "
+            "(<mode>_tcp-K.json, phase tcp-K of each trace); a verdict that flips is a path or a "
+            "host whose state changed during the run: repeat with more repetitions, or longer "
+            "tests (-t), before drawing a conclusion from one.";
+    } else {
+        f.title = fmt::format("{}: {} in all {} repetitions", test, verdicts.front(), reps.size());
+        if (!rates.empty())
+            f.title += fmt::format(" (median {}, spread {})", format_rate(mid), format_pct(spread));
+    }
+    return f;
+}
+
+}  // namespace
+
+std::vector<Finding> repeat_findings(const std::vector<Repetition>& repetitions) {
+    std::vector<Finding> out;
+    if (repetitions.size() < 2) return out;
+    for (const auto& v : repetitions.front().explanation.verdicts)
+        if (v.measured_bps)  // a throughput test with a result (a ping's is a time)
+            out.push_back(test_finding(v.test, repetitions));
+    return out;
+}
+
+void mark_flipped_verdicts(const std::vector<Finding>& repeats, std::vector<Verdict>& verdicts) {
+    for (const auto& f : repeats) {
+        if (f.code != "VERDICT_FLIPS") continue;
+        for (auto& v : verdicts)
+            if (v.test == f.test) {
+                v.verdict += ", flips between repetitions";
+                v.codes.push_back(f.code);
+            }
+    }
+}
+
+}  // namespace np

@@ -321,6 +321,12 @@ const std::vector<FindingCode>& finding_codes() {
          {}},
         {"IPERF3_MISSING", S::error, "", "iperf3 is not installed on the node", {}},
         {"PING_MISSING", S::error, "", "ping is not installed on the client node", {}},
+        {"CONGESTION_CONTROL_MISSING",
+         S::error,
+         "",
+         "the TCP congestion control the run asks for (-C) is neither in a node's kernel nor a "
+         "module it can load",
+         {}},
         {"NO_CARRIER",
          S::error,
          "",

@@ -83,6 +83,24 @@ std::vector<Finding> node_findings(const NodeFacts& n) {
         f.next_step = fmt::format("ssh root@{} apt-get install -y iperf3", n.node);
         out.push_back(std::move(f));
     }
+    if (!n.congestion.empty() && !n.congestion_present) {
+        Finding f = node_finding("CONGESTION_CONTROL_MISSING", n.node);
+        f.title =
+            fmt::format("{}'s kernel has no TCP congestion control '{}'", n.node, n.congestion);
+        f.detail = fmt::format(
+            "The TCP test is to run with -C {} (np_tcp_congestion), which both ends set on their "
+            "socket; {} has it neither loaded (it has: {}) nor as a module to load (tcp_{}), so "
+            "iperf3 would fail there.",
+            n.congestion, n.node,
+            n.congestion_available.empty() ? "none listed" : n.congestion_available, n.congestion);
+        f.evidence.emplace_back("congestion", n.congestion);
+        f.evidence.emplace_back("available", n.congestion_available);
+        f.next_step = fmt::format(
+            "Choose one {} has (np_tcp_congestion, run -C), or install the kernel's module for "
+            "it there.",
+            n.node);
+        out.push_back(std::move(f));
+    }
     if (!n.ping_present && n.role == "client") {
         Finding f = node_finding("PING_MISSING", n.node);
         f.title = fmt::format("ping is not installed on {}", n.node);

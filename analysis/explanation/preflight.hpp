@@ -26,6 +26,12 @@ struct NodeFacts {
     bool ipv6_disabled = false;
     bool kernel_without_ipv6 = false;
     std::string data_ip;  // the address the node is to take (for the message)
+    // The TCP congestion control the run asks for (np_tcp_congestion, iperf3 -C; both ends set
+    // it), empty for none; whether the node's kernel has it or a module that provides it, and
+    // the ones it has (tcp_available_congestion_control).
+    std::string congestion;
+    bool congestion_present = true;
+    std::string congestion_available;
     // After the link is set up:
     std::optional<bool> carrier;
     std::vector<std::string> ports_with_carrier;  // other ports that do have carrier
@@ -45,7 +51,8 @@ struct PathFacts {
     std::string neighbour_mac;  // the MAC that answered for it (`ip neigh` lladdr), lower case
 };
 
-// IMAGE_NOT_BOOTED, DATA_IFACE_MISSING, IPV6_DISABLED, IPERF3_MISSING, PING_MISSING (errors).
+// IMAGE_NOT_BOOTED, DATA_IFACE_MISSING, IPV6_DISABLED, IPERF3_MISSING, PING_MISSING,
+// CONGESTION_CONTROL_MISSING (errors).
 std::vector<Finding> node_findings(const NodeFacts& n);
 // NO_CARRIER (error), naming the ports that have carrier.
 std::vector<Finding> carrier_findings(const NodeFacts& n);

@@ -196,6 +196,17 @@ auto on_both(FA for_a, FB for_b) {
     return std::pair{std::move(ra), std::move(rb)};
 }
 
+// With -C: the congestion controls the kernel has, and whether a module provides `name`
+// (np_tcp_congestion: [a-z0-9_], safe in a command). The kernel loads it on iperf3's setsockopt.
+std::string congestion_probe(const std::string& name) {
+    if (name.empty()) return {};
+    return fmt::format(
+        "; echo cc=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null); "
+        "if {{ modinfo tcp_{0} || ls /lib/modules/$(uname -r)/kernel/net/ipv4/tcp_{0}.ko*; }} "
+        ">/dev/null 2>&1; then echo ccmod=1; else echo ccmod=0; fi",
+        name);
+}
+
 NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std::string& role,
                             const Params& p) {
     const std::string iface = shell_quote(p.data_iface);
@@ -208,8 +219,8 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
                   "if command -v iperf3 >/dev/null; then echo iperf3=1; else echo iperf3=0; fi; "
                   "if command -v ping >/dev/null; then echo ping=1; else echo ping=0; fi; "
                   "echo ipv6=$(cat /proc/sys/net/ipv6/conf/{1}/disable_ipv6 2>/dev/null || "
-                  "{{ [ -d /proc/sys/net/ipv6 ] || echo kernel; }})",
-                  shell_quote(p.image_marker), iface))
+                  "{{ [ -d /proc/sys/net/ipv6 ] || echo kernel; }}){2}",
+                  shell_quote(p.image_marker), iface, congestion_probe(p.congestion)))
             .out);
     NodeFacts n;
     n.node = node;
@@ -223,6 +234,13 @@ NodeFacts gather_node_facts(CommandShell& s, const std::string& node, const std:
     n.ping_present = kv.count("ping") && kv.at("ping") == "1";
     n.mac = kv.count("mac") ? text::lower(text::trim(kv.at("mac"))) : "";
     n.data_ip = role == "server" ? p.server_ip : p.client_ip;
+    n.congestion = p.congestion;
+    if (!p.congestion.empty()) {
+        n.congestion_available = kv.count("cc") ? std::string(text::trim(kv.at("cc"))) : "";
+        const auto have = text::words(n.congestion_available);
+        n.congestion_present = std::find(have.begin(), have.end(), p.congestion) != have.end() ||
+                               (kv.count("ccmod") && kv.at("ccmod") == "1");
+    }
     if (ip_version_of_address(n.data_ip) == IpVersion::v6 && kv.count("ipv6")) {
         const std::string_view v = text::trim(kv.at("ipv6"));
         n.ipv6_disabled = v == "1";

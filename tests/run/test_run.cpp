@@ -675,6 +675,19 @@ TEST_F(RunTest, RepeatedTestsAreEachExplainedAndHeldSideBySide) {
     expect_nodes_clean();
 }
 
+// -C with a congestion control neither node has stops in preflight: no test runs, exit 1, and
+// nothing is left configured.
+TEST_F(RunTest, ACongestionControlTheNodesLackIsRefusedBeforeAnyTest) {
+    const CommandResult r = np_explain(run_args({"-C", "nosuchcc", "--ping-count", "1"}));
+    EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+    const json c = contract();
+    const json* f = finding(c, "CONGESTION_CONTROL_MISSING");
+    ASSERT_NE(f, nullptr) << codes(c);
+    EXPECT_NE(f->value("detail", "").find("-C nosuchcc"), std::string::npos) << f->dump(2);
+    EXPECT_FALSE(std::filesystem::exists(run_dir_ + "/np-explain_tcp.json"));
+    expect_nodes_clean();
+}
+
 // run --find-udp-ceiling on the 100M link: the model's ceiling is carried without loss (the
 // sender's queue holds back what the shaper cannot take), so the first step finds it.
 TEST_F(RunTest, TheUdpCeilingSearchFindsTheModelsCeilingOnAShapedLink) {

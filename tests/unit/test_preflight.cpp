@@ -144,5 +144,21 @@ TEST(Preflight, AnIpv6AddressOnAPortWithoutIpv6IsRefusedFirst) {
     EXPECT_NE(f[0].detail.find("ipv6.disable=1"), std::string::npos) << f[0].detail;
 }
 
+// -C a congestion control a node neither has nor can load stops the run before any test,
+// naming the node and what it has.
+TEST(Preflight, ACongestionControlANodeLacksIsNamedWithTheOnesItHas) {
+    NodeFacts n = kServer;
+    n.congestion = "vegas";
+    n.congestion_available = "reno cubic";
+    EXPECT_TRUE(node_findings(n).empty());  // present unless the probe said otherwise
+    n.congestion_present = false;
+    const auto f = node_findings(n);
+    ASSERT_EQ(codes(f), std::vector<std::string>{"CONGESTION_CONTROL_MISSING"});
+    EXPECT_EQ(f[0].severity, Severity::error);
+    EXPECT_NE(f[0].detail.find("node1-1 has it neither loaded (it has: reno cubic)"),
+              std::string::npos)
+        << f[0].detail;
+}
+
 }  // namespace
 }  // namespace np

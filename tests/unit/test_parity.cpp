@@ -48,6 +48,25 @@ TEST(Parity, ThroughputMoreThanOnePercentApartFails) {
               std::string::npos);
 }
 
+// A run whose own repetitions (run --repeat) spread 2 % apart: two modes 1.5 % apart differ no
+// more than that run differs from itself, and the check says why it allowed more.
+TEST(Parity, TheSpreadOfARunsOwnRepetitionsWidensWhatParityAllows) {
+    auto contracts = tutorial_sample();
+    contracts[1] = contract("manual", 0.273, 920.0, 949.0, 0.0);  // 934/920 = 1.015
+    const std::string repeated =
+        ", \"explain\": {\"findings\": [{\"code\": \"REPEAT_SPREAD\", \"severity\": "
+        "\"info\", \"test\": \"iperf3 TCP\", \"title\": \"t\", \"evidence\": "
+        "{\"spread_pct\": 2.0}}]}";
+    contracts.push_back(contract("np-explain", 0.26, 930.0, 949.0, 0.0, "node1-2", repeated));
+    const auto r = check_parity(contracts);
+    EXPECT_TRUE(r.pass) << render_parity(contracts, r);
+    EXPECT_NE(r.checks[0].summary.find("widened from 1.010 to the np-explain run's own "
+                                       "repetitions, 2.00 % apart"),
+              std::string::npos)
+        << r.checks[0].summary;
+    EXPECT_EQ(r.checks[1].summary.find("widened"), std::string::npos);  // UDP was not repeated
+}
+
 TEST(Parity, ThroughputWithinOnePercentPasses) {
     auto contracts = tutorial_sample();
     contracts[1] = contract("manual", 0.273, 926.0, 949.0, 0.0);  // 934/926 = 1.0086

@@ -23,36 +23,6 @@ std::optional<int> nic_mtu(const std::vector<Trace>& traces) {
     return mtu;
 }
 
-std::optional<Model> model_for(const ThroughputTest& t, double link_bps,
-                               std::optional<int> nic_mtu) {
-    ModelParams p;
-    p.link_bps = link_bps;
-    if (t.pmtu_bytes && *t.pmtu_bytes >= 576 && *t.pmtu_bytes <= 65535)
-        p.mtu_bytes = *t.pmtu_bytes;
-    else if (nic_mtu)
-        p.mtu_bytes = *nic_mtu;
-    // The family of the address the client connected to; a host name leaves IPv4.
-    if (const auto ip = ip_version_of_address(t.server_host)) p.ip = *ip;
-    if (t.mss_bytes) {
-        // Linux's MSS is MTU − 40 − 12 with timestamps over IPv4 (− 60 − 12 over IPv6); 1460
-        // at MTU 1500 means without.
-        const int headers = ip_header_bytes(p.ip) + kTcpHeaderBytes;
-        p.tcp_timestamps = p.mtu_bytes - headers - *t.mss_bytes >= kTcpTimestampOptionBytes;
-        // A TCP segment carries the MSS, which the peer may hold below the local path MTU (a
-        // 9000-byte MTU talking to a 1500-byte one): model the frames that were sent.
-        const int sent_mtu =
-            *t.mss_bytes + headers + (p.tcp_timestamps ? kTcpTimestampOptionBytes : 0);
-        if (t.transport == Transport::tcp && sent_mtu >= 576 && sent_mtu < p.mtu_bytes)
-            p.mtu_bytes = sent_mtu;
-    }
-    if (t.transport == Transport::udp && t.payload_bytes) p.udp_payload_bytes = *t.payload_bytes;
-    try {
-        return compute_model(p);
-    } catch (const std::exception&) {
-        return std::nullopt;  // e.g. a datagram size the model does not accept
-    }
-}
-
 namespace {
 
 // The throughput tests to judge: the tools' own, or — for traces given without any tool output —

@@ -55,11 +55,6 @@ struct Explanation {
     std::optional<double> path_bps;
 };
 
-// The model for one test on the given link: MTU from the path MTU iperf3 saw, else the smaller
-// of the traced data NICs' (`nic_mtu`), else 1500; TCP timestamps inferred from the MSS, the
-// test's UDP datagram size.
-std::optional<Model> model_for(const ThroughputTest& t, double link_bps,
-                               std::optional<int> nic_mtu = std::nullopt);
 // The MTU the traced data NICs of both ends allow: the smaller of the two (either alone when
 // only one was traced); empty without a trace that reports it.
 std::optional<int> nic_mtu(const std::vector<Trace>& traces);

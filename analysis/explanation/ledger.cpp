@@ -9,6 +9,7 @@
 
 #include "analysis/explanation/format.hpp"
 #include "analysis/explanation/model.hpp"
+#include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
 #include "common/json_field.hpp"
 
@@ -585,16 +586,11 @@ class LedgerBuilder {
     // datagram's size is not known.
     int udp_frames_per_datagram() const {
         if (t_.transport != Transport::udp || !t_.payload_bytes || !traces_.sender) return 1;
-        ModelParams p;
-        if (traces_.sender->trace->link.mtu_bytes > 0)
-            p.mtu_bytes = traces_.sender->trace->link.mtu_bytes;
-        if (const auto ip = ip_version_of_address(t_.server_host)) p.ip = *ip;
-        p.udp_payload_bytes = *t_.payload_bytes;
-        try {
-            return std::max<int>(1, int(compute_udp_ceiling(p).frames.size()));
-        } catch (const std::exception&) {
-            return 1;
-        }
+        const int mtu = traces_.sender->trace->link.mtu_bytes;
+        // Any rate: the frames a datagram takes depend on its size and the MTU only.
+        const auto model =
+            model_for(t_, kMaxLinkBps, mtu > 0 ? std::optional<int>(mtu) : std::nullopt);
+        return model ? std::max<int>(1, int(model->udp.frames.size())) : 1;
     }
     // A count of frames in datagrams.
     uint64_t datagrams(uint64_t frames) const {

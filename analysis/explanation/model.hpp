@@ -105,4 +105,10 @@ std::string describe_overhead(const Ceiling& c);
 // The model as JSON, units in key names (documented in docs/commands.md, "model").
 nlohmann::json to_json(const Model& m);
 
+// The model for one test on the given link: MTU from the path MTU iperf3 saw, else the smaller
+// of the traced data NICs' (`nic_mtu`), else 1500; TCP timestamps inferred from the MSS, the
+// test's UDP datagram size.
+std::optional<Model> model_for(const ThroughputTest& t, double link_bps,
+                               std::optional<int> nic_mtu = std::nullopt);
+
 }  // namespace np

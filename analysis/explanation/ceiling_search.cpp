@@ -19,7 +19,8 @@ constexpr double kResolution = 0.01;
 std::string step_text(const CeilingStep& s) {
     const auto loss = s.loss_pct();
     if (!loss) return fmt::format("{} offered: no result", format_rate(s.offered_bps));
-    return fmt::format("{} offered: {} received, {} lost", format_rate(s.offered_bps),
+    return fmt::format("{} offered: {} sent, {} received, {} lost", format_rate(s.offered_bps),
+                       format_rate(s.sent_bps().value_or(0)),
                        format_rate(s.test->received_bps.value_or(0)), format_pct(*loss / 100, 3));
 }
 
@@ -66,24 +67,39 @@ std::optional<double> CeilingStep::loss_pct() const {
 CeilingSearch::CeilingSearch(double ceiling_bps, double max_loss_pct)
     : ceiling_(ceiling_bps), max_loss_(max_loss_pct) {}
 
-bool CeilingSearch::passes(const CeilingStep& s) const {
-    const auto loss = s.loss_pct();
-    return loss && *loss <= max_loss_;
+std::optional<double> CeilingStep::sent_bps() const {
+    if (!test) return std::nullopt;
+    return test->sent_bps ? test->sent_bps : test->received_bps;
 }
 
-const CeilingStep* CeilingSearch::passed() const {
-    const CeilingStep* best = nullptr;
-    for (const auto& s : steps_)
-        if (passes(s) && (!best || s.offered_bps > best->offered_bps)) best = &s;
-    return best;
+StepOutcome CeilingSearch::outcome(const CeilingStep& s) const {
+    const auto loss = s.loss_pct();
+    if (!loss) return StepOutcome::no_result;
+    if (*loss > max_loss_) return StepOutcome::lost;
+    const auto sent = s.sent_bps();
+    if (!sent || *sent < s.offered_bps * kCeilingSentShare) return StepOutcome::sender_short;
+    return StepOutcome::carried;
 }
 
 const CeilingStep* CeilingSearch::failed() const {
     const CeilingStep* lowest = nullptr;
-    for (const auto& s : steps_)
-        if (s.loss_pct() && !passes(s) && (!lowest || s.offered_bps < lowest->offered_bps))
+    for (const auto& s : steps_) {
+        const StepOutcome o = outcome(s);
+        if ((o == StepOutcome::lost || o == StepOutcome::sender_short) &&
+            (!lowest || s.offered_bps < lowest->offered_bps))
             lowest = &s;
+    }
     return lowest;
+}
+
+const CeilingStep* CeilingSearch::passed() const {
+    const CeilingStep* fail = failed();
+    const CeilingStep* best = nullptr;
+    for (const auto& s : steps_)
+        if (outcome(s) == StepOutcome::carried && (!fail || s.offered_bps < fail->offered_bps) &&
+            (!best || s.offered_bps > best->offered_bps))
+            best = &s;
+    return best;
 }
 
 std::optional<double> CeilingSearch::next() const {
@@ -98,7 +114,7 @@ std::optional<double> CeilingSearch::next() const {
 }
 
 void CeilingSearch::record(CeilingStep step) {
-    if (!step.loss_pct()) stopped_ = true;
+    if (outcome(step) == StepOutcome::no_result) stopped_ = true;
     steps_.push_back(std::move(step));
 }
 
@@ -110,14 +126,16 @@ Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace
     const double ceiling = search.ceiling_bps();
     if (pass) {
         f.title = fmt::format(
-            "The UDP ceiling found: {} offered with at most {} lost ({} of the "
+            "The UDP ceiling found: {} offered, sent and carried with at most {} lost ({} of the "
             "model's {})",
             format_rate(pass->offered_bps), threshold, format_pct(pass->offered_bps / ceiling),
             format_rate(ceiling));
         f.evidence = {{"found_mbps", rounded(pass->offered_bps / 1e6, 2)},
                       {"pct_of_ceiling", rounded(100 * pass->offered_bps / ceiling, 2)}};
+    } else if (fail) {
+        f.title = fmt::format("No UDP load tried was carried with at most {} lost", threshold);
     } else {
-        f.title = fmt::format("No UDP load tried kept its loss under {}", threshold);
+        f.title = "The UDP ceiling search got no result";
     }
     f.evidence.emplace_back("ceiling_mbps", rounded(ceiling / 1e6, 2));
     f.evidence.emplace_back("max_loss_pct", search.max_loss_pct());
@@ -139,18 +157,35 @@ Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace
     f.detail = fmt::format("{} short UDP test{} of {} s each, the model's ceiling first: {}.",
                            search.steps().size(), search.steps().size() == 1 ? "" : "s",
                            kCeilingStepSeconds, fmt::join(steps, "; "));
+    if (!pass && !fail) {
+        f.detail += " The last step's tool gave no result, so the search stopped there.";
+        f.next_step = fmt::format("Read that step's output ({}) for why iperf3 failed.",
+                                  search.steps().empty() ? "" : search.steps().back().file);
+        return f;
+    }
     if (!fail) {
+        // The first step: the model's ceiling offered, sent, and carried under the threshold.
         f.detail +=
-            " The path carried the model's ceiling with loss under the threshold: the "
-            "link's headers are its only limit for this datagram size.";
+            " The model's ceiling was offered, sent and carried with loss under the "
+            "threshold: for this datagram size the link's headers are the only limit.";
         f.next_step = "Nothing to change: UDP at this datagram size reaches the line rate.";
         return f;
     }
-    const auto stage = stopping_stage(*fail, traces, f.evidence);
     f.evidence.emplace_back("first_lossy_mbps", rounded(fail->offered_bps / 1e6, 2));
     const std::string at_most =
         pass ? "offer at most " + format_rate(pass->offered_bps) : "offer less than was tried";
-    if (stage) {
+    if (search.outcome(*fail) == StepOutcome::sender_short) {
+        // The sender's own count: the path was never offered the load.
+        f.evidence.emplace_back("stopped_at", "sender");
+        f.detail += fmt::format(
+            " At {} offered the sender sent only {} by its own count: the sending host set that "
+            "rate, not the path, so the search says nothing of the path above it.",
+            format_rate(fail->offered_bps), format_rate(fail->sent_bps().value_or(0)));
+        f.next_step =
+            "See the UDP test's findings for what held the sender (its CPU, its socket buffer); "
+            "more streams (-P) or a faster host may reach more. To test without loss, " +
+            at_most + ".";
+    } else if (const auto stage = stopping_stage(*fail, traces, f.evidence)) {
         f.detail += fmt::format(" At {} the loss was placed by the probes: {}.",
                                 format_rate(fail->offered_bps), stage->text);
         f.next_step = fmt::format("{} To test without loss, {}.",
@@ -161,10 +196,23 @@ Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace
             "counts drops are needed for its ledger.",
             format_rate(fail->offered_bps));
         f.next_step =
-            "Run with both probes at the full tier to place the loss; to test without "
-            "loss, " +
+            "Run with both probes at the full tier to place the loss; to test without loss, " +
             at_most + ".";
     }
+    return f;
+}
+
+Finding udp_ceiling_not_searched(const std::string& why) {
+    Finding f = make_finding("UDP_CEILING_NOT_FOUND");
+    f.title = "The UDP ceiling was not searched";
+    f.detail = fmt::format(
+        "The search starts at the model's ceiling for the fixed UDP test's datagrams on the "
+        "link: {}.",
+        why);
+    f.evidence = {{"why", why}};
+    f.next_step =
+        "Give the link rate (--link or np_link_rate) if it was unknown, or see the UDP test's "
+        "own findings for why it gave no result; then run again.";
     return f;
 }
 

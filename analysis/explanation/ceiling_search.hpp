@@ -18,6 +18,10 @@ namespace np {
 inline constexpr int kMaxCeilingSteps = 8;
 inline constexpr int kCeilingStepSeconds = 2;
 
+// A step's sender must have sent this share of the load offered for the step to say anything
+// of the path: below it the sending host, by its own count, set the rate.
+inline constexpr double kCeilingSentShare = 0.97;
+
 // One step: the load offered (all streams together) and what the tool counted, read from its
 // output; `test` empty when the output was no result (the search stops there).
 struct CeilingStep {
@@ -26,7 +30,13 @@ struct CeilingStep {
     std::string file;   // its output in the run dir
     std::optional<ThroughputTest> test;
     std::optional<double> loss_pct() const;
+    // What the sender counted as sent (else what arrived), when the output says.
+    std::optional<double> sent_bps() const;
 };
+
+// What a step showed: the path carried the load (loss at most the threshold, the load sent);
+// it lost more; the sender did not send the load (its own count); or the tool gave no result.
+enum class StepOutcome { carried, lost, sender_short, no_result };
 
 class CeilingSearch {
   public:
@@ -38,20 +48,27 @@ class CeilingSearch {
     const std::vector<CeilingStep>& steps() const { return steps_; }
     double ceiling_bps() const { return ceiling_; }
     double max_loss_pct() const { return max_loss_; }
-    // The highest load that lost no more than the threshold, and the lowest that lost more.
-    const CeilingStep* passed() const;
+    StepOutcome outcome(const CeilingStep& s) const;
+    // The lowest load that was not carried (lost, or not sent), and the highest carried below
+    // it: loss need not rise with the load, and a load carried above one that was not says
+    // nothing about the ceiling.
     const CeilingStep* failed() const;
+    const CeilingStep* passed() const;
 
   private:
-    bool passes(const CeilingStep& s) const;
     double ceiling_, max_loss_;
     std::vector<CeilingStep> steps_;
     bool stopped_ = false;  // a step without a result
 };
 
-// UDP_CEILING_FOUND (or, when no load passed, UDP_CEILING_NOT_FOUND): the load found, its share
-// of the model's ceiling, each step, and the stage that stopped it from the ledger of the lowest
-// load that lost (traces: the run's; "not located" without a complete ledger).
+// UDP_CEILING_FOUND (or, when no load was carried, UDP_CEILING_NOT_FOUND): the load found, its
+// share of the model's ceiling, each step, and what stopped it at the lowest load not carried,
+// from that step's own counts: the sender's count when it did not send the load, else the
+// stage its ledger places the loss in (traces: the run's), else "not located".
 Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace>& traces);
+
+// UDP_CEILING_NOT_FOUND for a search that could not start, and why (no link rate; the fixed
+// UDP test gave no result).
+Finding udp_ceiling_not_searched(const std::string& why);
 
 }  // namespace np

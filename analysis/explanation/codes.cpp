@@ -271,15 +271,17 @@ const std::vector<FindingCode>& finding_codes() {
         {"UDP_CEILING_FOUND",
          S::info,
          "",
-         "the highest UDP offered load with loss under the threshold, from short traced tests "
-         "(the model's ceiling first, then a bisection to 1 % of it): its share of the ceiling, "
-         "each step, and the stage that lost packets at the lowest load that lost, from its ledger",
+         "the highest UDP offered load that was sent and carried with loss under the threshold, "
+         "from short traced tests (the model's ceiling first, then a bisection to 1 % of it): "
+         "its share of the ceiling, each step, and what stopped it at the lowest load not "
+         "carried, from that step's own counts (the sender's, or the ledger's stage)",
          {}},
         {"UDP_CEILING_NOT_FOUND",
          S::warn,
          "",
-         "every UDP load the search tried lost more than the threshold: each step, and the stage "
-         "that lost packets at the lowest one",
+         "the UDP ceiling search found no load carried: each one tried lost more than the "
+         "threshold or was not sent (each step, and what stopped the lowest); or a step gave no "
+         "result; or the search could not start (no link rate, no UDP result), and why",
          {}},
         // ------------------------------------------------------------ ping
         {"PING_NO_REPLY",

@@ -63,6 +63,7 @@ struct Record {
     std::optional<int> speed_mbps;  // node A's data link as sysfs states it
     std::optional<int> mtu_bytes;   // and its MTU
     std::optional<CeilingSearch> udp_ceiling;  // run --find-udp-ceiling, once it started
+    std::string udp_ceiling_not_searched;      // why it could not start
     struct Repetition {  // run --repeat: the tests' outputs of repetition 2, 3, …
         int number = 2;
         std::string tcp, udp;
@@ -476,27 +477,28 @@ std::string iperf3_command(const Params& p, Transport t) {
     return command;
 }
 
-// The model's UDP goodput ceiling for the ceiling search: the link rate as the explanation takes
-// it, node A's MTU, the address family, and the datagram the fixed UDP test sent. None when no
-// link rate is known (nothing bounds the search then) or the UDP test gave no result.
-std::optional<double> search_ceiling_bps(const RunOptions& o, const Record& rec) {
-    const Params& p = o.params;
-    std::optional<double> link = o.link_bps ? o.link_bps : p.link_rate_bps;
+// The model's UDP goodput ceiling for the ceiling search: the fixed UDP test's result on the
+// link as the explanation takes it (node A's MTU). Empty, with why, when there is no link rate
+// (nothing bounds the search then) or the UDP test gave no result.
+struct SearchStart {
+    std::optional<double> ceiling_bps;
+    std::string why_not;
+};
+SearchStart search_ceiling(const RunOptions& o, const Record& rec) {
+    std::optional<double> link = o.link_bps ? o.link_bps : o.params.link_rate_bps;
     if (!link && rec.speed_mbps && *rec.speed_mbps > 0) link = *rec.speed_mbps * 1e6;
-    if (!link) return std::nullopt;
-    ModelParams m;
-    m.link_bps = *link;
-    m.mtu_bytes = rec.mtu_bytes.value_or(1500);
-    m.ip = ip_version_of_address(p.server_ip).value_or(IpVersion::v4);
-    try {
-        for (const auto& t : parse_measurements(rec.udp, "udp").throughput)
-            if (t.transport == Transport::udp && t.payload_bytes)
-                m.udp_payload_bytes = *t.payload_bytes;
-        validate(m);
-    } catch (const InputError&) {
-        return std::nullopt;
+    if (!link) return {std::nullopt, "the link rate is unknown"};
+    const auto status = rec.status.find(run_dir::output(o.mode, run_dir::kUdp));
+    if (status != rec.status.end() && status->second == 0) {
+        try {
+            for (const auto& t : parse_measurements(rec.udp, "udp").throughput)
+                if (t.transport == Transport::udp)
+                    if (const auto model = model_for(t, *link, rec.mtu_bytes))
+                        return {model->udp.goodput_bps, {}};
+        } catch (const InputError&) {
+        }
     }
-    return compute_udp_ceiling(m).goodput_bps;
+    return {std::nullopt, "the fixed UDP test gave no result to start from"};
 }
 
 // One step of the search as its output reads: the UDP test it holds, in the step's phase, or
@@ -681,10 +683,11 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
             }
         }
         // --find-udp-ceiling: short UDP tests at the loads the search picks, each its own phase.
-        const auto ceiling =
-            going && p.find_udp_ceiling ? search_ceiling_bps(o, rec) : std::nullopt;
-        if (ceiling) rec.udp_ceiling.emplace(*ceiling, p.ceiling_loss_pct);
-        while (going && ceiling) {
+        const SearchStart start =
+            going && p.find_udp_ceiling ? search_ceiling(o, rec) : SearchStart{};
+        rec.udp_ceiling_not_searched = start.why_not;
+        if (start.ceiling_bps) rec.udp_ceiling.emplace(*start.ceiling_bps, p.ceiling_loss_pct);
+        while (going && rec.udp_ceiling) {
             const auto rate = rec.udp_ceiling->next();
             if (!rate) break;
             const std::string name =
@@ -1167,14 +1170,8 @@ RunOutcome run_experiment(const RunOptions& o) {
     }
     if (rec.udp_ceiling) {
         out.explanation.findings.push_back(udp_ceiling_finding(*rec.udp_ceiling, in.traces));
-    } else if (o.params.find_udp_ceiling && rec.stopped.empty()) {
-        Finding f = make_finding("UDP_CEILING_NOT_FOUND");
-        f.title = "The UDP ceiling was not searched";
-        f.detail =
-            "The search starts at the model's ceiling, which needs the link rate and the "
-            "fixed UDP test's datagram size: one of them is unknown (see the findings above).";
-        f.next_step = "Give the link rate (--link or np_link_rate) and run again.";
-        out.explanation.findings.push_back(std::move(f));
+    } else if (!rec.udp_ceiling_not_searched.empty()) {
+        out.explanation.findings.push_back(udp_ceiling_not_searched(rec.udp_ceiling_not_searched));
     }
     if (!rec.stopped.empty()) rec.findings.push_back(run_incomplete(o, rec));
     out.explanation.findings.insert(out.explanation.findings.begin(), rec.findings.begin(),

@@ -75,4 +75,50 @@ TEST(CeilingSearch, NothingPassesOrAStepFailsAndTheSearchStops) {
     EXPECT_FALSE(broken.next());
 }
 
+// A sender that cannot send the load (a host-bound sender: 0 % lost, a third of it sent) does
+// not show the path carried it: the step is not carried, and the finding names the sender by
+// its own count, never "the model's ceiling was carried".
+TEST(CeilingSearch, ALoadTheSenderNeverSentIsNotCarried) {
+    CeilingSearch host(956e6, 0.1);
+    while (const auto rate = host.next()) {
+        CeilingStep st = step(*rate, 0.0);
+        st.test->sent_bps = std::min(*rate, 300e6);  // the sender's own count
+        st.test->received_bps = st.test->sent_bps;
+        host.record(st);
+    }
+    ASSERT_NE(host.failed(), nullptr);
+    EXPECT_EQ(host.outcome(host.steps()[0]), np::StepOutcome::sender_short);
+    ASSERT_NE(host.passed(), nullptr);
+    EXPECT_LE(host.passed()->offered_bps, 300e6 / np::kCeilingSentShare);
+    const auto f = np::udp_ceiling_finding(host, {});
+    EXPECT_EQ(f.detail.find("carried with loss under the threshold"), std::string::npos)
+        << f.detail;
+    EXPECT_NE(f.detail.find("the sending host set that rate, not the path"), std::string::npos)
+        << f.detail;
+}
+
+// A search whose first step gave no result says so, and nothing about the path.
+TEST(CeilingSearch, ASearchWithoutAResultSaysOnlyThat) {
+    CeilingSearch s(95.64e6, 0.1);
+    s.record(CeilingStep{95.64e6, "udp-ceiling-1", "np-explain_udp-ceiling-1.json", std::nullopt});
+    EXPECT_FALSE(s.next());
+    const auto f = np::udp_ceiling_finding(s, {});
+    EXPECT_EQ(f.code, "UDP_CEILING_NOT_FOUND");
+    EXPECT_EQ(f.title, "The UDP ceiling search got no result");
+    EXPECT_EQ(f.detail.find("carried"), std::string::npos) << f.detail;
+    EXPECT_NE(f.next_step.find("np-explain_udp-ceiling-1.json"), std::string::npos);
+}
+
+// Loss need not rise with the load: a load carried above one that lost is not the ceiling.
+TEST(CeilingSearch, ALoadCarriedAboveOneThatLostIsNotTheCeiling) {
+    CeilingSearch s(100e6, 0.1);
+    s.record(step(100e6, 5.0));  // lost
+    s.record(step(50e6, 2.0));   // lost
+    s.record(step(75e6, 0.0));   // carried, but above a load that lost
+    s.record(step(25e6, 0.0));
+    ASSERT_NE(s.passed(), nullptr);
+    EXPECT_EQ(s.passed()->offered_bps, 25e6);
+    EXPECT_EQ(s.failed()->offered_bps, 50e6);
+}
+
 }  // namespace

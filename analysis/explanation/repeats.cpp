@@ -23,13 +23,15 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+constexpr std::string_view kNoResult = "no result";
+
 Finding test_finding(const std::string& test, const std::vector<Repetition>& reps) {
     std::vector<double> rates;
     std::vector<std::string> verdicts, lines;
     nlohmann::json rates_json = nlohmann::json::array(), verdicts_json = nlohmann::json::array();
     for (const auto& r : reps) {
         const Verdict* v = verdict_of(r.explanation, test);
-        const std::string verdict = v ? v->verdict : "no result";
+        const std::string verdict = v && v->measured_bps ? v->verdict : std::string(kNoResult);
         verdicts.push_back(verdict);
         verdicts_json.push_back(verdict);
         if (v && v->measured_bps) {
@@ -42,8 +44,14 @@ Finding test_finding(const std::string& test, const std::vector<Repetition>& rep
             lines.push_back(fmt::format("{}: {}", r.number, verdict));
         }
     }
-    const bool flips = std::any_of(verdicts.begin(), verdicts.end(),
-                                   [&](const std::string& v) { return v != verdicts.front(); });
+    // A repetition without a result (its tool failed) is not a verdict that changed: only the
+    // verdicts the repetitions reached are compared.
+    std::vector<std::string> reached;
+    for (const auto& v : verdicts)
+        if (v != kNoResult) reached.push_back(v);
+    const bool flips = std::any_of(reached.begin(), reached.end(),
+                                   [&](const std::string& v) { return v != reached.front(); });
+    const size_t missing = verdicts.size() - reached.size();
     Finding f = make_finding(flips ? "VERDICT_FLIPS" : "REPEAT_SPREAD", test);
     f.evidence = {
         {"repetitions", reps.size()}, {"runs_mbps", rates_json}, {"verdicts", verdicts_json}};
@@ -64,6 +72,11 @@ Finding test_finding(const std::string& test, const std::vector<Repetition>& rep
     f.detail =
         fmt::format("{} repetitions: {}. Each: {}.", reps.size(),
                     figures.empty() ? "none measured a rate" : figures, fmt::join(lines, "; "));
+    if (missing > 0)
+        f.detail += fmt::format(
+            " {} of the {} gave no result (the tool failed: see that repetition's output); the "
+            "others are compared.",
+            missing, reps.size());
     if (flips) {
         f.title =
             fmt::format("{}: the verdict changed between the {} repetitions", test, reps.size());
@@ -76,7 +89,10 @@ Finding test_finding(const std::string& test, const std::vector<Repetition>& rep
             "host whose state changed during the run: repeat with more repetitions, or longer "
             "tests (-t), before drawing a conclusion from one.";
     } else {
-        f.title = fmt::format("{}: {} in all {} repetitions", test, verdicts.front(), reps.size());
+        f.title = missing == 0 ? fmt::format("{}: {} in all {} repetitions", test, reached.front(),
+                                             reps.size())
+                               : fmt::format("{}: {} in the {} of {} repetitions with a result",
+                                             test, reached.front(), reached.size(), reps.size());
         if (!rates.empty())
             f.title += fmt::format(" (median {}, spread {})", format_rate(mid), format_pct(spread));
     }
@@ -88,9 +104,14 @@ Finding test_finding(const std::string& test, const std::vector<Repetition>& rep
 std::vector<Finding> repeat_findings(const std::vector<Repetition>& repetitions) {
     std::vector<Finding> out;
     if (repetitions.size() < 2) return out;
-    for (const auto& v : repetitions.front().explanation.verdicts)
-        if (v.measured_bps)  // a throughput test with a result (a ping's is a time)
-            out.push_back(test_finding(v.test, repetitions));
+    // Every throughput test some repetition measured (a ping's result is a time), in the order
+    // first seen: the first repetition's may have failed.
+    std::vector<std::string> tests;
+    for (const auto& r : repetitions)
+        for (const auto& v : r.explanation.verdicts)
+            if (v.measured_bps && std::find(tests.begin(), tests.end(), v.test) == tests.end())
+                tests.push_back(v.test);
+    for (const auto& t : tests) out.push_back(test_finding(t, repetitions));
     return out;
 }
 

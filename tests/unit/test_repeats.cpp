@@ -37,7 +37,7 @@ TEST(Repeats, TheSameVerdictEveryTimeGivesTheMedianAndSpread) {
 }
 
 // A verdict that changes is said, in the finding and in the verdict table's row; a repetition
-// whose tool failed counts as "no result".
+// whose tool failed counts as "no result", listed but not compared.
 TEST(Repeats, AVerdictThatFlipsIsSaidInTheTableToo) {
     Explanation failed;
     const auto found = np::repeat_findings(
@@ -47,11 +47,31 @@ TEST(Repeats, AVerdictThatFlipsIsSaidInTheTableToo) {
     EXPECT_NE(found[0].detail.find("2: 61.00 Mbit/s, limit not located; 3: no result"),
               std::string::npos)
         << found[0].detail;
+    EXPECT_NE(found[0].detail.find("1 of the 3 gave no result"), std::string::npos)
+        << found[0].detail;
     auto table = one(94.0, "line-rate bound").verdicts;
     np::mark_flipped_verdicts(found, table);
     EXPECT_EQ(table[0].verdict, "line-rate bound, flips between repetitions");
     EXPECT_EQ(table[1].verdict, "reachable");
     EXPECT_TRUE(np::repeat_findings({{1, one(94.0, "line-rate bound")}}).empty());
+}
+
+// A repetition that failed is not a flip, and a test whose first repetition failed is still
+// held side by side from the others.
+TEST(Repeats, AFailedRepetitionIsNotAVerdictThatChanged) {
+    Explanation failed;
+    auto found = np::repeat_findings(
+        {{1, one(94.0, "line-rate bound")}, {2, failed}, {3, one(94.1, "line-rate bound")}});
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].code, "REPEAT_SPREAD");
+    EXPECT_NE(found[0].title.find("line-rate bound in the 2 of 3 repetitions with a result"),
+              std::string::npos)
+        << found[0].title;
+    found = np::repeat_findings(
+        {{1, failed}, {2, one(94.0, "line-rate bound")}, {3, one(94.1, "line-rate bound")}});
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].test, "iperf3 TCP");
+    EXPECT_EQ(found[0].code, "REPEAT_SPREAD");
 }
 
 }  // namespace

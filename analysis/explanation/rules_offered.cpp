@@ -63,13 +63,12 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
                 ? fmt::format("by its own queue ({})", queue->text())
                 : std::string("on its own host"),
             got,
-            counted_more ? " (more than fits, yet nothing was lost: the last of it was still "
+            counted_more ? " (more than fits in the test's time: the last of it was still "
                            "queued when the test was cut)"
                          : "",
             loss && *loss > 0
                 ? fmt::format(" (of which {:.2f} % was lost on the way: see UDP_LOSS)", *loss)
-            : counted_more ? std::string()
-                           : std::string(" and nothing was lost"));
+                : std::string(" and nothing was lost"));
     } else if (v.ledger && v.ledger->complete()) {
         f.detail += fmt::format(
             "The sender pushed {} into its socket, more than fits; the excess was dropped{}, and "

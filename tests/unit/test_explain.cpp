@@ -25,6 +25,26 @@ Explanation explain_files(const std::vector<std::string>& files, std::optional<d
 
 #define EXPECT_CONTAINS(text, part) EXPECT_TRUE(contains(text, part)) << (text)
 
+// A short test's sender counts past what the wire carried in the test's time (its last
+// datagrams still queued at the cut), and its receiver lost a few: held back, the count's tail
+// said for what it is, and the loss said once, never "nothing was lost" beside it.
+TEST(Explain, ASenderCountPastTheCeilingWithALittleLossIsNeverNothingLost) {
+    const std::string f = "handwritten/iperf3-3.12-udp-1g-b1G-949.json";
+    ExplainInput in;
+    in.link_bps = 1e9;
+    in.measurements.append(parse_measurements(fixture(f), f));
+    auto& t = in.measurements.throughput.at(0);
+    t.sent_bps = 980e6;  // above the 956.41 ceiling
+    t.datagrams_total = 100'000;
+    t.datagrams_lost = 50;  // 0.05 %
+    const auto e = explain(in);
+    const Finding* offered = find_finding(e, "OFFERED_ABOVE_CEILING");
+    ASSERT_NE(offered, nullptr);
+    EXPECT_CONTAINS(offered->detail, "the last of it was still queued when the test was cut");
+    EXPECT_CONTAINS(offered->detail, "(of which 0.05 % was lost on the way: see UDP_LOSS)");
+    EXPECT_FALSE(contains(offered->detail, "nothing was lost")) << offered->detail;
+}
+
 TEST(Explain, ExplainsTcpAt941AsLineRateBound) {
     const auto e = explain_files({"handwritten/iperf3-3.12-tcp-1g-941.json"}, 1e9);
     ASSERT_EQ(e.verdicts.size(), 1u);

@@ -123,9 +123,10 @@ int run_run(RunArgs args) {
 }
 
 // Node names become file names in the run dir and arguments on the nodes; the mode a file name.
-// Both are checked before anything starts, as is the run dir (prepare_private_dir), and so are
-// the values of the flags that override params keys (the local testbed is not brought up for a
-// bad one); the addresses only once the params they pair with are read.
+// Both are checked before anything starts, as is the run dir (prepare_private_dir), and so is
+// each value of a flag that overrides a params key, on its own (the local testbed is not brought
+// up for a bad one). What holds only together with the file's keys (the addresses; an MTU
+// against IPv6, the ceiling search against --bidir) is checked once the params are read.
 void check_arguments(const RunArgs& args) {
     for (size_t i = 0; i < args.nodes.size(); ++i)
         check_node_name(args.nodes[i], i == 0 ? "NODE_A" : "NODE_B");

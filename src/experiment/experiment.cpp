@@ -370,9 +370,12 @@ constexpr Millis kLinkDownGrace{5000};
 // stderr when it printed nothing else). Throws Interrupted, or EnvironmentError on a dead
 // session, a hung tool or a data link down for kLinkDownGrace (during the phase or past its
 // end) — stopping the command first.
+// `reports`: how many per-interval reports the tool prints side by side (iperf3: one per
+// stream and direction), which its output may grow by.
 std::string run_client(Node& b, const std::string& command, double expected_s,
                        const std::string& phase, RemoteProbe* rate_probe, Progress& progress,
-                       const LinkWatch& link, int& status, IperfServer* server = nullptr) {
+                       const LinkWatch& link, int& status, IperfServer* server = nullptr,
+                       int reports = 1) {
     std::string out;
     const auto t0 = Clock::now();
     const auto deadline =
@@ -388,8 +391,9 @@ std::string run_client(Node& b, const std::string& command, double expected_s,
     std::optional<double> rate;
     try {
         // A tool's output grows with its test (iperf3 -J: about 1 KiB per interval and stream).
-        b.sh->begin(command, remote::kMaxOutputBytes +
-                                 static_cast<size_t>(std::max(0.0, expected_s)) * 4096);
+        b.sh->begin(command,
+                    remote::kMaxOutputBytes + static_cast<size_t>(std::max(0.0, expected_s)) *
+                                                  4096 * static_cast<size_t>(std::max(1, reports)));
         while (!b.sh->finished()) {
             throw_if_interrupted("the " + phase + " phase");
             if (const auto line = b.sh->read_line(Millis(100))) {
@@ -662,7 +666,8 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
             if (server_gone()) return false;
             out = run_client(b, recorded("iperf3", iperf3_command(q, t)),
                              t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s, name,
-                             pa.get(), progress, link, rec.status[file], server.get());
+                             pa.get(), progress, link, rec.status[file], server.get(),
+                             q.parallel * (q.direction == Direction::bidir ? 2 : 1));
             dir.save(file, out);
             if (server_gone()) return false;
             dir.done(name);

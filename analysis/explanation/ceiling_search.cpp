@@ -77,7 +77,7 @@ StepOutcome CeilingSearch::outcome(const CeilingStep& s) const {
     if (!loss) return StepOutcome::no_result;
     if (*loss > max_loss_) return StepOutcome::lost;
     const auto sent = s.sent_bps();
-    if (!sent || *sent < s.offered_bps * kCeilingSentShare) return StepOutcome::sender_short;
+    if (!sent || *sent < s.offered_bps * rules::kSenderShortfall) return StepOutcome::sender_short;
     return StepOutcome::carried;
 }
 
@@ -176,10 +176,14 @@ Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace
         pass ? "offer at most " + format_rate(pass->offered_bps) : "offer less than was tried";
     if (search.outcome(*fail) == StepOutcome::sender_short) {
         // The sender's own count: the path was never offered the load.
+        // Only the sender's own count: a queue found holding packets is no proof it held the
+        // sender (a sender its cgroup throttles sends in bursts that queue too).
         f.evidence.emplace_back("stopped_at", "sender");
         f.detail += fmt::format(
             " At {} offered the sender sent only {} by its own count: the sending host set that "
-            "rate, not the path, so the search says nothing of the path above it.",
+            "rate, and the load never reached the path, so the search says nothing of the path "
+            "above it (the UDP test's own findings say what held the sender where its evidence "
+            "shows it).",
             format_rate(fail->offered_bps), format_rate(fail->sent_bps().value_or(0)));
         f.next_step =
             "See the UDP test's findings for what held the sender (its CPU, its socket buffer); "

@@ -18,10 +18,6 @@ namespace np {
 inline constexpr int kMaxCeilingSteps = 8;
 inline constexpr int kCeilingStepSeconds = 2;
 
-// A step's sender must have sent this share of the load offered for the step to say anything
-// of the path: below it the sending host, by its own count, set the rate.
-inline constexpr double kCeilingSentShare = 0.97;
-
 // One step: the load offered (all streams together) and what the tool counted, read from its
 // output; `test` empty when the output was no result (the search stops there).
 struct CeilingStep {

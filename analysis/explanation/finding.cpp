@@ -78,8 +78,7 @@ Finding parse_finding(const nlohmann::json& document, const std::string& where) 
                 return !x.is_object() && !x.is_array();
             };
             if (v.is_object() || (v.is_array() && !std::all_of(v.begin(), v.end(), plain)))
-                evidence->at(k).fail(
-                    "expected a string, a number, true/false or a list of them");
+                evidence->at(k).fail("expected a string, a number, true/false or a list of them");
             // Documents from before findings had their own "test" named it in the evidence.
             if (k == "test" && f.test.empty() && v.is_string()) {
                 f.test = v.get<std::string>();

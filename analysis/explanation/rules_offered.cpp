@@ -57,9 +57,14 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
         // else all that is measured is that the excess never left the host.
         const auto queue =
             v.traces.sender ? queue_backlog(*v.traces.sender) : std::optional<QueueBacklog>{};
+        // The queue is named only when the sender sent about what the link drains it at: a
+        // queue found holding packets while the sender sent far less (a sender its cgroup
+        // throttles, sending in bursts) did not set that rate.
+        const bool at_ceiling =
+            t.sent_bps && *t.sent_bps >= v.ceiling->goodput_bps * kSenderShortfall;
         f.detail += fmt::format(
             "The sender was held back {}: it sent {}{}{}, so the excess never left the host.",
-            queue && queue->share() >= kStandingQueueShare
+            at_ceiling && queue && queue->share() >= kStandingQueueShare
                 ? fmt::format("by its own queue ({})", queue->text())
                 : std::string("on its own host"),
             got,

@@ -11,12 +11,6 @@
 #include "analysis/explanation/rules.hpp"
 
 namespace np::rules {
-namespace {
-
-// A UDP sender below this fraction of the offered rate did not send what it was asked to.
-constexpr double kSenderShortfall = 0.97;
-
-}  // namespace
 
 std::string mbps(double bps) {
     return fmt::format("{:.2f}", bps / 1e6);

@@ -685,6 +685,19 @@ TEST(Faults, AStarvedSenderIsNamedWithItsCgroupsLimit) {
     run_scenario(s);
 }
 
+// The same starved sender with run --find-udp-ceiling: at the model's ceiling it sends a fraction
+// and loses nothing, which once read as "the path carried the model's ceiling". Its own count
+// now stops the search on the sender, and no load it could not send is called carried.
+TEST(Faults, AStarvedSenderStopsTheUdpCeilingSearchOnItself) {
+    Scenario s = starved("starved sender, ceiling search", client(), "sender", "2", "90M");
+    s.fault += ", run --find-udp-ceiling";
+    s.args.push_back("--find-udp-ceiling");
+    s.expect = {"SENDER_LIMITED", "UDP_CEILING_FOUND"};
+    s.allow = {"HOST_LIMITED", "LIMIT_NOT_LOCATED"};
+    s.detail_mentions = "the sending host set that rate, and the load never reached the path";
+    run_scenario(s);
+}
+
 // "UDP loses a third of its datagrams, TCP crawls — is the link bad?" — a firewall polices the
 // test's port: nftables on the server drops what exceeds 3,000 packets/s (UDP at 50M is ~4,200
 // datagrams/s). The loss is the filter's, on the receiver, by the kernel's own reason.

@@ -787,5 +787,26 @@ TEST(Bottleneck, APacingCapTheApplicationSetIsNamedOnlyWhenTheTestRanAtIt) {
     EXPECT_NE(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
 }
 
+// A queue the probe found holding packets names the sender's queue as what held it back only
+// when the sender sent about what the link drains it at: a sender its cgroup throttles sends in
+// bursts that queue too, at half the ceiling, and then only "on its own host" is measured.
+TEST(Bottleneck, ASendersQueueIsNamedOnlyWhenTheSenderRanAtTheCeiling) {
+    for (const auto& [sent, named] : {std::pair{95.6, true}, std::pair{48.0, false}}) {
+        Side client{.flow_out = at_rate(sent, 1514), .flow_in = {}};
+        Side server{.flow_out = {}, .flow_in = client.flow_out};
+        Trace c = node("node1-2", "client", "udp", client);
+        Trace sv = node("node1-1", "server", "udp", server);
+        c.phases[0].qdisc_stats = {{"backlog_samples", 30},
+                                   {"backlog_nonempty_samples", 25},
+                                   {"backlog_max_packets", 47},
+                                   {"backlog_max_bytes", 71158}};
+        const auto e = explain_tests({udp(1000, sent)}, {c, sv}, 100e6);
+        const Finding* f = find_finding(e, "OFFERED_ABOVE_CEILING");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_EQ(contains(f->detail, "held back by its own queue ("), named) << f->detail;
+        EXPECT_EQ(contains(f->detail, "held back on its own host"), !named) << f->detail;
+    }
+}
+
 }  // namespace bottleneck_cases
 }  // namespace np

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "analysis/explanation/ceiling_search.hpp"
+#include "analysis/explanation/rules.hpp"
 
 namespace {
 
@@ -89,11 +90,12 @@ TEST(CeilingSearch, ALoadTheSenderNeverSentIsNotCarried) {
     ASSERT_NE(host.failed(), nullptr);
     EXPECT_EQ(host.outcome(host.steps()[0]), np::StepOutcome::sender_short);
     ASSERT_NE(host.passed(), nullptr);
-    EXPECT_LE(host.passed()->offered_bps, 300e6 / np::kCeilingSentShare);
+    EXPECT_LE(host.passed()->offered_bps, 300e6 / np::rules::kSenderShortfall);
     const auto f = np::udp_ceiling_finding(host, {});
     EXPECT_EQ(f.detail.find("carried with loss under the threshold"), std::string::npos)
         << f.detail;
-    EXPECT_NE(f.detail.find("the sending host set that rate, not the path"), std::string::npos)
+    EXPECT_NE(f.detail.find("the sending host set that rate, and the load never reached the path"),
+              std::string::npos)
         << f.detail;
 }
 

@@ -55,6 +55,13 @@ struct {
 	__type(value, __u64);
 } drop_count SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, NP_STREAM_DROP_KEYS);
+	__type(key, struct np_stream_drop_key);
+	__type(value, struct np_drop);
+} stream_drops SEC(".maps");
+
 /* tp_btf arguments are BTF-typed pointers: plain dereferences compile to fault-safe direct
  * loads (no helper call), relocated by CO-RE. */
 static __always_inline __u32 sock_netns(const struct sock *sk)
@@ -69,6 +76,13 @@ static __always_inline __u8 sock_flow(const struct sock *sk)
 	__u16 dport = sk->__sk_common.skc_dport;
 	return sport == iperf_port || dport == bpf_htons(iperf_port) ? NP_FLOW_IPERF
 								     : NP_FLOW_OTHER;
+}
+
+/* The socket's stream: its port that is not the iperf port (tc_count.h, port_flow). */
+static __always_inline __u16 sock_stream_port(const struct sock *sk)
+{
+	__u16 sport = sk->__sk_common.skc_num;
+	return sport == iperf_port ? bpf_ntohs(sk->__sk_common.skc_dport) : sport;
 }
 
 SEC("tp_btf/tcp_retransmit_skb")
@@ -102,8 +116,17 @@ int BPF_PROG(np_tcp_retransmit, const struct sock *sk, const struct sk_buff *skb
 		return 0;
 	/* tcp_skb_pcount(): the segments this skb stands for. */
 	segs = BPF_CORE_READ((struct tcp_skb_cb *)&skb->cb[0], tcp_gso_segs);
+	segs = segs ? segs : 1;
 	r->skbs += 1;
-	r->segments += segs ? segs : 1;
+	r->segments += segs;
+	if (flow == NP_FLOW_IPERF) {
+		struct np_stream *s =
+		    stream_slot(sock_stream_port(sk), NP_PROTO_TCP, NP_STREAM_RETRANS);
+		if (s) {
+			s->packets += 1;
+			s->wire_packets += segs;
+		}
+	}
 	return 0;
 }
 
@@ -176,7 +199,7 @@ static __always_inline void classify_dropped(const struct sk_buff *skb, struct l
 	if (ipproto == IPPROTO_TCP || ipproto == IPPROTO_UDP) {
 		k->proto = ipproto == IPPROTO_TCP ? NP_PROTO_TCP : NP_PROTO_UDP;
 		if (ports)
-			k->flow = port_flow(ports[0], ports[1]);
+			port_flow(k, ports[0], ports[1]);
 	} else if (ipproto == IPPROTO_ICMP || ipproto == IPPROTO_ICMPV6) {
 		__u8 type = ports ? *(__u8 *)ports : 0xff;
 		k->proto = NP_PROTO_ICMP;
@@ -195,6 +218,7 @@ static __always_inline void classify_sock(const struct sock *sk, struct l4_class
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
 		c->proto = proto == IPPROTO_TCP ? NP_PROTO_TCP : NP_PROTO_UDP;
 		c->flow = sock_flow(sk);
+		c->port = sock_stream_port(sk);
 	} else if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
 		c->proto = NP_PROTO_ICMP; /* a ping socket */
 		c->flow = NP_FLOW_ICMP_ECHO;
@@ -232,6 +256,7 @@ static __always_inline bool classify_freed(struct sk_buff *skb, const struct soc
 	c->proto = NP_PROTO_OTHER;
 	c->flow = NP_FLOW_OTHER;
 	c->hdr_len = 0;
+	c->port = 0;
 	if (sk &&
 	    !((1 << sk->__sk_common.skc_state) & ((1 << TCP_TIME_WAIT) | (1 << TCP_NEW_SYN_RECV))))
 		classify_sock(sk, c);
@@ -263,6 +288,33 @@ static __always_inline void count_drop_total(__u32 frames)
 }
 
 /* A drop counted by the address of the code that freed it (drop_sites), with its frames. */
+/* A drop of the measured flow, by its stream: keyed by reason, or by `location` (reason 0). */
+static __always_inline void count_stream_drop(const struct sk_buff *skb, __u64 location,
+					      __u32 reason, __u32 on_iface,
+					      const struct l4_class *c, __u32 frames)
+{
+	struct np_stream_drop_key key = {};
+	struct np_drop *d, zero = {};
+
+	if (c->flow != NP_FLOW_IPERF)
+		return;
+	key.location = location;
+	key.reason = reason;
+	key.port = c->port;
+	key.proto = c->proto;
+	key.on_data_iface = on_iface;
+	d = bpf_map_lookup_elem(&stream_drops, &key);
+	if (!d) {
+		bpf_map_update_elem(&stream_drops, &key, &zero, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&stream_drops, &key);
+	}
+	if (d) {
+		d->packets += frames;
+		d->bytes += skb->len;
+		d->skbs += 1;
+	}
+}
+
 static __always_inline void count_site(const struct sk_buff *skb, void *location, __u32 on_iface,
 				       const struct l4_class *c, __u32 frames)
 {
@@ -282,6 +334,7 @@ static __always_inline void count_site(const struct sk_buff *skb, void *location
 		d->bytes += skb->len;
 		d->skbs += 1;
 	}
+	count_stream_drop(skb, key.location, 0, on_iface, c, frames);
 }
 
 SEC("tp_btf/kfree_skb")
@@ -315,14 +368,15 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		count_drop_total(frames);
 		return 0;
 	}
-	slot = np_drop_slot(reason < NP_DROP_REASON_SLOTS ? reason : NP_DROP_REASON_SLOTS - 1,
-			    on_iface, c.proto, c.flow);
+	reason = reason < NP_DROP_REASON_SLOTS ? reason : NP_DROP_REASON_SLOTS - 1;
+	slot = np_drop_slot(reason, on_iface, c.proto, c.flow);
 	d = bpf_map_lookup_elem(&drops, &slot);
 	if (!d)
 		return 0;
 	d->packets += frames;
 	d->bytes += skb->len;
 	d->skbs += 1;
+	count_stream_drop(skb, 0, reason, on_iface, &c, frames);
 	count_drop_total(frames);
 	return 0;
 }
@@ -351,7 +405,8 @@ int BPF_PROG(np_kfree_skb_site, struct sk_buff *skb, void *location)
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(np_dev_xmit, const struct sk_buff *skb, const struct net_device *dev)
 {
-	struct l4_class c = {.proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0};
+	struct l4_class c = {
+	    .proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0, .port = 0};
 	const struct sock *sk;
 	struct skb_shared_info *shinfo;
 	__u16 gso_segs = 0, gso_size = 0;

@@ -55,6 +55,40 @@ struct np_traffic {
 	unsigned long long frames_by_size[NP_FRAME_BUCKETS]; /* see NP_FRAME_BUCKET_BOUNDS */
 };
 
+/* streams map: the measured flow split by connection (TCP) or socket (UDP), each named by the
+ * port of its end that is not the iperf port: the client's, the same on both nodes. `where` is an
+ * enum np_dir, or NP_STREAM_RETRANS for TCP retransmits (packets: skbs, wire_packets: segments,
+ * as the retransmits map counts them). A per-CPU hash without eviction: a stream beyond its size
+ * is not counted there (user space sees its streams sum short of the flow) and user space removes
+ * the keys of streams that ended, so a long run does not fill it. */
+#define NP_STREAM_RETRANS 3
+#define NP_STREAM_KEYS 1024
+
+struct np_stream_key {
+	unsigned short port; /* host order */
+	unsigned char proto; /* enum np_proto: TCP or UDP */
+	unsigned char where; /* enum np_dir, or NP_STREAM_RETRANS */
+};
+
+struct np_stream {
+	unsigned long long packets;
+	unsigned long long bytes;
+	unsigned long long wire_packets;
+	unsigned long long wire_bytes;
+};
+
+/* stream_drops map: the drops of the measured flow by stream, keyed as the drops and drop_sites
+ * maps place them: by reason, or (reason 0) by the code address that freed the packet. */
+#define NP_STREAM_DROP_KEYS 1024
+
+struct np_stream_drop_key {
+	unsigned long long location; /* 0 when a reason names the drop */
+	unsigned int reason;	     /* clamped as in the drops map */
+	unsigned short port;
+	unsigned char proto;
+	unsigned char on_data_iface;
+};
+
 /* retransmits map: per-CPU slot per flow; the value counts segments, as TcpRetransSegs and
  * tcpi_total_retrans do (a retransmitted GSO skb is several segments). */
 struct np_retrans {

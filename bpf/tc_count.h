@@ -119,16 +119,41 @@ struct {
 	__type(value, struct np_traffic);
 } traffic SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, NP_STREAM_KEYS);
+	__type(key, struct np_stream_key);
+	__type(value, struct np_stream);
+} streams SEC(".maps");
+
 struct l4_class {
 	__u8 proto;    /* enum np_proto */
 	__u8 flow;     /* enum np_flow */
 	__u16 hdr_len; /* L2 + L3 + L4 header bytes: what GSO replicates per segment */
+	__u16 port;    /* the measured flow's stream: its port that is not the iperf port */
 };
 
-static __always_inline __u8 port_flow(__u16 sport_be, __u16 dport_be)
+/* Names the flow by its ports and, for the measured flow, the stream by the other port. */
+static __always_inline void port_flow(struct l4_class *c, __u16 sport_be, __u16 dport_be)
 {
 	const __u16 port = bpf_htons(iperf_port);
-	return sport_be == port || dport_be == port ? NP_FLOW_IPERF : NP_FLOW_OTHER;
+
+	c->flow = sport_be == port || dport_be == port ? NP_FLOW_IPERF : NP_FLOW_OTHER;
+	c->port = bpf_ntohs(sport_be == port ? dport_be : sport_be);
+}
+
+/* Adds to one stream's counts at `where`, making its key on the stream's first packet. */
+static __always_inline struct np_stream *stream_slot(__u16 port, __u8 proto, __u8 where)
+{
+	struct np_stream_key key = {.port = port, .proto = proto, .where = where};
+	struct np_stream *s, zero = {};
+
+	s = bpf_map_lookup_elem(&streams, &key);
+	if (s)
+		return s;
+	/* Full: the stream is not counted by itself (still in the flow's counts). */
+	bpf_map_update_elem(&streams, &key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&streams, &key);
 }
 
 /* Classifies by L4 protocol and measured flow. `l4` points at the L4 header of a
@@ -141,14 +166,14 @@ static __always_inline void classify_l4(struct l4_class *c, __u8 ipproto, void *
 		c->proto = NP_PROTO_TCP;
 		if ((void *)(th + 1) > data_end)
 			return;
-		c->flow = port_flow(th->source, th->dest);
+		port_flow(c, th->source, th->dest);
 		c->hdr_len += th->doff * 4;
 	} else if (ipproto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
 		c->proto = NP_PROTO_UDP;
 		if ((void *)(uh + 1) > data_end)
 			return;
-		c->flow = port_flow(uh->source, uh->dest);
+		port_flow(c, uh->source, uh->dest);
 		c->hdr_len += sizeof(*uh);
 	} else if (ipproto == (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP)) {
 		__u8 *type = l4;
@@ -251,7 +276,9 @@ static __always_inline void count_frames(__u32 dir, const struct l4_class *c, __
 					 __u32 gso_size, __u32 tag)
 {
 	struct np_traffic *t;
+	struct np_stream *s;
 	__u32 slot, full, last;
+	__u64 wire_bytes;
 
 	slot = np_traffic_slot(dir, c->proto, c->flow);
 	t = bpf_map_lookup_elem(&traffic, &slot);
@@ -263,20 +290,33 @@ static __always_inline void count_frames(__u32 dir, const struct l4_class *c, __
 	t->wire_packets += segs;
 	if (segs == 1) {
 		last = frame_l2_bytes(len + tag);
-		t->wire_bytes += last + WIRE_EXTRA_BYTES;
+		wire_bytes = last + WIRE_EXTRA_BYTES;
 		t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
-		return;
+	} else {
+		full = frame_l2_bytes(c->hdr_len + gso_size + tag);
+		last = frame_l2_bytes(len - (segs - 1) * gso_size + tag);
+		wire_bytes =
+		    (__u64)(segs - 1) * (full + WIRE_EXTRA_BYTES) + last + WIRE_EXTRA_BYTES;
+		t->frames_by_size[frame_bucket(full + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] +=
+		    segs - 1;
+		t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
 	}
-	full = frame_l2_bytes(c->hdr_len + gso_size + tag);
-	last = frame_l2_bytes(len - (segs - 1) * gso_size + tag);
-	t->wire_bytes += (__u64)(segs - 1) * (full + WIRE_EXTRA_BYTES) + last + WIRE_EXTRA_BYTES;
-	t->frames_by_size[frame_bucket(full + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += segs - 1;
-	t->frames_by_size[frame_bucket(last + FCS_BYTES) & (NP_FRAME_BUCKETS - 1)] += 1;
+	t->wire_bytes += wire_bytes;
+	if (c->flow != NP_FLOW_IPERF)
+		return;
+	s = stream_slot(c->port, c->proto, dir);
+	if (!s)
+		return;
+	s->packets += 1;
+	s->bytes += len;
+	s->wire_packets += segs;
+	s->wire_bytes += wire_bytes;
 }
 
 static __always_inline int count_skb(struct __sk_buff *skb, __u32 dir)
 {
-	struct l4_class c = {.proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0};
+	struct l4_class c = {
+	    .proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0, .port = 0};
 
 	classify_frame(skb, &c);
 	/* an offloaded VLAN tag is not in len */

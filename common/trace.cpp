@@ -26,6 +26,12 @@ uint64_t PhaseTrace::drops_with_reason(std::string_view reason) const {
     return n;
 }
 
+const StreamTrace* PhaseTrace::find_stream(std::string_view transport, uint16_t port) const {
+    for (const auto& s : streams)
+        if (s.transport == transport && s.port == port) return &s;
+    return nullptr;
+}
+
 uint64_t PhaseTrace::drops_total() const {
     uint64_t n = 0;
     for (const auto& d : drops) n += d.packets;
@@ -115,10 +121,12 @@ constexpr std::pair<const char*, int64_t TcpAccount::*> kTcpAccountFields[] = {
     {"total_retrans", &TcpAccount::total_retrans},
     {"snd_wnd", &TcpAccount::snd_wnd}};
 
-json to_json(const PhaseTrace& p) {
+namespace {
+
+// Drops by reason, as a phase's "by_reason" and a stream's "drops" hold them.
+json to_json(const std::vector<DropReasonCount>& drops) {
     json drops_by_reason = json::array();
-    uint64_t unattributed = 0;
-    for (const auto& d : p.drops) {
+    for (const auto& d : drops) {
         json where = json::array();
         for (const auto& w : d.where) {
             where.push_back({{"iface", w.iface},
@@ -134,8 +142,24 @@ json to_json(const PhaseTrace& p) {
                       {"skbs", d.skbs},       {"where", where}};
         if (!d.function.empty()) entry["function"] = d.function;
         drops_by_reason.push_back(std::move(entry));
-        if (d.unattributed) unattributed += d.packets;
     }
+    return drops_by_reason;
+}
+
+json to_json(const StreamTrace& s) {
+    json j = {{"transport", s.transport},     {"port", s.port},
+              {"tx", to_json(s.tx)},          {"rx", to_json(s.rx)},
+              {"retransmits", s.retransmits}, {"drops", to_json(s.drops)}};
+    if (s.xmit) j["xmit"] = to_json(*s.xmit);
+    return j;
+}
+
+}  // namespace
+
+json to_json(const PhaseTrace& p) {
+    uint64_t unattributed = 0;
+    for (const auto& d : p.drops)
+        if (d.unattributed) unattributed += d.packets;
     json retrans_by_flow = json::object();
     for (const auto& [k, v] : p.retransmits.segments_by_flow) retrans_by_flow[k] = v;
     json j = {{"name", p.name},
@@ -148,7 +172,7 @@ json to_json(const PhaseTrace& p) {
               {"drops",
                {{"total_packets", p.drops_total()},
                 {"unattributed_packets", unattributed},
-                {"by_reason", drops_by_reason}}},
+                {"by_reason", to_json(p.drops)}}},
               {"kernel_counters",
                {{"nstat", p.nstat},
                 {"ethtool", p.ethtool_stats},
@@ -185,6 +209,9 @@ json to_json(const PhaseTrace& p) {
         tcp["max_pacing_rate_bps"] = p.tcp->max_pacing_rate_bps;
         j["tcp"] = std::move(tcp);
     }
+    json streams = json::array();
+    for (const auto& st : p.streams) streams.push_back(to_json(st));
+    j["streams"] = std::move(streams);
     return j;
 }
 
@@ -275,20 +302,8 @@ std::map<std::string, int64_t> read_counter_map(const JsonField& n) {
     return m;
 }
 
-PhaseTrace read_phase(const JsonField& n) {
-    PhaseTrace p;
-    p.name = n.at("name").str();
-    p.start_ms = n.at("start_ms").i64();
-    p.end_ms = n.at("end_ms").i64();
-    if (p.end_ms < p.start_ms) n.at("end_ms").fail("is before start_ms");
-    p.tx = read_direction(n.at("tx"));
-    p.rx = read_direction(n.at("rx"));
-    if (const auto xmit = n.find("xmit")) p.xmit = read_direction(*xmit);
-    const JsonField r = n.at("retransmits");
-    p.retransmits.segments = r.at("segments").u64();
-    const JsonField by_flow = r.at("by_flow");
-    for (const auto& k : by_flow.keys()) p.retransmits.segments_by_flow[k] = by_flow.at(k).u64();
-    const JsonField reasons = n.at("drops").at("by_reason");
+std::vector<DropReasonCount> read_drops(const JsonField& reasons) {
+    std::vector<DropReasonCount> drops;
     for (size_t i = 0; i < reasons.array_size(); ++i) {
         const JsonField d = reasons.at(i);
         DropReasonCount c;
@@ -309,8 +324,51 @@ PhaseTrace read_phase(const JsonField& n) {
                                l.at("protocol").str(), l.at("flow").str(), l.at("packets").u64(),
                                l.at("bytes").u64(), skbs ? skbs->u64() : 0});
         }
-        p.drops.push_back(std::move(c));
+        drops.push_back(std::move(c));
     }
+    return drops;
+}
+
+std::optional<TrafficCounts> read_optional_counts(const JsonField& n, const char* key) {
+    if (const auto c = n.find(key)) return read_counts(*c);
+    return std::nullopt;
+}
+
+std::vector<StreamTrace> read_streams(const JsonField& streams) {
+    std::vector<StreamTrace> out;
+    for (size_t i = 0; i < streams.array_size(); ++i) {
+        const JsonField j = streams.at(i);
+        StreamTrace s;
+        s.transport = j.at("transport").str();
+        if (s.transport != "tcp" && s.transport != "udp")
+            j.at("transport").fail("is not tcp or udp");
+        const uint64_t port = j.at("port").u64();
+        if (port > 65535) j.at("port").fail("is not a port (0 to 65535)");
+        s.port = static_cast<uint16_t>(port);
+        s.tx = read_counts(j.at("tx"));
+        s.rx = read_counts(j.at("rx"));
+        s.xmit = read_optional_counts(j, "xmit");
+        s.retransmits = j.at("retransmits").u64();
+        s.drops = read_drops(j.at("drops"));
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+PhaseTrace read_phase(const JsonField& n) {
+    PhaseTrace p;
+    p.name = n.at("name").str();
+    p.start_ms = n.at("start_ms").i64();
+    p.end_ms = n.at("end_ms").i64();
+    if (p.end_ms < p.start_ms) n.at("end_ms").fail("is before start_ms");
+    p.tx = read_direction(n.at("tx"));
+    p.rx = read_direction(n.at("rx"));
+    if (const auto xmit = n.find("xmit")) p.xmit = read_direction(*xmit);
+    const JsonField r = n.at("retransmits");
+    p.retransmits.segments = r.at("segments").u64();
+    const JsonField by_flow = r.at("by_flow");
+    for (const auto& k : by_flow.keys()) p.retransmits.segments_by_flow[k] = by_flow.at(k).u64();
+    p.drops = read_drops(n.at("drops").at("by_reason"));
     const JsonField k = n.at("kernel_counters");
     p.nstat = read_counter_map(k.at("nstat"));
     p.ethtool_stats = read_counter_map(k.at("ethtool"));
@@ -363,6 +421,7 @@ PhaseTrace read_phase(const JsonField& n) {
             tcp->at("busy_us").fail("is less than the time limited by the window and buffer");
         p.tcp = a;
     }
+    if (const auto streams = n.find("streams")) p.streams = read_streams(*streams);
     return p;
 }
 

@@ -170,6 +170,19 @@ struct TcpAccount {
     bool sender() const { return bytes_acked > bytes_received; }
 };
 
+// One stream of the measured flow over a phase — a TCP connection or a UDP socket (iperf3 -P
+// runs several) — named by the port of its end that is not the iperf port: the client's, the
+// same in both nodes' traces. What it moved at each point and its drops, as far as the tier
+// measures them.
+struct StreamTrace {
+    std::string transport;               // "tcp" or "udp"
+    uint16_t port = 0;                   // 0: the server's listening socket (no other end yet)
+    TrafficCounts tx, rx;                // at the egress and ingress hooks
+    std::optional<TrafficCounts> xmit;   // handed to the driver; absent below the full tiers
+    uint64_t retransmits = 0;            // TCP segments resent, as Retransmits counts them
+    std::vector<DropReasonCount> drops;  // as the phase's, largest first; every `where` "iperf"
+};
+
 struct PhaseTrace {
     std::string name;
     int64_t start_ms = 0;  // since the probe started
@@ -198,6 +211,11 @@ struct PhaseTrace {
     // TCP's own account of the test's connection here; absent in older traces and in phases
     // without a TCP connection on the port.
     std::optional<TcpAccount> tcp;
+    // The measured flow by stream, by transport and port; empty in traces of probes older than
+    // the field, and at the kernel-counters tier. A stream the probe's map had no room for is
+    // missing: its streams then sum to less than the flow.
+    std::vector<StreamTrace> streams;
+    const StreamTrace* find_stream(std::string_view transport, uint16_t port) const;
 
     int64_t duration_ms() const { return end_ms - start_ms; }
     // What left the NIC: after the qdisc when the probe measured it, else the egress hook's.

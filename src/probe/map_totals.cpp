@@ -51,6 +51,61 @@ TrafficCounts counts(const np_traffic& t) {
     return {t.packets, t.bytes, t.wire_packets, t.wire_bytes};
 }
 
+void add_drop(np_drop& a, const np_drop& b) {
+    a.packets += b.packets;
+    a.bytes += b.bytes;
+    a.skbs += b.skbs;
+}
+
+void add_stream(np_stream& a, const np_stream& b) {
+    a.packets += b.packets;
+    a.bytes += b.bytes;
+    a.wire_packets += b.wire_packets;
+    a.wire_bytes += b.wire_bytes;
+}
+
+// Every key of a hash map with its per-CPU values summed (at most its max_entries keys).
+template <typename Key, typename Value, typename MapKey>
+void read_hash(int fd, std::map<MapKey, Value>& into, MapKey (*key_of)(const Key&),
+               void (*accumulate)(Value&, const Value&)) {
+    Key key{}, next{};
+    const Key* at = nullptr;
+    while (bpf_map_get_next_key(fd, at, &next) == 0) {
+        Value sum{};
+        if (lookup_sum<Value>(fd, next, sum, accumulate)) into[key_of(next)] = sum;
+        key = next;
+        at = &key;
+    }
+}
+
+// `later` less `earlier`, key by key; keys whose difference is all zero are removed.
+template <typename Key, typename Value>
+void subtract(std::map<Key, Value>& later, const std::map<Key, Value>& earlier,
+              void (*minus)(Value&, const Value&), bool (*zero)(const Value&)) {
+    for (auto it = later.begin(); it != later.end();) {
+        if (auto e = earlier.find(it->first); e != earlier.end()) minus(it->second, e->second);
+        it = zero(it->second) ? later.erase(it) : std::next(it);
+    }
+}
+
+void minus_drop(np_drop& a, const np_drop& b) {
+    a.packets -= b.packets;
+    a.bytes -= b.bytes;
+    a.skbs -= b.skbs;
+}
+bool zero_drop(const np_drop& d) {
+    return d.packets == 0;
+}
+void minus_stream(np_stream& a, const np_stream& b) {
+    a.packets -= b.packets;
+    a.bytes -= b.bytes;
+    a.wire_packets -= b.wire_packets;
+    a.wire_bytes -= b.wire_bytes;
+}
+bool zero_stream(const np_stream& s) {
+    return s.packets == 0 && s.wire_packets == 0;
+}
+
 void fill_direction(DirectionTraffic& d, const MapTotals& delta, unsigned dir) {
     std::array<uint64_t, NP_FRAME_BUCKETS> frames{};
     for (unsigned p = 0; p < NP_PROTO_COUNT; ++p) {
@@ -91,11 +146,22 @@ MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
         lookup_sum<uint64_t>(maps.drop_count, zero, m.drops_total,
                              [](uint64_t& a, const uint64_t& b) { a += b; });
     if (!with_drop_detail) return m;
-    const auto add_drop = [](np_drop& a, const np_drop& b) {
-        a.packets += b.packets;
-        a.bytes += b.bytes;
-        a.skbs += b.skbs;
-    };
+    if (maps.streams >= 0) {
+        read_hash<np_stream_key, np_stream, StreamKey>(
+            maps.streams, m.streams,
+            [](const np_stream_key& k) {
+                return StreamKey{k.port, k.proto, k.where};
+            },
+            add_stream);
+    }
+    if (maps.stream_drops >= 0) {
+        read_hash<np_stream_drop_key, np_drop, StreamDropKey>(
+            maps.stream_drops, m.stream_drops,
+            [](const np_stream_drop_key& k) {
+                return StreamDropKey{k.port, k.proto, k.location, k.reason, k.on_data_iface};
+            },
+            add_drop);
+    }
     if (maps.drop_sites >= 0) {
         // At most NP_DROP_SITES keys, read once per phase.
         np_drop_site_key key{}, next{};
@@ -142,24 +208,118 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
         d.retransmits[i].segments -= earlier.retransmits[i].segments;
     }
     d.drops_total -= earlier.drops_total;
-    for (auto it = d.drops.begin(); it != d.drops.end();) {
-        if (auto e = earlier.drops.find(it->first); e != earlier.drops.end()) {
-            it->second.packets -= e->second.packets;
-            it->second.bytes -= e->second.bytes;
-            it->second.skbs -= e->second.skbs;
-        }
-        it = it->second.packets == 0 ? d.drops.erase(it) : std::next(it);
-    }
-    for (auto it = d.sites.begin(); it != d.sites.end();) {
-        if (auto e = earlier.sites.find(it->first); e != earlier.sites.end()) {
-            it->second.packets -= e->second.packets;
-            it->second.bytes -= e->second.bytes;
-            it->second.skbs -= e->second.skbs;
-        }
-        it = it->second.packets == 0 ? d.sites.erase(it) : std::next(it);
-    }
+    subtract(d.drops, earlier.drops, minus_drop, zero_drop);
+    subtract(d.sites, earlier.sites, minus_drop, zero_drop);
+    subtract(d.streams, earlier.streams, minus_stream, zero_stream);
+    subtract(d.stream_drops, earlier.stream_drops, minus_drop, zero_drop);
     return d;
 }
+
+void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now) {
+    for (auto it = now.streams.begin(); it != now.streams.end();) {
+        if (delta.streams.contains(it->first)) {
+            ++it;
+            continue;
+        }
+        const auto [port, proto, where] = it->first;
+        np_stream_key k{port, proto, where};
+        if (maps.streams >= 0) bpf_map_delete_elem(maps.streams, &k);
+        it = now.streams.erase(it);
+    }
+    for (auto it = now.stream_drops.begin(); it != now.stream_drops.end();) {
+        if (delta.stream_drops.contains(it->first)) {
+            ++it;
+            continue;
+        }
+        const auto [port, proto, location, reason, on_iface] = it->first;
+        np_stream_drop_key k{location, reason, port, proto, on_iface};
+        if (maps.stream_drops >= 0) bpf_map_delete_elem(maps.stream_drops, &k);
+        it = now.stream_drops.erase(it);
+    }
+}
+
+namespace {
+
+// How a drop is named: by the kernel's reason, or (`location` set) by the function that freed it.
+DropReasonCount named_drop(uint32_t reason, uint64_t location, const Naming& naming) {
+    DropReasonCount r;
+    if (location == 0) {
+        r.reason = reason == NP_DROP_REASON_SLOTS - 1 ? std::string("OTHER_SUBSYSTEM")
+                                                      : naming.btf->drop_reason_name(reason);
+        r.unattributed = r.reason == kUnattributedDropReason;
+        return r;
+    }
+    r.function = naming.symbols && !naming.symbols->empty() ? naming.symbols->function_at(location)
+                                                            : fmt::format("{:#x}", location);
+    // At the full tier only the drops without a reason are counted by site.
+    if (naming.tier == ProbeTier::full) {
+        r.reason = kUnattributedDropReason;
+        r.unattributed = true;
+    }
+    return r;
+}
+
+std::vector<DropReasonCount> largest_first(std::map<std::string, DropReasonCount>&& by_name) {
+    std::vector<DropReasonCount> out;
+    for (auto& [name, r] : by_name) {
+        std::sort(r.where.begin(), r.where.end(), [](const DropLocation& a, const DropLocation& b) {
+            return a.packets > b.packets;
+        });
+        out.push_back(std::move(r));
+    }
+    std::stable_sort(
+        out.begin(), out.end(),
+        [](const DropReasonCount& a, const DropReasonCount& b) { return a.packets > b.packets; });
+    return out;
+}
+
+// The measured flow stream by stream, as far as the tier measures it.
+void fill_streams(PhaseTrace& phase, const MapTotals& delta, const Naming& naming) {
+    const TierMeasures m = measures(naming.tier);
+    std::map<std::pair<uint8_t, uint16_t>, StreamTrace> by_stream;
+    const auto stream = [&](uint8_t proto, uint16_t port) -> StreamTrace& {
+        StreamTrace& s = by_stream[{proto, port}];
+        s.transport = kTraceProtocols[std::min<unsigned>(proto, NP_PROTO_OTHER)];
+        s.port = port;
+        if (m.xmit && !s.xmit) s.xmit.emplace();
+        return s;
+    };
+    for (const auto& [key, v] : delta.streams) {
+        const auto [port, proto, where] = key;
+        StreamTrace& s = stream(proto, port);
+        const TrafficCounts c{v.packets, v.bytes, v.wire_packets, v.wire_bytes};
+        if (where == NP_DIR_TX && m.flows) s.tx += c;
+        if (where == NP_DIR_RX && m.flows) s.rx += c;
+        if (where == NP_DIR_XMIT && m.xmit) *s.xmit += c;
+        if (where == NP_STREAM_RETRANS && m.retransmits) s.retransmits += v.wire_packets;
+    }
+    std::map<std::pair<uint8_t, uint16_t>, std::map<std::string, DropReasonCount>> drops;
+    if (m.drops) {
+        for (const auto& [key, d] : delta.stream_drops) {
+            const auto [port, proto, location, reason, on_iface] = key;
+            stream(proto, port);
+            DropReasonCount named = named_drop(reason, location, naming);
+            const std::string name = named.reason + "@" + named.function;
+            DropReasonCount& r =
+                drops[{proto, port}].try_emplace(name, std::move(named)).first->second;
+            r.packets += d.packets;
+            r.bytes += d.bytes;
+            r.skbs += d.skbs;
+            r.where.push_back({on_iface ? naming.iface : std::string(),
+                               on_iface ? naming.ifindex : 0,
+                               kTraceProtocols[std::min<unsigned>(proto, NP_PROTO_OTHER)],
+                               kTraceFlows[NP_FLOW_IPERF], d.packets, d.bytes, d.skbs});
+        }
+    }
+    phase.streams.clear();
+    for (auto& [key, s] : by_stream) {
+        if (auto it = drops.find(key); it != drops.end())
+            s.drops = largest_first(std::move(it->second));
+        phase.streams.push_back(std::move(s));
+    }
+}
+
+}  // namespace
 
 void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming) {
     const TierMeasures m = measures(naming.tier);
@@ -196,37 +356,16 @@ void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming)
     };
     for (const auto& [where, d] : delta.drops) {
         const auto [reason, on_data_iface, proto, flow] = where;
-        DropReasonCount r;
-        r.reason = reason == NP_DROP_REASON_SLOTS - 1 ? std::string("OTHER_SUBSYSTEM")
-                                                      : naming.btf->drop_reason_name(reason);
-        r.unattributed = r.reason == kUnattributedDropReason;
-        add(std::move(r), on_data_iface, proto, flow, d);
+        add(named_drop(reason, 0, naming), on_data_iface, proto, flow, d);
     }
     for (const auto& [site, d] : delta.sites) {
         // slot = ((0 * 2 + on_data_iface) * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow
         const uint32_t k = site.second;
-        DropReasonCount r;
-        r.function = naming.symbols && !naming.symbols->empty()
-                         ? naming.symbols->function_at(site.first)
-                         : fmt::format("{:#x}", site.first);
-        // At the full tier only the drops without a reason are counted by site.
-        if (naming.tier == ProbeTier::full) {
-            r.reason = kUnattributedDropReason;
-            r.unattributed = true;
-        }
-        add(std::move(r), (k / NP_FLOW_COUNT) / NP_PROTO_COUNT,
+        add(named_drop(0, site.first, naming), (k / NP_FLOW_COUNT) / NP_PROTO_COUNT,
             (k / NP_FLOW_COUNT) % NP_PROTO_COUNT, k % NP_FLOW_COUNT, d);
     }
-    phase.drops.clear();
-    for (auto& [name, r] : by_name) {
-        std::sort(r.where.begin(), r.where.end(), [](const DropLocation& a, const DropLocation& b) {
-            return a.packets > b.packets;
-        });
-        phase.drops.push_back(std::move(r));
-    }
-    std::stable_sort(
-        phase.drops.begin(), phase.drops.end(),
-        [](const DropReasonCount& a, const DropReasonCount& b) { return a.packets > b.packets; });
+    phase.drops = largest_first(std::move(by_name));
+    fill_streams(phase, delta, naming);
 }
 
 void fill_sample(TraceSample& s, const MapTotals& delta) {

@@ -20,11 +20,19 @@ using DropWhere = std::tuple<uint32_t, uint32_t, uint8_t, uint8_t>;
 // (code address that freed it, drops slot of reason 0): a drop_sites key.
 using DropSite = std::pair<uint64_t, uint32_t>;
 
+// (port, np_proto, where: np_dir or NP_STREAM_RETRANS): a streams key.
+using StreamKey = std::tuple<uint16_t, uint8_t, uint8_t>;
+// (port, np_proto, code address (0 when a reason names it), reason, on the data iface): a
+// stream_drops key.
+using StreamDropKey = std::tuple<uint16_t, uint8_t, uint64_t, uint32_t, uint8_t>;
+
 struct MapTotals {
     std::array<np_traffic, NP_TRAFFIC_SLOTS> traffic{};
     std::array<np_retrans, NP_FLOW_COUNT> retransmits{};
-    std::map<DropWhere, np_drop> drops;  // empty in a snapshot taken without detail
-    std::map<DropSite, np_drop> sites;   // likewise; the drops-without-reasons tier's
+    std::map<DropWhere, np_drop> drops;             // empty in a snapshot taken without detail
+    std::map<DropSite, np_drop> sites;              // likewise; the drops-without-reasons tier's
+    std::map<StreamKey, np_stream> streams;         // likewise: the measured flow by stream
+    std::map<StreamDropKey, np_drop> stream_drops;  // likewise
     uint64_t drops_total = 0;
 };
 
@@ -35,12 +43,19 @@ struct ProbeMaps {
     int drops = -1;
     int drop_sites = -1;
     int drop_count = -1;
+    int streams = -1;
+    int stream_drops = -1;
 };
 
 // `with_drop_detail` reads the drops array (large; what a phase needs); samples need only the
 // traffic, retransmits and the total number of drops.
 MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail);
 MapTotals operator-(const MapTotals& later, const MapTotals& earlier);
+
+// Removes from the streams maps the keys that did not move in a phase just closed (`delta`, its
+// counts), and from `now`, the snapshot the next phase is counted from: streams that ended, so
+// that a run of many tests does not fill the maps. A stream that moves again starts a new key.
+void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now);
 
 // What the trace needs to name things: the data iface, the kernel's drop reason names and, at
 // the drops-without-reasons tier, its functions.

@@ -155,10 +155,15 @@ class Attached {
 
     ProbeMaps maps() const {
         ProbeMaps m;
-        if (tc_) m.traffic = bpf_map__fd(tc_->get()->maps.traffic);
+        if (tc_) {
+            m.traffic = bpf_map__fd(tc_->get()->maps.traffic);
+            m.streams = bpf_map__fd(tc_->get()->maps.streams);
+        }
         if (!skel_) return m;
         const probe_bpf* k = skel_->get();
         m.traffic = bpf_map__fd(k->maps.traffic);
+        m.streams = bpf_map__fd(k->maps.streams);
+        m.stream_drops = bpf_map__fd(k->maps.stream_drops);
         m.retransmits = bpf_map__fd(k->maps.retransmits);
         m.drop_count = bpf_map__fd(k->maps.drop_count);
         // By site: every drop at the drops-without-reasons tier, the reasonless ones at full.
@@ -343,13 +348,15 @@ class Recorder {
         // What the queue holds just before the counters are read: once a test is over it only
         // drains, so this bounds what the egress hook counted that has not left the NIC yet.
         const int64_t queued = read_qdisc_state(naming_.ifindex).queued_packets;
-        const MapTotals maps = read_map_totals(maps_, true);
+        MapTotals maps = read_map_totals(maps_, true);
         const KernelCounters counters = read_kernel_counters(iface_);
         PhaseTrace p;
         p.name = phase_name_;
         p.start_ms = phase_start_ms_;
         p.end_ms = now_ms();
-        fill_phase(p, maps - phase_maps_, naming_);
+        const MapTotals delta = maps - phase_maps_;
+        fill_phase(p, delta, naming_);
+        prune_idle_streams(maps_, delta, maps);
         const KernelCounters d = counter_delta(phase_counters_, counters);
         p.nstat = d.nstat;
         p.ethtool_stats = d.ethtool_stats;

@@ -25,6 +25,8 @@ enum class Ctx : uint8_t {
     start,
     test_start,
     connecting_to,
+    connected,   // start.connected: the streams' sockets and ports
+    connection,  // one entry of it
     intervals,
     interval,
     interval_streams,
@@ -35,6 +37,9 @@ enum class Ctx : uint8_t {
     end_streams,
     end_stream,
     server_output,  // --get-server-output's server_output_json: the server's own document
+    server_start,
+    server_connected,
+    server_connection,
     server_end,
     server_end_streams,
     server_end_stream,
@@ -180,9 +185,7 @@ class Iperf3JsonReader {
         std::string_view key;  // the known key this container sits under
         Iperf3Summary* summary = nullptr;
     };
-    struct EndStream {
-        Iperf3Summary sender, receiver, udp;
-    };
+    using EndStream = Iperf3StreamEnd;
     // The known keys, sorted by context, and where each context's run of them is.
     struct Table {
         std::vector<Field> fields;
@@ -291,6 +294,10 @@ class Iperf3JsonReader {
                 return Ctx::end_stream;
             case Ctx::server_end_streams:
                 return Ctx::server_end_stream;
+            case Ctx::connected:
+                return Ctx::connection;
+            case Ctx::server_connected:
+                return Ctx::server_connection;
             default:
                 return Ctx::skip;
         }
@@ -315,7 +322,8 @@ class Iperf3JsonReader {
                                      "expected an object in the list, got a list");
                 child.ctx = array ? Ctx::skip : element;
                 if ((element == Ctx::interval_stream || element == Ctx::end_stream ||
-                     element == Ctx::server_end_stream) &&
+                     element == Ctx::server_end_stream || element == Ctx::connection ||
+                     element == Ctx::server_connection) &&
                     child.index >= kMaxStreamEntries)
                     bad("", fmt::format("more than {} entries: iperf3 runs at most {} streams "
                                         "(-P), two per stream with --bidir",
@@ -339,6 +347,8 @@ class Iperf3JsonReader {
         if (child.ctx == Ctx::interval) begin_interval();
         if (child.ctx == Ctx::end_stream || child.ctx == Ctx::server_end_stream)
             end_stream_ = EndStream{};
+        if (child.ctx == Ctx::connection || child.ctx == Ctx::server_connection)
+            connection_ = Iperf3Connection{};
     }
 
     Ctx event_child(bool array) {
@@ -354,8 +364,13 @@ class Iperf3JsonReader {
         const Ctx ctx = frames_[--depth_].ctx;
         if (ctx == Ctx::interval) end_interval();
         if (ctx == Ctx::end_stream) fold_end_stream();
-        if (ctx == Ctx::server_end_stream && receiving(end_stream_.udp))
-            add(run_.server_udp_out_of_order, end_stream_.udp.out_of_order);
+        if (ctx == Ctx::server_end_stream) {
+            if (receiving(end_stream_.udp))
+                add(run_.server_udp_out_of_order, end_stream_.udp.out_of_order);
+            run_.server_stream_ends.push_back(end_stream_);
+        }
+        if (ctx == Ctx::connection) run_.connected.push_back(connection_);
+        if (ctx == Ctx::server_connection) run_.server_connected.push_back(connection_);
     }
 
     // Whether a stream's "udp" block is the receiving end's: "sender" says so from 3.2; a block
@@ -378,6 +393,7 @@ class Iperf3JsonReader {
     void fold_end_stream() {
         auto& e = run_.end_streams;
         const auto& s = end_stream_;
+        run_.stream_ends.push_back(s);
         ++e.count;
         e.sender_bps += s.sender.bits_per_second.value_or(0);
         e.receiver_bps += s.receiver.bits_per_second.value_or(0);
@@ -401,6 +417,7 @@ class Iperf3JsonReader {
     RateSeries sum_bps_;
     RateSeries reverse_sum_bps_;
     EndStream end_stream_;
+    Iperf3Connection connection_;
 };
 
 // The document's top, a --json-stream line's event, and "start": the test as set up.
@@ -415,9 +432,12 @@ std::vector<Field> Iperf3JsonReader::start_fields() {
         {Ctx::root, "server_output_text", FieldKind::text, 0, 0,
          [](R& r, const Value& v) {
              r.run().server_udp_out_of_order = iperf3_text_out_of_order(v.text);
+             r.run().server_text_udp_streams = iperf3_text_udp_streams(v.text);
          }},
         {Ctx::root, "server_output_json", FieldKind::object, 0, 0, nullptr, Ctx::server_output},
         {Ctx::server_output, "end", FieldKind::object, 0, 0, nullptr, Ctx::server_end},
+        {Ctx::server_output, "start", FieldKind::object, 0, 0, nullptr, Ctx::server_start},
+        {Ctx::server_start, "connected", FieldKind::array, 0, 0, nullptr, Ctx::server_connected},
         {Ctx::server_end, "streams", FieldKind::array, 0, 0, nullptr, Ctx::server_end_streams},
         {Ctx::server_end_stream, "udp", FieldKind::object, 0, 0, nullptr, Ctx::summary,
          [](R& r) { return &r.end_stream_.udp; }},
@@ -428,6 +448,7 @@ std::vector<Field> Iperf3JsonReader::start_fields() {
 
         {Ctx::start, "test_start", FieldKind::object, 0, 0, nullptr, Ctx::test_start},
         {Ctx::start, "connecting_to", FieldKind::object, 0, 0, nullptr, Ctx::connecting_to},
+        {Ctx::start, "connected", FieldKind::array, 0, 0, nullptr, Ctx::connected},
         {Ctx::start, "version", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.run().version = std::string(v.text); }},
         {Ctx::start, "system_info", FieldKind::text, 0, 0,
@@ -447,6 +468,18 @@ std::vector<Field> Iperf3JsonReader::start_fields() {
          [](R& r, const Value& v) { r.run().connecting_to_host = std::string(v.text); }},
         {Ctx::connecting_to, "port", FieldKind::integer, 0, 65535,
          [](R& r, const Value& v) { r.run().connecting_to_port = static_cast<int>(v.integer); }},
+        {Ctx::connection, "socket", FieldKind::integer, 0, kI64,
+         [](R& r, const Value& v) { r.connection_.socket = v.integer; }},
+        {Ctx::connection, "local_port", FieldKind::integer, 0, 65535,
+         [](R& r, const Value& v) { r.connection_.local_port = static_cast<int>(v.integer); }},
+        {Ctx::connection, "remote_port", FieldKind::integer, 0, 65535,
+         [](R& r, const Value& v) { r.connection_.remote_port = static_cast<int>(v.integer); }},
+        {Ctx::server_connection, "socket", FieldKind::integer, 0, kI64,
+         [](R& r, const Value& v) { r.connection_.socket = v.integer; }},
+        {Ctx::server_connection, "local_port", FieldKind::integer, 0, 65535,
+         [](R& r, const Value& v) { r.connection_.local_port = static_cast<int>(v.integer); }},
+        {Ctx::server_connection, "remote_port", FieldKind::integer, 0, 65535,
+         [](R& r, const Value& v) { r.connection_.remote_port = static_cast<int>(v.integer); }},
 
         {Ctx::test_start, "protocol", FieldKind::text, 0, 0,
          [](R& r, const Value& v) { r.run().protocol = std::string(v.text); }},
@@ -563,6 +596,8 @@ std::vector<Field> Iperf3JsonReader::summary_fields() {
          }},
         {Ctx::summary, "out_of_order", FieldKind::integer, 0, kI64,
          [](R& r, const Value& v) { r.summary()->out_of_order = v.integer; }},
+        {Ctx::summary, "socket", FieldKind::integer, 0, kI64,
+         [](R& r, const Value& v) { r.summary()->socket = v.integer; }},
         {Ctx::summary, "sender", FieldKind::flag, 0, 1,
          [](R& r, const Value& v) { r.summary()->sender = v.flag; }},
         {Ctx::summary, "max_snd_cwnd", FieldKind::integer, 0, kI64,
@@ -657,6 +692,79 @@ void fill_tcp_info(ThroughputTest& t, const Iperf3Run& run, bool sender_is_clien
 
 }  // namespace
 
+// A stream's name: its port that is not the server's (the client's: the probes' name for it).
+int stream_port(const Iperf3Connection& c, std::optional<int> server_port) {
+    return server_port && c.local_port == *server_port ? c.remote_port : c.local_port;
+}
+
+// The port of the stream whose socket on an end is `socket`, from that end's start.connected.
+std::optional<int> port_of_socket(const std::vector<Iperf3Connection>& connected,
+                                  std::optional<int64_t> socket, std::optional<int> server_port) {
+    if (!socket) return std::nullopt;
+    for (const auto& c : connected)
+        if (c.socket == *socket) return stream_port(c, server_port);
+    return std::nullopt;
+}
+
+// The streams of one direction, each with its own counts: from this output's end.streams and,
+// for the other end's counts of a UDP stream, the server's JSON inside it. `this_end_sends`:
+// the direction is the one this output's end sent.
+std::vector<ThroughputTest::Stream> streams_of(const Iperf3Run& run, bool udp,
+                                               bool this_end_sends) {
+    // The server's port: the client's output names it; the server's own holds it on every
+    // connection's local end.
+    std::optional<int> server_port = run.connecting_to_port;
+    if (!server_port && !run.connected.empty()) server_port = run.connected.front().local_port;
+    std::vector<ThroughputTest::Stream> out;
+    for (const auto& e : run.stream_ends) {
+        const Iperf3Summary& own = udp ? e.udp : e.sender;
+        // "sender" says which end sent this stream; outputs without it run one direction.
+        if (own.sender && *own.sender != this_end_sends) continue;
+        const auto port = port_of_socket(run.connected, own.socket, server_port);
+        if (!port) continue;
+        ThroughputTest::Stream s;
+        s.port = *port;
+        if (!udp) {
+            s.sent_bytes = e.sender.bytes;
+            s.received_bytes = e.receiver.bytes;
+            s.retransmits = e.sender.retransmits;
+            out.push_back(s);
+            continue;
+        }
+        // The other end's block of the same stream, when the server's output is inside.
+        const Iperf3Summary* other = nullptr;
+        for (const auto& se : run.server_stream_ends)
+            if (port_of_socket(run.server_connected, se.udp.socket, server_port) == port)
+                other = &se.udp;
+        const Iperf3Summary* sent = this_end_sends ? &e.udp : other;
+        const Iperf3Summary* received = this_end_sends ? other : &e.udp;
+        // A server's text output: its summary line of the stream, sent or received.
+        const Iperf3TextStream* text = nullptr;
+        if (!other)
+            for (const auto& t : run.server_text_udp_streams)
+                if (t.remote_port == *port || t.local_port == *port) text = &t;
+        if (sent) {
+            s.datagrams_sent = sent->packets;
+            s.sent_bytes = sent->bytes;
+        } else if (text && text->side == "sender") {
+            s.datagrams_sent = text->total;
+        }
+        // A sender's block holds the receiver's lost count (exchanged at the end), not its total.
+        if (received) {
+            s.received_bytes = received->bytes;
+            s.datagrams_total = received->packets;
+            s.datagrams_lost = received->lost_packets;
+        } else if (text && text->side == "receiver") {
+            s.datagrams_total = text->total;
+            s.datagrams_lost = text->lost;
+        } else {
+            s.datagrams_lost = e.udp.lost_packets;
+        }
+        out.push_back(s);
+    }
+    return out;
+}
+
 Measurements measurements_from(const Iperf3Run& run, const std::string& source) {
     Measurements m;
     const bool any_sum = run.sum_sent.present || run.sum_received.present || run.sum.present;
@@ -707,6 +815,9 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
         const bool client_sends = !reverse_direction;
         t.sender_cpu_pct = client_sends ? run.cpu_host_total : run.cpu_remote_total;
         t.receiver_cpu_pct = client_sends ? run.cpu_remote_total : run.cpu_host_total;
+        // The client's output names the server it connected to; the server's own does not.
+        const bool client_output = run.connecting_to_port.has_value();
+        t.per_stream = streams_of(run, udp, client_output == client_sends);
         return t;
     };
     auto fill = [&](ThroughputTest& t, const Iperf3Summary& sent, const Iperf3Summary& received,

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/readers/iperf3_text.hpp"
 #include "analysis/readers/measurement.hpp"
 #include "analysis/readers/source.hpp"
 
@@ -44,6 +45,18 @@ struct Iperf3Summary {
     std::optional<int64_t> max_snd_cwnd;
     std::optional<double> max_rtt_us;
     std::optional<double> mean_rtt_us;
+    std::optional<int64_t> socket;  // the stream's socket (file descriptor) on that end
+};
+
+// One entry of start.connected: a stream's socket on this end and its two ports.
+struct Iperf3Connection {
+    int64_t socket = -1;
+    int local_port = 0, remote_port = 0;
+};
+
+// One entry of end.streams, as printed: TCP's sender and receiver blocks, or UDP's one block.
+struct Iperf3StreamEnd {
+    Iperf3Summary sender, receiver, udp;
 };
 
 // end.streams, folded as the entries go by: the analysis needs their sums and maxima.
@@ -108,6 +121,13 @@ struct Iperf3Run {
     // out-of-order count, which a client that sent has no other way to know. A text longer than
     // the JSON scanner keeps (64 KiB: a test of some minutes) loses its summary, and the count.
     std::optional<int64_t> server_udp_out_of_order;
+
+    // Each stream by itself: start.connected and end.streams (at most kMaxIperf3Streams entries,
+    // two per stream with --bidir), of this output and of the server's JSON inside it.
+    std::vector<Iperf3Connection> connected, server_connected;
+    std::vector<Iperf3StreamEnd> stream_ends, server_stream_ends;
+    // A server's text output inside the client's: its UDP streams' summary lines.
+    std::vector<Iperf3TextStream> server_text_udp_streams;
 
     // Series of more than kMaxSeriesPoints intervals are kept as means of 2, 4, … intervals.
     Iperf3IntervalStats interval_stats;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "analysis/readers/iperf3.hpp"
 #include "analysis/readers/series.hpp"
@@ -579,6 +580,66 @@ std::optional<int64_t> iperf3_text_out_of_order(std::string_view output) {
     } catch (const InputError&) {
     }
     return std::nullopt;
+}
+
+namespace {
+
+// "[  5] local 198.18.0.1 port 5201 connected to 198.18.0.2 port 48560": the id and both ports.
+std::optional<std::tuple<std::string, int, int>> connected_line(std::string_view s) {
+    const auto id = take_bracket(s);
+    if (!id) return std::nullopt;
+    const auto port_after = [&](std::string_view marker) -> std::optional<int> {
+        const size_t at = s.find(marker);
+        if (at == std::string_view::npos) return std::nullopt;
+        std::string_view rest = s.substr(at + marker.size());
+        const size_t port = rest.find(" port ");
+        if (port == std::string_view::npos) return std::nullopt;
+        rest = text::trim(rest.substr(port + 6));
+        const auto n = count(take_word(rest));
+        if (!n || *n > 65535) return std::nullopt;
+        return static_cast<int>(*n);
+    };
+    const auto local = port_after("local "), remote = port_after(" connected to ");
+    if (!local || !remote) return std::nullopt;
+    return std::tuple{*id, *local, *remote};
+}
+
+}  // namespace
+
+std::vector<Iperf3TextStream> iperf3_text_udp_streams(std::string_view output) {
+    std::map<std::string, std::pair<int, int>> ports;
+    std::vector<std::pair<std::string, Iperf3TextStream>> found;
+    int64_t number = 0;
+    try {
+        while (!output.empty()) {
+            const size_t end = std::min(output.find('\n'), output.size());
+            const std::string_view line = text::trim(output.substr(0, end));
+            output.remove_prefix(std::min(end + 1, output.size()));
+            ++number;
+            if (const auto c = connected_line(line)) {
+                ports[std::get<0>(*c)] = {std::get<1>(*c), std::get<2>(*c)};
+                continue;
+            }
+            const auto l = parse_line(line, number);
+            if (!l || l->id == "SUM" || l->side.empty() || !l->lost || !l->total) continue;
+            Iperf3TextStream st;
+            st.side = l->side;
+            st.lost = *l->lost;
+            st.total = *l->total;
+            found.emplace_back(l->id, st);
+        }
+    } catch (const InputError&) {
+        return {};
+    }
+    std::vector<Iperf3TextStream> out;
+    for (auto& [id, st] : found) {
+        const auto it = ports.find(id);
+        if (it == ports.end()) continue;
+        st.local_port = it->second.first;
+        st.remote_port = it->second.second;
+        out.push_back(st);
+    }
+    return out;
 }
 
 }  // namespace np

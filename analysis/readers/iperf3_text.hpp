@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/readers/run_reader.hpp"
 
@@ -34,5 +36,17 @@ std::unique_ptr<RunReader> make_iperf3_text_reader();
 // --get-server-output carries of a server's text output (server_output_text). Empty when the
 // text holds no such count or cannot be read.
 std::optional<int64_t> iperf3_text_out_of_order(std::string_view text);
+
+// One UDP stream's summary line in an iperf3 text output ("[  5]   0.00-10.02  sec  38.1 MBytes
+// 31.9 Mbits/sec  0.001 ms  0/27567 (0%)  receiver"), with its socket's ports from its
+// "[  5] local A port P connected to B port Q" line.
+struct Iperf3TextStream {
+    int local_port = 0, remote_port = 0;
+    std::string side;  // "sender" or "receiver"
+    int64_t lost = 0, total = 0;
+};
+// Each such stream of the text (what a client's -J --get-server-output carries of a server's
+// text output); empty when it holds none or cannot be read.
+std::vector<Iperf3TextStream> iperf3_text_udp_streams(std::string_view text);
 
 }  // namespace np

@@ -57,6 +57,34 @@ void set_receiver_loss_counts(ThroughputTest& t, std::optional<int64_t> lost,
     t.printed_loss_text = text;
 }
 
+ThroughputTest stream_test(const ThroughputTest& t, const ThroughputTest::Stream& s) {
+    ThroughputTest one = t;
+    one.per_stream.clear();
+    one.interval_bps.clear();
+    one.label = t.label + " stream " + std::to_string(s.port);
+    one.streams = 1;
+    if (t.offered_bps && t.streams > 0) one.offered_bps = *t.offered_bps / t.streams;
+    const auto rate = [&](const std::optional<double>& bytes) -> std::optional<double> {
+        if (!bytes || t.duration_s <= 0) return std::nullopt;
+        return *bytes * 8 / t.duration_s;
+    };
+    one.sent_bytes = s.sent_bytes;
+    one.received_bytes = s.received_bytes;
+    one.sent_bps = rate(s.sent_bytes);
+    one.received_bps = rate(s.received_bytes);
+    one.retransmits = s.retransmits;
+    one.datagrams_sent = s.datagrams_sent;
+    one.datagrams_lost.reset();
+    one.datagrams_total.reset();
+    one.printed_loss_pct.reset();
+    one.printed_loss_text.clear();
+    one.impossible_counts.reset();
+    if (t.transport == Transport::udp) {
+        set_receiver_loss_counts(one, s.datagrams_lost, s.datagrams_total, std::nullopt, "");
+    }
+    return one;
+}
+
 std::string tool_text(const std::string& version, const std::string& platform) {
     if (version.empty() && platform.empty()) return "";
     if (platform.empty()) return version;

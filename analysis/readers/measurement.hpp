@@ -118,7 +118,21 @@ struct ThroughputTest {
 
     // Per-interval aggregate goodput (the tool's own intervals), for stability checks.
     std::vector<double> interval_bps;
+
+    // Each stream of the test (iperf3 -P: a TCP connection or UDP socket each) with the counts
+    // above for it alone, named by its client-side port: the name the probes give it. Empty
+    // when the output does not say (iperf2, iperf3's text, JSON without start.connected).
+    struct Stream {
+        int port = 0;
+        std::optional<double> sent_bytes, received_bytes;
+        std::optional<int64_t> datagrams_sent, datagrams_lost, datagrams_total;
+        std::optional<int64_t> retransmits;
+    };
+    std::vector<Stream> per_stream;
 };
+
+// `t` as if it were the one stream `s`: its counts and rates, one stream, the label naming it.
+ThroughputTest stream_test(const ThroughputTest& t, const ThroughputTest::Stream& s);
 
 // The receiver's UDP lost/total as a reader found them, into `t`: its datagrams_* and printed
 // loss, or — counts no receiver can have counted (a negative lost or total, more lost than the

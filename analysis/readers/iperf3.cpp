@@ -731,34 +731,27 @@ std::vector<ThroughputTest::Stream> streams_of(const Iperf3Run& run, bool udp,
             out.push_back(s);
             continue;
         }
-        // The other end's block of the same stream, when the server's output is inside.
-        const Iperf3Summary* other = nullptr;
-        for (const auto& se : run.server_stream_ends)
-            if (port_of_socket(run.server_connected, se.udp.socket, server_port) == port)
-                other = &se.udp;
-        const Iperf3Summary* sent = this_end_sends ? &e.udp : other;
-        const Iperf3Summary* received = this_end_sends ? other : &e.udp;
-        // A server's text output: its summary line of the stream, sent or received.
-        const Iperf3TextStream* text = nullptr;
-        if (!other)
-            for (const auto& t : run.server_text_udp_streams)
-                if (t.remote_port == *port || t.local_port == *port) text = &t;
-        if (sent) {
-            s.datagrams_sent = sent->packets;
-            s.sent_bytes = sent->bytes;
-        } else if (text && text->side == "sender") {
-            s.datagrams_sent = text->total;
+        // A stream's UDP block holds the sender's count whichever end printed it (a receiving
+        // end prints the count the sender reported at the end) and the receiver's lost count. The
+        // receiver's total is in the receiving end's own block: the server's output inside the
+        // client's (its JSON, or its text's summary line); a client that received prints none.
+        s.datagrams_sent = e.udp.packets;
+        s.datagrams_lost = e.udp.lost_packets;
+        if (this_end_sends) s.sent_bytes = e.udp.bytes;
+        for (const auto& se : run.server_stream_ends) {
+            if (port_of_socket(run.server_connected, se.udp.socket, server_port) != port ||
+                !this_end_sends)
+                continue;
+            s.received_bytes = se.udp.bytes;
+            s.datagrams_total = se.udp.packets;
+            s.datagrams_lost = se.udp.lost_packets;
         }
-        // A sender's block holds the receiver's lost count (exchanged at the end), not its total.
-        if (received) {
-            s.received_bytes = received->bytes;
-            s.datagrams_total = received->packets;
-            s.datagrams_lost = received->lost_packets;
-        } else if (text && text->side == "receiver") {
-            s.datagrams_total = text->total;
-            s.datagrams_lost = text->lost;
-        } else {
-            s.datagrams_lost = e.udp.lost_packets;
+        for (const auto& t : run.server_text_udp_streams) {
+            if (!this_end_sends || s.datagrams_total || t.side != "receiver" ||
+                (t.remote_port != *port && t.local_port != *port))
+                continue;
+            s.datagrams_total = t.total;
+            s.datagrams_lost = t.lost;
         }
         out.push_back(s);
     }

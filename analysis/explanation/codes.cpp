@@ -254,6 +254,13 @@ const std::vector<FindingCode>& finding_codes() {
          "it",
          {}},
         {"LINK_RATE_UNKNOWN", S::info, "", "no link rate given: no ceiling is claimed", {}},
+        {"STREAMS_UNEVEN",
+         S::warn,
+         "",
+         "a test of several streams (iperf3 -P) whose slowest stream moved less than 75 % of "
+         "the fastest: each stream's rate and, from its own ledger, what it lost (and TCP "
+         "resent); the cause named only when the slowest stream's own counts set it apart",
+         {}},
         // ------------------------------------------------------------ run --repeat
         {"REPEAT_SPREAD",
          S::info,

@@ -320,6 +320,98 @@ std::vector<std::pair<std::string, uint64_t>> flow_drops(const PhaseTrace& p,
     return out;
 }
 
+namespace {
+
+// Adds a drop to a list of drops by reason: to the entry of its reason, or as a new one.
+void merge_drop(std::vector<DropReasonCount>& into, const DropReasonCount& d) {
+    auto it = std::find_if(into.begin(), into.end(), [&](const DropReasonCount& x) {
+        return x.reason == d.reason && x.function == d.function;
+    });
+    if (it == into.end()) {
+        into.push_back(d);
+        return;
+    }
+    it->packets += d.packets;
+    it->bytes += d.bytes;
+    it->skbs += d.skbs;
+    it->where.insert(it->where.end(), d.where.begin(), d.where.end());
+}
+
+}  // namespace
+
+PhaseTrace stream_phase(const PhaseTrace& p, const StreamTrace& s) {
+    PhaseTrace one = p;
+    const std::string key = "iperf_" + s.transport;
+    one.tx.by_flow[key] = s.tx;
+    one.rx.by_flow[key] = s.rx;
+    if (one.xmit) one.xmit->by_flow[key] = s.xmit.value_or(TrafficCounts{});
+    if (s.transport == "tcp") one.retransmits.segments_by_flow["iperf"] = s.retransmits;
+    // The flow's drops of this transport become the stream's; every other drop stays.
+    one.drops.clear();
+    for (DropReasonCount d : p.drops) {
+        std::vector<DropLocation> kept;
+        for (const auto& w : d.where) {
+            if (w.flow == "iperf" && w.protocol == s.transport) {
+                d.packets -= std::min(d.packets, w.packets);
+                d.bytes -= std::min(d.bytes, w.bytes);
+                d.skbs -= std::min(d.skbs, w.skbs);
+            } else {
+                kept.push_back(w);
+            }
+        }
+        d.where = std::move(kept);
+        if (!d.where.empty()) one.drops.push_back(std::move(d));
+    }
+    for (const auto& d : s.drops) merge_drop(one.drops, d);
+    one.streams = {s};
+    return one;
+}
+
+namespace {
+
+// Whether a side's phase counts every stream of the flow by itself: its streams of the
+// transport sum to the flow at both hooks (a stream the probe's map had no room for would not).
+bool counts_every_stream(const PhaseTrace& p, std::string_view transport) {
+    if (p.streams.empty())
+        return flow_counts(p.tx, transport).packets == 0 &&
+               flow_counts(p.rx, transport).packets == 0;
+    TrafficCounts tx, rx;
+    for (const auto& st : p.streams) {
+        if (st.transport != transport) continue;
+        tx += st.tx;
+        rx += st.rx;
+    }
+    return tx.packets == flow_counts(p.tx, transport).packets &&
+           rx.packets == flow_counts(p.rx, transport).packets;
+}
+
+}  // namespace
+
+std::vector<Ledger> stream_ledgers(const ThroughputTest& t, const TestTraces& traces) {
+    if (t.per_stream.size() < 2) return {};
+    const std::string proto = transport_key(t.transport);
+    for (const auto* side : {&traces.sender, &traces.receiver})
+        if (*side && !counts_every_stream((*side)->phase, proto)) return {};
+    std::vector<Ledger> out;
+    for (const auto& s : t.per_stream) {
+        TestTraces one = traces;
+        for (auto* side : {&one.sender, &one.receiver}) {
+            if (!*side) continue;
+            const StreamTrace* st =
+                (*side)->phase.find_stream(proto, static_cast<uint16_t>(s.port));
+            StreamTrace none;  // the stream crossed this NIC not once
+            none.transport = proto;
+            none.port = static_cast<uint16_t>(s.port);
+            if ((*side)->phase.xmit) none.xmit.emplace();
+            (*side)->phase = stream_phase((*side)->phase, st ? *st : none);
+        }
+        Ledger l = build_ledger(stream_test(t, s), one);
+        l.stream_port = s.port;
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
 PhaseTrace merged_phases(const Trace& t) {
     PhaseTrace m;
     m.name = "all";
@@ -337,17 +429,21 @@ PhaseTrace merged_phases(const Trace& t) {
         m.retransmits.segments += p.retransmits.segments;
         for (const auto& [k, v] : p.retransmits.segments_by_flow)
             m.retransmits.segments_by_flow[k] += v;
-        for (const auto& d : p.drops) {
-            auto it = std::find_if(m.drops.begin(), m.drops.end(),
-                                   [&](const DropReasonCount& x) { return x.reason == d.reason; });
-            if (it == m.drops.end()) {
-                m.drops.push_back(d);
-            } else {
-                it->packets += d.packets;
-                it->bytes += d.bytes;
-                it->skbs += d.skbs;
-                it->where.insert(it->where.end(), d.where.begin(), d.where.end());
+        for (const auto& d : p.drops) merge_drop(m.drops, d);
+        for (const auto& st : p.streams) {
+            auto it = std::find_if(m.streams.begin(), m.streams.end(), [&](const StreamTrace& x) {
+                return x.transport == st.transport && x.port == st.port;
+            });
+            if (it == m.streams.end()) {
+                m.streams.push_back(st);
+                if (!all_xmit) m.streams.back().xmit.reset();
+                continue;
             }
+            it->tx += st.tx;
+            it->rx += st.rx;
+            if (all_xmit && it->xmit && st.xmit) *it->xmit += *st.xmit;
+            it->retransmits += st.retransmits;
+            for (const auto& d : st.drops) merge_drop(it->drops, d);
         }
         for (const auto& [k, v] : p.nstat) m.nstat[k] += v;
         for (const auto& [k, v] : p.ethtool_stats) m.ethtool_stats[k] += v;
@@ -903,7 +999,9 @@ class LedgerBuilder {
 }  // namespace
 
 Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces) {
-    return LedgerBuilder(t, traces).build();
+    Ledger l = LedgerBuilder(t, traces).build();
+    l.streams = stream_ledgers(t, traces);
+    return l;
 }
 
 namespace {
@@ -957,17 +1055,22 @@ nlohmann::json to_json(const Ledger& l) {
     nlohmann::json reverse = nlohmann::json::array();
     for (const auto& d : l.drops)
         if (d.stage == Stage::reverse) reverse.push_back(drop_json(d));
-    return {{"test", l.test},
-            {"transport", l.transport == Transport::tcp ? "tcp" : "udp"},
-            {"unit", l.unit},
-            {"sender_node", l.sender_node},
-            {"receiver_node", l.receiver_node},
-            {"sender_tier", to_string(l.sender_tier)},
-            {"receiver_tier", to_string(l.receiver_tier)},
-            {"points", points},
-            {"other_direction_drops", reverse},
-            {"retransmitted_segments",
-             l.retransmitted ? nlohmann::json(*l.retransmitted) : nlohmann::json(nullptr)}};
+    nlohmann::json streams = nlohmann::json::array();
+    for (const auto& s : l.streams) streams.push_back(to_json(s));
+    return {
+        {"test", l.test},
+        {"transport", l.transport == Transport::tcp ? "tcp" : "udp"},
+        {"unit", l.unit},
+        {"sender_node", l.sender_node},
+        {"receiver_node", l.receiver_node},
+        {"sender_tier", to_string(l.sender_tier)},
+        {"receiver_tier", to_string(l.receiver_tier)},
+        {"points", points},
+        {"other_direction_drops", reverse},
+        {"retransmitted_segments",
+         l.retransmitted ? nlohmann::json(*l.retransmitted) : nlohmann::json(nullptr)},
+        {"stream_port", l.stream_port ? nlohmann::json(*l.stream_port) : nlohmann::json(nullptr)},
+        {"streams", streams}};
 }
 
 Ledger parse_ledger(const nlohmann::json& document, const std::string& where) {
@@ -1013,6 +1116,17 @@ Ledger parse_ledger(const nlohmann::json& document, const std::string& where) {
     for (size_t k = 0; k < reverse.array_size(); ++k) l.drops.push_back(parse_drop(reverse.at(k)));
     if (const auto retransmitted = doc.find("retransmitted_segments"))
         l.retransmitted = retransmitted->u64();
+    if (const auto port = doc.find("stream_port"); port && !port->is_null()) {
+        const uint64_t n = port->u64();
+        if (n > 65535) port->fail("is not a port (0 to 65535)");
+        l.stream_port = static_cast<int>(n);
+    }
+    if (const auto streams = doc.find("streams")) {  // absent in ledgers before streams
+        for (size_t i = 0; i < streams->array_size(); ++i) {
+            const JsonField s = streams->at(i);
+            l.streams.push_back(parse_ledger(s.value(), s.path()));
+        }
+    }
     return l;
 }
 
@@ -1078,7 +1192,10 @@ std::string render_ledgers(const std::vector<Ledger>& ledgers) {
     if (ledgers.empty()) return "";
     std::string out = "Where the packets went (the ledger of both data NICs):\n";
     bool inferred = false;
-    for (const auto& l : ledgers) out += "  " + summary_line(l, inferred) + "\n";
+    for (const auto& l : ledgers) {
+        out += "  " + summary_line(l, inferred) + "\n";
+        for (const auto& s : l.streams) out += "    " + summary_line(s, inferred) + "\n";
+    }
     if (inferred)
         out += "  * inferred from the counts around it: the trace has no count after the queue\n";
     return out + "\n";

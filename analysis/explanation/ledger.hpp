@@ -149,6 +149,10 @@ struct Ledger {
     std::optional<double> tool_bytes;             // what the tool says it moved
     // What each end's probe could measure (full when untraced: nothing to say then).
     ProbeTier sender_tier = ProbeTier::full, receiver_tier = ProbeTier::full;
+    // A stream's own ledger: its client-side port. Empty in a test's (the sum of its streams).
+    std::optional<int> stream_port;
+    // A test of several streams: each stream's ledger (stream_ledgers), in the tool's order.
+    std::vector<Ledger> streams;
 
     // Data-loss drops (not housekeeping, not duplicates, not the other direction) in a stage,
     // and in all stages; duplicates; unattributed packets over the whole ledger.
@@ -173,8 +177,19 @@ struct Ledger {
 // frames (0.06 %) with no drop and no program run missed, so 0.1 % (at least 2) is allowed.
 uint64_t ledger_slack(uint64_t packets);
 
-// The ledger of one test.
+// The ledger of one test, with its streams' (stream_ledgers).
 Ledger build_ledger(const ThroughputTest& t, const TestTraces& traces);
+
+// The phase as one stream of the measured flow saw it: the flow's counts, retransmits and drops
+// of the stream's transport are the stream's; everything else (other traffic, the kernel's and
+// the qdisc's counters, all traffic's) is the phase's.
+PhaseTrace stream_phase(const PhaseTrace& p, const StreamTrace& s);
+
+// Each stream's ledger, for a test the tool ran with several (iperf3 -P): built as a test's,
+// from the tool's counts for that stream and each trace's stream_phase. Empty for one stream,
+// and when a trace does not count every stream by itself (a probe older than streams, the
+// kernel-counters tier, or a stream its map had no room for: the streams then sum short).
+std::vector<Ledger> stream_ledgers(const ThroughputTest& t, const TestTraces& traces);
 
 // The measured flow's traffic of one transport ("tcp", "udp"; both when empty) in one direction.
 TrafficCounts flow_counts(const DirectionTraffic& d, std::string_view transport);

@@ -229,6 +229,13 @@ void bidir_acks(const TestEvidence& v, std::vector<Finding>& out);
 void below_ceiling(const TestEvidence& v, std::vector<Finding>& out);
 void retransmits(const TestEvidence& v, std::vector<Finding>& out);
 
+// Per test of several streams (rules_streams.cpp): STREAMS_UNEVEN when the slowest stream moved
+// less than kEvenStreamShare of the fastest, explained by its own ledger when it lost (or TCP
+// resent) more than kUnevenLossFactor times the others' mean, else said not to be located.
+void uneven_streams(const TestEvidence& v, std::vector<Finding>& out);
+inline constexpr double kEvenStreamShare = 0.75;
+inline constexpr double kUnevenLossFactor = 1.5;
+
 // Per test: the tool's own counters when they cannot be right (rules_counters.cpp): UDP loss
 // counts that contradict themselves or the receiver's bytes, and reordering that is not loss.
 void loss_counters(const TestEvidence& v, std::vector<Finding>& out);

@@ -344,6 +344,89 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
     EXPECT_TRUE(has_code(findings, "RETRANSMITS_CONFIRMED")) << render_findings(findings);
 }
 
+// The measured flow's TCP streams of a phase, summed: what the probe counted stream by stream.
+std::pair<uint64_t, uint64_t> tcp_stream_sums(const PhaseTrace& p) {
+    uint64_t tx = 0, rx = 0;
+    for (const auto& s : p.streams)
+        if (s.transport == "tcp") tx += s.tx.packets, rx += s.rx.packets;
+    return {tx, rx};
+}
+
+// iperf3 -P 2 with 3 % of the second stream's segments dropped at the receiver's netfilter input
+// (nftables, by the client port --cport fixes): each probe counts every stream by itself — the
+// streams sum to the flow at both hooks, the drops are the second stream's alone, each stream's
+// retransmits are iperf3's for it — and the explanation names the slow stream from its own ledger.
+TEST(ProbeKernel, EachStreamIsCountedByItselfAndTheSlowOneIsNamedByItsOwnLoss) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 24);
+    sh(b.exec() + " nft add table inet npk");
+    sh(b.exec() + " nft 'add chain inet npk in { type filter hook input priority 0 ; }'");
+    sh(b.exec() + " nft add rule inet npk in tcp sport 40311 numgen random mod 100 '<' 3 drop");
+    Child iperf3_server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5310"});
+    Probe client_probe(a, ifa, {"--port", "5310", "--role", "client"});
+    Probe server_probe(b, ifb, {"--port", "5310", "--role", "server"});
+    client_probe.phase("tcp");
+    server_probe.phase("tcp");
+    const auto j = iperf3_client(a, "-c 198.18.24.2 -p 5310 -t 3 -P 2 --cport 40310");
+    const Trace ta = client_probe.stop(), tb = server_probe.stop();
+
+    for (const Trace* t : {&ta, &tb}) {
+        const PhaseTrace* p = t->find_phase("tcp");
+        ASSERT_NE(p, nullptr);
+        const auto [tx, rx] = tcp_stream_sums(*p);
+        EXPECT_EQ(tx, p->tx.by_flow.at("iperf_tcp").packets) << t->role;
+        EXPECT_EQ(rx, p->rx.by_flow.at("iperf_tcp").packets) << t->role;
+        ASSERT_NE(p->find_stream("tcp", 40310), nullptr) << t->role;
+        ASSERT_NE(p->find_stream("tcp", 40311), nullptr) << t->role;
+    }
+    const PhaseTrace& server = *tb.find_phase("tcp");
+    const auto stream_drops = [&](uint16_t port) {
+        uint64_t n = 0;
+        for (const auto& d : server.find_stream("tcp", port)->drops)
+            if (d.reason == "NETFILTER_DROP") n += d.packets;
+        return n;
+    };
+    std::printf("streams: NETFILTER_DROP of 40310 %llu, of 40311 %llu (the flow's %llu)\n",
+                static_cast<unsigned long long>(stream_drops(40310)),
+                static_cast<unsigned long long>(stream_drops(40311)),
+                static_cast<unsigned long long>(iperf_flow_drops(server, "NETFILTER_DROP")));
+    EXPECT_EQ(stream_drops(40310), 0u);
+    EXPECT_GT(stream_drops(40311), 10u);
+    EXPECT_EQ(stream_drops(40311), iperf_flow_drops(server, "NETFILTER_DROP"));
+    // Each stream's retransmits on the sender, against iperf3's own for that stream.
+    const PhaseTrace& sender = *ta.find_phase("tcp");
+    for (const auto& e : j["end"]["streams"]) {
+        const int64_t socket = e["sender"]["socket"].get<int64_t>();
+        int port = 0;
+        for (const auto& c : j["start"]["connected"])
+            if (c["socket"].get<int64_t>() == socket) port = c["local_port"].get<int>();
+        const auto* st = sender.find_stream("tcp", static_cast<uint16_t>(port));
+        ASSERT_NE(st, nullptr) << port;
+        const double tool = e["sender"]["retransmits"].get<double>();
+        std::printf("stream %d: iperf3 resent %.0f, probe %llu\n", port, tool,
+                    static_cast<unsigned long long>(st->retransmits));
+        EXPECT_NEAR(double(st->retransmits), tool, std::max(2.0, 0.02 * tool)) << port;
+    }
+
+    ExplainInput in;
+    in.measurements = parse_measurements(j.dump(), "iperf3.json");
+    in.traces = {ta, tb};
+    const Explanation e = explain(in);
+    ASSERT_EQ(e.ledgers.size(), 1u);
+    ASSERT_EQ(e.ledgers[0].streams.size(), 2u);
+    for (const auto& l : e.ledgers[0].streams)
+        EXPECT_EQ(l.lost_in(Stage::receiver_filter),
+                  l.stream_port == 40311 ? stream_drops(40311) : 0u);
+    const auto uneven = std::find_if(e.findings.begin(), e.findings.end(),
+                                     [](const Finding& f) { return f.code == "STREAMS_UNEVEN"; });
+    ASSERT_NE(uneven, e.findings.end()) << render_findings(e.findings);
+    std::printf("%s\n%s\n", uneven->title.c_str(), uneven->detail.c_str());
+    EXPECT_NE(uneven->title.find("Stream 40311"), std::string::npos) << uneven->title;
+    EXPECT_NE(uneven->detail.find("own counts show why"), std::string::npos) << uneven->detail;
+}
+
 // TCP's own account, read from the kernel's tcp_info over sock_diag on both ends: a receiving
 // iperf3 that reads in bursts (stopped three quarters of the time, by its PID) into a 64 KiB
 // buffer lets its window close, and the sender's chrono counters say the peer's window held it —

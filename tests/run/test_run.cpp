@@ -534,7 +534,8 @@ const json* ledger_of(const json& c, const std::string& test) {
 }
 int64_t point(const json& ledger, std::string_view label_start) {
     for (const auto& p : ledger["points"])
-        if (p.value("label", "").rfind(label_start, 0) == 0) return p.value("count", int64_t{-1});
+        if (p.value("label", "").rfind(label_start, 0) == 0)
+            return p["count"].is_null() ? -1 : p["count"].get<int64_t>();
     return -1;
 }
 
@@ -589,6 +590,26 @@ TEST_F(RunTest, IperfsOwnOptionsRunAsTypedWithALedgerPerDirection) {
         EXPECT_GE(left, sent["packets"].get<int64_t>());
         EXPECT_LE(left, sent["packets"].get<int64_t>() + 8);
         EXPECT_EQ(point(*l, "arrived"), left);
+        // And each of the direction's two streams has its own ledger, named by its client port,
+        // whose ends sum to the direction's. (The receiving end's count of each stream is in
+        // the server's output only: a client that received prints its sum alone.)
+        ASSERT_EQ((*l)["streams"].size(), 2u);
+        int64_t stream_sent = 0, stream_delivered = 0;
+        for (const auto& st : (*l)["streams"]) {
+            bool connected = false;
+            for (const auto& conn : udp_out["start"]["connected"])
+                connected = connected || conn["local_port"] == st["stream_port"];
+            EXPECT_TRUE(connected) << st["stream_port"];
+            stream_sent += point(st, "sent by the application");
+            stream_delivered += point(st, "delivered to the application");
+            if (d.sender != client()) {
+                EXPECT_EQ(point(st, "delivered to the application"), -1) << "not measured";
+            }
+        }
+        EXPECT_EQ(stream_sent, point(*l, "sent by the application"));
+        if (d.sender == client()) {
+            EXPECT_EQ(stream_delivered, point(*l, "delivered to the application"));
+        }
     }
     for (const auto& [test, sender] :
          {std::pair{std::string("iperf3 TCP --bidir -P 2"), client()},
@@ -597,6 +618,8 @@ TEST_F(RunTest, IperfsOwnOptionsRunAsTypedWithALedgerPerDirection) {
         ASSERT_NE(l, nullptr) << test << " " << codes(c);
         EXPECT_EQ((*l)["sender_node"], sender) << test;
         EXPECT_GT(point(*l, "arrived"), 0) << test;
+        ASSERT_EQ((*l)["streams"].size(), 2u) << test;
+        for (const auto& st : (*l)["streams"]) EXPECT_GT(point(st, "arrived"), 0) << test;
     }
     for (const auto& f : c["explain"]["findings"])
         EXPECT_NE(f.value("severity", ""), "error") << f.dump(2);

@@ -1,0 +1,113 @@
+// A test of several streams (iperf3 -P) whose streams did not share the path evenly: each
+// stream's rate from the tool and, from its own ledger, what it lost and resent — so the slowest
+// stream is explained by its own counts, or said to be unexplained by them.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/format.hpp"
+#include "analysis/explanation/rules.hpp"
+
+namespace np::rules {
+namespace {
+
+struct StreamShare {
+    int port = 0;
+    double bps = 0;
+    uint64_t lost = 0;    // data lost in its ledger's stages, and unattributed
+    uint64_t resent = 0;  // TCP segments it resent (0 for UDP)
+    const Ledger* ledger = nullptr;
+};
+
+// Each stream's rate and its own ledger's loss; empty when a stream's rate or ledger is missing.
+std::vector<StreamShare> shares(const TestEvidence& v) {
+    const ThroughputTest& t = v.test;
+    std::vector<StreamShare> out;
+    if (!v.ledger || t.duration_s <= 0) return {};
+    for (const auto& s : t.per_stream) {
+        const auto bytes = s.received_bytes ? s.received_bytes : s.sent_bytes;
+        const auto l = std::find_if(v.ledger->streams.begin(), v.ledger->streams.end(),
+                                    [&](const Ledger& x) { return x.stream_port == s.port; });
+        if (!bytes || l == v.ledger->streams.end()) return {};
+        out.push_back({s.port, *bytes * 8 / t.duration_s, l->lost() + l->unattributed(),
+                       l->retransmitted.value_or(0), &*l});
+    }
+    return out;
+}
+
+}  // namespace
+
+void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
+    const std::vector<StreamShare> all = shares(v);
+    if (all.size() < 2) return;
+    const auto [slow, fast] = std::minmax_element(
+        all.begin(), all.end(),
+        [](const StreamShare& a, const StreamShare& b) { return a.bps < b.bps; });
+    if (fast->bps <= 0 || slow->bps >= kEvenStreamShare * fast->bps) return;
+    const bool tcp = v.test.transport == Transport::tcp;
+    // What the others lost (and resent) on average, against the slowest stream's own count.
+    double others_lost = 0, others_resent = 0;
+    for (const auto& s : all) {
+        if (&s == &*slow) continue;
+        others_lost += double(s.lost);
+        others_resent += double(s.resent);
+    }
+    others_lost /= double(all.size() - 1);
+    others_resent /= double(all.size() - 1);
+    const double own = double(slow->lost + slow->resent);
+    const double others = others_lost + others_resent;
+    // More than the others by a factor, and by more than counting could differ by.
+    uint64_t counted = 0;
+    for (const auto& p : slow->ledger->points) counted = std::max(counted, p.count.value_or(0));
+    const bool its_own_loss =
+        own > kUnevenLossFactor * others && own - others > double(ledger_slack(counted));
+    Finding f = make_finding("STREAMS_UNEVEN", v.test.label);
+    f.title = fmt::format("Stream {} moved {:.2f} Mbit/s, {:.0f} % less than stream {} ({:.2f})",
+                          slow->port, slow->bps / 1e6, 100 * (1 - slow->bps / fast->bps),
+                          fast->port, fast->bps / 1e6);
+    std::string each;
+    for (const auto& s : all) {
+        each += fmt::format("{}{} {:.2f} Mbit/s, lost {}", each.empty() ? "" : "; ", s.port,
+                            s.bps / 1e6, format_count(double(s.lost)));
+        if (tcp) each += fmt::format(", resent {}", format_count(double(s.resent)));
+    }
+    f.detail = fmt::format("The {} streams, by client port, each from its own ledger: {}. ",
+                           all.size(), each);
+    if (its_own_loss) {
+        f.detail += fmt::format(
+            "The slowest stream's own counts show why: it {} {} {} where the others {} {} on "
+            "average ({}){}.",
+            tcp ? "lost or resent" : "lost", format_count(own), slow->ledger->unit,
+            tcp ? "lost or resent" : "lost", format_count(std::round(others)),
+            slow->lost > 0 ? describe_loss(*slow->ledger) : std::string("resent by TCP"),
+            tcp ? ": TCP cut that connection's window more often than the others'" : "");
+        f.next_step =
+            "Run longer (TCP's share between its connections evens out over tens of seconds), "
+            "or remove the loss the ledger places.";
+    } else {
+        f.detail += fmt::format(
+            "The slowest stream's own counts do not explain it: it {} {} {} against {} on "
+            "average for the others. Nothing the probes count sets it apart, so what held it "
+            "back was not located.",
+            tcp ? "lost or resent" : "lost", format_count(own), slow->ledger->unit,
+            format_count(std::round(others)));
+        f.next_step =
+            "Run longer, and with --repeat, to see whether the same stream stays behind; then "
+            "look at each connection with ss -ti while it runs.";
+    }
+    std::vector<nlohmann::json> ports, mbps, lost;
+    for (const auto& s : all) {
+        ports.emplace_back(s.port);
+        mbps.push_back(rounded(s.bps / 1e6));
+        lost.emplace_back(s.lost + s.resent);
+    }
+    f.evidence = {{"stream_ports", ports},
+                  {"stream_mbps", mbps},
+                  {tcp ? "stream_lost_or_resent" : "stream_lost", lost},
+                  {"slowest_share_of_fastest", rounded(slow->bps / fast->bps, 3)}};
+    out.push_back(std::move(f));
+}
+
+}  // namespace np::rules

@@ -645,6 +645,7 @@ class LedgerBuilder {
         l_.test = t.label;
         l_.transport = t.transport;
         l_.unit = t.transport == Transport::tcp ? "segments" : "datagrams";
+        l_.server_sent = t.reverse;
         l_.tool_bytes = t.received_bytes ? t.received_bytes : t.sent_bytes;
     }
 
@@ -1063,6 +1064,7 @@ nlohmann::json to_json(const Ledger& l) {
         {"unit", l.unit},
         {"sender_node", l.sender_node},
         {"receiver_node", l.receiver_node},
+        {"server_sent", l.server_sent},
         {"sender_tier", to_string(l.sender_tier)},
         {"receiver_tier", to_string(l.receiver_tier)},
         {"points", points},
@@ -1085,6 +1087,8 @@ Ledger parse_ledger(const nlohmann::json& document, const std::string& where) {
     l.unit = doc.at("unit").str();
     l.sender_node = doc.at("sender_node").str();
     l.receiver_node = doc.at("receiver_node").str();
+    if (const auto server_sent = doc.find("server_sent"))  // absent in older ledgers: forward
+        l.server_sent = server_sent->boolean();
     for (auto [key, into] :
          {std::pair{"sender_tier", &l.sender_tier}, std::pair{"receiver_tier", &l.receiver_tier}}) {
         const auto name = doc.optional_str(key);
@@ -1182,8 +1186,9 @@ std::string summary_line(const Ledger& l, bool& inferred) {
     if (housekeeping > 0)
         tail += fmt::format(" ({} housekeeping or other-direction drops)",
                             format_count(double(housekeeping)));
-    return fmt::format("{} {} → {}, {}: {}; {}", l.test, l.sender_node, l.receiver_node, l.unit,
-                       path.empty() ? "no count" : path, tail);
+    return fmt::format("{} {} → {}{}, {}: {}; {}", l.test, l.sender_node, l.receiver_node,
+                       l.server_sent ? " (the server sent: its probe counted the sending end)" : "",
+                       l.unit, path.empty() ? "no count" : path, tail);
 }
 
 }  // namespace

@@ -141,6 +141,9 @@ struct Ledger {
     Transport transport = Transport::tcp;
     std::string unit;  // "datagrams" or "segments"
     std::string sender_node, receiver_node;
+    // The server sent (iperf3 -R, --bidir's reverse direction): the server's node is the
+    // sender, and its probe counted the sending end.
+    bool server_sent = false;
     std::vector<LedgerPoint> points;            // application … application, in path order
     std::vector<LedgerDrop> drops;              // every drop of the flow, each in exactly one stage
     std::optional<uint64_t> retransmitted;      // TCP segments resent on the sender's data NIC

@@ -438,9 +438,17 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
     // With a host named that is how the host's pace reached the sender; without one, the
     // window or the buffer is the stage that set the rate.
     const auto own = tcp_limit(v);
-    const auto paced = host_found ? std::nullopt : pacing_cap(v);
-    if (paced) {
-        out.push_back(paced_finding(v, title, *paced, delivered));
+    // A rate within 5 % of the cap the application set is the cap's, busy CPUs or not: a host
+    // that held the sender back would have held it below the cap.
+    if (const auto paced = pacing_cap(v)) {
+        Finding f = paced_finding(v, title, *paced, delivered);
+        if (host_found) {
+            f.detail += " The hosts were busy as well (";
+            for (size_t i = 0; i < busy.size(); ++i) f.detail += (i ? "; " : "") + busy[i];
+            f.detail += "), but that did not set the rate: it is the cap's.";
+            for (const auto& e : cpu_evidence) f.evidence.push_back(e);
+        }
+        out.push_back(std::move(f));
         return;
     }
     const char* window_code = nullptr;

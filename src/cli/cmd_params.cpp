@@ -59,8 +59,26 @@ nlohmann::json params_json(const Params& p) {
     return j;
 }
 
+// The keys only `run` acts on, as set in the file: the tutorial's modes, which read the params
+// through this command, run each test once and search nothing, and say so rather than ignore them.
+std::vector<std::string> run_only_keys(const Params& p) {
+    std::vector<std::string> keys;
+    if (p.repeat > 1) keys.push_back(fmt::format("np_repeat: {}", p.repeat));
+    if (p.find_udp_ceiling) keys.emplace_back("np_find_udp_ceiling: true");
+    return keys;
+}
+
 int run_params(const ParamsOptions& o) {
-    const nlohmann::json j = params_json(read_params_file(o.file));
+    const Params p = read_params_file(o.file);
+    if (const auto keys = run_only_keys(p); !keys.empty()) {
+        std::string list;
+        for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+        fmt::print(stderr,
+                   "np-explain params: {} {} read by `np-explain run --params {}` only: the "
+                   "tutorial's modes run each test once and do not search the UDP ceiling\n",
+                   list, keys.size() > 1 ? "are" : "is", o.file);
+    }
+    const nlohmann::json j = params_json(p);
     if (!o.shell) {
         fmt::print("{}\n", j.dump(2));
         return 0;

@@ -60,6 +60,24 @@ TEST_F(CliParams, TheTestsOptionsAreMadeOnceForEveryMode) {
     EXPECT_NE(r.out.find("np_zerocopy='false'\n"), std::string::npos) << r.out;
 }
 
+// The keys only `run` acts on are not ignored in silence by the modes that read the params here.
+TEST_F(CliParams, RunOnlyKeysAreSaidToBeRunsOwn) {
+    const std::string file = write("np_repeat: 3\nnp_find_udp_ceiling: true\n");
+    for (const bool shell : {false, true}) {
+        auto args = std::vector<std::string>{"params", file};
+        if (shell) args.emplace_back("--shell");
+        const auto r = np_explain(args);
+        ASSERT_EQ(r.exit_status, 0) << r.err;
+        EXPECT_NE(r.err.find("np_repeat: 3, np_find_udp_ceiling: true are read by `np-explain run "
+                             "--params"),
+                  std::string::npos)
+            << r.err;
+        EXPECT_NE(r.err.find("the tutorial's modes run each test once"), std::string::npos);
+    }
+    const auto quiet = np_explain({"params", write("np_repeat: 1\n")});
+    EXPECT_EQ(quiet.err, "");
+}
+
 TEST_F(CliParams, ShellAssignmentsAreQuotedAndUnsetRateIsEmpty) {
     const auto r = np_explain({"params", write("np_image_marker: /it's here\n"), "--shell"});
     ASSERT_EQ(r.exit_status, 0) << r.err;

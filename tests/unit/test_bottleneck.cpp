@@ -785,6 +785,18 @@ TEST(Bottleneck, APacingCapTheApplicationSetIsNamedOnlyWhenTheTestRanAtIt) {
     e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
     expect_none_of(e, {"PACING_LIMITED"});
     EXPECT_NE(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
+    // Both hosts' CPUs busy the whole test (another test beside it): the rate is still the
+    // cap's to 2 %, which a host holding the sender back could not have made it. The cap is
+    // named; the busy CPUs are said beside it, not as the cause.
+    for (Trace* t : {&c, &s})
+        for (int cpu = 0; cpu < 2; ++cpu)
+            t->phases[0].cpus.push_back({cpu, kPhaseMs, kPhaseMs / 10, 0, 0, 0});
+    e = explain_tests({two}, {c, s}, 100e6);
+    f = find_finding(e, "PACING_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail, "The hosts were busy as well")) << f->detail;
+    EXPECT_TRUE(contains(f->detail, "it is the cap's")) << f->detail;
+    expect_none_of(e, {"HOST_LIMITED", "LIMIT_NOT_LOCATED"});
 }
 
 // A queue the probe found holding packets names the sender's queue as what held it back only

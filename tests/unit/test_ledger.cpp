@@ -646,6 +646,27 @@ TEST(Explain, AFewDropsTheKernelNamedAreLossNoMatterHowFew) {
         << render_explanation(e, 1e9);
 }
 
+// -R: the server sends, so the server's trace is the sender's and its node the ledger's first;
+// the ledger says the roles swapped, and keeps it through its JSON.
+TEST(Explain, AReverseTestsLedgerStartsAtTheServerAndSaysSo) {
+    auto test = udp_test(95.0, 95.0, 24000, 0, 24000, 95e6);
+    test.reverse = true;
+    test.label = "iperf3 UDP -R";
+    const Trace server = node_trace("node1-1", "server", "udp", "udp", 24000, 24000, 0);
+    const Trace client = node_trace("node1-2", "client", "udp", "udp", 0, 0, 24000);
+    const auto e = explain_tests({test}, {client, server}, 100e6);
+    ASSERT_EQ(e.ledgers.size(), 1u);
+    const Ledger& l = e.ledgers[0];
+    EXPECT_EQ(l.sender_node, "node1-1");
+    EXPECT_EQ(l.receiver_node, "node1-2");
+    EXPECT_TRUE(l.server_sent);
+    EXPECT_TRUE(parse_ledger(to_json(l), "ledger").server_sent);
+    EXPECT_TRUE(contains(render_ledgers(e.ledgers),
+                         "iperf3 UDP -R node1-1 → node1-2 (the server sent: its probe counted the "
+                         "sending end), datagrams"))
+        << render_ledgers(e.ledgers);
+}
+
 // A real 3 s TCP run on the 100 Mbit/s testbed: the sender wrote 35,391,320 bytes (94.37
 // Mbit/s), the receiver counted 34,697,728 (92.50, 98.25 % of the ceiling); every segment that
 // left the client arrived. The link was full; the rest was in the sender's queue at the cut.

@@ -73,7 +73,10 @@ def cli(*args, check=True):
 
 def params():
     """The params file as np-explain checks it (the same reader as `np-explain run`)."""
-    return json.loads(cli("params", params_file()).stdout)
+    p = cli("params", params_file())
+    if p.stderr.strip():  # keys only `np-explain run` acts on: said, not ignored
+        print(p.stderr.strip(), file=sys.stderr)
+    return json.loads(p.stdout)
 
 
 _CM_DIR = None

@@ -33,10 +33,16 @@ std::optional<double> mode_link_bps(const ReportInput& in, const ReportMode& m) 
     return m.link_bps ? m.link_bps : report_link_bps(in);
 }
 
-// The ceiling the explanation used for a test of this transport when the mode has one (the
-// MTU, MSS and datagram size the tool reported), else the model's defaults for the link.
+// The ceiling the explanation held the mode's test of this transport against (the MTU, MSS and
+// datagram size the tool reported), as its verdict carries it. An explanation written before
+// verdicts carried their ceiling has it computed again here, from the tool's output, else the
+// model's defaults for the link.
 std::optional<Ceiling> ceiling_for(const ReportMode& m, Transport transport,
                                    std::optional<double> link_bps) {
+    if (m.explanation) {
+        for (const auto& v : m.explanation->verdicts)
+            if (v.ceiling && v.ceiling->transport == transport) return v.ceiling;
+    }
     if (!link_bps) return std::nullopt;
     for (const auto& t : m.measurements.throughput) {
         if (t.transport != transport) continue;

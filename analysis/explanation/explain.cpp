@@ -68,6 +68,7 @@ Explanation explain(const ExplainInput& in, const Rules& rules) {
     std::vector<Verdict> failure_rows = std::move(e.verdicts);
     e.verdicts.clear();
     const std::optional<double> path = rules::slower_path_bps(in);
+    e.link_bps = in.link_bps;
     e.path_bps = path;
     for (const auto& t : tests_of(in)) {
         TestEvidence v{.test = t, .input = in};
@@ -93,6 +94,7 @@ Explanation explain(const ExplainInput& in, const Rules& rules) {
         row.measured =
             v.measured_bps ? rules::rate_text(*v.measured_bps, t.rate_resolution_bps) : "-";
         if (v.ceiling) {
+            row.ceiling = *v.ceiling;
             row.ceiling_bps = v.ceiling->goodput_bps;
             if (v.measured_bps) row.ratio = *v.measured_bps / v.ceiling->goodput_bps;
         }
@@ -124,12 +126,14 @@ nlohmann::json to_json(const Explanation& e) {
         if (v.measured_bps) r["measured_mbps"] = *v.measured_bps / 1e6;
         if (v.ceiling_bps) r["ceiling_mbps"] = *v.ceiling_bps / 1e6;
         if (v.ratio) r["pct_of_ceiling"] = *v.ratio * 100;
+        if (v.ceiling) r["ceiling"] = to_json(*v.ceiling);
         rows.push_back(std::move(r));
     }
     doc["verdicts"] = std::move(rows);
     nlohmann::json ledgers = nlohmann::json::array();
     for (const auto& l : e.ledgers) ledgers.push_back(to_json(l));
     doc["ledgers"] = std::move(ledgers);
+    doc["link_mbps"] = e.link_bps ? nlohmann::json(*e.link_bps / 1e6) : nlohmann::json(nullptr);
     doc["path_mbps"] = e.path_bps ? nlohmann::json(*e.path_bps / 1e6) : nlohmann::json(nullptr);
     return doc;
 }
@@ -161,6 +165,7 @@ Explanation parse_explanation(const nlohmann::json& document, const std::string&
         if (const auto m = r.optional_number("measured_mbps")) v.measured_bps = *m * 1e6;
         if (const auto c = r.optional_number("ceiling_mbps")) v.ceiling_bps = *c * 1e6;
         if (const auto p = r.optional_number("pct_of_ceiling")) v.ratio = *p / 100;
+        if (const auto c = r.find("ceiling")) v.ceiling = parse_ceiling(*c);  // absent before
         const auto codes = r.value().find("codes");
         if (codes != r.value().end() && codes->is_array()) {
             for (const auto& c : *codes)
@@ -173,6 +178,12 @@ Explanation parse_explanation(const nlohmann::json& document, const std::string&
         const JsonField l = ledgers->at(i);
         e.ledgers.push_back(parse_ledger(l.value(), l.path()));
     }
+    // Absent in explanations written before they carried it; null: unknown.
+    if (const auto link = doc.find("link_mbps"); link && !link->is_null()) {
+        const double mbps = link->number();
+        if (mbps <= 0 || !std::isfinite(mbps)) link->fail("expected a positive number");
+        e.link_bps = mbps * 1e6;
+    }
     if (const auto path = doc.find("path_mbps")) {
         const double mbps = path->number();
         if (mbps <= 0 || !std::isfinite(mbps)) path->fail("expected a positive number");
@@ -181,7 +192,8 @@ Explanation parse_explanation(const nlohmann::json& document, const std::string&
     return e;
 }
 
-std::string render_explanation(const Explanation& e, std::optional<double> link_bps) {
+std::string render_explanation(const Explanation& e) {
+    const std::optional<double>& link_bps = e.link_bps;
     std::string out =
         e.path_bps && link_bps
             ? fmt::format(

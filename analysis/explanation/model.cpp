@@ -212,9 +212,7 @@ std::string describe_overhead(const Ceiling& c) {
     return s;
 }
 
-namespace {
-
-nlohmann::json ceiling_json(const Ceiling& c) {
+nlohmann::json to_json(const Ceiling& c) {
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& f : c.frames) {
         nlohmann::json parts = nlohmann::json::array();
@@ -235,10 +233,39 @@ nlohmann::json ceiling_json(const Ceiling& c) {
         {"fragmented", c.fragmented()},
         {"frames", frames},
         {"overhead", describe_overhead(c)},
+        {"transport", c.transport == Transport::tcp ? "tcp" : "udp"},
     };
 }
 
-}  // namespace
+Ceiling parse_ceiling(const JsonField& j) {
+    Ceiling c;
+    const std::string transport = j.at("transport").str();
+    if (transport != "tcp" && transport != "udp") j.at("transport").fail("is not tcp or udp");
+    c.transport = transport == "tcp" ? Transport::tcp : Transport::udp;
+    const JsonField frames = j.at("frames");
+    for (size_t i = 0; i < frames.array_size(); ++i) {
+        Frame f;
+        const JsonField parts = frames.at(i).at("parts");
+        for (size_t k = 0; k < parts.array_size(); ++k) {
+            const uint64_t bytes = parts.at(k).at("bytes").u64();
+            if (bytes > 65535) parts.at(k).at("bytes").fail("is more than a frame holds");
+            f.parts.push_back({parts.at(k).at("part").str(), static_cast<int>(bytes)});
+        }
+        c.frames.push_back(std::move(f));
+    }
+    if (c.frames.empty()) frames.fail("holds no frame");
+    for (const auto& f : c.frames) {
+        c.payload_bytes_per_unit += f.payload_bytes();
+        c.wire_bytes_per_unit += f.wire_bytes();
+    }
+    if (c.wire_bytes_per_unit <= 0) frames.fail("holds no byte on the wire");
+    c.efficiency = double(c.payload_bytes_per_unit) / c.wire_bytes_per_unit;
+    c.goodput_bps = j.at("goodput_ceiling_mbps").number() * 1e6;
+    if (!(c.goodput_bps > 0)) j.at("goodput_ceiling_mbps").fail("expected a positive number");
+    c.frames_per_second = j.at("frames_per_second").number();
+    c.units_per_second = j.at("units_per_second").number();
+    return c;
+}
 
 nlohmann::json to_json(const Model& m) {
     return {
@@ -248,8 +275,8 @@ nlohmann::json to_json(const Model& m) {
         {"ip_version", m.params.ip == IpVersion::v4 ? 4 : 6},
         {"tcp_timestamps", m.params.tcp_timestamps},
         {"udp_payload_bytes", m.params.udp_payload_bytes},
-        {"tcp", ceiling_json(m.tcp)},
-        {"udp", ceiling_json(m.udp)},
+        {"tcp", to_json(m.tcp)},
+        {"udp", to_json(m.udp)},
     };
 }
 

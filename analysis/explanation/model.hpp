@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/readers/measurement.hpp"
+#include "common/json_field.hpp"
 
 namespace np {
 
@@ -104,6 +105,10 @@ std::string describe_overhead(const Ceiling& c);
 
 // The model as JSON, units in key names (documented in docs/commands.md, "model").
 nlohmann::json to_json(const Model& m);
+// One ceiling as JSON (the model's "tcp" and "udp", a verdict's "ceiling"), and back: the
+// frames as written, the per-unit sums from them; throws InputError naming the key.
+nlohmann::json to_json(const Ceiling& c);
+Ceiling parse_ceiling(const JsonField& j);
 
 // The model for one test on the given link: MTU from the path MTU iperf3 saw, else the smaller
 // of the traced data NICs' (`nic_mtu`), else 1500; TCP timestamps inferred from the MSS, the

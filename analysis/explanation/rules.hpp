@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/explanation/explain.hpp"
+#include "analysis/explanation/evidence.hpp"
 #include "analysis/explanation/ledger.hpp"
 
 namespace np::rules {

@@ -121,7 +121,7 @@ int run_attach(const AttachOptions& o) {
                     contract_path.string(), e.findings.size(), errors, warnings, refs.size(),
                     refs.size() == 1 ? "" : "s",
                     in.link_bps ? fmt::format("{:g} Mbit/s", *in.link_bps / 1e6) : "unknown"));
-    print_text(render_explanation(e, in.link_bps));
+    print_text(render_explanation(e));
     return 0;
 }
 

@@ -47,7 +47,7 @@ int run_explain(const ExplainOptions& o) {
     if (o.json) {
         fmt::print("{}\n", to_json(e).dump(2));
     } else {
-        print_text(render_explanation(e, in.link_bps));
+        print_text(render_explanation(e));
     }
     return exit_status_for(e.findings);
 }

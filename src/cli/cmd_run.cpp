@@ -91,7 +91,7 @@ ParamsReading read_params(const std::string& file,
 
 void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptions& o, bool json) {
     if (out.contract_path.empty()) {  // the run dir refused the contract: `stopped` says why
-        if (!json) print_text(render_explanation(out.explanation, out.link_bps));
+        if (!json) print_text(render_explanation(out.explanation));
         return;
     }
     if (json) {
@@ -101,7 +101,7 @@ void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptio
     print_text(fmt::format("np-explain run: {} (iperf3 server) <- {} (client) over {}, link {}\n\n",
                            o.node_a, o.node_b, o.params.data_iface,
                            out.link_bps ? format_link_rate(*out.link_bps) : "unknown"));
-    print_text(render_explanation(out.explanation, out.link_bps));
+    print_text(render_explanation(out.explanation));
     print_text(fmt::format("\nResults in {}: {}", o.run_dir.string(),
                            out.contract_path.filename().string()));
     fmt::print(" (+ {} more: raw outputs, traces, findings)\n",

@@ -466,7 +466,7 @@ TEST(Bottleneck, DevReadyDropsAreADeviceNotUpNotAFullQueue) {
     auto [test, c, s] = udp_dropped_at_sender("DEV_READY");
     const auto e = explain_tests({test}, {c, s}, 100e6);
     const Finding* f = find_finding(e, "LOSS_AT_SENDER_QDISC");
-    ASSERT_NE(f, nullptr) << codes_of(e) << render_explanation(e, 100e6);
+    ASSERT_NE(f, nullptr) << codes_of(e) << render_explanation(e);
     EXPECT_TRUE(contains(f->detail, "node1-2's data NIC was not up")) << f->detail;
     EXPECT_FALSE(contains(f->detail, "more than its interface queue could hold")) << f->detail;
     // Nor is the next step a bigger queue or a lower rate: the link is what to look at.

@@ -528,9 +528,9 @@ TEST(Explain, APathSlowerThanTheNicIsNamedWithTheHopNotBlamedOnTheHosts) {
     EXPECT_NE(find_finding(e, "OFFERED_ABOVE_CEILING"), nullptr) << codes_of(e);
     expect_asks_for_no_trace(e);
     // The header says what the tests were held against, and the findings document keeps it.
-    EXPECT_TRUE(contains(render_explanation(e, 10e9),
-                         "Explained against a 100 Mbit/s path on a 10 Gbit/s link"))
-        << render_explanation(e, 10e9);
+    EXPECT_TRUE(
+        contains(render_explanation(e), "Explained against a 100 Mbit/s path on a 10 Gbit/s link"))
+        << render_explanation(e);
     const auto back = parse_explanation(to_json(e), "findings");
     ASSERT_TRUE(back.path_bps.has_value());
     EXPECT_DOUBLE_EQ(*back.path_bps, 100e6);
@@ -639,11 +639,11 @@ TEST(Explain, AFewDropsTheKernelNamedAreLossNoMatterHowFew) {
     EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED"), nullptr) << codes_of(e);
     // The terminal shows the ledger in a line: the counts point by point and the loss.
     EXPECT_TRUE(contains(
-        render_explanation(e, 1e9),
+        render_explanation(e),
         "iperf3 UDP node1-2 → node1-1, datagrams: sent 247,731 → egress hook 247,731 → left "
         "NIC 247,731 → arrived 247,731 → delivered 247,688; lost 43 "
         "SOCKET_RCVBUFF on node1-1"))
-        << render_explanation(e, 1e9);
+        << render_explanation(e);
 }
 
 // -R: the server sends, so the server's trace is the sender's and its node the ledger's first;
@@ -705,10 +705,10 @@ TEST(Explain, WhatArrivedLeftWhateverTheTransmitCounterSaw) {
     const auto e = explain_tests({test}, {client, server}, 1e9);
     for (const auto& f : e.findings) EXPECT_FALSE(finding_code(f.code).is_loss) << codes_of(e);
     EXPECT_NE(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
-    EXPECT_TRUE(contains(render_explanation(e, 1e9),
+    EXPECT_TRUE(contains(render_explanation(e),
                          "left NIC 189,378 (its counter saw 188,640; the rest arrived, so they "
                          "left) → arrived 189,378; nothing lost"))
-        << render_explanation(e, 1e9);
+        << render_explanation(e);
 }
 
 // A tbf with a short queue on a busy machine (the fault suite's "loss at the sender's queue"):
@@ -724,7 +724,7 @@ TEST(Explain, DropsTheQdiscCountedButTheTracepointMissedAreTheQueues) {
         client.phases[0].qdisc_stats["drops"] = qdisc_drops;
         const Trace server = node_trace("node2-1", "server", "tcp", "tcp", 0, 0, 23513, {}, 3000);
         const auto e = explain_tests({test}, {client, server}, 100e6);
-        const std::string text = render_explanation(e, 100e6);
+        const std::string text = render_explanation(e);
         EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED") != nullptr, qdisc_drops == 7514)
             << codes_of(e);
         EXPECT_EQ(contains(text,
@@ -753,7 +753,7 @@ TEST(Explain, GsoSkbsTheQdiscCountedButTheTracepointMissedAreTheQueues) {
         p.qdisc_stats["drops"] = qdisc_drops;
         const Trace server = node_trace("node2-1", "server", "tcp", "tcp", 0, 0, 10000, {}, 3000);
         const auto e = explain_tests({test}, {client, server}, 100e6);
-        const std::string text = render_explanation(e, 100e6);
+        const std::string text = render_explanation(e);
         EXPECT_EQ(find_finding(e, "LOSS_UNATTRIBUTED") == nullptr, qdisc_drops == 1000)
             << codes_of(e);
         EXPECT_EQ(contains(text, fmt::format("frames in the {} qdisc drops on enp0s25 the drop "

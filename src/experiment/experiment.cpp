@@ -488,51 +488,110 @@ struct SearchStart {
     std::optional<double> ceiling_bps;
     std::string why_not;
 };
+// What a tool's output holds, its tests held to `phase` (empty: the one named after their
+// transport): nothing when the tool failed (its exit status is not 0, or none was recorded) or
+// what it printed does not read as its output.
+Measurements results_of(const std::string& output, const Record& rec, const std::string& file,
+                        const std::string& phase = {}) {
+    const auto status = rec.status.find(file);
+    if (output.empty() || status == rec.status.end() || status->second != 0) return {};
+    try {
+        Measurements m = parse_measurements(output, file);
+        for (auto& t : m.throughput) t.phase = phase;
+        return m;
+    } catch (const InputError&) {
+        return {};
+    }
+}
+
 SearchStart search_ceiling(const RunOptions& o, const Record& rec) {
     std::optional<double> link = o.link_bps ? o.link_bps : o.params.link_rate_bps;
     if (!link && rec.speed_mbps && *rec.speed_mbps > 0) link = *rec.speed_mbps * 1e6;
     if (!link) return {std::nullopt, "the link rate is unknown"};
-    const auto status = rec.status.find(run_dir::output(o.mode, run_dir::kUdp));
-    if (status != rec.status.end() && status->second == 0) {
-        try {
-            for (const auto& t : parse_measurements(rec.udp, "udp").throughput)
-                if (t.transport == Transport::udp)
-                    if (const auto model = model_for(t, *link, rec.mtu_bytes))
-                        return {model->udp.goodput_bps, {}};
-        } catch (const InputError&) {
-        }
-    }
+    for (const auto& t :
+         results_of(rec.udp, rec, run_dir::output(o.mode, run_dir::kUdp)).throughput)
+        if (t.transport == Transport::udp)
+            if (const auto model = model_for(t, *link, rec.mtu_bytes))
+                return {model->udp.goodput_bps, {}};
     return {std::nullopt, "the fixed UDP test gave no result to start from"};
 }
 
 // One step of the search as its output reads: the UDP test it holds, in the step's phase, or
 // none when the tool failed or printed no UDP result.
-CeilingStep ceiling_step(const std::string& output, int status, double offered_bps,
+CeilingStep ceiling_step(const std::string& output, const Record& rec, double offered_bps,
                          const std::string& phase, const std::string& file) {
     CeilingStep step{offered_bps, phase, file, std::nullopt};
-    if (status != 0) return step;
-    try {
-        for (auto& t : parse_measurements(output, file).throughput)
-            if (t.transport == Transport::udp) {
-                t.phase = phase;
-                step.test = std::move(t);
-                break;
-            }
-    } catch (const InputError&) {
-    }
+    for (auto& t : results_of(output, rec, file, phase).throughput)
+        if (t.transport == Transport::udp) {
+            step.test = std::move(t);
+            break;
+        }
     return step;
 }
 
 // Phases with the probes and the server running. Any fault here is recorded, not thrown, so
 // the probes can still hand over their traces before teardown. Each test's output and each
 // node's closed phases are saved as soon as they exist.
-void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress, RunDir& dir) {
-    const Params& p = o.params;
-    const std::string& mode = o.mode;
+class Measurement {
+  public:
+    Measurement(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress, RunDir& dir)
+        : a_(a), b_(b), o_(o), p_(o.params), rec_(rec), progress_(progress), dir_(dir) {}
+
+    void run() {
+        upload_probes();
+        start_probes();
+        try {
+            run_tests();
+        } catch (const Interrupted& e) {
+            rec_.stopped = e.what();
+            rec_.signal = interrupt_signal();
+        } catch (const remote::OutputTooLarge& e) {
+            tool_printed_too_much(e);
+        } catch (const EnvironmentError& e) {
+            rec_.stopped = fmt::format("{} (during the {} phase)", e.what(), phase_);
+            rec_.environment_failed = true;
+        }
+        progress_.clear();
+        collect();
+    }
+
+  private:
+    // The client tools run on node B with their PIDs recorded, so that a run killed mid-test
+    // leaves `teardown` a client to stop before the server and the address it talks to go
+    // (else it can hang past its test, writing to a path that no longer answers); and with the
+    // process group of B's command shell, where the clients run: a teardown after the run was
+    // killed (from a shell of its own, in another group) stops whatever of the client is left
+    // there, whatever the pidfiles say. The undo step goes with the tests.
+    class Clients {
+      public:
+        explicit Clients(Node& b)
+            : dir_(b.st.dir),
+              undo_(*b.sh, b.st, "05-client",
+                    fmt::format("( {} ); ( {} ); ( {} )",
+                                stop_pidfile_script(pid_file("ping"), "ping"),
+                                stop_pidfile_script(pid_file("iperf3"), "iperf3"),
+                                stop_foreign_group_script(dir_ + "/shell.pgid", "iperf3|ping"))) {
+            b.sh->check(fmt::format("ps -o pgid= -p $$ | tr -d ' ' > {}",
+                                    shell_quote(dir_ + "/shell.pgid")));
+        }
+        // `command` run so that its PID is in the tool's pidfile.
+        std::string recorded(const std::string& tool, const std::string& command) const {
+            return fmt::format("sh -c {}",
+                               shell_quote(fmt::format("echo $$ > {}; exec {}",
+                                                       shell_quote(pid_file(tool)), command)));
+        }
+
+      private:
+        std::string pid_file(const std::string& tool) const {
+            return fmt::format("{}/client-{}.pid", dir_, tool);
+        }
+        std::string dir_;
+        UndoStep undo_;
+    };
+
     // A node whose probe cannot be uploaded or started is measured without it: the tools'
     // numbers are never lost to the probe (unless --require-tier asks for one).
-    std::unique_ptr<RemoteProbe> pa, pb;
-    const auto without_probe = [&](const std::string& node, const std::string& why) {
+    void without_probe(const std::string& node, const std::string& why) {
         Finding f = make_finding("PROBE_NOT_STARTED");
         f.title = fmt::format("No probe on {}: measured with the tools alone", node);
         f.detail = fmt::format(
@@ -540,62 +599,58 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
             "crossed its NIC, its drops and retransmits) is unknown.",
             why, node);
         f.evidence = {{"node", node}, {"error", why}};
-        rec.findings.push_back(std::move(f));
-    };
-    const auto try_probe = [&](auto&& step, std::unique_ptr<RemoteProbe>& probe,
-                               const std::string& node) {
-        if (!probe) return 0;
-        try {
-            step(*probe);
-        } catch (const EnvironmentError& e) {
-            if (!o.require_tier.empty() || e.kind() != EnvironmentError::Kind::remote) throw;
-            without_probe(node, e.what());
-            probe.reset();  // its undo steps run now
+        rec_.findings.push_back(std::move(f));
+    }
+    bool remote_fault_spares_the_run(const EnvironmentError& e) const {
+        return o_.require_tier.empty() && e.kind() == EnvironmentError::Kind::remote;
+    }
+
+    void upload_probes() {
+        dir_.begin("upload");
+        if (!o_.no_probe) {
+            progress_.step(fmt::format("uploading np-probe to {} and {}", o_.node_a, o_.node_b));
+            const auto upload = [&](Node& n, const std::string& node,
+                                    std::unique_ptr<RemoteProbe>& to) {
+                try {
+                    to = std::make_unique<RemoteProbe>(*n.sh, n.st, o_.probe_binary);
+                } catch (const EnvironmentError& e) {
+                    if (!remote_fault_spares_the_run(e)) throw;
+                    without_probe(node,
+                                  fmt::format("np-probe could not be uploaded: {}", e.what()));
+                }
+                return 0;
+            };
+            on_both([&] { return upload(a_, o_.node_a, pa_); },
+                    [&] { return upload(b_, o_.node_b, pb_); });
         }
-        return 0;
-    };
-    dir.begin("upload");
-    if (!o.no_probe) {
-        progress.step(fmt::format("uploading np-probe to {} and {}", o.node_a, o.node_b));
-        const auto upload = [&](Node& n, const std::string& node,
-                                std::unique_ptr<RemoteProbe>& to) {
+        pause_point("upload");
+        dir_.done("upload");
+    }
+
+    void start_probes() {
+        dir_.begin("probe start");
+        if (pa_ || pb_)
+            progress_.step(fmt::format("starting the probes on {} and {}", o_.node_a, o_.node_b));
+        const auto start = [&](std::unique_ptr<RemoteProbe>& probe, const char* role,
+                               const std::string& node) {
+            if (!probe) return 0;
             try {
-                to = std::make_unique<RemoteProbe>(*n.sh, n.st, o.probe_binary);
+                probe->start(p_.data_iface, role, p_.port, o_.probe_tier, o_.require_tier);
             } catch (const EnvironmentError& e) {
-                if (!o.require_tier.empty() || e.kind() != EnvironmentError::Kind::remote) throw;
-                without_probe(node, fmt::format("np-probe could not be uploaded: {}", e.what()));
+                if (!remote_fault_spares_the_run(e)) throw;
+                without_probe(node, e.what());
+                probe.reset();  // its undo steps run now
             }
             return 0;
         };
-        on_both([&] { return upload(a, o.node_a, pa); }, [&] { return upload(b, o.node_b, pb); });
+        on_both([&] { return start(pa_, "server", o_.node_a); },
+                [&] { return start(pb_, "client", o_.node_b); });
+        pause_point("probe start");
+        dir_.done("probe start");
     }
-    pause_point("upload");
-    dir.done("upload");
-    dir.begin("probe start");
-    if (pa || pb)
-        progress.step(fmt::format("starting the probes on {} and {}", o.node_a, o.node_b));
-    on_both(
-        [&] {
-            return try_probe(
-                [&](RemoteProbe& r) {
-                    r.start(p.data_iface, "server", p.port, o.probe_tier, o.require_tier);
-                },
-                pa, o.node_a);
-        },
-        [&] {
-            return try_probe(
-                [&](RemoteProbe& r) {
-                    r.start(p.data_iface, "client", p.port, o.probe_tier, o.require_tier);
-                },
-                pb, o.node_b);
-        });
-    pause_point("probe start");
-    dir.done("probe start");
-    std::unique_ptr<IperfServer> server;
-    std::string phase = "server start";
-    std::string phase_file = run_dir::output(mode, run_dir::kPing);  // the phase's tool output
-    const auto save_partial_traces = [&] {
-        for (RemoteProbe* probe : {pa.get(), pb.get()}) {
+
+    void save_partial_traces() {
+        for (RemoteProbe* probe : {pa_.get(), pb_.get()}) {
             if (!probe || probe->closed_phases().empty()) continue;
             const nlohmann::json partial = {
                 {"schema", "np-partial-trace/1"},
@@ -604,178 +659,200 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
                  "the phases this node's probe had closed when the run last saved; its whole "
                  "np-trace/1 trace replaces this file once the probe hands it over"},
                 {"phases", probe->closed_phases()}};
-            dir.save(run_dir::partial_trace(mode, probe->node()), partial.dump(2) + "\n");
+            dir_.save(run_dir::partial_trace(o_.mode, probe->node()), partial.dump(2) + "\n");
         }
-    };
-    try {
-        server = std::make_unique<IperfServer>(*a.sh, a.st, p.port);
-        const auto announce = [&](const std::string& name) {
-            phase = name;
-            dir.begin(name);
-            on_both([&] { return pa && pa->phase(name); }, [&] { return pb && pb->phase(name); });
-            save_partial_traces();
-            pause_point(name);
-        };
-        const auto server_gone = [&] {
-            if (server->alive()) return false;
-            rec.stopped =
-                fmt::format("the iperf3 server on {} ({}) is gone", o.node_a, server->supervisor());
-            return true;
-        };
-        const LinkWatch link = watch_link(a, p.data_iface);
-        // The client tools record their PIDs, so that a run killed mid-test leaves `teardown` a
-        // client to stop before the server and the address it talks to go (else it can hang
-        // past its test, writing to a path that no longer answers).
-        const std::string& client_dir = b.st.dir;
-        const auto client_pid = [&](const std::string& tool) {
-            return fmt::format("{}/client-{}.pid", client_dir, tool);
-        };
-        // And the process group of node B's command shell, where the clients run: a teardown
-        // after the run was killed (from a shell of its own, in another group) stops whatever
-        // of the client is left there, whatever the pidfiles say.
-        const std::string shell_group = client_dir + "/shell.pgid";
-        const UndoStep client_undo(
-            *b.sh, b.st, "05-client",
-            fmt::format("( {} ); ( {} ); ( {} )", stop_pidfile_script(client_pid("ping"), "ping"),
-                        stop_pidfile_script(client_pid("iperf3"), "iperf3"),
-                        stop_foreign_group_script(shell_group, "iperf3|ping")));
-        b.sh->check(fmt::format("ps -o pgid= -p $$ | tr -d ' ' > {}", shell_quote(shell_group)));
-        const auto recorded = [&](const std::string& tool, const std::string& command) {
-            return fmt::format("sh -c {}",
-                               shell_quote(fmt::format("echo $$ > {}; exec {}",
-                                                       shell_quote(client_pid(tool)), command)));
-        };
-        progress.step(fmt::format("starting the iperf3 server on {}", o.node_a));
+    }
+
+    void announce(const std::string& name) {
+        phase_ = name;
+        dir_.begin(name);
+        on_both([&] { return pa_ && pa_->phase(name); }, [&] { return pb_ && pb_->phase(name); });
+        save_partial_traces();
+        pause_point(name);
+    }
+
+    bool server_gone() {
+        if (server_->alive()) return false;
+        rec_.stopped =
+            fmt::format("the iperf3 server on {} ({}) is gone", o_.node_a, server_->supervisor());
+        return true;
+    }
+
+    // One iperf3 test in a probe phase of its own: announced, run, its output saved as it ends.
+    // False once the server is gone: the run stops there.
+    bool iperf_test(const std::string& name, const Params& q, Transport t, const std::string& file,
+                    std::string& out) {
+        announce(name);
+        phase_file_ = file;
+        if (server_gone()) return false;
+        out = run_client(b_, clients_->recorded("iperf3", iperf3_command(q, t)),
+                         t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s, name, pa_.get(),
+                         progress_, *link_, rec_.status[file], server_.get(),
+                         q.parallel * (q.direction == Direction::bidir ? 2 : 1));
+        dir_.save(file, out);
+        if (server_gone()) return false;
+        dir_.done(name);
+        return true;
+    }
+
+    // Ping, then the TCP and UDP tests, their repetitions and the ceiling search.
+    void run_tests() {
+        phase_ = "server start";
+        server_ = std::make_unique<IperfServer>(*a_.sh, a_.st, p_.port);
+        const LinkWatch link = watch_link(a_, p_.data_iface);
+        link_ = &link;
+        const Clients clients(b_);
+        clients_ = &clients;
+        progress_.step(fmt::format("starting the iperf3 server on {}", o_.node_a));
         announce("ping");
         // -W 2: where no echo is answered at all (ICMP filtered), ping waits 2 s after its last
         // request, not its default 10; a reply on a data link comes in well under that.
-        rec.ping = run_client(
-            b,
-            recorded("ping", fmt::format("ping -c {} -W 2 -I {} {}", p.ping_count,
-                                         shell_quote(p.data_iface), shell_quote(p.server_ip))),
-            p.ping_count, "ping", pa.get(), progress, link,
-            rec.status[run_dir::output(mode, run_dir::kPing)]);
-        dir.save(run_dir::output(mode, run_dir::kPing), rec.ping);
-        dir.done("ping");
-        // One iperf3 test in a probe phase of its own: announced, run, its output saved as it
-        // ends. False once the server is gone: the run stops there.
-        const auto iperf_test = [&](const std::string& name, const Params& q, Transport t,
-                                    const std::string& file, std::string& out) {
-            announce(name);
-            phase_file = file;
-            if (server_gone()) return false;
-            out = run_client(b, recorded("iperf3", iperf3_command(q, t)),
-                             t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s, name,
-                             pa.get(), progress, link, rec.status[file], server.get(),
-                             q.parallel * (q.direction == Direction::bidir ? 2 : 1));
-            dir.save(file, out);
-            if (server_gone()) return false;
-            dir.done(name);
-            return true;
-        };
-        bool going =
-            iperf_test("tcp", p, Transport::tcp, run_dir::output(mode, run_dir::kTcp), rec.tcp) &&
-            iperf_test("udp", p, Transport::udp, run_dir::output(mode, run_dir::kUdp), rec.udp);
-        // --repeat: the tests again, each repetition in phases tcp-K and udp-K.
-        for (int k = 2; going && k <= p.repeat; ++k) {
-            Record::Repetition& r = rec.repetitions.emplace_back();
+        const std::string ping_file = run_dir::output(o_.mode, run_dir::kPing);
+        rec_.ping = run_client(
+            b_,
+            clients.recorded("ping",
+                             fmt::format("ping -c {} -W 2 -I {} {}", p_.ping_count,
+                                         shell_quote(p_.data_iface), shell_quote(p_.server_ip))),
+            p_.ping_count, "ping", pa_.get(), progress_, link, rec_.status[ping_file]);
+        dir_.save(ping_file, rec_.ping);
+        dir_.done("ping");
+        // Each step runs only while the server is there.
+        if (iperf_test("tcp", p_, Transport::tcp, run_dir::output(o_.mode, run_dir::kTcp),
+                       rec_.tcp) &&
+            iperf_test("udp", p_, Transport::udp, run_dir::output(o_.mode, run_dir::kUdp),
+                       rec_.udp) &&
+            repeat_tests())
+            search_udp_ceiling();
+    }
+
+    // --repeat: the tests again, each repetition in phases tcp-K and udp-K.
+    bool repeat_tests() {
+        for (int k = 2; k <= p_.repeat; ++k) {
+            Record::Repetition& r = rec_.repetitions.emplace_back();
             r.number = k;
             for (const auto t : {Transport::tcp, Transport::udp}) {
                 const std::string name =
                     fmt::format("{}-{}", t == Transport::tcp ? "tcp" : "udp", k);
                 std::string& out = t == Transport::tcp ? r.tcp : r.udp;
-                going = going && iperf_test(name, p, t, run_dir::output(mode, name + ".json"), out);
+                if (!iperf_test(name, p_, t, run_dir::output(o_.mode, name + ".json"), out))
+                    return false;
             }
         }
-        // --find-udp-ceiling: short UDP tests at the loads the search picks, each its own phase.
-        const SearchStart start =
-            going && p.find_udp_ceiling ? search_ceiling(o, rec) : SearchStart{};
-        rec.udp_ceiling_not_searched = start.why_not;
-        if (start.ceiling_bps) rec.udp_ceiling.emplace(*start.ceiling_bps, p.ceiling_loss_pct);
-        while (going && rec.udp_ceiling) {
-            const auto rate = rec.udp_ceiling->next();
+        return true;
+    }
+
+    // --find-udp-ceiling: short UDP tests at the loads the search picks, each its own phase.
+    void search_udp_ceiling() {
+        if (!p_.find_udp_ceiling) return;
+        const SearchStart start = search_ceiling(o_, rec_);
+        rec_.udp_ceiling_not_searched = start.why_not;
+        if (start.ceiling_bps) rec_.udp_ceiling.emplace(*start.ceiling_bps, p_.ceiling_loss_pct);
+        while (rec_.udp_ceiling) {
+            const auto rate = rec_.udp_ceiling->next();
             if (!rate) break;
             const std::string name =
-                fmt::format("udp-ceiling-{}", rec.udp_ceiling->steps().size() + 1);
-            const std::string file = run_dir::output(mode, name + ".json");
-            Params step = p;
-            step.udp_bandwidth = fmt::format("{:.0f}", *rate / p.parallel);
+                fmt::format("udp-ceiling-{}", rec_.udp_ceiling->steps().size() + 1);
+            const std::string file = run_dir::output(o_.mode, name + ".json");
+            Params step = p_;
+            step.udp_bandwidth = fmt::format("{:.0f}", *rate / p_.parallel);
             step.udp_duration_s = kCeilingStepSeconds;
             std::string out;
-            going = iperf_test(name, step, Transport::udp, file, out);
-            rec.udp_ceiling->record(ceiling_step(out, rec.status[file], *rate, name, file));
+            const bool going = iperf_test(name, step, Transport::udp, file, out);
+            rec_.udp_ceiling->record(ceiling_step(out, rec_, *rate, name, file));
+            if (!going) return;
         }
-    } catch (const Interrupted& e) {
-        rec.stopped = e.what();
-        rec.signal = interrupt_signal();
-    } catch (const remote::OutputTooLarge& e) {
-        // The tool was stopped: its test is a tool error, and nothing of what it printed is
-        // kept (none of it can be a result).
-        Finding f = make_finding("TOOL_ERROR", phase_file);
-        f.title = fmt::format("The {} test's tool printed past what a run keeps: stopped", phase);
+    }
+
+    // The tool was stopped: its test is a tool error, and nothing of what it printed is kept
+    // (none of it can be a result).
+    void tool_printed_too_much(const remote::OutputTooLarge& e) {
+        Finding f = make_finding("TOOL_ERROR", phase_file_);
+        f.title = fmt::format("The {} test's tool printed past what a run keeps: stopped", phase_);
         f.detail = fmt::format(
             "{}. A tool's output is held to {} MiB and 4 KiB per second of its test, lines to "
             "{} MiB and its errors to {} MiB: more is never a result, but a tool or a node gone "
             "wrong (a wrapper, a debug build, a loop).",
             e.what(), remote::kMaxOutputBytes >> 20, remote::kMaxLineBytes >> 20,
             remote::kMaxErrBytes >> 20);
-        f.evidence = {{"node", o.node_b}, {"exceeded", e.exceeded()}};
+        f.evidence = {{"node", o_.node_b}, {"exceeded", e.exceeded()}};
         f.next_step = fmt::format(
             "Run the same command by hand on {} and look at what it prints (which iperf3 or "
             "ping is first in PATH, an alias or a wrapper); then run again.",
-            o.node_b);
-        rec.findings.push_back(std::move(f));
-        rec.stopped = fmt::format("{} (during the {} phase)", e.what(), phase);
-    } catch (const EnvironmentError& e) {
-        rec.stopped = fmt::format("{} (during the {} phase)", e.what(), phase);
-        rec.environment_failed = true;
+            o_.node_b);
+        rec_.findings.push_back(std::move(f));
+        rec_.stopped = fmt::format("{} (during the {} phase)", e.what(), phase_);
     }
-    progress.clear();
+
     // From here on nothing stops the run early: the traces are collected and everything is
     // undone whatever happens; a save that fails is said and the run goes on.
-    const auto try_save = [&](const std::function<void()>& save) {
+    void try_save(const std::function<void()>& save) {
         try {
             save();
         } catch (const EnvironmentError& e) {
-            if (rec.stopped.empty()) rec.stopped = e.what();
-            rec.environment_failed = true;
-        }
-    };
-    if (server) server->stop();
-    try_save([&] { dir.begin("collect"); });
-    test_pause_point("collect");
-    const auto note_late_signal = [&](const char* phase) {
-        if (!rec.signal && interrupt_signal() && rec.late_signal_phase.empty())
-            rec.late_signal_phase = phase;
-    };
-    note_late_signal("collect");
-    for (RemoteProbe* probe : {pa.get(), pb.get()}) {
-        if (!probe) continue;
-        std::string why;
-        std::string trace = probe->stop(Millis(10000), why);
-        if (!trace.empty()) {
-            try_save([&] {
-                dir.save(run_dir::trace(mode, probe->node()), trace);
-                dir.remove(run_dir::partial_trace(mode, probe->node()));
-            });
-            rec.traces.emplace_back(probe->node(), std::move(trace));
-        } else {
-            Finding f = make_finding("TRACE_MISSING");
-            f.title = fmt::format("No trace from the probe on {}", probe->node());
-            f.detail = fmt::format("The probe on {} handed over no trace: {}.", probe->node(), why);
-            if (dir.saved(run_dir::partial_trace(mode, probe->node())))
-                f.detail += fmt::format(" The phases it had closed before are in {}.",
-                                        run_dir::partial_trace(mode, probe->node()));
-            f.evidence = {{"node", probe->node()}};
-            rec.findings.push_back(std::move(f));
+            if (rec_.stopped.empty()) rec_.stopped = e.what();
+            rec_.environment_failed = true;
         }
     }
-    try_save([&] {
-        dir.done("collect");
-        dir.begin("teardown");
-    });
-    test_pause_point("teardown");
-    note_late_signal("teardown");
+    void note_late_signal(const char* phase) {
+        if (!rec_.signal && interrupt_signal() && rec_.late_signal_phase.empty())
+            rec_.late_signal_phase = phase;
+    }
+
+    void collect() {
+        if (server_) server_->stop();
+        try_save([&] { dir_.begin("collect"); });
+        test_pause_point("collect");
+        note_late_signal("collect");
+        for (RemoteProbe* probe : {pa_.get(), pb_.get()})
+            if (probe) collect_trace(*probe);
+        try_save([&] {
+            dir_.done("collect");
+            dir_.begin("teardown");
+        });
+        test_pause_point("teardown");
+        note_late_signal("teardown");
+    }
+
+    void collect_trace(RemoteProbe& probe) {
+        std::string why;
+        std::string trace = probe.stop(Millis(10000), why);
+        const std::string partial = run_dir::partial_trace(o_.mode, probe.node());
+        if (!trace.empty()) {
+            try_save([&] {
+                dir_.save(run_dir::trace(o_.mode, probe.node()), trace);
+                dir_.remove(partial);
+            });
+            rec_.traces.emplace_back(probe.node(), std::move(trace));
+            return;
+        }
+        Finding f = make_finding("TRACE_MISSING");
+        f.title = fmt::format("No trace from the probe on {}", probe.node());
+        f.detail = fmt::format("The probe on {} handed over no trace: {}.", probe.node(), why);
+        if (dir_.saved(partial))
+            f.detail += fmt::format(" The phases it had closed before are in {}.", partial);
+        f.evidence = {{"node", probe.node()}};
+        rec_.findings.push_back(std::move(f));
+    }
+
+    Node& a_;
+    Node& b_;
+    const RunOptions& o_;
+    const Params& p_;
+    Record& rec_;
+    Progress& progress_;
+    RunDir& dir_;
+    // Destroyed in reverse: the server before the probes, each undoing its own steps.
+    std::unique_ptr<RemoteProbe> pa_, pb_;
+    std::unique_ptr<IperfServer> server_;
+    std::string phase_ = "upload";
+    std::string phase_file_ = run_dir::output(o_.mode, run_dir::kPing);  // the phase's output
+    // run_tests()' own, for the tests it runs (unused once it returns).
+    const LinkWatch* link_ = nullptr;
+    const Clients* clients_ = nullptr;
+};
+
+void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress, RunDir& dir) {
+    Measurement(a, b, o, rec, progress, dir).run();
 }
 
 void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress,
@@ -1084,15 +1161,8 @@ Explanation explain_repetition(const Record::Repetition& r, const std::string& m
     in.traces = run.traces;
     for (const auto& [text, kind] : {std::pair{&r.tcp, "tcp"}, std::pair{&r.udp, "udp"}}) {
         const std::string phase = fmt::format("{}-{}", kind, r.number);
-        const std::string file = run_dir::output(mode, phase + ".json");
-        const auto status = rec.status.find(file);
-        if (text->empty() || status == rec.status.end() || status->second != 0) continue;
-        try {
-            Measurements m = parse_measurements(*text, file);
-            for (auto& t : m.throughput) t.phase = phase;
-            in.measurements.append(std::move(m));
-        } catch (const InputError&) {
-        }
+        in.measurements.append(
+            results_of(*text, rec, run_dir::output(mode, phase + ".json"), phase));
     }
     return explain(in);
 }

@@ -390,6 +390,13 @@ const std::vector<FindingCode>& finding_codes() {
          "",
          "a node could not be reached to undo what the run started there",
          {}},
+        {"UNDO_FAILED",
+         S::warn,
+         "",
+         "a step the run took on a node (its data port's configuration, the server, the probe, "
+         "the clients) whose undo ran and failed: what it printed, and np-explain teardown to "
+         "finish the job",
+         {}},
     };
     return codes;
 }

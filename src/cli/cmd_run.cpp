@@ -143,7 +143,9 @@ int run_guarded(RunArgs args) {
     if (args.local) {
         if (!args.nodes.empty())
             throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
-        testbed = std::make_unique<experiment::LocalTestbed>(args.profile, args.family);
+        testbed = std::make_unique<experiment::LocalTestbed>(
+            args.profile, args.family,
+            [](const std::string& what) { fmt::print(stderr, "np-explain: {}\n", what); });
         experiment::throw_if_interrupted("bringing up the local testbed");
         args.nodes = {"node1-1", "node1-2"};
         if (args.ssh_config.empty()) args.ssh_config = testbed->ssh_config();

@@ -15,6 +15,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -174,8 +175,10 @@ void log_commands(const Node& n, std::string& out) {
 }
 
 // `run`: the run's id, for its state dir on the node; empty for `teardown`.
-Node open_node(const RunOptions& o, const std::string& name, const std::string& run) {
-    Node n{name, run_state(name, run), connect(o, name), nullptr, nullptr};
+// `report`: where its undo steps that fail are said.
+Node open_node(const RunOptions& o, const std::string& name, const std::string& run,
+               CleanupReport report) {
+    Node n{name, run_state(name, run, std::move(report)), connect(o, name), nullptr, nullptr};
     n.sh = std::make_unique<CommandShell>(*n.ssh);
     return n;
 }
@@ -935,6 +938,16 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
 
 // Whatever the scope-based teardown could not undo (a session that dropped), from a fresh
 // session; what cannot be reached is said.
+// An undo step that failed: what it printed, and the command that finishes the job.
+Finding undo_failed(const RunOptions& o, const std::string& what) {
+    Finding f = make_finding("UNDO_FAILED");
+    f.title = "A step of the run could not be undone";
+    f.detail = fmt::format("{}. What it was to undo may still be on the node.", what);
+    f.evidence = {{"error", what}};
+    f.next_step = fmt::format("np-explain teardown {} {}", o.node_a, o.node_b);
+    return f;
+}
+
 void sweep(const RunOptions& o, Node& n, Record& rec) {
     try {
         if (n.sh) {
@@ -945,7 +958,7 @@ void sweep(const RunOptions& o, Node& n, Record& rec) {
     }
     try {
         // The run's own state dir only: another run may hold the node by now.
-        Node fresh = open_node(o, n.name, n.st.run);
+        Node fresh = open_node(o, n.name, n.st.run, n.st.cleanup_failed);
         undo_all(*fresh.sh, n.st);
     } catch (const std::exception& e) {
         Finding f = make_finding("TEARDOWN_INCOMPLETE");
@@ -981,7 +994,7 @@ void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Pro
         progress.step(fmt::format("connecting to {} and {}", o.node_a, o.node_b));
         const auto reach = [&](Node& n) -> std::string {
             try {
-                n = open_node(o, n.name, n.st.run);
+                n = open_node(o, n.name, n.st.run, n.st.cleanup_failed);
                 return {};
             } catch (const EnvironmentError& e) {
                 return e.what();
@@ -1219,8 +1232,14 @@ RunOutcome run_experiment(const RunOptions& o) {
     Progress progress(o.progress);
     Record rec;
     const std::string run = new_run_id();
-    Node a{o.node_a, run_state(o.node_a, run), nullptr, nullptr, nullptr},
-        b{o.node_b, run_state(o.node_b, run), nullptr, nullptr, nullptr};
+    // An undo step that failed (both nodes' may run at once) is a finding of the run.
+    std::mutex cleanup_mutex;
+    const CleanupReport cleanup_failed = [&](const std::string& what) {
+        const std::lock_guard<std::mutex> hold(cleanup_mutex);
+        rec.findings.push_back(undo_failed(o, what));
+    };
+    Node a{o.node_a, run_state(o.node_a, run, cleanup_failed), nullptr, nullptr, nullptr},
+        b{o.node_b, run_state(o.node_b, run, cleanup_failed), nullptr, nullptr, nullptr};
     connect_and_measure(o, a, b, rec, progress, dir);
     progress.clear();
     RunOutcome out;
@@ -1279,7 +1298,9 @@ std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
     // run holds is left alone.
     const auto undo = [&](const std::string& node) -> std::pair<bool, std::string> {
         try {
-            Node n = open_node(o, node, "");
+            std::string failed;  // undo steps of its own that failed (teardown makes none)
+            Node n = open_node(
+                o, node, "", [&failed](const std::string& what) { failed += "  " + what + "\n"; });
             try {
                 n.lock = std::make_unique<NodeLock>(*n.sh, node, holder);
             } catch (const NodeInUse& e) {
@@ -1297,7 +1318,7 @@ std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
                 if (end > start) report += "  " + done.substr(start, end - start) + "\n";
                 start = end + 1;
             }
-            return {true, report};
+            return {true, report + failed};
         } catch (const EnvironmentError& e) {
             return {false, fmt::format("{}: not reached: {}\n", node, e.what())};
         }

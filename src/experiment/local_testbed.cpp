@@ -143,8 +143,9 @@ std::string holder_for(const std::string& profile, const std::string& family) {
 
 }  // namespace
 
-LocalTestbed::LocalTestbed(const std::string& profile, const std::string& family)
-    : lock_(holder_for(profile, family)), state_(kLocalState) {
+LocalTestbed::LocalTestbed(const std::string& profile, const std::string& family,
+                           CleanupReport report)
+    : lock_(holder_for(profile, family)), report_(std::move(report)), state_(kLocalState) {
     script_ = testbed_script();
     run_script(script_, {"down", "--state", state_});  // what a killed earlier run may have left
     const int rc =
@@ -165,11 +166,9 @@ LocalTestbed::LocalTestbed(const std::string& profile, const std::string& family
 }
 
 LocalTestbed::~LocalTestbed() {
-    if (run_script(script_, {"down", "--state", state_}) != 0) {
-        std::fprintf(
-            stderr,
-            "np-explain: the local testbed was not fully removed; run: bash %s down --state %s\n",
-            script_.c_str(), state_.c_str());
+    if (run_script(script_, {"down", "--state", state_}) != 0 && report_) {
+        report_(fmt::format("the local testbed was not fully removed; run: bash {} down --state {}",
+                            script_, state_));
     }
 }
 

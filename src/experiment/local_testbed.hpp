@@ -3,6 +3,8 @@
 // node1-2 with their own sshd) for the lifetime of this object.
 #include <string>
 
+#include "src/experiment/cleanup_report.hpp"
+
 namespace np::experiment {
 
 // The local testbed held by one np-explain process: an flock on /run/np-explain-testbed.lock,
@@ -26,7 +28,8 @@ class LocalTestbed {
     // Brings the testbed up with `profile` (100M, 1G, unshaped) over IP version `family` ("4",
     // "6"); throws EnvironmentError when it cannot (not root, sshd missing), InputError for an
     // unknown profile or family, Interrupted on Ctrl-C meanwhile (having removed what came up).
-    LocalTestbed(const std::string& profile, const std::string& family);
+    // `report`: where its removal, when it fails, is said (with the command that finishes it).
+    LocalTestbed(const std::string& profile, const std::string& family, CleanupReport report);
     ~LocalTestbed();
     LocalTestbed(const LocalTestbed&) = delete;
     LocalTestbed& operator=(const LocalTestbed&) = delete;
@@ -43,6 +46,7 @@ class LocalTestbed {
 
   private:
     LocalTestbedLock lock_;
+    CleanupReport report_;
     std::string script_;
     std::string state_;
 };

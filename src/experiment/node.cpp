@@ -23,8 +23,8 @@ namespace np::experiment {
 
 namespace proto = probe_protocol;
 
-RunState run_state(const std::string& node, const std::string& run) {
-    return {node, run, "/run/np-explain/" + node + "/" + run};
+RunState run_state(const std::string& node, const std::string& run, CleanupReport report) {
+    return {node, run, "/run/np-explain/" + node + "/" + run, std::move(report)};
 }
 
 std::string new_run_id() {
@@ -119,7 +119,7 @@ void NodeLock::release() {
 
 UndoStep::UndoStep(remote::CommandShell& sh, const RunState& st, std::string name,
                    const std::string& script)
-    : sh_(sh), path_(st.dir + "/" + name + ".undo") {
+    : sh_(sh), path_(st.dir + "/" + name + ".undo"), report_(st.cleanup_failed) {
     sh_.check(fmt::format("mkdir -p -m 0700 /run/np-explain {0} {1} && printf '%s\\n' {2} > {3}",
                           shell_quote("/run/np-explain/" + st.node), shell_quote(st.dir),
                           shell_quote(script), shell_quote(path_)));
@@ -127,7 +127,7 @@ UndoStep::UndoStep(remote::CommandShell& sh, const RunState& st, std::string nam
 
 UndoStep::~UndoStep() {
     const std::string failed = run();
-    if (!failed.empty()) std::fprintf(stderr, "np-explain: %s\n", failed.c_str());
+    if (!failed.empty() && report_) report_(failed);
 }
 
 std::string UndoStep::run() {
@@ -319,7 +319,7 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std
 // ---------------------------------------------------------------------------------------------
 
 IperfServer::IperfServer(remote::CommandShell& sh, const RunState& st, int port)
-    : sh_(sh), node_(st.node) {
+    : sh_(sh), node_(st.node), report_(st.cleanup_failed) {
     const std::string listening = fmt::format("ss -Htln 'sport = :{}' | grep -q .", port);
     if (sh_.run(listening).exit_status == 0) {
         throw EnvironmentError(
@@ -382,7 +382,7 @@ IperfServer::IperfServer(remote::CommandShell& sh, const RunState& st, int port)
 void IperfServer::stop() {
     if (!undo_) return;
     const std::string failed = undo_->run();
-    if (!failed.empty()) std::fprintf(stderr, "np-explain: %s\n", failed.c_str());
+    if (!failed.empty() && report_) report_(failed);
 }
 
 bool IperfServer::alive() {

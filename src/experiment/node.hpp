@@ -3,6 +3,7 @@
 // leaves its undo script in the node's state dir, so that `np-explain teardown` can undo what
 // a run killed with SIGKILL, or cut off from the node, could not.
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "src/experiment/cleanup_report.hpp"
 #include "src/remote/command_shell.hpp"
 #include "src/remote/session.hpp"
 
@@ -25,8 +27,9 @@ struct RunState {
     std::string node;
     std::string run;  // the run's id (run_id()): safe in a path and a systemd unit's name
     std::string dir;
+    CleanupReport cleanup_failed;
 };
-RunState run_state(const std::string& node, const std::string& run);
+RunState run_state(const std::string& node, const std::string& run, CleanupReport report);
 // A new run's id: its start in UTC and the console process's PID, "20261204T161500Z-4242".
 std::string new_run_id();
 
@@ -75,6 +78,7 @@ class UndoStep {
   private:
     remote::CommandShell& sh_;
     std::string path_;
+    CleanupReport report_;
     bool done_ = false;
 };
 
@@ -142,6 +146,7 @@ class IperfServer {
     std::string node_;
     std::string is_alive_cmd_;
     std::string main_pid_cmd_;  // prints the server's PID
+    CleanupReport report_;
     std::unique_ptr<UndoStep> undo_;
 };
 

@@ -106,9 +106,9 @@ inline void print_truth_table(std::vector<ScenarioRow> rows) {
 inline const std::vector<std::string> kMatrixPhases = {
     "preflight", "configure", "upload", "probe start", "ping", "tcp", "udp", "collect", "teardown"};
 inline const std::vector<std::string> kMatrixFaults = {
-    "SIGINT",         "SIGKILL+teardown", "SSH to B cut",   "server killed",
-    "server stopped", "probe killed",     "link down",      "disk full",
-    "second run",     "client floods",    "server wrapper", "second probe"};
+    "SIGINT",         "SIGKILL+teardown", "SSH to B cut", "server killed", "server stopped",
+    "probe killed",   "link down",        "disk full",    "second run",    "client floods",
+    "server wrapper", "second probe",     "undo fails"};
 
 struct Outcome {
     std::string cell;    // "130 ok", "n/a", "FAIL"

@@ -14,8 +14,10 @@
 // end:
 //   ctest --test-dir BUILD -R '^faults\.matrix$' -V
 #include <gtest/gtest.h>
+
 #include <sys/mount.h>
 
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -55,7 +57,8 @@ enum class Fault {
     second_run,
     client_flood,
     server_wrapper,
-    second_probe
+    second_probe,
+    undo_fails
 };
 const std::vector<std::pair<Fault, std::string>> kFaults = {
     {Fault::sigint, "SIGINT"},
@@ -69,7 +72,8 @@ const std::vector<std::pair<Fault, std::string>> kFaults = {
     {Fault::second_run, "second run"},
     {Fault::client_flood, "client floods"},
     {Fault::server_wrapper, "server wrapper"},
-    {Fault::second_probe, "second probe"}};
+    {Fault::second_probe, "second probe"},
+    {Fault::undo_fails, "undo fails"}};
 
 size_t phase_index(const std::string& phase) {
     return size_t(std::find(kPhases.begin(), kPhases.end(), phase) - kPhases.begin());
@@ -123,6 +127,11 @@ Expected expected(const std::string& phase, Fault fault) {
             if (at < phase_index("probe start") || phase == "teardown")
                 return not_applicable("no probe of the run counts at this phase");
             return {"", 0, ""};
+        case Fault::undo_fails:  // the server's port undo does its work, then exits 7
+            if (phase != "udp")
+                return not_applicable(
+                    "one phase shows it: the port's undo runs at teardown whenever it changed");
+            return {"", 0, "A step of the run could not be undone"};
         case Fault::probe_killed:
             if (phase == "teardown")
                 return not_applicable("the run has stopped the probes already (traces collected)");
@@ -348,6 +357,13 @@ TEST_P(FaultMatrix, EndsClearlySavesWhatWasFinishedAndLeavesNothing) {
         case Fault::server_killed:
             injected = kill_from_pidfile(run_state_file(server(), "iperf3.pid"), "iperf3");
             break;
+        case Fault::undo_fails: {
+            const std::string undo = run_state_file(server(), "40-iface.undo");
+            std::ofstream script(undo, std::ios::app);
+            script << "exit 7\n";
+            injected = !undo.empty() && script.flush().good();
+            break;
+        }
         case Fault::server_stopped: {
             const pid_t pid = std::atoi(read_file(run_state_file(server(), "iperf3.pid")).c_str());
             injected =
@@ -502,7 +518,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          Fault::server_killed, Fault::server_stopped,
                                          Fault::probe_killed, Fault::link_down, Fault::disk_full,
                                          Fault::second_run, Fault::client_flood,
-                                         Fault::server_wrapper, Fault::second_probe)),
+                                         Fault::server_wrapper, Fault::second_probe,
+                                         Fault::undo_fails)),
     cell_name);
 
 }  // namespace

@@ -59,6 +59,14 @@ struct Explanation {
 // only one was traced); empty without a trace that reports it.
 std::optional<int> nic_mtu(const std::vector<Trace>& traces);
 
+// The nominal link rate a run or an explanation is held against, in the one order every command
+// takes: the one given (--link), else the one recorded (np_link_rate, a contract's link_mbps),
+// else the data NIC's speed as the kernel reports it (empty or 0: unknown); empty when none.
+std::optional<double> resolve_link_bps(std::optional<double> given, std::optional<double> recorded,
+                                       std::optional<int64_t> nic_speed_mbps);
+// The first traced data NIC's speed that the kernel reports.
+std::optional<int64_t> nic_speed_mbps(const std::vector<Trace>& traces);
+
 // Everything measured about one throughput test: what a rule reads.
 struct TestEvidence {
     const ThroughputTest& test;

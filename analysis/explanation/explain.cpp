@@ -23,6 +23,20 @@ std::optional<int> nic_mtu(const std::vector<Trace>& traces) {
     return mtu;
 }
 
+std::optional<double> resolve_link_bps(std::optional<double> given, std::optional<double> recorded,
+                                       std::optional<int64_t> nic_speed_mbps) {
+    if (given) return given;
+    if (recorded) return recorded;
+    if (nic_speed_mbps && *nic_speed_mbps > 0) return double(*nic_speed_mbps) * 1e6;
+    return std::nullopt;
+}
+
+std::optional<int64_t> nic_speed_mbps(const std::vector<Trace>& traces) {
+    for (const auto& t : traces)
+        if (t.link.speed_mbps && *t.link.speed_mbps > 0) return t.link.speed_mbps;
+    return std::nullopt;
+}
+
 namespace {
 
 // The throughput tests to judge: the tools' own, or — for traces given without any tool output —

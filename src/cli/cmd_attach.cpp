@@ -67,11 +67,8 @@ int run_attach(const AttachOptions& o) {
     }
 
     ExplainInput in;
-    if (!o.link.empty()) {
-        in.link_bps = parse_link_rate_bps(o.link, "--link");
-    } else {
-        in.link_bps = c.link_bps;
-    }
+    std::optional<double> given;
+    if (!o.link.empty()) given = parse_link_rate_bps(o.link, "--link");
     for (const auto& f : o.iperf3)
         in.measurements.append(read_measurements_file(f, InputFormat::iperf3));
     for (const auto& f : o.ping)
@@ -93,14 +90,7 @@ int run_attach(const AttachOptions& o) {
     }
 
     // Neither --link nor the contract: the link speed the probes read, as `run` takes it.
-    if (!in.link_bps) {
-        for (const auto& t : in.traces) {
-            if (t.link.speed_mbps && *t.link.speed_mbps > 0) {
-                in.link_bps = double(*t.link.speed_mbps) * 1e6;
-                break;
-            }
-        }
-    }
+    in.link_bps = resolve_link_bps(given, c.link_bps, nic_speed_mbps(in.traces));
 
     const Measurements measured = in.measurements;
     const Explanation e = explain(in);

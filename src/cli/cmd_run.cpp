@@ -100,7 +100,7 @@ void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptio
     }
     print_text(fmt::format("np-explain run: {} (iperf3 server) <- {} (client) over {}, link {}\n\n",
                            o.node_a, o.node_b, o.params.data_iface,
-                           out.link_bps ? format_link_rate(*out.link_bps) : "unknown"));
+                           out.explanation.link_bps ? format_link_rate(*out.explanation.link_bps) : "unknown"));
     print_text(render_explanation(out.explanation));
     print_text(fmt::format("\nResults in {}: {}", o.run_dir.string(),
                            out.contract_path.filename().string()));

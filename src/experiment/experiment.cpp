@@ -508,8 +508,7 @@ Measurements results_of(const std::string& output, const Record& rec, const std:
 }
 
 SearchStart search_ceiling(const RunOptions& o, const Record& rec) {
-    std::optional<double> link = o.link_bps ? o.link_bps : o.params.link_rate_bps;
-    if (!link && rec.speed_mbps && *rec.speed_mbps > 0) link = *rec.speed_mbps * 1e6;
+    const auto link = resolve_link_bps(o.link_bps, o.params.link_rate_bps, rec.speed_mbps);
     if (!link) return {std::nullopt, "the link rate is unknown"};
     for (const auto& t :
          results_of(rec.udp, rec, run_dir::output(o.mode, run_dir::kUdp)).throughput)
@@ -1209,7 +1208,7 @@ std::string save_results(const RunOptions& o, const RawOutputs& raw, const Recor
         if (!rec.command_log.empty()) dir.save(run_dir::commands_log(o.mode), rec.command_log);
         dir.save(run_dir::findings(o.mode), to_json(out.explanation).dump(2) + "\n");
         const auto contract = build_contract(o.mode, o.node_a, o.node_b, measured, out.explanation,
-                                             trace_files, out.link_bps);
+                                             trace_files, out.explanation.link_bps);
         out.contract_path = dir.save(run_dir::contract(o.mode), contract.dump(2) + "\n");
         if (dir.current() == "teardown") dir.done("teardown");
         dir.save_phases(rec.stopped.empty() ? "complete" : "stopped", rec.stopped);
@@ -1248,11 +1247,8 @@ RunOutcome run_experiment(const RunOptions& o) {
     // Analysis: the tools' outputs against the model, then the traces.
     const RawOutputs raw = raw_outputs(rec, o.mode);
     ExplainInput in = read_evidence(raw, rec);
-    out.link_bps = o.link_bps ? o.link_bps : o.params.link_rate_bps;
-    if (!out.link_bps && rec.speed_mbps && *rec.speed_mbps > 0)
-        out.link_bps = *rec.speed_mbps * 1e6;
     const Measurements measured = in.measurements;
-    in.link_bps = out.link_bps;
+    in.link_bps = resolve_link_bps(o.link_bps, o.params.link_rate_bps, rec.speed_mbps);
     out.explanation = explain(in);
     if (!rec.repetitions.empty()) {
         std::vector<Repetition> reps{{1, out.explanation}};

@@ -52,9 +52,8 @@ struct RunOptions {
 };
 
 struct RunOutcome {
-    int exit_status = 0;  // 0, 1 (an error finding), 3 (environment), 128+signal (interrupted)
-    Explanation explanation;
-    std::optional<double> link_bps;
+    int exit_status = 0;      // 0, 1 (an error finding), 3 (environment), 128+signal (interrupted)
+    Explanation explanation;  // its link_bps: the rate the run was held against
     std::filesystem::path contract_path;  // empty when it could not be saved (exit 3, `stopped`)
     std::vector<std::filesystem::path> files;  // everything written to the run dir
     std::string stopped;                       // why the run ended early; empty when it completed

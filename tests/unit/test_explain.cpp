@@ -408,5 +408,20 @@ TEST(Explain, JsonCarriesFindingsAndVerdicts) {
     EXPECT_EQ(doc["verdicts"][0]["verdict"], "line-rate bound");
 }
 
+// One order for the link rate, whichever command resolves it (run, attach): the one given, the
+// one recorded, the NIC's speed; a speed of 0 or less is unknown.
+TEST(Explain, TheLinkRateIsGivenThenRecordedThenTheNicsSpeed) {
+    EXPECT_EQ(resolve_link_bps(1e9, 100e6, 10000), 1e9);
+    EXPECT_EQ(resolve_link_bps(std::nullopt, 100e6, 10000), 100e6);
+    EXPECT_EQ(resolve_link_bps(std::nullopt, std::nullopt, 10000), 10e9);
+    EXPECT_EQ(resolve_link_bps(std::nullopt, std::nullopt, 0), std::nullopt);
+    EXPECT_EQ(resolve_link_bps(std::nullopt, std::nullopt, std::nullopt), std::nullopt);
+    Trace fast, unknown;
+    unknown.link.speed_mbps = -1;  // a virtual NIC's "unknown"
+    fast.link.speed_mbps = 1000;
+    EXPECT_EQ(nic_speed_mbps({unknown, fast}), 1000);
+    EXPECT_EQ(nic_speed_mbps({unknown}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace np

@@ -346,166 +346,185 @@ Finding paced_finding(const TestEvidence& v, const std::string& title, const Pac
     return f;
 }
 
-// Below the ceiling with both traces: the ledger says whether the path lost any of the flow;
-// if nothing was lost, a host is named only when its CPU shows it, else the limit was not
-// located (a full link or reverse path is LINK_SHARED / REVERSE_PATH_LIMITED, which supersede).
-void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::string& title,
-                             const std::vector<HostSign>& host, Evidence evidence,
-                             std::vector<Finding>& out) {
+// The link down in the test's phase, and the tool's own intervals showing the time it cost: some
+// far below the others, the others at the ceiling. Then the outage set the rate (nothing crosses
+// a link while it is down, and TCP resumes only when its retransmission timer, doubled at each
+// expiry, fires after the link is back), whatever little was lost.
+std::optional<Finding> outage_finding(const TestEvidence& v, const Ledger& l,
+                                      const std::string& title, const Evidence& evidence) {
     const auto& t = v.test;
-    // The link down in the test's phase, and the tool's own intervals showing the time it cost:
-    // some far below the others, the others at the ceiling. Then the outage set the rate
-    // (nothing crosses a link while it is down, and TCP resumes only when its retransmission
-    // timer, doubled at each expiry, fires after the link is back), whatever little was lost.
     const auto outage = carrier_lost(v);
     const IntervalSplit split = split_intervals(t.interval_bps).value_or(IntervalSplit{});
-    if (outage && split.slow > 0 &&
-        split.others_bps >= v.ceiling->goodput_bps * kOutageOthersFraction) {
-        Finding f = make_finding("BELOW_CEILING", t.label);
-        f.title = title;
-        f.detail = fmt::format(
-            "Held below the ceiling by the data link going down: the kernel counted the carrier "
-            "lost on {} in this test's phase, and {} of the tool's {} intervals ran below half "
-            "the rate of the others, which ran at {} ({} of the ceiling). Nothing crosses a link "
-            "while it is down, and TCP resumes only when its retransmission timer (doubled at "
-            "each expiry) fires after the link is back.",
-            outage->where, split.slow, t.interval_bps.size(), format_rate(split.others_bps),
-            format_pct(split.others_bps / v.ceiling->goodput_bps));
-        if (l.lost() + l.unattributed() > 0)
-            f.detail += fmt::format(" What was lost then is the outage's: {}.", describe_loss(l));
-        f.evidence = std::move(evidence);
-        for (const auto& e : outage->evidence) f.evidence.push_back(e);
-        f.evidence.emplace_back("stalled_intervals", static_cast<int64_t>(split.slow));
-        f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
-        f.next_step = "See LINK_WENT_DOWN for why the link went down, then run again.";
-        out.push_back(std::move(f));
-        return;
+    if (!outage || split.slow == 0 ||
+        split.others_bps < v.ceiling->goodput_bps * kOutageOthersFraction)
+        return std::nullopt;
+    Finding f = make_finding("BELOW_CEILING", t.label);
+    f.title = title;
+    f.detail = fmt::format(
+        "Held below the ceiling by the data link going down: the kernel counted the carrier "
+        "lost on {} in this test's phase, and {} of the tool's {} intervals ran below half "
+        "the rate of the others, which ran at {} ({} of the ceiling). Nothing crosses a link "
+        "while it is down, and TCP resumes only when its retransmission timer (doubled at "
+        "each expiry) fires after the link is back.",
+        outage->where, split.slow, t.interval_bps.size(), format_rate(split.others_bps),
+        format_pct(split.others_bps / v.ceiling->goodput_bps));
+    if (l.lost() + l.unattributed() > 0)
+        f.detail += fmt::format(" What was lost then is the outage's: {}.", describe_loss(l));
+    f.evidence = evidence;
+    for (const auto& e : outage->evidence) f.evidence.push_back(e);
+    f.evidence.emplace_back("stalled_intervals", static_cast<int64_t>(split.slow));
+    f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
+    f.next_step = "See LINK_WENT_DOWN for why the link went down, then run again.";
+    return f;
+}
+
+// Loss on the path held the test: the ledger places it.
+Finding path_loss_finding(const TestEvidence& v, const Ledger& l, const std::string& title,
+                          const std::vector<HostSign>& host, Evidence evidence) {
+    Finding f = make_finding("BELOW_CEILING", v.test.label);
+    f.title = title;
+    f.detail = fmt::format("Held below the ceiling by loss on the path: {}.", describe_loss(l));
+    if (l.retransmitted && *l.retransmitted > 0)
+        f.detail += fmt::format(" TCP resent {} segments and cut its window each time.",
+                                format_count(double(*l.retransmitted)));
+    if (const auto outage = carrier_lost(v))
+        f.detail += fmt::format(" The data link also lost its carrier on {} (LINK_WENT_DOWN).",
+                                outage->where);
+    for (const auto& h : host) f.detail += " Also: " + h.text + ".";
+    f.evidence = std::move(evidence);
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side)
+            if (const auto tool = starved_tool(**side)) {
+                f.detail += " Also: " + tool->text + ".";
+                for (const auto& e : tool->evidence) f.evidence.push_back(e);
+            }
+    f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
+    f.next_step = "See the loss findings for where and why.";
+    return f;
+}
+
+// The hosts whose tool or CPUs ran flat out, by their own evidence: iperf3's CPU figures, a
+// CPU saturated for the test, or the test's own process held back by its cgroup's limit.
+struct BusyHosts {
+    std::vector<std::string> said;
+    Evidence evidence;
+    std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
+    bool found() const { return !said.empty(); }
+    std::string list() const {
+        std::string out;
+        for (size_t i = 0; i < said.size(); ++i) out += (i ? "; " : "") + said[i];
+        return out;
     }
-    if (ledger_shows_loss(l)) {
-        Finding f = make_finding("BELOW_CEILING", t.label);
-        f.title = title;
-        f.detail = fmt::format("Held below the ceiling by loss on the path: {}.", describe_loss(l));
-        if (l.retransmitted && *l.retransmitted > 0)
-            f.detail += fmt::format(" TCP resent {} segments and cut its window each time.",
-                                    format_count(double(*l.retransmitted)));
-        if (outage)
-            f.detail += fmt::format(" The data link also lost its carrier on {} (LINK_WENT_DOWN).",
-                                    outage->where);
-        for (const auto& h : host) f.detail += " Also: " + h.text + ".";
-        f.evidence = std::move(evidence);
-        for (const auto* side : {&v.traces.sender, &v.traces.receiver})
-            if (*side)
-                if (const auto tool = starved_tool(**side)) {
-                    f.detail += " Also: " + tool->text + ".";
-                    for (const auto& e : tool->evidence) f.evidence.push_back(e);
-                }
-        f.evidence.emplace_back("lost_packets", l.lost() + l.unattributed());
-        f.next_step = "See the loss findings for where and why.";
-        out.push_back(std::move(f));
-        return;
+};
+
+BusyHosts busy_hosts(const TestEvidence& v, const Ledger& l) {
+    const auto& t = v.test;
+    BusyHosts b;
+    for (auto [cpu, node, side] : {std::tuple{t.sender_cpu_pct, l.sender_node, "sending"},
+                                   std::tuple{t.receiver_cpu_pct, l.receiver_node, "receiving"}})
+        if (cpu && *cpu >= kBusyCpuPct)
+            b.said.push_back(
+                fmt::format("{} ({} side: iperf3 at {:.0f} % of a core)", node, side, *cpu));
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver}) {
+        if (!*side) continue;
+        if (const auto cpu = saturated_cpu(**side, t.duration_s)) {
+            b.said.push_back(cpu->text);
+            b.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
+                                    rounded(100 * cpu->busy_fraction, 1));
+        }
+        // The test's own process held back on an otherwise idle host: its cgroup's limit.
+        if (const auto tool = starved_tool(**side)) {
+            b.said.push_back(tool->text);
+            for (const auto& e : tool->evidence) b.evidence.push_back(e);
+            if (b.limit_step.empty()) b.limit_step = lift_limit_step(*tool);
+        }
     }
-    // Nothing of the flow lost: a host names itself only by its own evidence, a saturated CPU.
+    return b;
+}
+
+// What was ruled out when no stage shows its own signature, one clause each.
+std::string ruled_out_text(const TestEvidence& v, const std::optional<TcpLimit>& own,
+                           Evidence& evidence) {
+    const auto& t = v.test;
+    std::string text =
+        " No stage shows its own signature, so none is named. Ruled out: loss (the ledger above)";
+    const PathLoads loads = path_loads(v);
+    for (const auto& r : ruled_out(v, loads)) text += "; " + r;
+    if (own) text += "; TCP's own windows: " + own->text;
+    if (const auto q = unseen_queue(v, loads)) {
+        text += "; " + q->text;
+        for (const auto& e : q->evidence) evidence.push_back(e);
+    }
+    if (t.sender_cpu_pct || t.receiver_cpu_pct)
+        text += fmt::format(
+            "; a core held by the tool: iperf3's own CPU figures are sender {:.0f} %, "
+            "receiver {:.0f} % (they miss the softirq work of receiving)",
+            t.sender_cpu_pct.value_or(0), t.receiver_cpu_pct.value_or(0));
+    else
+        text += "; the tool's output has no CPU figures, so the hosts are not ruled out";
+    return text;
+}
+
+// Nothing of the flow lost: the cap the application set, a host by its own evidence (a saturated
+// CPU, a cgroup's limit), TCP's own window or buffer, or — none showing — not located.
+Finding nothing_lost_finding(const TestEvidence& v, const Ledger& l, const std::string& title,
+                             const std::vector<HostSign>& host, Evidence evidence) {
+    const auto& t = v.test;
     const auto& pts = l.points;
     const std::string delivered = fmt::format(
         "Nothing of the flow was lost on the path: {} {} left {}'s NIC and {} arrived at {}'s, "
         "none dropped on the way.",
         format_count(double(pts[2].count.value_or(0))), l.unit, l.sender_node,
         format_count(double(pts[3].count.value_or(0))), l.receiver_node);
-    std::vector<std::string> busy;  // the hosts whose tool or CPUs ran flat out
-    for (auto [cpu, node, side] : {std::tuple{t.sender_cpu_pct, l.sender_node, "sending"},
-                                   std::tuple{t.receiver_cpu_pct, l.receiver_node, "receiving"}})
-        if (cpu && *cpu >= kBusyCpuPct)
-            busy.push_back(
-                fmt::format("{} ({} side: iperf3 at {:.0f} % of a core)", node, side, *cpu));
-    Evidence cpu_evidence;
-    std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
-    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
-        if (*side) {
-            if (const auto cpu = saturated_cpu(**side, t.duration_s)) {
-                busy.push_back(cpu->text);
-                cpu_evidence.emplace_back(cpu->node + ".cpu_busy_pct",
-                                          rounded(100 * cpu->busy_fraction, 1));
-            }
-            // The test's own process held back on an otherwise idle host: its cgroup's limit.
-            if (const auto tool = starved_tool(**side)) {
-                busy.push_back(tool->text);
-                for (const auto& e : tool->evidence) cpu_evidence.push_back(e);
-                if (limit_step.empty()) limit_step = lift_limit_step(*tool);
-            }
-        }
-    const bool host_found = !busy.empty();
-    // TCP's own account: its receive window or send buffer held it for most of its busy time.
-    // With a host named that is how the host's pace reached the sender; without one, the
-    // window or the buffer is the stage that set the rate.
-    const auto own = tcp_limit(v);
+    BusyHosts busy = busy_hosts(v, l);
     // A rate within 5 % of the cap the application set is the cap's, busy CPUs or not: a host
     // that held the sender back would have held it below the cap.
     if (const auto paced = pacing_cap(v)) {
         Finding f = paced_finding(v, title, *paced, delivered);
-        if (host_found) {
-            f.detail += " The hosts were busy as well (";
-            for (size_t i = 0; i < busy.size(); ++i) f.detail += (i ? "; " : "") + busy[i];
-            f.detail += "), but that did not set the rate: it is the cap's.";
-            for (const auto& e : cpu_evidence) f.evidence.push_back(e);
+        if (busy.found()) {
+            f.detail += " The hosts were busy as well (" + busy.list() +
+                        "), but that did not set the rate: it is the cap's.";
+            for (const auto& e : busy.evidence) f.evidence.push_back(e);
         }
-        out.push_back(std::move(f));
-        return;
+        return f;
     }
-    const char* window_code = nullptr;
-    if (own && !host_found) {
-        if (own->rwnd_share >= kTcpLimitedShare)
-            window_code = "RECEIVE_WINDOW_LIMITED";
-        else if (own->sndbuf_share >= kTcpLimitedShare)
-            window_code = "SEND_BUFFER_LIMITED";
-    }
-    Finding f = make_finding(host_found    ? "HOST_LIMITED"
-                             : window_code ? window_code
-                                           : "LIMIT_NOT_LOCATED",
-                             t.label);
-    f.title = title + (host_found    ? ": host-limited"
-                       : window_code ? (own->rwnd_share >= kTcpLimitedShare
-                                            ? ": held by the receiver's window"
-                                            : ": held by the sender's send buffer")
-                                     : ": the limit was not located");
+    // TCP's own account: its receive window or send buffer held it for most of its busy time.
+    // With a host named that is how the host's pace reached the sender; without one, the
+    // window or the buffer is the stage that set the rate.
+    const auto own = tcp_limit(v);
+    const bool rwnd = own && own->rwnd_share >= kTcpLimitedShare;
+    const bool sndbuf = own && !rwnd && own->sndbuf_share >= kTcpLimitedShare;
+    const char* code = busy.found() ? "HOST_LIMITED"
+                       : rwnd       ? "RECEIVE_WINDOW_LIMITED"
+                       : sndbuf     ? "SEND_BUFFER_LIMITED"
+                                    : "LIMIT_NOT_LOCATED";
+    Finding f = make_finding(code, t.label);
+    f.title = title + (busy.found() ? ": host-limited"
+                       : rwnd       ? ": held by the receiver's window"
+                       : sndbuf     ? ": held by the sender's send buffer"
+                                    : ": the limit was not located");
     f.detail = delivered;
     if (own)
         for (const auto& e : own->evidence) f.evidence.push_back(e);
-    if (host_found) {
-        f.detail += " The host that set the pace: ";
-        for (size_t i = 0; i < busy.size(); ++i) f.detail += (i ? "; " : "") + busy[i];
-        if (own && (own->rwnd_share >= kTcpLimitedShare || own->sndbuf_share >= kTcpLimitedShare))
+    if (busy.found()) {
+        f.detail += " The host that set the pace: " + busy.list();
+        if (rwnd || (own && own->sndbuf_share >= kTcpLimitedShare))
             f.detail += ". TCP's own account agrees: " + own->text;
-    } else if (window_code && own->rwnd_share >= kTcpLimitedShare) {
+    } else if (rwnd) {
         f.detail += fmt::format(
             " TCP's own account names the stage: {}. The receiver ({}) did not take the data as "
             "fast as it came: its application read slower (its CPUs and its tool's show no "
             "saturation or CPU limit), or its receive buffer is smaller than the path's "
             "bandwidth-delay product",
             own->text, l.receiver_node);
-    } else if (window_code) {
+    } else if (sndbuf) {
         f.detail += fmt::format(
             " TCP's own account names the stage: {}. The sender's socket buffer holds too "
             "little for the path's bandwidth-delay product (its application's writes, or "
             "net.ipv4.tcp_wmem)",
             own->text);
     } else {
-        f.detail +=
-            " No stage shows its own signature, so none is named. Ruled out: loss (the "
-            "ledger above)";
-        const PathLoads loads = path_loads(v);
-        for (const auto& r : ruled_out(v, loads)) f.detail += "; " + r;
-        if (own) f.detail += "; TCP's own windows: " + own->text;
-        if (const auto q = unseen_queue(v, loads)) {
-            f.detail += "; " + q->text;
-            for (const auto& e : q->evidence) f.evidence.push_back(e);
-        }
-        if (t.sender_cpu_pct || t.receiver_cpu_pct)
-            f.detail += fmt::format(
-                "; a core held by the tool: iperf3's own CPU figures are sender {:.0f} %, "
-                "receiver {:.0f} % (they miss the softirq work of receiving)",
-                t.sender_cpu_pct.value_or(0), t.receiver_cpu_pct.value_or(0));
-        else
-            f.detail += "; the tool's output has no CPU figures, so the hosts are not ruled out";
+        f.detail += ruled_out_text(v, own, f.evidence);
     }
     // The per-packet rate the hosts managed against the one the ceiling needs.
     if (t.duration_s > 0 && pts[2].count) {
@@ -526,26 +545,37 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
     for (const auto& h : host)
         if (!h.cpu) f.detail += " Also: " + h.text + ".";
     for (auto& e : evidence) f.evidence.push_back(std::move(e));
-    for (auto& e : cpu_evidence) f.evidence.push_back(std::move(e));
+    for (auto& e : busy.evidence) f.evidence.push_back(std::move(e));
     f.next_step =
-        !limit_step.empty() ? limit_step
-        : host_found
+        !busy.limit_step.empty() ? busy.limit_step
+        : busy.found()
             ? "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "
               "core, IRQ affinity away from the tool's core; check cgroup CPU limits."
-        : window_code && own->rwnd_share >= kTcpLimitedShare
-            ? fmt::format(
-                  "Look at the receiver, {}: whether its application keeps up (its CPU, "
-                  "what else it does between reads) and its receive buffer (ss -tim: "
-                  "rb; net.ipv4.tcp_rmem, iperf3 -w).",
-                  l.receiver_node)
-        : window_code
-            ? "Raise the sender's send buffer (net.ipv4.tcp_wmem, iperf3 -w) to at least the "
-              "path's bandwidth-delay product."
-            : "Measure what was not: CPU and softirq per core on both nodes during the test "
-              "(mpstat -P ALL 1), the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), "
-              "a longer test (-t) to leave slow start behind.";
-    out.push_back(std::move(f));
-    return;
+        : rwnd ? fmt::format(
+                     "Look at the receiver, {}: whether its application keeps up (its CPU, "
+                     "what else it does between reads) and its receive buffer (ss -tim: "
+                     "rb; net.ipv4.tcp_rmem, iperf3 -w).",
+                     l.receiver_node)
+        : sndbuf ? "Raise the sender's send buffer (net.ipv4.tcp_wmem, iperf3 -w) to at least the "
+                   "path's bandwidth-delay product."
+                 : "Measure what was not: CPU and softirq per core on both nodes during the test "
+                   "(mpstat -P ALL 1), the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), "
+                   "a longer test (-t) to leave slow start behind.";
+    return f;
+}
+
+// Below the ceiling with both traces: the ledger says whether the path lost any of the flow;
+// if nothing was lost, a host is named only when its CPU shows it, else the limit was not
+// located (a full link or reverse path is LINK_SHARED / REVERSE_PATH_LIMITED, which supersede).
+void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::string& title,
+                             const std::vector<HostSign>& host, Evidence evidence,
+                             std::vector<Finding>& out) {
+    if (auto outage = outage_finding(v, l, title, evidence))
+        out.push_back(std::move(*outage));
+    else if (ledger_shows_loss(l))
+        out.push_back(path_loss_finding(v, l, title, host, std::move(evidence)));
+    else
+        out.push_back(nothing_lost_finding(v, l, title, host, std::move(evidence)));
 }
 
 // Below the ceiling without both traces: what the tool's output holds, or ask for the traces.

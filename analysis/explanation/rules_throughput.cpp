@@ -465,6 +465,53 @@ std::string ruled_out_text(const TestEvidence& v, const std::optional<TcpLimit>&
     return text;
 }
 
+// What to do when nothing was lost, by what was named.
+std::string nothing_lost_next_step(const BusyHosts& busy, bool rwnd, bool sndbuf, const Ledger& l) {
+    if (!busy.limit_step.empty()) return busy.limit_step;
+    if (busy.found())
+        return "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "
+               "core, IRQ affinity away from the tool's core; check cgroup CPU limits.";
+    if (rwnd)
+        return fmt::format(
+            "Look at the receiver, {}: whether its application keeps up (its CPU, what else it "
+            "does between reads) and its receive buffer (ss -tim: rb; net.ipv4.tcp_rmem, "
+            "iperf3 -w).",
+            l.receiver_node);
+    if (sndbuf)
+        return "Raise the sender's send buffer (net.ipv4.tcp_wmem, iperf3 -w) to at least the "
+               "path's bandwidth-delay product.";
+    return "Measure what was not: CPU and softirq per core on both nodes during the test "
+           "(mpstat -P ALL 1), the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), a "
+           "longer test (-t) to leave slow start behind.";
+}
+
+// The stage TCP's own account or the hosts name, said after what arrived: a host by its own
+// evidence (and TCP agreeing), the receiver's window, the sender's buffer, or what was ruled out.
+std::string named_stage_detail(const TestEvidence& v, const Ledger& l, const BusyHosts& busy,
+                               const std::optional<TcpLimit>& own, bool rwnd, bool sndbuf,
+                               Evidence& evidence) {
+    if (busy.found()) {
+        std::string text = " The host that set the pace: " + busy.list();
+        if (rwnd || (own && own->sndbuf_share >= kTcpLimitedShare))
+            text += ". TCP's own account agrees: " + own->text;
+        return text;
+    }
+    if (rwnd)
+        return fmt::format(
+            " TCP's own account names the stage: {}. The receiver ({}) did not take the data as "
+            "fast as it came: its application read slower (its CPUs and its tool's show no "
+            "saturation or CPU limit), or its receive buffer is smaller than the path's "
+            "bandwidth-delay product",
+            own->text, l.receiver_node);
+    if (sndbuf)
+        return fmt::format(
+            " TCP's own account names the stage: {}. The sender's socket buffer holds too "
+            "little for the path's bandwidth-delay product (its application's writes, or "
+            "net.ipv4.tcp_wmem)",
+            own->text);
+    return ruled_out_text(v, own, evidence);
+}
+
 // Nothing of the flow lost: the cap the application set, a host by its own evidence (a saturated
 // CPU, a cgroup's limit), TCP's own window or buffer, or — none showing — not located.
 Finding nothing_lost_finding(const TestEvidence& v, const Ledger& l, const std::string& title,
@@ -506,26 +553,7 @@ Finding nothing_lost_finding(const TestEvidence& v, const Ledger& l, const std::
     f.detail = delivered;
     if (own)
         for (const auto& e : own->evidence) f.evidence.push_back(e);
-    if (busy.found()) {
-        f.detail += " The host that set the pace: " + busy.list();
-        if (rwnd || (own && own->sndbuf_share >= kTcpLimitedShare))
-            f.detail += ". TCP's own account agrees: " + own->text;
-    } else if (rwnd) {
-        f.detail += fmt::format(
-            " TCP's own account names the stage: {}. The receiver ({}) did not take the data as "
-            "fast as it came: its application read slower (its CPUs and its tool's show no "
-            "saturation or CPU limit), or its receive buffer is smaller than the path's "
-            "bandwidth-delay product",
-            own->text, l.receiver_node);
-    } else if (sndbuf) {
-        f.detail += fmt::format(
-            " TCP's own account names the stage: {}. The sender's socket buffer holds too "
-            "little for the path's bandwidth-delay product (its application's writes, or "
-            "net.ipv4.tcp_wmem)",
-            own->text);
-    } else {
-        f.detail += ruled_out_text(v, own, f.evidence);
-    }
+    f.detail += named_stage_detail(v, l, busy, own, rwnd, sndbuf, f.evidence);
     // The per-packet rate the hosts managed against the one the ceiling needs.
     if (t.duration_s > 0 && pts[2].count) {
         const double fps = double(*pts[2].count) / t.duration_s;
@@ -546,21 +574,7 @@ Finding nothing_lost_finding(const TestEvidence& v, const Ledger& l, const std::
         if (!h.cpu) f.detail += " Also: " + h.text + ".";
     for (auto& e : evidence) f.evidence.push_back(std::move(e));
     for (auto& e : busy.evidence) f.evidence.push_back(std::move(e));
-    f.next_step =
-        !busy.limit_step.empty() ? busy.limit_step
-        : busy.found()
-            ? "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "
-              "core, IRQ affinity away from the tool's core; check cgroup CPU limits."
-        : rwnd ? fmt::format(
-                     "Look at the receiver, {}: whether its application keeps up (its CPU, "
-                     "what else it does between reads) and its receive buffer (ss -tim: "
-                     "rb; net.ipv4.tcp_rmem, iperf3 -w).",
-                     l.receiver_node)
-        : sndbuf ? "Raise the sender's send buffer (net.ipv4.tcp_wmem, iperf3 -w) to at least the "
-                   "path's bandwidth-delay product."
-                 : "Measure what was not: CPU and softirq per core on both nodes during the test "
-                   "(mpstat -P ALL 1), the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), "
-                   "a longer test (-t) to leave slow start behind.";
+    f.next_step = nothing_lost_next_step(busy, rwnd, sndbuf, l);
     return f;
 }
 

@@ -758,6 +758,111 @@ std::vector<ThroughputTest::Stream> streams_of(const Iperf3Run& run, bool udp,
     return out;
 }
 
+// --bidir: test_start.bidir exists only from 3.13; the *_bidir_reverse sums say it in every
+// version.
+bool ran_bidir(const Iperf3Run& run) {
+    return run.bidir || run.sum_sent_bidir_reverse.present ||
+           run.sum_received_bidir_reverse.present;
+}
+
+// The test as iperf3 set it up, one direction of it: what the start and the CPU figures say.
+ThroughputTest test_as_set_up(const Iperf3Run& run, bool reverse_direction,
+                              const std::string& source) {
+    const bool udp = run.protocol == "UDP";
+    const bool bidir = ran_bidir(run);
+    ThroughputTest t;
+    t.source = source;
+    t.tool = Tool::iperf3;
+    t.tool_version = run.version;
+    t.platform = platform_of(run.system_info);
+    if (run.omit_s > 0) t.omit_s = run.omit_s;
+    if (udp) {
+        t.udp_gso = run.gso;
+        t.udp_gro = run.gro;
+    }
+    t.transport = udp ? Transport::udp : Transport::tcp;
+    t.reverse = reverse_direction;
+    t.bidir = bidir;
+    t.streams = run.num_streams;
+    t.duration_s = run.duration_s;
+    t.server_host = run.connecting_to_host;
+    t.port = run.connecting_to_port;
+    t.label = fmt::format("iperf3 {}{}{}", udp ? "UDP" : "TCP",
+                          bidir ? (reverse_direction ? " --bidir reverse" : " --bidir")
+                                : (reverse_direction ? " -R" : ""),
+                          run.num_streams > 1 ? fmt::format(" -P {}", run.num_streams) : "");
+    if (run.target_bitrate) {
+        // iperf3's -b is per stream.
+        t.offered_bps = *run.target_bitrate * run.num_streams;
+        t.offered_from = "target_bitrate";
+    }
+    if (run.blksize > 0 && run.blksize <= 65535) t.payload_bytes = static_cast<int>(run.blksize);
+    t.mss_bytes = run.tcp_mss_default;
+    t.sndbuf_bytes = run.sndbuf_actual;
+    t.rcvbuf_bytes = run.rcvbuf_actual;
+    // cpu_utilization_percent: host is the client, remote the server.
+    const bool client_sends = !reverse_direction;
+    t.sender_cpu_pct = client_sends ? run.cpu_host_total : run.cpu_remote_total;
+    t.receiver_cpu_pct = client_sends ? run.cpu_remote_total : run.cpu_host_total;
+    // The client's output names the server it connected to; the server's own does not.
+    const bool client_output = run.connecting_to_port.has_value();
+    t.per_stream = streams_of(run, udp, client_output == client_sends);
+    return t;
+}
+
+// One direction's counts: the sender's and the receiver's summary, and its intervals.
+void fill_counts(ThroughputTest& t, const Iperf3Run& run, const Iperf3Summary& sent,
+                 const Iperf3Summary& received, const std::vector<double>& intervals) {
+    const bool udp = run.protocol == "UDP";
+    const bool bidir = ran_bidir(run);
+    if (sent.bits_per_second) {
+        t.sent_bps = sent.bits_per_second;
+        t.sent_bytes = sent.bytes;
+        t.retransmits = sent.retransmits;
+        // 3.20+ prints reorder in end.streams[].sender only (sum_sent has none).
+        if (!udp && !bidir)
+            t.reorder_events = sent.reorder ? sent.reorder : run.end_streams.reorder;
+        if (sent.seconds > 0) t.duration_s = sent.seconds;
+    }
+    if (received.bits_per_second) {
+        t.received_bps = received.bits_per_second;
+        t.received_bytes = received.bytes;
+    }
+    if (udp) {
+        // The sender counts what it sent; the receiver's lost/total comes from sequence
+        // gaps. Before 3.11 only end.sum exists, holding the receiver's figures.
+        if (sent.present && sent.packets) t.datagrams_sent = sent.packets;
+        const Iperf3Summary& rx = received.present ? received : run.sum;
+        if (rx.present) {
+            t.jitter_ms = rx.jitter_ms;
+            // The streams' blocks mix both directions of a --bidir test. A client that
+            // sent knows the count only from the server's output (--get-server-output).
+            if (rx.out_of_order)
+                t.out_of_order = rx.out_of_order;
+            else if (!bidir)
+                t.out_of_order = run.end_streams.udp_out_of_order ? run.end_streams.udp_out_of_order
+                                                                  : run.server_udp_out_of_order;
+            const std::string text = rx.lost_packets && rx.packets
+                                         ? fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
+                                                       *rx.packets, rx.lost_percent.value_or(0))
+                                         : "";
+            set_receiver_loss_counts(t, rx.lost_packets, rx.packets, rx.lost_percent, text,
+                                     received.present ? "end.sum_received" : "end.sum");
+        }
+        if (!received.present && run.sum.bits_per_second) {
+            // Pre-3.11: end.sum holds the sender's bytes (iperf_print_results writes
+            // total_sent there) beside the receiver's lost and a total that is the
+            // receiver's count in 3.0 and 3.1 but the sender's from 3.2. What arrived is not
+            // printed, and the counts do not give it in every release: it stays unknown.
+            if (!sent.present) {
+                t.sent_bps = run.sum.bits_per_second;
+                t.sent_bytes = run.sum.bytes;
+            }
+        }
+    }
+    t.interval_bps = intervals;
+}
+
 Measurements measurements_from(const Iperf3Run& run, const std::string& source) {
     Measurements m;
     const bool any_sum = run.sum_sent.present || run.sum_received.present || run.sum.present;
@@ -769,103 +874,9 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
         if (!any_sum) return m;  // iperf3 writes an empty "end" when it could not run
     }
     const bool udp = run.protocol == "UDP";
-    // test_start.bidir exists only from 3.13; the *_bidir_reverse sums say it in every version.
-    const bool bidir =
-        run.bidir || run.sum_sent_bidir_reverse.present || run.sum_received_bidir_reverse.present;
-    auto base = [&](bool reverse_direction) {
-        ThroughputTest t;
-        t.source = source;
-        t.tool = Tool::iperf3;
-        t.tool_version = run.version;
-        t.platform = platform_of(run.system_info);
-        if (run.omit_s > 0) t.omit_s = run.omit_s;
-        if (udp) {
-            t.udp_gso = run.gso;
-            t.udp_gro = run.gro;
-        }
-        t.transport = udp ? Transport::udp : Transport::tcp;
-        t.reverse = reverse_direction;
-        t.bidir = bidir;
-        t.streams = run.num_streams;
-        t.duration_s = run.duration_s;
-        t.server_host = run.connecting_to_host;
-        t.port = run.connecting_to_port;
-        t.label = fmt::format("iperf3 {}{}{}", udp ? "UDP" : "TCP",
-                              bidir ? (reverse_direction ? " --bidir reverse" : " --bidir")
-                                    : (reverse_direction ? " -R" : ""),
-                              run.num_streams > 1 ? fmt::format(" -P {}", run.num_streams) : "");
-        if (run.target_bitrate) {
-            // iperf3's -b is per stream.
-            t.offered_bps = *run.target_bitrate * run.num_streams;
-            t.offered_from = "target_bitrate";
-        }
-        if (run.blksize > 0 && run.blksize <= 65535)
-            t.payload_bytes = static_cast<int>(run.blksize);
-        t.mss_bytes = run.tcp_mss_default;
-        t.sndbuf_bytes = run.sndbuf_actual;
-        t.rcvbuf_bytes = run.rcvbuf_actual;
-        // cpu_utilization_percent: host is the client, remote the server.
-        const bool client_sends = !reverse_direction;
-        t.sender_cpu_pct = client_sends ? run.cpu_host_total : run.cpu_remote_total;
-        t.receiver_cpu_pct = client_sends ? run.cpu_remote_total : run.cpu_host_total;
-        // The client's output names the server it connected to; the server's own does not.
-        const bool client_output = run.connecting_to_port.has_value();
-        t.per_stream = streams_of(run, udp, client_output == client_sends);
-        return t;
-    };
-    auto fill = [&](ThroughputTest& t, const Iperf3Summary& sent, const Iperf3Summary& received,
-                    const std::vector<double>& intervals) {
-        if (sent.bits_per_second) {
-            t.sent_bps = sent.bits_per_second;
-            t.sent_bytes = sent.bytes;
-            t.retransmits = sent.retransmits;
-            // 3.20+ prints reorder in end.streams[].sender only (sum_sent has none).
-            if (!udp && !bidir)
-                t.reorder_events = sent.reorder ? sent.reorder : run.end_streams.reorder;
-            if (sent.seconds > 0) t.duration_s = sent.seconds;
-        }
-        if (received.bits_per_second) {
-            t.received_bps = received.bits_per_second;
-            t.received_bytes = received.bytes;
-        }
-        if (udp) {
-            // The sender counts what it sent; the receiver's lost/total comes from sequence
-            // gaps. Before 3.11 only end.sum exists, holding the receiver's figures.
-            if (sent.present && sent.packets) t.datagrams_sent = sent.packets;
-            const Iperf3Summary& rx = received.present ? received : run.sum;
-            if (rx.present) {
-                t.jitter_ms = rx.jitter_ms;
-                // The streams' blocks mix both directions of a --bidir test. A client that
-                // sent knows the count only from the server's output (--get-server-output).
-                if (rx.out_of_order)
-                    t.out_of_order = rx.out_of_order;
-                else if (!bidir)
-                    t.out_of_order = run.end_streams.udp_out_of_order
-                                         ? run.end_streams.udp_out_of_order
-                                         : run.server_udp_out_of_order;
-                const std::string text = rx.lost_packets && rx.packets
-                                             ? fmt::format("{}/{} ({:g}%)", *rx.lost_packets,
-                                                           *rx.packets, rx.lost_percent.value_or(0))
-                                             : "";
-                set_receiver_loss_counts(t, rx.lost_packets, rx.packets, rx.lost_percent, text,
-                                         received.present ? "end.sum_received" : "end.sum");
-            }
-            if (!received.present && run.sum.bits_per_second) {
-                // Pre-3.11: end.sum holds the sender's bytes (iperf_print_results writes
-                // total_sent there) beside the receiver's lost and a total that is the
-                // receiver's count in 3.0 and 3.1 but the sender's from 3.2. What arrived is not
-                // printed, and the counts do not give it in every release: it stays unknown.
-                if (!sent.present) {
-                    t.sent_bps = run.sum.bits_per_second;
-                    t.sent_bytes = run.sum.bytes;
-                }
-            }
-        }
-        t.interval_bps = intervals;
-    };
-
-    ThroughputTest fwd = base(run.reverse);
-    fill(fwd, run.sum_sent, run.sum_received, run.interval_stats.sum_bps);
+    const bool bidir = ran_bidir(run);
+    ThroughputTest fwd = test_as_set_up(run, run.reverse, source);
+    fill_counts(fwd, run, run.sum_sent, run.sum_received, run.interval_stats.sum_bps);
     if (!udp) fill_tcp_info(fwd, run, !run.reverse);
     if (!(fwd.sent_bps || fwd.received_bps)) {
         throw InputError("end",
@@ -874,9 +885,9 @@ Measurements measurements_from(const Iperf3Run& run, const std::string& source) 
     }
     m.throughput.push_back(std::move(fwd));
     if (bidir) {
-        ThroughputTest rev = base(true);
-        fill(rev, run.sum_sent_bidir_reverse, run.sum_received_bidir_reverse,
-             run.interval_stats.reverse_sum_bps);
+        ThroughputTest rev = test_as_set_up(run, true, source);
+        fill_counts(rev, run, run.sum_sent_bidir_reverse, run.sum_received_bidir_reverse,
+                    run.interval_stats.reverse_sum_bps);
         m.throughput.push_back(std::move(rev));
     }
     return m;

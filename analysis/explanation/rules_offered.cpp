@@ -12,13 +12,20 @@
 
 namespace np::rules {
 
-void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
+namespace {
+
+// What the sender counted, against the ceiling and what was lost: whether the excess was held
+// back on its host rather than dropped on the way.
+struct OfferedExcess {
+    std::optional<double> loss;  // the receiver's loss, recomputed from its counts
+    bool counted_more = false;   // the sender counted more than fits in the test's time
+    bool held_back = false;
+};
+
+OfferedExcess offered_excess(const TestEvidence& v) {
     const auto& t = v.test;
-    if (!is_udp(t) || !t.offered_bps || !v.ceiling) return;
-    const double link = v.model_bps();
-    const double wire = v.ceiling->wire_bps_for_payload(*t.offered_bps);
-    if (wire <= link) return;
-    const auto loss = recomputed_loss_pct(t);
+    OfferedExcess e;
+    e.loss = recomputed_loss_pct(t);
     // Held back: what the sender counted as sent fits the wire, so the excess never left the
     // host (any loss of what did is another matter, placed by UDP_LOSS). Else the sender pushed
     // more than the wire carries, and the excess was dropped on the way.
@@ -27,68 +34,60 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
     const bool queue_dropped = v.ledger && v.ledger->lost_in(Stage::sender_queue) > ledger_slack(0);
     const bool ledger_clean =
         v.ledger && v.ledger->complete() && v.ledger->lost() == 0 && v.ledger->unattributed() == 0;
-    const bool counted_more = t.sent_bps && *t.sent_bps - t.rate_resolution_bps >
-                                                v.ceiling->goodput_bps * (1 + kAboveCeilingSlack);
+    e.counted_more = t.sent_bps && *t.sent_bps - t.rate_resolution_bps >
+                                       v.ceiling->goodput_bps * (1 + kAboveCeilingSlack);
     // So does a receiver that counted (almost) nothing lost.
-    const bool received_all = loss && *loss < 0.1;
-    const bool held_back =
-        !queue_dropped && (ledger_clean || received_all || (t.sent_bps ? !counted_more : !loss));
-    const std::string got =
-        t.sent_bps ? rate_text(*t.sent_bps, t.rate_resolution_bps) : std::string("more");
-    Finding f = make_finding("OFFERED_ABOVE_CEILING", t.label);
-    f.severity = held_back ? Severity::info : Severity::warn;
-    f.title = fmt::format("{} of UDP payload needs {} on the wire, more than the {}",
-                          format_rate(*t.offered_bps), wire_text(wire), link_words(v));
-    f.detail = fmt::format(
-        "Each {}-byte datagram costs {} bytes on the wire, so the offered {} of payload needs "
-        "{}; at most {} of payload fits. ",
-        v.ceiling->payload_bytes_per_unit, v.ceiling->wire_bytes_per_unit,
-        format_rate(*t.offered_bps), wire_text(wire), format_rate(v.ceiling->goodput_bps));
-    f.evidence = {{"offered_mbps", rounded(*t.offered_bps / 1e6)},
-                  {"wire_needed_mbps", rounded(wire / 1e6)},
-                  {"link_mbps", rounded(link / 1e6)},
-                  {"ceiling_mbps", rounded(v.ceiling->goodput_bps / 1e6)}};
-    const std::string walk_down = fmt::format(
+    const bool received_all = e.loss && *e.loss < 0.1;
+    e.held_back = !queue_dropped &&
+                  (ledger_clean || received_all || (t.sent_bps ? !e.counted_more : !e.loss));
+    return e;
+}
+
+// Held back: by its own queue when the probe's samples found it holding packets most of the
+// test and the sender sent about what the link drains it at (a queue found holding packets
+// while the sender sent far less — a sender its cgroup throttles, sending in bursts — did not set
+// that rate); else all that is measured is that the excess never left the host.
+std::string held_back_text(const TestEvidence& v, const OfferedExcess& e, const std::string& got) {
+    const auto& t = v.test;
+    const auto queue =
+        v.traces.sender ? queue_backlog(*v.traces.sender) : std::optional<QueueBacklog>{};
+    const bool at_ceiling = t.sent_bps && *t.sent_bps >= v.ceiling->goodput_bps * kSenderShortfall;
+    return fmt::format(
+        "The sender was held back {}: it sent {}{}{}, so the excess never left the host.",
+        at_ceiling && queue && queue->share() >= kStandingQueueShare
+            ? fmt::format("by its own queue ({})", queue->text())
+            : std::string("on its own host"),
+        got,
+        e.counted_more ? " (more than fits in the test's time: the last of it was still queued "
+                         "when the test was cut)"
+                       : "",
+        e.loss && *e.loss > 0
+            ? fmt::format(" (of which {:.2f} % was lost on the way: see UDP_LOSS)", *e.loss)
+            : std::string(" and nothing was lost"));
+}
+
+// Dropped on the way: where, as far as the evidence says, and the walk down to the true ceiling.
+void say_dropped(Finding& f, const TestEvidence& v, const OfferedExcess& e,
+                 const std::string& got) {
+    const auto& t = v.test;
+    f.next_step = fmt::format(
         "Walk -b down (the model's ceiling is {}) until the loss stops: that is the path's true "
         "ceiling.",
         format_rate(v.ceiling->goodput_bps));
-    if (held_back) {
-        // By its own queue when the probe's samples found it holding packets most of the test;
-        // else all that is measured is that the excess never left the host.
-        const auto queue =
-            v.traces.sender ? queue_backlog(*v.traces.sender) : std::optional<QueueBacklog>{};
-        // The queue is named only when the sender sent about what the link drains it at: a
-        // queue found holding packets while the sender sent far less (a sender its cgroup
-        // throttles, sending in bursts) did not set that rate.
-        const bool at_ceiling =
-            t.sent_bps && *t.sent_bps >= v.ceiling->goodput_bps * kSenderShortfall;
-        f.detail += fmt::format(
-            "The sender was held back {}: it sent {}{}{}, so the excess never left the host.",
-            at_ceiling && queue && queue->share() >= kStandingQueueShare
-                ? fmt::format("by its own queue ({})", queue->text())
-                : std::string("on its own host"),
-            got,
-            counted_more ? " (more than fits in the test's time: the last of it was still "
-                           "queued when the test was cut)"
-                         : "",
-            loss && *loss > 0
-                ? fmt::format(" (of which {:.2f} % was lost on the way: see UDP_LOSS)", *loss)
-                : std::string(" and nothing was lost"));
-    } else if (v.ledger && v.ledger->complete()) {
+    if (v.ledger && v.ledger->complete()) {
         f.detail += fmt::format(
             "The sender pushed {} into its socket, more than fits; the excess was dropped{}, and "
             "the ledger places it: {}.",
             got,
-            loss ? fmt::format(" ({} % of the datagrams lost)", pct_number(*loss)) : std::string(),
+            e.loss ? fmt::format(" ({} % of the datagrams lost)", pct_number(*e.loss))
+                   : std::string(),
             describe_loss(*v.ledger));
-        f.next_step = walk_down;
-    } else if (loss) {
+    } else if (e.loss) {
         f.detail += fmt::format(
             "The sender pushed {} into its socket, more than fits; the excess was dropped: {} % "
             "of the datagrams were lost. The sender's qdisc or NIC, the path, or the receiver "
             "dropped them: traces of both data NICs say which.",
-            got, pct_number(*loss));
-        f.next_step = walk_down;
+            got, pct_number(*e.loss));
     } else {
         // No receiver's counts: the loss is unknown, never 0.
         f.detail += fmt::format(
@@ -100,12 +99,42 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
                 ? "the receiver's report never came back (\"did not receive ack of last "
                   "datagram\"), so its lost/total are missing"
                 : "it holds no receiver's lost/total");
-        f.next_step = walk_down + (t.receiver_report_missing
-                                       ? " Give the server's own output with the client's, or "
-                                         "check that nothing filters the server's UDP replies."
-                                       : "");
+        if (t.receiver_report_missing)
+            f.next_step +=
+                " Give the server's own output with the client's, or check that nothing filters "
+                "the server's UDP replies.";
     }
-    if (loss) f.evidence.emplace_back("loss_pct", rounded(*loss));
+}
+
+}  // namespace
+
+void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto& t = v.test;
+    if (!is_udp(t) || !t.offered_bps || !v.ceiling) return;
+    const double link = v.model_bps();
+    const double wire = v.ceiling->wire_bps_for_payload(*t.offered_bps);
+    if (wire <= link) return;
+    const OfferedExcess e = offered_excess(v);
+    const std::string got =
+        t.sent_bps ? rate_text(*t.sent_bps, t.rate_resolution_bps) : std::string("more");
+    Finding f = make_finding("OFFERED_ABOVE_CEILING", t.label);
+    f.severity = e.held_back ? Severity::info : Severity::warn;
+    f.title = fmt::format("{} of UDP payload needs {} on the wire, more than the {}",
+                          format_rate(*t.offered_bps), wire_text(wire), link_words(v));
+    f.detail = fmt::format(
+        "Each {}-byte datagram costs {} bytes on the wire, so the offered {} of payload needs "
+        "{}; at most {} of payload fits. ",
+        v.ceiling->payload_bytes_per_unit, v.ceiling->wire_bytes_per_unit,
+        format_rate(*t.offered_bps), wire_text(wire), format_rate(v.ceiling->goodput_bps));
+    f.evidence = {{"offered_mbps", rounded(*t.offered_bps / 1e6)},
+                  {"wire_needed_mbps", rounded(wire / 1e6)},
+                  {"link_mbps", rounded(link / 1e6)},
+                  {"ceiling_mbps", rounded(v.ceiling->goodput_bps / 1e6)}};
+    if (e.held_back)
+        f.detail += held_back_text(v, e, got);
+    else
+        say_dropped(f, v, e, got);
+    if (e.loss) f.evidence.emplace_back("loss_pct", rounded(*e.loss));
     out.push_back(std::move(f));
 }
 

@@ -341,13 +341,91 @@ void wrong_interface(const TestEvidence& v, std::vector<Finding>& out) {
 // anything (the kernel frees some of the flow's packets without a reason), so like differences
 // between counts they are reported only beyond the ledger's slack. Not for a flow that did not
 // cross the probed NIC: its ledger counts other traffic.
+namespace {
+
+// The loss the ledger places in one stage: its drops, where and why, with the tool's own count
+// beside it and, for a receiving socket, the receiving process held back where it runs.
+Finding stage_loss_finding(const TestEvidence& v, Stage stage, const std::vector<LedgerDrop>& drops,
+                           uint64_t n, std::string node) {
+    const Ledger& l = *v.ledger;
+    const bool udp = v.test.transport == Transport::udp;
+    Finding f = make_finding(loss_code(stage), v.test.label);
+    f.title = fmt::format("{}: {} {} lost at {}", v.test.label, format_count(double(n)), l.unit,
+                          to_string(stage));
+    const LossReading reading = read_loss(v, stage, drops, node);
+    f.detail = fmt::format("{}: {}.", describe_drops(drops), reading.why);
+    f.evidence = {{"stage", std::string(key_of(stage))}, {"lost_" + l.unit, n}};
+    if (!node.empty()) f.evidence.emplace_back("node", node);
+    for (const auto& d : drops)
+        if (!d.reason.empty())
+            f.evidence.emplace_back("reason." + d.reason.substr(0, d.reason.find(' ')), d.packets);
+    if (udp && v.test.datagrams_lost && *v.test.datagrams_lost > 0) {
+        f.detail += fmt::format(" That is {} of the {} datagrams the tool counted as lost.",
+                                format_pct(double(n) / double(*v.test.datagrams_lost), 1),
+                                format_count(double(*v.test.datagrams_lost)));
+        f.evidence.emplace_back("tool_lost_datagrams", *v.test.datagrams_lost);
+    }
+    if (!udp && l.retransmitted && *l.retransmitted > 0)
+        f.detail += fmt::format(" TCP resent what it lost ({} retransmits on the data NIC).",
+                                format_count(double(*l.retransmitted)));
+    // Why the application did not read: its own process, held back where it runs.
+    const auto tool =
+        (stage == Stage::receiver_socket || stage == Stage::receiver_tcp) && v.traces.receiver
+            ? starved_tool(*v.traces.receiver)
+            : std::nullopt;
+    if (tool) {
+        f.detail += " Why it did not read faster: " + tool->text + ".";
+        for (const auto& e : tool->evidence) f.evidence.push_back(e);
+    }
+    f.next_step = tool ? lift_limit_step(*tool) : reading.next_step;
+    return f;
+}
+
+// Counts that do not add up between two points with no drop to name: not located on a node
+// whose tier counts no drops, else unattributed.
+Finding unplaced_loss_finding(const TestEvidence& v, const LedgerPoint& p) {
+    const Ledger& l = *v.ledger;
+    const ProbeTier tier = p.node == l.receiver_node ? l.receiver_tier : l.sender_tier;
+    if (!measures(tier).drops) {
+        Finding f = make_finding("LOSS_NOT_LOCATED", v.test.label);
+        f.title = fmt::format("{}: {} {} lost before '{}' on {}, whose probe counts no drops",
+                              v.test.label, format_count(double(p.unattributed)), l.unit, p.label,
+                              p.node);
+        f.detail = fmt::format(
+            "The ledger's count at '{}' on {} is {} lower than the point before it minus what "
+            "its kernel counters name. {}'s probe counted at the {} tier, which counts no "
+            "drops of the flow: the stage that lost them is not located.",
+            p.label, p.node, format_count(double(p.unattributed)), p.node, to_string(tier));
+        f.evidence = {{"point", p.label},
+                      {"node", p.node},
+                      {"tier", to_string(tier)},
+                      {"lost_" + l.unit, p.unattributed}};
+        f.next_step = fmt::format(
+            "Run {}'s probe at the full tier (root with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN, "
+            "a kernel with BTF and drop reasons) to name the stage.",
+            p.node);
+        return f;
+    }
+    Finding f = make_finding("LOSS_UNATTRIBUTED", v.test.label);
+    f.title = fmt::format("{}: {} {} missing before '{}' with no drop to name them", v.test.label,
+                          format_count(double(p.unattributed)), l.unit, p.label);
+    f.detail = fmt::format(
+        "The ledger's count at '{}' on {} is {} lower than the point before it minus the drops "
+        "both probes saw between them: no kernel drop reason or NIC counter accounts for them.",
+        p.label, p.node.empty() ? "the node" : p.node, format_count(double(p.unattributed)));
+    f.evidence = {{"point", p.label}, {"unattributed_" + l.unit, p.unattributed}};
+    f.next_step = next_step_for(Stage::unknown, l.transport);
+    return f;
+}
+
+}  // namespace
+
 void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
     if (!v.ledger || missed_data_nic(v)) return;
     const Ledger& l = *v.ledger;
     uint64_t frames = 0;
     for (const auto& p : l.points)
         if (p.count) frames = std::max(frames, *p.count);
-    const bool udp = v.test.transport == Transport::udp;
     std::map<Stage, std::vector<LedgerDrop>> by_stage;
     for (const auto& d : l.drops)
         if (is_data_loss(d.stage) && !d.housekeeping) by_stage[d.stage].push_back(d);
@@ -359,77 +437,11 @@ void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
             if (!d.node.empty()) node = d.node;
         }
         if (n == 0 || (stage == Stage::unknown && n <= ledger_slack(frames))) continue;
-        Finding f = make_finding(loss_code(stage), v.test.label);
-        f.title = fmt::format("{}: {} {} lost at {}", v.test.label, format_count(double(n)), l.unit,
-                              to_string(stage));
-        const LossReading reading = read_loss(v, stage, drops, node);
-        f.detail = fmt::format("{}: {}.", describe_drops(drops), reading.why);
-        f.evidence = {{"stage", std::string(key_of(stage))}, {"lost_" + l.unit, n}};
-        if (!node.empty()) f.evidence.emplace_back("node", node);
-        for (const auto& d : drops)
-            if (!d.reason.empty())
-                f.evidence.emplace_back("reason." + d.reason.substr(0, d.reason.find(' ')),
-                                        d.packets);
-        if (udp && v.test.datagrams_lost && *v.test.datagrams_lost > 0) {
-            f.detail += fmt::format(" That is {} of the {} datagrams the tool counted as lost.",
-                                    format_pct(double(n) / double(*v.test.datagrams_lost), 1),
-                                    format_count(double(*v.test.datagrams_lost)));
-            f.evidence.emplace_back("tool_lost_datagrams", *v.test.datagrams_lost);
-        }
-        if (!udp && l.retransmitted && *l.retransmitted > 0)
-            f.detail += fmt::format(" TCP resent what it lost ({} retransmits on the data NIC).",
-                                    format_count(double(*l.retransmitted)));
-        // Why the application did not read: its own process, held back where it runs.
-        const auto tool =
-            (stage == Stage::receiver_socket || stage == Stage::receiver_tcp) && v.traces.receiver
-                ? starved_tool(*v.traces.receiver)
-                : std::nullopt;
-        if (tool) {
-            f.detail += " Why it did not read faster: " + tool->text + ".";
-            for (const auto& e : tool->evidence) f.evidence.push_back(e);
-        }
-        f.next_step = tool ? lift_limit_step(*tool) : reading.next_step;
-        out.push_back(std::move(f));
+        out.push_back(stage_loss_finding(v, stage, drops, n, node));
     }
     // What no drop explains: counts that do not add up between two points.
-    for (const auto& p : l.points) {
-        if (p.unattributed <= 0) continue;
-        // On a node whose tier counts no drops, a shortfall is loss in a stage not watched.
-        const ProbeTier tier = p.node == l.receiver_node ? l.receiver_tier : l.sender_tier;
-        if (!measures(tier).drops) {
-            Finding f = make_finding("LOSS_NOT_LOCATED", v.test.label);
-            f.title = fmt::format("{}: {} {} lost before '{}' on {}, whose probe counts no drops",
-                                  v.test.label, format_count(double(p.unattributed)), l.unit,
-                                  p.label, p.node);
-            f.detail = fmt::format(
-                "The ledger's count at '{}' on {} is {} lower than the point before it minus what "
-                "its kernel counters name. {}'s probe counted at the {} tier, which counts no "
-                "drops of the flow: the stage that lost them is not located.",
-                p.label, p.node, format_count(double(p.unattributed)), p.node, to_string(tier));
-            f.evidence = {{"point", p.label},
-                          {"node", p.node},
-                          {"tier", to_string(tier)},
-                          {"lost_" + l.unit, p.unattributed}};
-            f.next_step = fmt::format(
-                "Run {}'s probe at the full tier (root with CAP_BPF, CAP_PERFMON and "
-                "CAP_NET_ADMIN, "
-                "a kernel with BTF and drop reasons) to name the stage.",
-                p.node);
-            out.push_back(std::move(f));
-            continue;
-        }
-        Finding f = make_finding("LOSS_UNATTRIBUTED", v.test.label);
-        f.title = fmt::format("{}: {} {} missing before '{}' with no drop to name them",
-                              v.test.label, format_count(double(p.unattributed)), l.unit, p.label);
-        f.detail = fmt::format(
-            "The ledger's count at '{}' on {} is {} lower than the point before it minus the "
-            "drops both probes saw between them: no kernel drop reason or NIC counter accounts "
-            "for them.",
-            p.label, p.node.empty() ? "the node" : p.node, format_count(double(p.unattributed)));
-        f.evidence = {{"point", p.label}, {"unattributed_" + l.unit, p.unattributed}};
-        f.next_step = next_step_for(Stage::unknown, l.transport);
-        out.push_back(std::move(f));
-    }
+    for (const auto& p : l.points)
+        if (p.unattributed > 0) out.push_back(unplaced_loss_finding(v, p));
 }
 
 namespace {

@@ -42,6 +42,56 @@ bool offered_fits(const TestEvidence& v) {
 
 }  // namespace
 
+namespace {
+
+// A rate above what the wire can carry: the sender's figure (bytes still queued), or a link
+// faster than the rate given.
+Finding above_ceiling_finding(const TestEvidence& v, double m) {
+    const auto& t = v.test;
+    const double ceiling = v.ceiling->goodput_bps;
+    const bool sender_side = !t.received_bps;
+    Finding f = make_finding("ABOVE_CEILING", t.label);
+    if (sender_side) f.severity = Severity::info;
+    f.title = fmt::format("{} is above the {} ceiling of a {}", rate_text(m, t.rate_resolution_bps),
+                          format_rate(ceiling), link_words(v));
+    f.evidence = {{"measured_mbps", rounded(m / 1e6)}, {"ceiling_mbps", rounded(ceiling / 1e6)}};
+    if (sender_side) {
+        f.detail =
+            "This is the sender's figure: it counts bytes written into its socket, some still "
+            "queued in buffers when the test ended. The receiver's figure is the one to hold "
+            "against the wire.";
+        f.next_step = "Compare with the server's output (what arrived).";
+    } else {
+        f.detail =
+            "No payload rate can exceed what the wire carries: the link is faster than the rate "
+            "given, or the traffic did not cross that link.";
+        f.next_step = "Check the link speed (ethtool IFACE) and give it as --link.";
+    }
+    return f;
+}
+
+// A rate printed to 3 significant digits (iperf2): the range it stands for, and the transfer
+// column's coarser one.
+std::string rounding_text(const ThroughputTest& t, double m) {
+    const double res = t.rate_resolution_bps;
+    std::string text =
+        fmt::format(" {} prints rates to 3 significant digits: {} means {}.", to_string(t.tool),
+                    rate_text(m, res), range_text(m - res, m + res));
+    const std::optional<double> bytes = t.received_bps ? t.received_bytes : t.sent_bytes;
+    if (bytes && t.duration_s > 0 && t.bytes_resolution > 0) {
+        const double lo = (*bytes - t.bytes_resolution) * 8 / t.duration_s;
+        const double hi = (*bytes + t.bytes_resolution) * 8 / t.duration_s;
+        text += fmt::format(
+            " The transfer column is rounded harder, in binary units: {:.2f} to {:.2f} GiB, i.e. "
+            "{} over {:.1f} s, so the rate column is the figure to use.",
+            (*bytes - t.bytes_resolution) / 1073741824.0,
+            (*bytes + t.bytes_resolution) / 1073741824.0, range_text(lo, hi), t.duration_s);
+    }
+    return text;
+}
+
+}  // namespace
+
 void line_rate(const TestEvidence& v, std::vector<Finding>& out) {
     if (!v.ceiling || !v.measured_bps) return;
     const auto& t = v.test;
@@ -50,26 +100,7 @@ void line_rate(const TestEvidence& v, std::vector<Finding>& out) {
     const double res = t.rate_resolution_bps;
     const double link = v.model_bps();
     if (m - res > ceiling * (1 + kAboveCeilingSlack)) {
-        const bool sender_side = !t.received_bps;
-        Finding f = make_finding("ABOVE_CEILING", t.label);
-        if (sender_side) f.severity = Severity::info;
-        f.title = fmt::format("{} is above the {} ceiling of a {}", rate_text(m, res),
-                              format_rate(ceiling), link_words(v));
-        f.evidence = {{"measured_mbps", rounded(m / 1e6)},
-                      {"ceiling_mbps", rounded(ceiling / 1e6)}};
-        if (sender_side) {
-            f.detail =
-                "This is the sender's figure: it counts bytes written into its socket, some "
-                "still queued in buffers when the test ended. The receiver's figure is the one "
-                "to hold against the wire.";
-            f.next_step = "Compare with the server's output (what arrived).";
-        } else {
-            f.detail =
-                "No payload rate can exceed what the wire carries: the link is faster than the "
-                "rate given, or the traffic did not cross that link.";
-            f.next_step = "Check the link speed (ethtool IFACE) and give it as --link.";
-        }
-        out.push_back(std::move(f));
+        out.push_back(above_ceiling_finding(v, m));
         return;
     }
     const auto tail = tcp_tail_bytes(v);
@@ -111,20 +142,7 @@ void line_rate(const TestEvidence& v, std::vector<Finding>& out) {
             format_rate(tcp_ceiling.goodput_bps), l4_header_bytes(*v.ceiling),
             l4_header_bytes(tcp_ceiling));
     }
-    if (res > 0) {
-        f.detail += fmt::format(" {} prints rates to 3 significant digits: {} means {}.",
-                                to_string(t.tool), rate_text(m, res), range_text(m - res, m + res));
-        const std::optional<double> bytes = t.received_bps ? t.received_bytes : t.sent_bytes;
-        if (bytes && t.duration_s > 0 && t.bytes_resolution > 0) {
-            const double lo = (*bytes - t.bytes_resolution) * 8 / t.duration_s;
-            const double hi = (*bytes + t.bytes_resolution) * 8 / t.duration_s;
-            f.detail += fmt::format(
-                " The transfer column is rounded harder, in binary units: {:.2f} to {:.2f} GiB, "
-                "i.e. {} over {:.1f} s, so the rate column is the figure to use.",
-                (*bytes - t.bytes_resolution) / 1073741824.0,
-                (*bytes + t.bytes_resolution) / 1073741824.0, range_text(lo, hi), t.duration_s);
-        }
-    }
+    if (res > 0) f.detail += rounding_text(t, m);
     out.push_back(std::move(f));
 }
 

@@ -703,6 +703,68 @@ void below_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
 
 // Retransmits: with a ledger, set against the loss and the duplicates it holds; without one,
 // as the tool counted them.
+namespace {
+
+// Retransmits the probe counted where nothing was lost and most arrived twice: resent because
+// their ACKs came back late or not at all.
+Finding spurious_finding(const TestEvidence& v, const Ledger& l, int64_t tool, uint64_t dups,
+                         Evidence evidence) {
+    const auto& t = v.test;
+    const uint64_t resent = *l.retransmitted;
+    Finding f = make_finding("SPURIOUS_RETRANSMITS", t.label);
+    f.title = fmt::format("{} TCP retransmits were spurious: nothing was lost",
+                          format_count(double(resent)));
+    std::vector<LedgerDrop> duplicates;
+    for (const auto& x : l.drops)
+        if (x.stage == Stage::duplicate) duplicates.push_back(x);
+    const PathLoads loads = path_loads(v);
+    f.detail = fmt::format(
+        "The probe on {} counted {} segments resent{}, yet every frame that left its NIC "
+        "reached {}'s and none was dropped there; {} arrived as duplicates and were "
+        "discarded ({}). The originals had arrived: the sender resent them because "
+        "their ACKs came back late or not at all, not because the path lost them{}.",
+        l.sender_node, format_count(double(resent)),
+        t.retransmits ? fmt::format(" (iperf3: {})", format_count(double(tool))) : "",
+        l.receiver_node, format_count(double(dups)), describe_drops(duplicates),
+        loads.reverse_drops > 0
+            ? fmt::format(" — {} dropped {} of them on the way back ({})", l.receiver_node,
+                          format_count(double(loads.reverse_drops)), loads.reverse_drop_reasons)
+            : std::string());
+    f.evidence = std::move(evidence);
+    return f;
+}
+
+// Retransmits the probe counted: what they repaired, as far as the ledger places it.
+Finding confirmed_finding(const TestEvidence& v, const Ledger& l, int64_t tool, uint64_t lost,
+                          uint64_t dups, Evidence evidence) {
+    const auto& t = v.test;
+    const uint64_t resent = *l.retransmitted;
+    Finding f = make_finding("RETRANSMITS_CONFIRMED", t.label);
+    f.title = fmt::format("{} TCP retransmits on the data NIC", format_count(double(resent)));
+    f.detail =
+        fmt::format("The probe on {} counted {} retransmitted segments of the flow{}.",
+                    l.sender_node, format_count(double(resent)),
+                    t.retransmits ? fmt::format(" (iperf3: {})", format_count(double(tool))) : "");
+    if (!l.complete()) {
+        f.detail += " The receiver's trace is missing, so where they were lost is not known.";
+    } else {
+        if (lost > 0)
+            f.detail += fmt::format(" They repaired loss the ledger places: {}.", describe_loss(l));
+        if (dups > 0)
+            f.detail += fmt::format(" {} resent segments arrived as duplicates (not needed).",
+                                    format_count(double(dups)));
+        if (lost == 0 && dups == 0)
+            f.detail +=
+                " Neither NIC saw a segment of the flow dropped or discarded as a duplicate: "
+                "the retransmits left the sender and were taken as new data (a tail loss probe, "
+                "or the original still queued when it fired).";
+    }
+    f.evidence = std::move(evidence);
+    return f;
+}
+
+}  // namespace
+
 void retransmits(const TestEvidence& v, std::vector<Finding>& out) {
     const auto& t = v.test;
     if (t.transport != Transport::tcp) return;
@@ -717,60 +779,10 @@ void retransmits(const TestEvidence& v, std::vector<Finding>& out) {
                           {"lost_segments", lost},
                           {"duplicate_segments", dups}};
         if (t.retransmits) evidence.emplace_back("tool_retransmits", tool);
-        if (l.complete() && lost <= ledger_slack(resent) && dups * 2 >= resent && resent > 0) {
-            Finding f = make_finding("SPURIOUS_RETRANSMITS", t.label);
-            f.title = fmt::format("{} TCP retransmits were spurious: nothing was lost",
-                                  format_count(double(resent)));
-            f.detail = fmt::format(
-                "The probe on {} counted {} segments resent{}, yet every frame that left its NIC "
-                "reached {}'s and none was dropped there; {} arrived as duplicates and were "
-                "discarded ({}). The originals had arrived: the sender resent them because "
-                "their ACKs came back late or not at all, not because the path lost them{}.",
-                l.sender_node, format_count(double(resent)),
-                t.retransmits ? fmt::format(" (iperf3: {})", format_count(double(tool))) : "",
-                l.receiver_node, format_count(double(dups)), describe_drops([&] {
-                    std::vector<LedgerDrop> d;
-                    for (const auto& x : l.drops)
-                        if (x.stage == Stage::duplicate) d.push_back(x);
-                    return d;
-                }()),
-                [&] {
-                    const PathLoads loads = path_loads(v);
-                    return loads.reverse_drops > 0
-                               ? fmt::format(" — {} dropped {} of them on the way back ({})",
-                                             l.receiver_node,
-                                             format_count(double(loads.reverse_drops)),
-                                             loads.reverse_drop_reasons)
-                               : std::string();
-                }());
-            f.evidence = std::move(evidence);
-            out.push_back(std::move(f));
-            return;
-        }
-        if (resent == 0) return;
-        Finding f = make_finding("RETRANSMITS_CONFIRMED", t.label);
-        f.title = fmt::format("{} TCP retransmits on the data NIC", format_count(double(resent)));
-        f.detail = fmt::format(
-            "The probe on {} counted {} retransmitted segments of the flow{}.", l.sender_node,
-            format_count(double(resent)),
-            t.retransmits ? fmt::format(" (iperf3: {})", format_count(double(tool))) : "");
-        if (l.complete()) {
-            if (lost > 0)
-                f.detail +=
-                    fmt::format(" They repaired loss the ledger places: {}.", describe_loss(l));
-            if (dups > 0)
-                f.detail += fmt::format(" {} resent segments arrived as duplicates (not needed).",
-                                        format_count(double(dups)));
-            if (lost == 0 && dups == 0)
-                f.detail +=
-                    " Neither NIC saw a segment of the flow dropped or discarded as a "
-                    "duplicate: the retransmits left the sender and were taken as new data (a "
-                    "tail loss probe, or the original still queued when it fired).";
-        } else {
-            f.detail += " The receiver's trace is missing, so where they were lost is not known.";
-        }
-        f.evidence = std::move(evidence);
-        out.push_back(std::move(f));
+        if (l.complete() && lost <= ledger_slack(resent) && dups * 2 >= resent && resent > 0)
+            out.push_back(spurious_finding(v, l, tool, dups, std::move(evidence)));
+        else if (resent > 0)
+            out.push_back(confirmed_finding(v, l, tool, lost, dups, std::move(evidence)));
         return;
     }
     if (tool <= 0) return;

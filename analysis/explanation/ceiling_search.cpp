@@ -118,6 +118,69 @@ void CeilingSearch::record(CeilingStep step) {
     steps_.push_back(std::move(step));
 }
 
+namespace {
+
+// Every step, said and as lists of plain values in the order run (the report's chart of loss
+// against offered load).
+void add_steps(Finding& f, const CeilingSearch& search) {
+    std::vector<std::string> steps;
+    nlohmann::json offered = nlohmann::json::array(), received = nlohmann::json::array(),
+                   loss = nlohmann::json::array();
+    for (const auto& s : search.steps()) {
+        steps.push_back(step_text(s));
+        offered.push_back(rounded(s.offered_bps / 1e6, 3));
+        received.push_back(s.test && s.test->received_bps ? rounded(*s.test->received_bps / 1e6, 3)
+                                                          : nlohmann::json(nullptr));
+        loss.push_back(s.loss_pct() ? rounded(*s.loss_pct(), 4) : nlohmann::json(nullptr));
+    }
+    f.evidence.emplace_back("step_offered_mbps", offered);
+    f.evidence.emplace_back("step_received_mbps", received);
+    f.evidence.emplace_back("step_loss_pct", loss);
+    f.detail = fmt::format("{} short UDP test{} of {} s each, the model's ceiling first: {}.",
+                           search.steps().size(), search.steps().size() == 1 ? "" : "s",
+                           kCeilingStepSeconds, fmt::join(steps, "; "));
+}
+
+// What stopped the search at the lowest load that failed: the sender's own count, the stage the
+// probes place the loss in, or nothing located.
+void say_what_stopped_it(Finding& f, const CeilingSearch& search, const CeilingStep& fail,
+                         const std::vector<Trace>& traces) {
+    const CeilingStep* pass = search.passed();
+    f.evidence.emplace_back("first_lossy_mbps", rounded(fail.offered_bps / 1e6, 2));
+    const std::string at_most =
+        pass ? "offer at most " + format_rate(pass->offered_bps) : "offer less than was tried";
+    if (search.outcome(fail) == StepOutcome::sender_short) {
+        // Only the sender's own count: a queue found holding packets is no proof it held the
+        // sender (a sender its cgroup throttles sends in bursts that queue too).
+        f.evidence.emplace_back("stopped_at", "sender");
+        f.detail += fmt::format(
+            " At {} offered the sender sent only {} by its own count: the sending host set that "
+            "rate, and the load never reached the path, so the search says nothing of the path "
+            "above it (the UDP test's own findings say what held the sender where its evidence "
+            "shows it).",
+            format_rate(fail.offered_bps), format_rate(fail.sent_bps().value_or(0)));
+        f.next_step =
+            "See the UDP test's findings for what held the sender (its CPU, its socket buffer); "
+            "more streams (-P) or a faster host may reach more. To test without loss, " +
+            at_most + ".";
+    } else if (const auto stage = stopping_stage(fail, traces, f.evidence)) {
+        f.detail += fmt::format(" At {} the loss was placed by the probes: {}.",
+                                format_rate(fail.offered_bps), stage->text);
+        f.next_step = fmt::format("{} To test without loss, {}.",
+                                  rules::next_step_for(stage->stage, Transport::udp), at_most);
+    } else {
+        f.detail += fmt::format(
+            " Where the loss at {} happened was not located: both nodes' traces at a tier that "
+            "counts drops are needed for its ledger.",
+            format_rate(fail.offered_bps));
+        f.next_step =
+            "Run with both probes at the full tier to place the loss; to test without loss, " +
+            at_most + ".";
+    }
+}
+
+}  // namespace
+
 Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace>& traces) {
     const CeilingStep* pass = search.passed();
     const CeilingStep* fail = search.failed();
@@ -140,68 +203,19 @@ Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace
     f.evidence.emplace_back("ceiling_mbps", rounded(ceiling / 1e6, 2));
     f.evidence.emplace_back("max_loss_pct", search.max_loss_pct());
     f.evidence.emplace_back("steps", search.steps().size());
-    std::vector<std::string> steps;
-    nlohmann::json offered = nlohmann::json::array(), received = nlohmann::json::array(),
-                   loss = nlohmann::json::array();
-    for (const auto& s : search.steps()) {
-        steps.push_back(step_text(s));
-        offered.push_back(rounded(s.offered_bps / 1e6, 3));
-        received.push_back(s.test && s.test->received_bps ? rounded(*s.test->received_bps / 1e6, 3)
-                                                          : nlohmann::json(nullptr));
-        loss.push_back(s.loss_pct() ? rounded(*s.loss_pct(), 4) : nlohmann::json(nullptr));
-    }
-    // Each step in the order run, for the report's chart of loss against offered load.
-    f.evidence.emplace_back("step_offered_mbps", offered);
-    f.evidence.emplace_back("step_received_mbps", received);
-    f.evidence.emplace_back("step_loss_pct", loss);
-    f.detail = fmt::format("{} short UDP test{} of {} s each, the model's ceiling first: {}.",
-                           search.steps().size(), search.steps().size() == 1 ? "" : "s",
-                           kCeilingStepSeconds, fmt::join(steps, "; "));
-    if (!pass && !fail) {
+    add_steps(f, search);
+    if (fail) {
+        say_what_stopped_it(f, search, *fail, traces);
+    } else if (!pass) {
         f.detail += " The last step's tool gave no result, so the search stopped there.";
         f.next_step = fmt::format("Read that step's output ({}) for why iperf3 failed.",
                                   search.steps().empty() ? "" : search.steps().back().file);
-        return f;
-    }
-    if (!fail) {
+    } else {
         // The first step: the model's ceiling offered, sent, and carried under the threshold.
         f.detail +=
-            " The model's ceiling was offered, sent and carried with loss under the "
-            "threshold: for this datagram size the link's headers are the only limit.";
+            " The model's ceiling was offered, sent and carried with loss under the threshold: "
+            "for this datagram size the link's headers are the only limit.";
         f.next_step = "Nothing to change: UDP at this datagram size reaches the line rate.";
-        return f;
-    }
-    f.evidence.emplace_back("first_lossy_mbps", rounded(fail->offered_bps / 1e6, 2));
-    const std::string at_most =
-        pass ? "offer at most " + format_rate(pass->offered_bps) : "offer less than was tried";
-    if (search.outcome(*fail) == StepOutcome::sender_short) {
-        // The sender's own count: the path was never offered the load.
-        // Only the sender's own count: a queue found holding packets is no proof it held the
-        // sender (a sender its cgroup throttles sends in bursts that queue too).
-        f.evidence.emplace_back("stopped_at", "sender");
-        f.detail += fmt::format(
-            " At {} offered the sender sent only {} by its own count: the sending host set that "
-            "rate, and the load never reached the path, so the search says nothing of the path "
-            "above it (the UDP test's own findings say what held the sender where its evidence "
-            "shows it).",
-            format_rate(fail->offered_bps), format_rate(fail->sent_bps().value_or(0)));
-        f.next_step =
-            "See the UDP test's findings for what held the sender (its CPU, its socket buffer); "
-            "more streams (-P) or a faster host may reach more. To test without loss, " +
-            at_most + ".";
-    } else if (const auto stage = stopping_stage(*fail, traces, f.evidence)) {
-        f.detail += fmt::format(" At {} the loss was placed by the probes: {}.",
-                                format_rate(fail->offered_bps), stage->text);
-        f.next_step = fmt::format("{} To test without loss, {}.",
-                                  rules::next_step_for(stage->stage, Transport::udp), at_most);
-    } else {
-        f.detail += fmt::format(
-            " Where the loss at {} happened was not located: both nodes' traces at a tier that "
-            "counts drops are needed for its ledger.",
-            format_rate(fail->offered_bps));
-        f.next_step =
-            "Run with both probes at the full tier to place the loss; to test without loss, " +
-            at_most + ".";
     }
     return f;
 }

@@ -131,6 +131,16 @@ json base_spec() {
     return {{"config", kConfig}};
 }
 
+// Every chart is made here: its id, title and caption, the Vega-Lite keys of its own (data,
+// mark, encoding, layers, facets, size) over the shared config, and the data rows it draws in
+// all (every layer's).
+Chart make_chart(std::string id, std::string title, std::string caption, json own,
+                 size_t data_rows) {
+    Chart c{std::move(id), std::move(title), std::move(caption), base_spec(), data_rows};
+    for (auto& [key, value] : own.items()) c.spec[key] = std::move(value);
+    return c;
+}
+
 std::optional<Chart> ceiling_chart(const ReportInput& in) {
     json rows = json::array();
     json modes = json::array();
@@ -212,21 +222,17 @@ std::optional<Chart> ceiling_chart(const ReportInput& in) {
                   {"text", {{"field", "label"}}}}}}}}});
         extra_rows = 1;
     }
-    Chart c;
-    c.id = "ceiling";
-    c.title = "TCP and UDP against the line-rate ceiling";
-    c.caption =
+    return make_chart(
+        "ceiling", "TCP and UDP against the line-rate ceiling",
         "Bars: the goodput each mode measured (the contract's tcp_mbps and udp_mbps), labelled "
         "with the share of the model's ceiling. Black tick: the header-overhead model's goodput "
         "ceiling for that test on this link. Dashed line: the nominal link rate, which no "
-        "goodput reaches because every frame also carries headers and framing.";
-    c.spec = base_spec();
-    c.spec["data"] = {{"values", rows}};
-    c.spec["width"] = std::max<size_t>(220, 150 * in.modes.size());
-    c.spec["height"] = 260;
-    c.spec["layer"] = std::move(layers);
-    c.data_rows = rows.size() + extra_rows;
-    return c;
+        "goodput reaches because every frame also carries headers and framing.",
+        json{{"data", {{"values", rows}}},
+             {"width", std::max<size_t>(220, 150 * in.modes.size())},
+             {"height", 260},
+             {"layer", std::move(layers)}},
+        rows.size() + extra_rows);
 }
 
 const std::pair<const char*, const char*> kFrameParts[] = {
@@ -291,37 +297,34 @@ std::optional<Chart> frame_chart(const ReportInput& in) {
         domain.push_back(kFrameParts[i].second);
         range.push_back(kFrameColours[i]);
     }
-    Chart c;
-    c.id = "frame";
-    c.title = "What one full frame carries";
-    c.caption =
+    return make_chart(
+        "frame", "What one full frame carries",
         "Bytes on the wire per TCP segment and per UDP datagram, in wire order (the model "
         "behind the ceilings)." +
-        caption;
-    c.spec = base_spec();
-    c.spec["data"] = {{"values", rows}};
-    c.spec["width"] = 360;
-    c.spec["height"] = 90;
-    c.spec["mark"] = {{"type", "bar"}};
-    c.spec["encoding"] = {{"y", {{"field", "unit"}, {"type", "nominal"}, {"title", nullptr}}},
-                          {"x",
-                           {{"field", "bytes"},
-                            {"type", "quantitative"},
-                            {"stack", "zero"},
-                            {"title", "bytes on the wire"}}},
-                          {"color",
-                           {{"field", "part"},
-                            {"type", "nominal"},
-                            {"title", "part"},
-                            {"scale", {{"domain", domain}, {"range", range}}}}},
-                          {"order", {{"field", "order"}, {"type", "quantitative"}}},
-                          {"tooltip",
-                           {{{"field", "unit"}},
-                            {{"field", "part"}},
-                            {{"field", "bytes"}},
-                            {{"field", "share_pct"}, {"title", "% of the wire bytes"}}}}};
-    c.data_rows = rows.size();
-    return c;
+            caption,
+        json{{"data", {{"values", rows}}},
+             {"width", 360},
+             {"height", 90},
+             {"mark", {{"type", "bar"}}},
+             {"encoding",
+              {{"y", {{"field", "unit"}, {"type", "nominal"}, {"title", nullptr}}},
+               {"x",
+                {{"field", "bytes"},
+                 {"type", "quantitative"},
+                 {"stack", "zero"},
+                 {"title", "bytes on the wire"}}},
+               {"color",
+                {{"field", "part"},
+                 {"type", "nominal"},
+                 {"title", "part"},
+                 {"scale", {{"domain", domain}, {"range", range}}}}},
+               {"order", {{"field", "order"}, {"type", "quantitative"}}},
+               {"tooltip",
+                {{{"field", "unit"}},
+                 {{"field", "part"}},
+                 {{"field", "bytes"}},
+                 {{"field", "share_pct"}, {"title", "% of the wire bytes"}}}}}}},
+        rows.size());
 }
 
 // A time series faceted by phase, the time axis counting from each phase's start (each
@@ -384,18 +387,15 @@ std::optional<Chart> throughput_chart(const ReportInput& in) {
         layers.push_back({{"mark", {{"type", "rule"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
                           {"encoding", {{"y", {{"datum", round_to(*link / 1e6, 3)}}}}}});
     }
-    Chart c;
-    c.id = "throughput";
-    c.title = "Throughput over time, per phase (probe samples)";
-    c.caption = fmt::format(
-        "What crossed each node's data NIC per sample interval: wire bytes × 8 / interval, so "
-        "headers, preamble, FCS and inter-frame gap are counted and the ceiling is the link "
-        "rate itself{}. tx is what the node sent, rx what it received; the sender's tx and the "
-        "receiver's rx of the measured flow should lie on top of each other.",
-        link ? fmt::format(" (dashed, {})", format_link_rate(*link)) : std::string());
-    c.spec = phase_facet(in, rows, std::move(layers), 200);
-    c.data_rows = rows.size();
-    return c;
+    return make_chart(
+        "throughput", "Throughput over time, per phase (probe samples)",
+        fmt::format(
+            "What crossed each node's data NIC per sample interval: wire bytes × 8 / interval, so "
+            "headers, preamble, FCS and inter-frame gap are counted and the ceiling is the link "
+            "rate itself{}. tx is what the node sent, rx what it received; the sender's tx and the "
+            "receiver's rx of the measured flow should lie on top of each other.",
+            link ? fmt::format(" (dashed, {})", format_link_rate(*link)) : std::string()),
+        phase_facet(in, rows, std::move(layers), 200), rows.size());
 }
 
 std::optional<Chart> events_chart(const ReportInput& in) {
@@ -427,16 +427,12 @@ std::optional<Chart> events_chart(const ReportInput& in) {
            {"color", {{"field", "series"}, {"type", "nominal"}, {"title", "node, event"}}},
            {"tooltip",
             {{{"field", "series"}}, {{"field", "t_s"}, {"title", "s"}}, {{"field", "count"}}}}}}});
-    Chart c;
-    c.id = "events";
-    c.title = "TCP retransmits and packet drops over time";
-    c.caption =
+    return make_chart(
+        "events", "TCP retransmits and packet drops over time",
         "Per sample interval: segments TCP retransmitted on the data NIC, and packets the "
         "kernel dropped in the node's network namespace, whatever the reason (\"Drops by kernel "
-        "reason\" splits them).";
-    c.spec = phase_facet(in, rows, std::move(layers), 140);
-    c.data_rows = rows.size();
-    return c;
+        "reason\" splits them).",
+        phase_facet(in, rows, std::move(layers), 140), rows.size());
 }
 
 // What a drop of a trace was to the test: a drop of the measured flow, one that cost it nothing
@@ -473,44 +469,41 @@ std::optional<Chart> drops_chart(const ReportInput& in) {
         }
     }
     if (rows.empty()) return std::nullopt;
-    Chart c;
-    c.id = "drops";
-    c.title = "Drops by kernel reason";
-    c.caption =
+    return make_chart(
+        "drops", "Drops by kernel reason",
         "Packets dropped per node and kernel drop reason (enum skb_drop_reason, read from the "
         "running kernel), coloured by phase. SOCKET_RCVBUFF is a full receive buffer; a drop "
         "the kernel gave no reason for is named by the function that freed it (\"freed in "
         "…\"), or NOT_SPECIFIED where the trace has none. Housekeeping drops (a segment "
         "after the connection closed, a queue purged at teardown) and other traffic's cost the "
-        "test nothing; the ledger above places the ones that did.";
-    c.spec = base_spec();
-    c.spec["data"] = {{"values", rows}};
-    c.spec["width"] = 360;
-    c.spec["mark"] = {{"type", "bar"}};
-    c.spec["encoding"] = {{"y",
-                           {{"field", "where"},
-                            {"type", "nominal"},
-                            {"title", nullptr},
-                            {"sort", "-x"},
-                            {"axis", {{"labelLimit", 320}}}}},
-                          {"x",
-                           {{"aggregate", "sum"},
-                            {"field", "packets"},
-                            {"type", "quantitative"},
-                            {"title", "packets dropped"}}},
-                          {"color",
-                           {{"field", "phase"},
-                            {"type", "nominal"},
-                            {"sort", plotted_phases(in)},
-                            {"title", "phase"}}},
-                          {"tooltip",
-                           {{{"field", "where"}},
-                            {{"field", "phase"}},
-                            {{"field", "locations"}, {"title", "where"}},
-                            {{"aggregate", "sum"}, {"field", "packets"}, {"title", "packets"}},
-                            {{"aggregate", "sum"}, {"field", "bytes"}, {"title", "bytes"}}}}};
-    c.data_rows = rows.size();
-    return c;
+        "test nothing; the ledger above places the ones that did.",
+        json{{"data", {{"values", rows}}},
+             {"width", 360},
+             {"mark", {{"type", "bar"}}},
+             {"encoding",
+              {{"y",
+                {{"field", "where"},
+                 {"type", "nominal"},
+                 {"title", nullptr},
+                 {"sort", "-x"},
+                 {"axis", {{"labelLimit", 320}}}}},
+               {"x",
+                {{"aggregate", "sum"},
+                 {"field", "packets"},
+                 {"type", "quantitative"},
+                 {"title", "packets dropped"}}},
+               {"color",
+                {{"field", "phase"},
+                 {"type", "nominal"},
+                 {"sort", plotted_phases(in)},
+                 {"title", "phase"}}},
+               {"tooltip",
+                {{{"field", "where"}},
+                 {{"field", "phase"}},
+                 {{"field", "locations"}, {"title", "where"}},
+                 {{"aggregate", "sum"}, {"field", "packets"}, {"title", "packets"}},
+                 {{"aggregate", "sum"}, {"field", "bytes"}, {"title", "bytes"}}}}}}},
+        rows.size());
 }
 
 std::optional<Chart> ledger_chart(const ReportInput& in) {
@@ -539,57 +532,55 @@ std::optional<Chart> ledger_chart(const ReportInput& in) {
         domain.push_back(kind);
         range.push_back(colour);
     }
-    Chart c;
-    c.id = "ledger";
-    c.title = "Each test's packets at every point, and the drops between";
-    c.caption =
+    return make_chart(
+        "ledger", "Each test's packets at every point, and the drops between",
         "The measured flow from the sending application to the receiving one, from the tool's "
         "counts and both probes: each numbered point with its count, and between two points "
         "every drop of the flow by node and kernel reason. Red is loss, green duplicates TCP "
         "resent and the receiver discarded (not loss), grey drops that cost the test nothing; "
         "orange is what no drop accounts for. The scale is symmetric-log so a handful of drops "
-        "shows beside tens of thousands of packets: read the numbers in the table or tooltip.";
-    c.spec = base_spec();
-    c.spec["data"] = {{"values", rows}};
-    c.spec["facet"] = {{"row",
-                        {{"field", "test"},
-                         {"type", "nominal"},
-                         {"title", nullptr},
-                         {"header",
-                          {{"labelAngle", 0},
-                           {"labelAlign", "left"},
-                           {"labelAnchor", "start"},
-                           {"labelOrient", "top"},
-                           {"labelFontSize", 13},
-                           {"labelFontWeight", "bold"}}}}}};
-    c.spec["spec"] = {{"width", 420},
-                      {"mark", {{"type", "bar"}}},
-                      {"encoding",
-                       {{"y",
-                         {{"field", "step"},
-                          {"type", "nominal"},
-                          {"sort", {{"field", "order"}}},
-                          {"title", nullptr},
-                          {"axis", {{"labelLimit", 380}}}}},
-                        {"x",
-                         {{"field", "packets"},
-                          {"type", "quantitative"},
-                          {"scale", {{"type", "symlog"}}},
-                          {"title", "packets (symmetric-log scale)"}}},
-                        {"color",
-                         {{"field", "kind"},
-                          {"type", "nominal"},
-                          {"scale", {{"domain", domain}, {"range", range}}},
-                          {"title", "what it is"}}},
-                        {"tooltip",
-                         {{{"field", "step"}},
-                          {{"field", "node"}},
-                          {{"field", "packets"}, {"format", ","}},
-                          {{"field", "kind"}},
-                          {{"field", "note"}}}}}}};
-    c.spec["resolve"] = {{"scale", {{"y", "independent"}}}};
-    c.data_rows = rows.size();
-    return c;
+        "shows beside tens of thousands of packets: read the numbers in the table or tooltip.",
+        json{{"data", {{"values", rows}}},
+             {"facet",
+              {{"row",
+                {{"field", "test"},
+                 {"type", "nominal"},
+                 {"title", nullptr},
+                 {"header",
+                  {{"labelAngle", 0},
+                   {"labelAlign", "left"},
+                   {"labelAnchor", "start"},
+                   {"labelOrient", "top"},
+                   {"labelFontSize", 13},
+                   {"labelFontWeight", "bold"}}}}}}},
+             {"spec",
+              {{"width", 420},
+               {"mark", {{"type", "bar"}}},
+               {"encoding",
+                {{"y",
+                  {{"field", "step"},
+                   {"type", "nominal"},
+                   {"sort", {{"field", "order"}}},
+                   {"title", nullptr},
+                   {"axis", {{"labelLimit", 380}}}}},
+                 {"x",
+                  {{"field", "packets"},
+                   {"type", "quantitative"},
+                   {"scale", {{"type", "symlog"}}},
+                   {"title", "packets (symmetric-log scale)"}}},
+                 {"color",
+                  {{"field", "kind"},
+                   {"type", "nominal"},
+                   {"scale", {{"domain", domain}, {"range", range}}},
+                   {"title", "what it is"}}},
+                 {"tooltip",
+                  {{{"field", "step"}},
+                   {{"field", "node"}},
+                   {{"field", "packets"}, {"format", ","}},
+                   {{"field", "kind"}},
+                   {{"field", "note"}}}}}}}},
+             {"resolve", {{"scale", {{"y", "independent"}}}}}},
+        rows.size());
 }
 
 // run --find-udp-ceiling's steps (the evidence of UDP_CEILING_FOUND / _NOT_FOUND): the loss each
@@ -625,46 +616,44 @@ std::optional<Chart> udp_ceiling_chart(const ReportInput& in) {
         }
     }
     if (rows.empty()) return std::nullopt;
-    Chart c;
-    c.id = "udp-ceiling";
-    c.title = "The UDP ceiling search: loss at each offered load";
-    c.caption =
+    const json x = {{"field", "offered_mbps"},
+                    {"type", "quantitative"},
+                    {"title", "offered load (Mbit/s, all streams)"}};
+    return make_chart(
+        "udp-ceiling", "The UDP ceiling search: loss at each offered load",
         "Each short UDP test of run --find-udp-ceiling: the load offered and the share of its "
         "datagrams lost, numbered in the order run (the model's ceiling first, then halving the "
         "gap). The dashed line is the loss threshold, the grey one the model's ceiling; the "
         "ceiling found is the highest load at or under the threshold. The loss scale is "
-        "symmetric-log so 0.1 % shows beside 10 %.";
-    c.spec = base_spec();
-    c.spec["width"] = 520;
-    c.spec["height"] = 260;
-    const json x = {{"field", "offered_mbps"},
-                    {"type", "quantitative"},
-                    {"title", "offered load (Mbit/s, all streams)"}};
-    c.spec["layer"] = json::array(
-        {{{"data", {{"values", rows}}},
-          {"mark", {{"type", "line"}, {"point", true}}},
-          {"encoding",
-           {{"x", x},
-            {"y",
-             {{"field", "loss_pct"},
-              {"type", "quantitative"},
-              {"scale", {{"type", "symlog"}, {"constant", 0.01}}},
-              {"title", "datagrams lost (%)"}}},
-            {"order", {{"field", "offered_mbps"}}},
-            {"color", {{"field", "mode"}, {"type", "nominal"}}},
-            {"tooltip",
-             {{{"field", "step"}},
-              {{"field", "offered_mbps"}},
-              {{"field", "received_mbps"}},
-              {{"field", "loss_pct"}}}}}}},
-         {{"data", {{"values", rules}}},
-          {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}}},
-          {"encoding", {{"y", {{"field", "threshold_pct"}, {"type", "quantitative"}}}}}},
-         {{"data", {{"values", rules}}},
-          {"mark", {{"type", "rule"}, {"color", "#999"}}},
-          {"encoding", {{"x", {{"field", "ceiling_mbps"}, {"type", "quantitative"}}}}}}});
-    c.data_rows = rows.size() + 2 * rules.size();
-    return c;
+        "symmetric-log so 0.1 % shows beside 10 %.",
+        json{{"width", 520},
+             {"height", 260},
+             {"layer",
+              json::array(
+                  {{{"data", {{"values", rows}}},
+                    {"mark", {{"type", "line"}, {"point", true}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y",
+                       {{"field", "loss_pct"},
+                        {"type", "quantitative"},
+                        {"scale", {{"type", "symlog"}, {"constant", 0.01}}},
+                        {"title", "datagrams lost (%)"}}},
+                      {"order", {{"field", "offered_mbps"}}},
+                      {"color", {{"field", "mode"}, {"type", "nominal"}}},
+                      {"tooltip",
+                       {{{"field", "step"}},
+                        {{"field", "offered_mbps"}},
+                        {{"field", "received_mbps"}},
+                        {{"field", "loss_pct"}}}}}}},
+                   {{"data", {{"values", rules}}},
+                    {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}}},
+                    {"encoding", {{"y", {{"field", "threshold_pct"}, {"type", "quantitative"}}}}}},
+                   {{"data", {{"values", rules}}},
+                    {"mark", {{"type", "rule"}, {"color", "#999"}}},
+                    {"encoding",
+                     {{"x", {{"field", "ceiling_mbps"}, {"type", "quantitative"}}}}}}})}},
+        rows.size() + 2 * rules.size());
 }
 
 std::optional<Chart> latency_chart(const ReportInput& in) {
@@ -729,19 +718,13 @@ std::optional<Chart> latency_chart(const ReportInput& in) {
                   {"text", {{"field", "label"}}},
                   {"color", colour}}}}}}});
     }
-    Chart c;
-    c.id = "latency";
-    c.title = "Latency: ping round-trip time per echo request";
-    c.caption =
+    return make_chart(
+        "latency", "Latency: ping round-trip time per echo request",
         "Each reply's round-trip time as ping printed it, and the average of the run (dashed). "
         "The first request often takes longer: it waits for ARP. A mode whose contract holds "
-        "only its average shows just the dashed line.";
-    c.spec = base_spec();
-    c.spec["width"] = 420;
-    c.spec["height"] = 200;
-    c.spec["layer"] = std::move(layers);
-    c.data_rows = replies.size() + averages.size();
-    return c;
+        "only its average shows just the dashed line.",
+        json{{"width", 420}, {"height", 200}, {"layer", std::move(layers)}},
+        replies.size() + averages.size());
 }
 
 }  // namespace

@@ -10,6 +10,8 @@ namespace np {
 
 ChartScripts embedded_chart_scripts();
 std::string_view report_css();
+// The HTML page (report/page.html) with its {{name}} places for page.cpp to fill.
+std::string_view report_page_template();
 std::string_view report_embed_script();
 
 }  // namespace np

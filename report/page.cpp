@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "analysis/explanation/format.hpp"
 #include "analysis/explanation/ledger.hpp"
@@ -78,31 +79,32 @@ std::string findings_html(const std::vector<Finding>& findings) {
 
 }  // namespace
 
-std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
-    check_script(js.vega, "vega");
-    check_script(js.vega_lite, "vega-lite");
-    check_script(js.vega_embed, "vega-embed");
-    check_script(report_embed_script(), "embed.js");
-    if (report_css().find("</style") != std::string_view::npos)
-        throw InputError("report.css", "the style sheet holds '</style' and cannot be inlined");
-    const auto charts = report_charts(in);
-    const auto chart = [&](const char* id) -> const Chart* {
-        for (const auto& c : charts)
-            if (c.id == id) return &c;
-        return nullptr;
-    };
+namespace {
 
-    std::string out = fmt::format(
-        "<!DOCTYPE html>\n<html lang=\"en\" data-np-report=\"1\">\n<head>\n<meta "
-        "charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, "
-        "initial-scale=1\">\n<meta name=\"generator\" content=\"{}\">\n"
-        "<title>np-explain report: {}</title>\n<style>{}</style>\n</head>\n"
-        "<body>\n<h1>np-explain report: {}</h1>\n<p class=\"meta\">{}</p>\n",
-        html(version_line("np-explain")), html(in.title), report_css(), html(in.title),
-        html(header_line(in)));
+// The page template with each {{name}} replaced by its value. The values are not scanned again
+// (a script may hold braces); a name with no value is this program's own error.
+std::string fill_page(std::string_view page,
+                      const std::map<std::string_view, std::string_view>& values) {
+    std::string out;
+    size_t at = 0;
+    while (true) {
+        const size_t open = page.find("{{", at);
+        if (open == std::string_view::npos) break;
+        const size_t close = page.find("}}", open);
+        if (close == std::string_view::npos) break;
+        const auto name = page.substr(open + 2, close - open - 2);
+        const auto value = values.find(name);
+        if (value == values.end())
+            throw std::logic_error("report/page.html: no value for {{" + std::string(name) + "}}");
+        out.append(page.substr(at, open - at)).append(value->second);
+        at = close + 2;
+    }
+    return out.append(page.substr(at));
+}
 
-    // Verdicts first: what each test came to, one line each.
-    out += "<h2 id=\"verdicts\">Verdicts</h2>\n";
+// What each test came to, one line each, per mode.
+std::string verdicts_html(const ReportInput& in) {
+    std::string out;
     for (const auto& m : in.modes) {
         if (in.modes.size() > 1) out += "<h3>" + html(mode_heading(m)) + "</h3>\n";
         if (m.explanation && !m.explanation->verdicts.empty()) {
@@ -113,56 +115,77 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
                 "attach</code> adds one).</p>\n";
         }
     }
+    return out;
+}
 
+// A fan-out's pairs, or several modes' parity; nothing for one mode.
+std::string comparison_html(const ReportInput& in) {
     if (!in.pairs.empty()) {
         const auto result = check_pairs(in.pairs);
-        out +=
-            fmt::format("<h2 id=\"pairs\">Pairs <span class=\"{}\">{}</span></h2>\n<pre>{}</pre>\n",
-                        result.pass ? "pass" : "fail", result.pass ? "PASS" : "FAIL",
-                        html(render_pairs(in.pairs, result)));
-    } else if (in.modes.size() > 1) {
-        const auto contracts = contracts_of(in);
-        const auto result = check_parity(contracts);
-        out += fmt::format(
-            "<h2 id=\"parity\">Parity <span class=\"{}\">{}</span></h2>\n<pre>{}</pre>\n",
+        return fmt::format(
+            "<h2 id=\"pairs\">Pairs <span class=\"{}\">{}</span></h2>\n<pre>{}</pre>\n",
             result.pass ? "pass" : "fail", result.pass ? "PASS" : "FAIL",
-            html(render_parity(contracts, result)));
+            html(render_pairs(in.pairs, result)));
+    }
+    if (in.modes.size() < 2) return {};
+    const auto contracts = contracts_of(in);
+    const auto result = check_parity(contracts);
+    return fmt::format(
+        "<h2 id=\"parity\">Parity <span class=\"{}\">{}</span></h2>\n<pre>{}</pre>\n",
+        result.pass ? "pass" : "fail", result.pass ? "PASS" : "FAIL",
+        html(render_parity(contracts, result)));
+}
+
+// The charts the page draws, by id, each as its figure (empty when there is no such chart).
+class PageCharts {
+  public:
+    explicit PageCharts(const ReportInput& in) : charts_(report_charts(in)) {}
+    const Chart* find(std::string_view id) const {
+        for (const auto& c : charts_)
+            if (c.id == id) return &c;
+        return nullptr;
+    }
+    std::string figure(std::string_view id, bool wide) const {
+        const Chart* c = find(id);
+        return c ? figure_html(*c, wide) : std::string();
     }
 
-    out += "<h2 id=\"charts\">Throughput against the ceiling</h2>\n<div class=\"row\">\n";
-    if (const Chart* c = chart("ceiling")) out += figure_html(*c, false);
-    if (const Chart* c = chart("frame")) out += figure_html(*c, false);
-    out += "</div>\n";
-    if (const Chart* c = chart("ledger")) {
-        out += "<h2 id=\"ledger\">Where the packets went</h2>\n" + figure_html(*c, true);
-        for (const auto& m : in.modes) {
-            if (!m.explanation) continue;
-            for (const auto& l : m.explanation->ledgers)
-                out += "<h3>" + html(ledger_heading(in, m, l)) + "</h3>\n" +
-                       html_table(ledger_cells(l), "ledger");
-        }
+  private:
+    std::vector<Chart> charts_;
+};
+
+// Every test's packets point by point: the chart, then each ledger as a table.
+std::string ledger_html(const ReportInput& in, const PageCharts& charts) {
+    if (!charts.find("ledger")) return {};
+    std::string out =
+        "<h2 id=\"ledger\">Where the packets went</h2>\n" + charts.figure("ledger", true);
+    for (const auto& m : in.modes) {
+        if (!m.explanation) continue;
+        for (const auto& l : m.explanation->ledgers)
+            out += "<h3>" + html(ledger_heading(in, m, l)) + "</h3>\n" +
+                   html_table(ledger_cells(l), "ledger");
     }
-    if (const Chart* c = chart("udp-ceiling"))
-        out += "<h2 id=\"udp-ceiling\">The UDP ceiling search</h2>\n" + figure_html(*c, false);
-    if (chart("throughput") || chart("events") || chart("drops")) {
-        out += "<h2 id=\"time\">On the data NICs (probe traces)</h2>\n";
-        if (const Chart* c = chart("throughput")) out += figure_html(*c, true);
-        out += "<div class=\"row\">\n";
-        if (const Chart* c = chart("events")) out += figure_html(*c, true);
-        if (const Chart* c = chart("drops")) out += figure_html(*c, false);
-        out += "</div>\n";
-    }
-    out += "<h2 id=\"latency\">Latency and loss</h2>\n<div class=\"row\">\n";
-    if (const Chart* c = chart("latency")) out += figure_html(*c, false);
-    out += "<div>" + html_table(loss_cells(in), "loss") + "</div>\n</div>\n";
+    return out;
+}
+
+// What the probes saw on the data NICs over time, and the drops by reason.
+std::string nics_html(const PageCharts& charts) {
+    if (!charts.find("throughput") && !charts.find("events") && !charts.find("drops")) return {};
+    return "<h2 id=\"time\">On the data NICs (probe traces)</h2>\n" +
+           charts.figure("throughput", true) + "<div class=\"row\">\n" +
+           charts.figure("events", true) + charts.figure("drops", false) + "</div>\n";
+}
+
+std::string gaps_html(const ReportInput& in) {
     const auto gaps = report_gaps(in);
-    if (!gaps.empty()) {
-        out += "<ul class=\"gaps\">\n";
-        for (const auto& g : gaps) out += "<li>" + html(g) + "</li>\n";
-        out += "</ul>\n";
-    }
+    if (gaps.empty()) return {};
+    std::string out = "<ul class=\"gaps\">\n";
+    for (const auto& g : gaps) out += "<li>" + html(g) + "</li>\n";
+    return out + "</ul>\n";
+}
 
-    out += "<h2 id=\"findings\">Findings</h2>\n";
+std::string all_findings_html(const ReportInput& in) {
+    std::string out;
     for (const auto& m : in.modes) {
         if (in.modes.size() > 1) out += "<h3>" + html(mode_heading(m)) + "</h3>\n";
         if (!m.explanation || m.explanation->findings.empty()) {
@@ -171,17 +194,49 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
         }
         out += findings_html(m.explanation->findings);
     }
-
-    out += "<script>";
-    out += js.vega;
-    out += "</script>\n<script>";
-    out += js.vega_lite;
-    out += "</script>\n<script>";
-    out += js.vega_embed;
-    out += "</script>\n<script>";
-    out += report_embed_script();
-    out += "</script>\n</body>\n</html>\n";
     return out;
+}
+
+}  // namespace
+
+std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
+    check_script(js.vega, "vega");
+    check_script(js.vega_lite, "vega-lite");
+    check_script(js.vega_embed, "vega-embed");
+    check_script(report_embed_script(), "embed.js");
+    if (report_css().find("</style") != std::string_view::npos)
+        throw InputError("report.css", "the style sheet holds '</style' and cannot be inlined");
+    const PageCharts charts(in);
+    const std::string generator = html(version_line("np-explain")), title = html(in.title),
+                      meta = html(header_line(in)), verdicts = verdicts_html(in),
+                      comparison = comparison_html(in),
+                      ceiling = charts.figure("ceiling", false) + charts.figure("frame", false),
+                      ledger = ledger_html(in, charts),
+                      udp_ceiling = charts.find("udp-ceiling")
+                                        ? "<h2 id=\"udp-ceiling\">The UDP ceiling search</h2>\n" +
+                                              charts.figure("udp-ceiling", false)
+                                        : std::string(),
+                      nics = nics_html(charts), latency = charts.figure("latency", false),
+                      loss = html_table(loss_cells(in), "loss"), gaps = gaps_html(in),
+                      findings = all_findings_html(in);
+    return fill_page(report_page_template(), {{"generator", generator},
+                                              {"title", title},
+                                              {"style", report_css()},
+                                              {"meta", meta},
+                                              {"verdicts", verdicts},
+                                              {"comparison", comparison},
+                                              {"ceiling_charts", ceiling},
+                                              {"ledger", ledger},
+                                              {"udp_ceiling", udp_ceiling},
+                                              {"nics", nics},
+                                              {"latency_chart", latency},
+                                              {"loss_table", loss},
+                                              {"gaps", gaps},
+                                              {"findings", findings},
+                                              {"vega", js.vega},
+                                              {"vega_lite", js.vega_lite},
+                                              {"vega_embed", js.vega_embed},
+                                              {"embed", report_embed_script()}});
 }
 
 }  // namespace np

@@ -288,6 +288,16 @@ static __always_inline void count_drop_total(__u32 frames)
 }
 
 /* A drop counted by the address of the code that freed it (drop_sites), with its frames. */
+/* One skb of `frames` frames and `len` bytes freed, into a drops slot (none: the map is full). */
+static __always_inline void add_drop(struct np_drop *d, __u32 frames, __u32 len)
+{
+	if (!d)
+		return;
+	d->packets += frames;
+	d->bytes += len;
+	d->skbs += 1;
+}
+
 /* A drop of the measured flow, by its stream: keyed by reason, or by `location` (reason 0). */
 static __always_inline void count_stream_drop(const struct sk_buff *skb, __u64 location,
 					      __u32 reason, __u32 on_iface,
@@ -308,11 +318,7 @@ static __always_inline void count_stream_drop(const struct sk_buff *skb, __u64 l
 		bpf_map_update_elem(&stream_drops, &key, &zero, BPF_NOEXIST);
 		d = bpf_map_lookup_elem(&stream_drops, &key);
 	}
-	if (d) {
-		d->packets += frames;
-		d->bytes += skb->len;
-		d->skbs += 1;
-	}
+	add_drop(d, frames, skb->len);
 }
 
 static __always_inline void count_site(const struct sk_buff *skb, void *location, __u32 on_iface,
@@ -329,11 +335,7 @@ static __always_inline void count_site(const struct sk_buff *skb, void *location
 		bpf_map_update_elem(&drop_sites, &key, &zero, BPF_NOEXIST);
 		d = bpf_map_lookup_elem(&drop_sites, &key);
 	}
-	if (d) {
-		d->packets += frames;
-		d->bytes += skb->len;
-		d->skbs += 1;
-	}
+	add_drop(d, frames, skb->len);
 	count_stream_drop(skb, key.location, 0, on_iface, c, frames);
 }
 
@@ -371,11 +373,7 @@ int BPF_PROG(np_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	reason = reason < NP_DROP_REASON_SLOTS ? reason : NP_DROP_REASON_SLOTS - 1;
 	slot = np_drop_slot(reason, on_iface, c.proto, c.flow);
 	d = bpf_map_lookup_elem(&drops, &slot);
-	if (!d)
-		return 0;
-	d->packets += frames;
-	d->bytes += skb->len;
-	d->skbs += 1;
+	add_drop(d, frames, skb->len);
 	count_stream_drop(skb, 0, reason, on_iface, &c, frames);
 	count_drop_total(frames);
 	return 0;

@@ -985,80 +985,90 @@ Finding unreadable(const char* code, std::string title, const InputError& e,
 
 namespace {
 
+// A node the run cannot use: an error finding, and nothing done on either node.
+void refuse_node(Record& rec, const char* code, const std::string& node, std::string title,
+                 std::string detail, const char* next_step) {
+    Finding f = make_finding(code);
+    f.title = std::move(title);
+    f.detail = std::move(detail);
+    f.evidence = {{"node", node}};
+    f.next_step = next_step;
+    rec.findings.push_back(std::move(f));
+    rec.environment_failed = true;
+}
+
+// Connects to both nodes at once; each one not reached is NODE_UNREACHABLE. True when both were.
+bool reach_nodes(const RunOptions& o, Node& a, Node& b, Record& rec) {
+    const auto reach = [&](Node& n) -> std::string {
+        try {
+            n = open_node(o, n.name, n.st.run, n.st.cleanup_failed);
+            return {};
+        } catch (const EnvironmentError& e) {
+            return e.what();
+        }
+    };
+    auto [why_a, why_b] = on_both([&] { return reach(a); }, [&] { return reach(b); });
+    for (const auto& [node, why] : {std::pair{o.node_a, why_a}, std::pair{o.node_b, why_b}})
+        if (!why.empty())
+            refuse_node(rec, "NODE_UNREACHABLE", node, fmt::format("Cannot use {}", node), why,
+                        "Check the node is powered on (omf tell on), the name in your ssh_config "
+                        "and its host key.");
+    return a.sh && b.sh;
+}
+
+// Holds each node for this run before anything is touched on it: a node another run holds is
+// NODE_IN_USE, naming the holder, and nothing is done on either. True when both are held.
+bool lock_nodes(const RunOptions& o, Node& a, Node& b, Record& rec) {
+    const std::string holder = lock_holder("run", a.st.run);
+    const auto lock = [&](Node& n) -> std::string {
+        try {
+            n.lock = std::make_unique<NodeLock>(*n.sh, n.name, holder);
+            return {};
+        } catch (const NodeInUse& e) {
+            return e.what();
+        }
+    };
+    // One node after the other, in the order of their names: two runs started at once on the
+    // same nodes then meet at the same first node, and one of them gets both (locked both at
+    // once, each could take one and refuse the other's).
+    Node& first = a.name < b.name ? a : b;
+    Node& second = a.name < b.name ? b : a;
+    std::string held_first = lock(first), held_second;
+    if (held_first.empty()) {
+        held_second = lock(second);
+        if (!held_second.empty()) first.lock.reset();
+    }
+    const std::string& held_a = &first == &a ? held_first : held_second;
+    const std::string& held_b = &first == &a ? held_second : held_first;
+    for (const auto& [node, why] : {std::pair{o.node_a, held_a}, std::pair{o.node_b, held_b}}) {
+        if (why.empty()) continue;
+        refuse_node(rec, "NODE_IN_USE", node, fmt::format("{} is in use by another run", node),
+                    why +
+                        ". Nothing was changed on either node: two runs on one node would "
+                        "disturb each other's numbers and undo each other's changes.",
+                    "Wait for the other run to end (the lock goes with its np-explain, however "
+                    "that ends), or choose other nodes.");
+        rec.node_in_use = true;
+    }
+    return held_a.empty() && held_b.empty();
+}
+
 // Connects to both nodes (an unreachable one is a finding), then preflight and the phases.
 // What stops the run (a signal, a lost node) is recorded in `rec`, never thrown.
 void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Progress& progress,
                          RunDir& dir) {
     try {
         progress.step(fmt::format("connecting to {} and {}", o.node_a, o.node_b));
-        const auto reach = [&](Node& n) -> std::string {
-            try {
-                n = open_node(o, n.name, n.st.run, n.st.cleanup_failed);
-                return {};
-            } catch (const EnvironmentError& e) {
-                return e.what();
-            }
-        };
-        auto [why_a, why_b] = on_both([&] { return reach(a); }, [&] { return reach(b); });
-        // A node the run cannot use: an error finding, and nothing done on either node.
-        const auto refused = [&](const char* code, const std::string& node, std::string title,
-                                 std::string detail, const char* next_step) {
-            Finding f = make_finding(code);
-            f.title = std::move(title);
-            f.detail = std::move(detail);
-            f.evidence = {{"node", node}};
-            f.next_step = next_step;
-            rec.findings.push_back(std::move(f));
-            rec.environment_failed = true;
-        };
-        for (const auto& [node, why] : {std::pair{o.node_a, why_a}, std::pair{o.node_b, why_b}})
-            if (!why.empty())
-                refused("NODE_UNREACHABLE", node, fmt::format("Cannot use {}", node), why,
-                        "Check the node is powered on (omf tell on), the name in your ssh_config "
-                        "and its host key.");
-        if (a.sh && b.sh) {
-            // Each node held for this run before anything is touched on it: a node another
-            // run holds is refused with the holder's name, and nothing is done on either.
-            progress.step(fmt::format("locking {} and {} for this run", o.node_a, o.node_b));
-            const std::string holder = lock_holder("run", a.st.run);
-            const auto lock = [&](Node& n) -> std::string {
-                try {
-                    n.lock = std::make_unique<NodeLock>(*n.sh, n.name, holder);
-                    return {};
-                } catch (const NodeInUse& e) {
-                    return e.what();
-                }
-            };
-            // One node after the other, in the order of their names: two runs started at once
-            // on the same nodes then meet at the same first node, and one of them gets both
-            // (locked both at once, each could take one and refuse the other's).
-            Node& first = a.name < b.name ? a : b;
-            Node& second = a.name < b.name ? b : a;
-            std::string held_first = lock(first), held_second;
-            if (held_first.empty()) {
-                held_second = lock(second);
-                if (!held_second.empty()) first.lock.reset();
-            }
-            const std::string& held_a = &first == &a ? held_first : held_second;
-            const std::string& held_b = &first == &a ? held_second : held_first;
-            for (const auto& [node, why] :
-                 {std::pair{o.node_a, held_a}, std::pair{o.node_b, held_b}}) {
-                if (why.empty()) continue;
-                refused("NODE_IN_USE", node, fmt::format("{} is in use by another run", node),
-                        why +
-                            ". Nothing was changed on either node: two runs on one node would "
-                            "disturb each other's numbers and undo each other's changes.",
-                        "Wait for the other run to end (the lock goes with its np-explain, "
-                        "however that ends), or choose other nodes.");
-                rec.node_in_use = true;
-            }
-            if (held_a.empty() && held_b.empty())
-                preflight_and_measure(a, b, o, rec, progress, dir);
-            else
-                rec.stopped = "a node is in use by another run";
-        } else {
+        if (!reach_nodes(o, a, b, rec)) {
             rec.stopped = "a node could not be reached";
+            return;
         }
+        progress.step(fmt::format("locking {} and {} for this run", o.node_a, o.node_b));
+        if (!lock_nodes(o, a, b, rec)) {
+            rec.stopped = "a node is in use by another run";
+            return;
+        }
+        preflight_and_measure(a, b, o, rec, progress, dir);
     } catch (const Interrupted& e) {
         rec.stopped = e.what();
         rec.signal = interrupt_signal();

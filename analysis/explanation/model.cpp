@@ -11,6 +11,7 @@
 #include "analysis/explanation/format.hpp"
 #include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
+#include "common/json_field.hpp"
 
 namespace np {
 

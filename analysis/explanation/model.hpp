@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "analysis/readers/measurement.hpp"
-#include "common/json_field.hpp"
 
 namespace np {
+
+class JsonField;  // common/json_field.hpp
 
 // Per-frame constants of IEEE 802.3 and the IP/L4 headers (bytes).
 inline constexpr int kPreambleSfdBytes = 8;

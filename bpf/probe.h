@@ -56,25 +56,32 @@ struct np_traffic {
 };
 
 /* streams map: the measured flow split by connection (TCP) or socket (UDP), each named by the
- * port of its end that is not the iperf port: the client's, the same on both nodes. `where` is an
- * enum np_dir, or NP_STREAM_RETRANS for TCP retransmits (packets: skbs, wire_packets: segments,
- * as the retransmits map counts them). A per-CPU hash without eviction: a stream beyond its size
- * is not counted there (user space sees its streams sum short of the flow) and user space removes
- * the keys of streams that ended, so a long run does not fill it. */
+ * port of its end that is not the iperf port: the client's, the same on both nodes. A per-CPU
+ * array of slots (an index, not a hash lookup: the per-packet cost of the drops array): a stream
+ * is counted in the first of NP_STREAM_PROBES slots from its port modulo their number that it
+ * owns or finds free on that CPU; a stream that finds them all taken is not counted by itself
+ * (user space sees its streams sum short of the flow). User space frees the slots of streams
+ * that ended, at each phase's end.
+ * `where`: an enum np_dir, or NP_STREAM_RETRANS for TCP retransmits (packets: skbs,
+ * wire_packets: segments, as the retransmits map counts them). */
 #define NP_STREAM_RETRANS 3
-#define NP_STREAM_KEYS 1024
-
-struct np_stream_key {
-	unsigned short port; /* host order */
-	unsigned char proto; /* enum np_proto: TCP or UDP */
-	unsigned char where; /* enum np_dir, or NP_STREAM_RETRANS */
-};
+#define NP_STREAM_WHERE 4
+#define NP_STREAM_SLOTS 128 /* a power of two */
+#define NP_STREAM_PROBES 4
 
 struct np_stream {
 	unsigned long long packets;
 	unsigned long long bytes;
 	unsigned long long wire_packets;
 	unsigned long long wire_bytes;
+};
+
+struct np_stream_slot {
+	unsigned short port;   /* host order; the stream counted here on this CPU */
+	unsigned char proto;   /* enum np_proto: TCP or UDP */
+	unsigned char claimed; /* a stream owns the slot (port 0 is the server's listening socket) */
+	unsigned int pad;
+	struct np_stream where[NP_STREAM_WHERE];
 };
 
 /* stream_drops map: the drops of the measured flow by stream, keyed as the drops and drop_sites

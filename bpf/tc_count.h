@@ -120,10 +120,10 @@ struct {
 } traffic SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, NP_STREAM_KEYS);
-	__type(key, struct np_stream_key);
-	__type(value, struct np_stream);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NP_STREAM_SLOTS);
+	__type(key, __u32);
+	__type(value, struct np_stream_slot);
 } streams SEC(".maps");
 
 struct l4_class {
@@ -142,18 +142,28 @@ static __always_inline void port_flow(struct l4_class *c, __u16 sport_be, __u16 
 	c->port = bpf_ntohs(sport_be == port ? dport_be : sport_be);
 }
 
-/* Adds to one stream's counts at `where`, making its key on the stream's first packet. */
+/* One stream's counts at `where` on this CPU: the first of its slots it owns or finds free here
+ * (claimed on its first packet); none when other streams hold them all (it is still in the
+ * flow's counts). The first slot is almost always the stream's own. */
 static __always_inline struct np_stream *stream_slot(__u16 port, __u8 proto, __u8 where)
 {
-	struct np_stream_key key = {.port = port, .proto = proto, .where = where};
-	struct np_stream *s, zero = {};
+#pragma unroll
+	for (__u32 i = 0; i < NP_STREAM_PROBES; i++) {
+		__u32 index = (port + i) & (NP_STREAM_SLOTS - 1);
+		struct np_stream_slot *s = bpf_map_lookup_elem(&streams, &index);
 
-	s = bpf_map_lookup_elem(&streams, &key);
-	if (s)
-		return s;
-	/* Full: the stream is not counted by itself (still in the flow's counts). */
-	bpf_map_update_elem(&streams, &key, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&streams, &key);
+		if (!s)
+			return 0;
+		if (!s->claimed) {
+			s->port = port;
+			s->proto = proto;
+			s->claimed = 1;
+		} else if (s->port != port || s->proto != proto) {
+			continue;
+		}
+		return &s->where[where & (NP_STREAM_WHERE - 1)];
+	}
+	return 0;
 }
 
 /* Classifies by L4 protocol and measured flow. `l4` points at the L4 header of a

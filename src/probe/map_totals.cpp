@@ -78,6 +78,51 @@ void read_hash(int fd, std::map<MapKey, Value>& into, MapKey (*key_of)(const Key
     }
 }
 
+// The streams array read whole: each CPU's owner of each slot and its counts, summed by stream
+// (two CPUs may count one stream, each in its own copy of the slot).
+void read_stream_slots(int fd, std::map<StreamKey, np_stream>& into) {
+    std::vector<np_stream_slot> per_cpu(possible_cpus());
+    for (uint32_t i = 0; i < NP_STREAM_SLOTS; ++i) {
+        if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
+        for (const auto& s : per_cpu) {
+            if (!s.claimed) continue;
+            for (uint8_t w = 0; w < NP_STREAM_WHERE; ++w)
+                if (s.where[w].packets || s.where[w].wire_packets)
+                    add_stream(into[{s.port, s.proto, w}], s.where[w]);
+        }
+    }
+}
+
+// Frees each slot whose owners (on every CPU) moved nothing in the phase just closed, and takes
+// their counts out of `now`, the snapshot the next phase counts from. A slot one of whose owners
+// still moves is left whole: freeing it on all CPUs at once is the only write that races no
+// program (a stream that claimed a slot in the instant since the snapshot loses those packets).
+void free_idle_slots(int fd, const MapTotals& delta, MapTotals& now) {
+    static_assert(sizeof(np_stream_slot) % 8 == 0);
+    const auto moved = [&](uint16_t port, uint8_t proto) {
+        for (uint8_t w = 0; w < NP_STREAM_WHERE; ++w)
+            if (delta.streams.contains({port, proto, w})) return true;
+        return false;
+    };
+    std::vector<np_stream_slot> per_cpu(possible_cpus());
+    const std::vector<np_stream_slot> free_slot(possible_cpus());
+    for (uint32_t i = 0; i < NP_STREAM_SLOTS; ++i) {
+        if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
+        bool owned = false, idle = true;
+        for (const auto& s : per_cpu) {
+            if (!s.claimed) continue;
+            owned = true;
+            idle = idle && !moved(s.port, s.proto);
+        }
+        if (!owned || !idle || bpf_map_update_elem(fd, &i, free_slot.data(), BPF_ANY) != 0)
+            continue;
+        for (const auto& s : per_cpu)
+            if (s.claimed)
+                for (uint8_t w = 0; w < NP_STREAM_WHERE; ++w)
+                    now.streams.erase({s.port, s.proto, w});
+    }
+}
+
 // `later` less `earlier`, key by key; keys whose difference is all zero are removed.
 template <typename Key, typename Value>
 void subtract(std::map<Key, Value>& later, const std::map<Key, Value>& earlier,
@@ -146,14 +191,7 @@ MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
         lookup_sum<uint64_t>(maps.drop_count, zero, m.drops_total,
                              [](uint64_t& a, const uint64_t& b) { a += b; });
     if (!with_drop_detail) return m;
-    if (maps.streams >= 0) {
-        read_hash<np_stream_key, np_stream, StreamKey>(
-            maps.streams, m.streams,
-            [](const np_stream_key& k) {
-                return StreamKey{k.port, k.proto, k.where};
-            },
-            add_stream);
-    }
+    if (maps.streams >= 0) read_stream_slots(maps.streams, m.streams);
     if (maps.stream_drops >= 0) {
         read_hash<np_stream_drop_key, np_drop, StreamDropKey>(
             maps.stream_drops, m.stream_drops,
@@ -216,16 +254,7 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
 }
 
 void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now) {
-    for (auto it = now.streams.begin(); it != now.streams.end();) {
-        if (delta.streams.contains(it->first)) {
-            ++it;
-            continue;
-        }
-        const auto [port, proto, where] = it->first;
-        np_stream_key k{port, proto, where};
-        if (maps.streams >= 0) bpf_map_delete_elem(maps.streams, &k);
-        it = now.streams.erase(it);
-    }
+    if (maps.streams >= 0) free_idle_slots(maps.streams, delta, now);
     for (auto it = now.stream_drops.begin(); it != now.stream_drops.end();) {
         if (delta.stream_drops.contains(it->first)) {
             ++it;

@@ -20,7 +20,8 @@ using DropWhere = std::tuple<uint32_t, uint32_t, uint8_t, uint8_t>;
 // (code address that freed it, drops slot of reason 0): a drop_sites key.
 using DropSite = std::pair<uint64_t, uint32_t>;
 
-// (port, np_proto, where: np_dir or NP_STREAM_RETRANS): a streams key.
+// (port, np_proto, where: np_dir or NP_STREAM_RETRANS): one stream's counts at one point, summed
+// over the CPUs whose streams slot it owns.
 using StreamKey = std::tuple<uint16_t, uint8_t, uint8_t>;
 // (port, np_proto, code address (0 when a reason names it), reason, on the data iface): a
 // stream_drops key.

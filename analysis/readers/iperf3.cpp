@@ -39,7 +39,6 @@ enum class Ctx : uint8_t {
     server_output,  // --get-server-output's server_output_json: the server's own document
     server_start,
     server_connected,
-    server_connection,
     server_end,
     server_end_streams,
     server_end_stream,
@@ -295,9 +294,8 @@ class Iperf3JsonReader {
             case Ctx::server_end_streams:
                 return Ctx::server_end_stream;
             case Ctx::connected:
+            case Ctx::server_connected:  // the same keys: close() says whose
                 return Ctx::connection;
-            case Ctx::server_connected:
-                return Ctx::server_connection;
             default:
                 return Ctx::skip;
         }
@@ -322,8 +320,7 @@ class Iperf3JsonReader {
                                      "expected an object in the list, got a list");
                 child.ctx = array ? Ctx::skip : element;
                 if ((element == Ctx::interval_stream || element == Ctx::end_stream ||
-                     element == Ctx::server_end_stream || element == Ctx::connection ||
-                     element == Ctx::server_connection) &&
+                     element == Ctx::server_end_stream || element == Ctx::connection) &&
                     child.index >= kMaxStreamEntries)
                     bad("", fmt::format("more than {} entries: iperf3 runs at most {} streams "
                                         "(-P), two per stream with --bidir",
@@ -347,8 +344,7 @@ class Iperf3JsonReader {
         if (child.ctx == Ctx::interval) begin_interval();
         if (child.ctx == Ctx::end_stream || child.ctx == Ctx::server_end_stream)
             end_stream_ = EndStream{};
-        if (child.ctx == Ctx::connection || child.ctx == Ctx::server_connection)
-            connection_ = Iperf3Connection{};
+        if (child.ctx == Ctx::connection) connection_ = Iperf3Connection{};
     }
 
     Ctx event_child(bool array) {
@@ -369,8 +365,10 @@ class Iperf3JsonReader {
                 add(run_.server_udp_out_of_order, end_stream_.udp.out_of_order);
             run_.server_stream_ends.push_back(end_stream_);
         }
-        if (ctx == Ctx::connection) run_.connected.push_back(connection_);
-        if (ctx == Ctx::server_connection) run_.server_connected.push_back(connection_);
+        if (ctx == Ctx::connection)  // an entry of this output's list, or of the server's
+            (frames_[depth_ - 1].ctx == Ctx::server_connected ? run_.server_connected
+                                                              : run_.connected)
+                .push_back(connection_);
     }
 
     // Whether a stream's "udp" block is the receiving end's: "sender" says so from 3.2; a block
@@ -473,12 +471,6 @@ std::vector<Field> Iperf3JsonReader::start_fields() {
         {Ctx::connection, "local_port", FieldKind::integer, 0, 65535,
          [](R& r, const Value& v) { r.connection_.local_port = static_cast<int>(v.integer); }},
         {Ctx::connection, "remote_port", FieldKind::integer, 0, 65535,
-         [](R& r, const Value& v) { r.connection_.remote_port = static_cast<int>(v.integer); }},
-        {Ctx::server_connection, "socket", FieldKind::integer, 0, kI64,
-         [](R& r, const Value& v) { r.connection_.socket = v.integer; }},
-        {Ctx::server_connection, "local_port", FieldKind::integer, 0, 65535,
-         [](R& r, const Value& v) { r.connection_.local_port = static_cast<int>(v.integer); }},
-        {Ctx::server_connection, "remote_port", FieldKind::integer, 0, 65535,
          [](R& r, const Value& v) { r.connection_.remote_port = static_cast<int>(v.integer); }},
 
         {Ctx::test_start, "protocol", FieldKind::text, 0, 0,

@@ -200,17 +200,13 @@ MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
             },
             add_drop);
     }
-    if (maps.drop_sites >= 0) {
-        // At most NP_DROP_SITES keys, read once per phase.
-        np_drop_site_key key{}, next{};
-        const np_drop_site_key* at = nullptr;
-        while (bpf_map_get_next_key(maps.drop_sites, at, &next) == 0) {
-            np_drop sum{};
-            if (lookup_sum<np_drop>(maps.drop_sites, next, sum, add_drop) && sum.packets > 0)
-                m.sites[{next.location, next.slot}] = sum;
-            key = next;
-            at = &key;
-        }
+    if (maps.drop_sites >= 0) {  // at most NP_DROP_SITES keys, read once per phase
+        read_hash<np_drop_site_key, np_drop, DropSite>(
+            maps.drop_sites, m.sites,
+            [](const np_drop_site_key& k) {
+                return DropSite{k.location, k.slot};
+            },
+            add_drop);
     }
     if (maps.drops < 0) return m;
     // The drops array is large (NP_DROP_SLOTS) and almost all zero: read it in one batch.

@@ -63,6 +63,19 @@ TEST(Streams, EachUdpStreamsTotalComesFromTheServersTextOutput) {
     EXPECT_EQ(total, *t.datagrams_total);
 }
 
+// A server's JSON inside the client's: its start.connected names the stream by the client's port
+// (its remote end), and its end.streams holds the receiver's own total for it.
+TEST(Streams, TheServersJsonGivesTheReceiversCountOfEachStream) {
+    const auto m = measurements_from(
+        parse_iperf3(testing::fixture("iperf3/udp-reordered-server-json.json")), "");
+    ASSERT_EQ(m.throughput.size(), 1u);
+    ASSERT_EQ(m.throughput[0].per_stream.size(), 1u);
+    const auto& s = m.throughput[0].per_stream[0];
+    EXPECT_EQ(s.port, 40901);
+    EXPECT_EQ(s.datagrams_total, 12946);
+    EXPECT_EQ(s.datagrams_lost, 0);
+}
+
 TEST(Streams, BidirHasOneStreamPerDirectionEachWithItsOwnPort) {
     const auto m =
         measurements_from(parse_iperf3(testing::fixture("iperf3/tcp-100m-bidir.json")), "");

@@ -19,8 +19,9 @@ constexpr double kResolution = 0.01;
 std::string step_text(const CeilingStep& s) {
     const auto loss = s.loss_pct();
     if (!loss) return fmt::format("{} offered: no result", format_rate(s.offered_bps));
+    const auto sent = s.sent_bps();
     return fmt::format("{} offered: {} sent, {} received, {} lost", format_rate(s.offered_bps),
-                       format_rate(s.sent_bps().value_or(0)),
+                       sent ? format_rate(*sent) : std::string("no count of what was"),
                        format_rate(s.test->received_bps.value_or(0)), format_pct(*loss / 100, 3));
 }
 
@@ -69,15 +70,17 @@ CeilingSearch::CeilingSearch(double ceiling_bps, double max_loss_pct)
 
 std::optional<double> CeilingStep::sent_bps() const {
     if (!test) return std::nullopt;
-    return test->sent_bps ? test->sent_bps : test->received_bps;
+    return test->sent_bps;
 }
 
 StepOutcome CeilingSearch::outcome(const CeilingStep& s) const {
     const auto loss = s.loss_pct();
     if (!loss) return StepOutcome::no_result;
     if (*loss > max_loss_) return StepOutcome::lost;
+    // Carried, or not sent: only the sender's own count tells them apart.
     const auto sent = s.sent_bps();
-    if (!sent || *sent < s.offered_bps * rules::kSenderShortfall) return StepOutcome::sender_short;
+    if (!sent) return StepOutcome::no_result;
+    if (*sent < s.offered_bps * rules::kSenderShortfall) return StepOutcome::sender_short;
     return StepOutcome::carried;
 }
 
@@ -207,8 +210,10 @@ Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace
     if (fail) {
         say_what_stopped_it(f, search, *fail, traces);
     } else if (!pass) {
-        f.detail += " The last step's tool gave no result, so the search stopped there.";
-        f.next_step = fmt::format("Read that step's output ({}) for why iperf3 failed.",
+        f.detail +=
+            " The last step gave no result the search can judge (the tool failed, or its output "
+            "holds no count of what the sender sent), so the search stopped there.";
+        f.next_step = fmt::format("Read that step's output ({}) for what iperf3 printed.",
                                   search.steps().empty() ? "" : search.steps().back().file);
     } else {
         // The first step: the model's ceiling offered, sent, and carried under the threshold.

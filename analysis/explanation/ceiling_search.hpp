@@ -26,12 +26,14 @@ struct CeilingStep {
     std::string file;   // its output in the run dir
     std::optional<ThroughputTest> test;
     std::optional<double> loss_pct() const;
-    // What the sender counted as sent (else what arrived), when the output says.
+    // What the sender counted as sent, when the output says (never what arrived in its place).
     std::optional<double> sent_bps() const;
 };
 
-// What a step showed: the path carried the load (loss at most the threshold, the load sent);
-// it lost more; the sender did not send the load (its own count); or the tool gave no result.
+// What a step showed: the path carried the load (loss at most the threshold, the load sent by the
+// sender's own count); it lost more; the sender did not send the load (its own count); or no
+// result to judge (the tool failed, or, loss under the threshold, no sender's count to tell
+// carried from not sent).
 enum class StepOutcome { carried, lost, sender_short, no_result };
 
 class CeilingSearch {

@@ -38,8 +38,9 @@ OfferedExcess offered_excess(const TestEvidence& v) {
                                        v.ceiling->goodput_bps * (1 + kAboveCeilingSlack);
     // So does a receiver that counted (almost) nothing lost.
     const bool received_all = e.loss && *e.loss < 0.1;
-    e.held_back = !queue_dropped &&
-                  (ledger_clean || received_all || (t.sent_bps ? !e.counted_more : !e.loss));
+    // Without the sender's count, only the receiver's (or the ledger) can say it was held back.
+    e.held_back =
+        !queue_dropped && (ledger_clean || received_all || (t.sent_bps && !e.counted_more));
     return e;
 }
 
@@ -88,6 +89,15 @@ void say_dropped(Finding& f, const TestEvidence& v, const OfferedExcess& e,
             "of the datagrams were lost. The sender's qdisc or NIC, the path, or the receiver "
             "dropped them: traces of both data NICs say which.",
             got, pct_number(*e.loss));
+    } else if (!t.sent_bps) {
+        // Neither end's count: held back or dropped on the way, nothing says which.
+        f.detail +=
+            "This output holds neither the sender's count of what it sent nor the receiver's "
+            "lost/total, so whether the excess was held back on the sending host or dropped on "
+            "the way is not located.";
+        f.next_step =
+            "Give the client's and the server's outputs (iperf3 -J --get-server-output), or run "
+            "with both probes, to say where the excess went.";
     } else {
         // No receiver's counts: the loss is unknown, never 0.
         f.detail += fmt::format(

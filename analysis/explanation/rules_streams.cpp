@@ -19,6 +19,9 @@ struct StreamShare {
     uint64_t lost = 0;    // data lost in its ledger's stages, and unattributed
     uint64_t resent = 0;  // TCP segments it resent (0 for UDP)
     const Ledger* ledger = nullptr;
+    // What cost it: TCP resends what it lost, so the larger count holds each loss once (and a
+    // resend of what was not lost); UDP's loss alone.
+    uint64_t cost() const { return std::max(lost, resent); }
 };
 
 // Each stream's rate and its own ledger's loss; empty when a stream's rate or ledger is missing.
@@ -47,17 +50,12 @@ void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
         [](const StreamShare& a, const StreamShare& b) { return a.bps < b.bps; });
     if (fast->bps <= 0 || slow->bps >= kEvenStreamShare * fast->bps) return;
     const bool tcp = v.test.transport == Transport::tcp;
-    // What the others lost (and resent) on average, against the slowest stream's own count.
-    double others_lost = 0, others_resent = 0;
-    for (const auto& s : all) {
-        if (&s == &*slow) continue;
-        others_lost += double(s.lost);
-        others_resent += double(s.resent);
-    }
-    others_lost /= double(all.size() - 1);
-    others_resent /= double(all.size() - 1);
-    const double own = double(slow->lost + slow->resent);
-    const double others = others_lost + others_resent;
+    // What the others lost (or resent) on average, against the slowest stream's own count.
+    double others = 0;
+    for (const auto& s : all)
+        if (&s != &*slow) others += double(s.cost());
+    others /= double(all.size() - 1);
+    const double own = double(slow->cost());
     // More than the others by a factor, and by more than counting could differ by.
     uint64_t counted = 0;
     for (const auto& p : slow->ledger->points) counted = std::max(counted, p.count.value_or(0));
@@ -101,7 +99,7 @@ void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
     for (const auto& s : all) {
         ports.emplace_back(s.port);
         mbps.push_back(rounded(s.bps / 1e6));
-        lost.emplace_back(s.lost + s.resent);
+        lost.emplace_back(s.cost());
     }
     f.evidence = {{"stream_ports", ports},
                   {"stream_mbps", mbps},

@@ -18,6 +18,7 @@ CeilingStep step(double offered, double loss_pct) {
     t.transport = np::Transport::udp;
     t.datagrams_total = 10'000;
     t.datagrams_lost = static_cast<int64_t>(loss_pct * 100);
+    t.sent_bps = offered;
     t.received_bps = offered * (1 - loss_pct / 100);
     return CeilingStep{offered, "udp-ceiling", "f.json", t};
 }
@@ -97,6 +98,25 @@ TEST(CeilingSearch, ALoadTheSenderNeverSentIsNotCarried) {
     EXPECT_NE(f.detail.find("the sending host set that rate, and the load never reached the path"),
               std::string::npos)
         << f.detail;
+}
+
+// A step under the threshold whose output has no sender's count is neither carried nor "not
+// sent": nothing says which, and what arrived is not the sender's count.
+TEST(CeilingSearch, AStepWithoutTheSendersCountIsNotJudged) {
+    CeilingSearch s(95.64e6, 0.1);
+    CeilingStep st = step(95.64e6, 0.0);
+    st.test->sent_bps.reset();
+    st.test->received_bps = 40e6;  // far under the load: still not the sender's count
+    s.record(st);
+    EXPECT_EQ(s.outcome(s.steps()[0]), np::StepOutcome::no_result);
+    EXPECT_EQ(s.failed(), nullptr);
+    EXPECT_EQ(s.passed(), nullptr);
+    EXPECT_FALSE(s.next());
+    const auto f = np::udp_ceiling_finding(s, {});
+    EXPECT_EQ(f.code, "UDP_CEILING_NOT_FOUND");
+    EXPECT_EQ(f.detail.find("sending host set that rate"), std::string::npos) << f.detail;
+    EXPECT_EQ(f.detail.find("carried with loss"), std::string::npos) << f.detail;
+    EXPECT_NE(f.detail.find("no count of what the sender sent"), std::string::npos) << f.detail;
 }
 
 // A search whose first step gave no result says so, and nothing about the path.

@@ -45,6 +45,30 @@ TEST(Explain, ASenderCountPastTheCeilingWithALittleLossIsNeverNothingLost) {
     EXPECT_FALSE(contains(offered->detail, "nothing was lost")) << offered->detail;
 }
 
+// An offer above the ceiling whose output holds neither end's count: held back on the sender or
+// dropped on the way, nothing says which, so neither is said.
+TEST(Explain, AnOfferAboveTheCeilingWithNoCountIsNotLocated) {
+    const std::string f = "handwritten/iperf3-3.12-udp-1g-b1G-949.json";
+    ExplainInput in;
+    in.link_bps = 1e9;
+    in.measurements.append(parse_measurements(fixture(f), f));
+    auto& t = in.measurements.throughput.at(0);
+    t.offered_bps = 2e9;
+    t.sent_bps.reset();
+    t.sent_bytes.reset();
+    t.datagrams_sent.reset();
+    t.datagrams_total.reset();
+    t.datagrams_lost.reset();
+    t.printed_loss_pct.reset();
+    const auto e = explain(in);
+    const Finding* offered = find_finding(e, "OFFERED_ABOVE_CEILING");
+    ASSERT_NE(offered, nullptr);
+    EXPECT_CONTAINS(offered->detail, "is not located");
+    EXPECT_FALSE(contains(offered->detail, "The sender was held back")) << offered->detail;
+    EXPECT_FALSE(contains(offered->detail, "the excess was dropped")) << offered->detail;
+    EXPECT_FALSE(contains(offered->detail, "nothing was lost")) << offered->detail;
+}
+
 TEST(Explain, ExplainsTcpAt941AsLineRateBound) {
     const auto e = explain_files({"handwritten/iperf3-3.12-tcp-1g-941.json"}, 1e9);
     ASSERT_EQ(e.verdicts.size(), 1u);

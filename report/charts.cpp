@@ -30,7 +30,7 @@ double round_to(double v, int decimals) {
 // ---- what the report models against ------------------------------------------------------
 
 std::optional<double> mode_link_bps(const ReportInput& in, const ReportMode& m) {
-    return m.link_bps ? m.link_bps : report_link_bps(in);
+    return m.contract.link_bps ? m.contract.link_bps : report_link_bps(in);
 }
 
 // The ceiling the explanation held the mode's test of this transport against (the MTU, MSS and
@@ -731,7 +731,7 @@ std::optional<Chart> latency_chart(const ReportInput& in) {
 
 std::optional<double> report_link_bps(const ReportInput& in) {
     for (const auto& m : in.modes)
-        if (m.link_bps) return m.link_bps;
+        if (m.contract.link_bps) return m.contract.link_bps;
     return std::nullopt;
 }
 

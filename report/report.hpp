@@ -6,37 +6,42 @@
 // unit-testable; the page embeds the Vega JavaScript it is given (the CLI passes the copy
 // compiled into np-explain), so it opens offline and fetches nothing.
 #include <cstddef>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "analysis/explanation/contract.hpp"
 #include "analysis/explanation/explain.hpp"
-#include "analysis/explanation/pairs.hpp"
 #include "analysis/readers/measurement.hpp"
 #include "common/trace.hpp"
+#include "rundir/reader.hpp"
 
 namespace np {
 
-// One mode of a run dir: its contract and what the run dir holds beside it.
-struct ReportMode {
-    Contract contract;
-    std::optional<double> link_bps;          // the contract's link_mbps
-    std::optional<Explanation> explanation;  // the contract's "explain"; empty when none
-    Measurements measurements;  // <mode>_ping.txt, _tcp.json, _udp.json, when they are there
-    std::vector<Trace> traces;  // the probes' traces of the data NICs
-};
+// A mode as the report shows it: as the run dir holds it.
+using ReportMode = RunDirMode;
 
 struct ReportInput {
     std::string title;              // e.g. the run dir
     std::string generated_at;       // shown in the header (UTC)
-    std::vector<ReportMode> modes;  // in the order to show them; at least one
+    std::vector<RunDirMode> modes;  // in the order to show them; at least one
     // A fan-out's gathered dir: every pair, measured or not. Each measured pair is also one of
     // `modes`, named by the pair; the pairs table then stands where the parity table would.
     std::vector<PairOutcome> pairs;
+    std::vector<std::string> left_out;  // files of the run dir that did not parse (RunDirContents)
 };
+
+// A run dir read for its report: titled by the directory, dated now.
+ReportInput read_report_input(const std::filesystem::path& dir);
+
+// The run dir's report.html, written atomically and readable by all (a page to open in a
+// browser, often as another user than the root that ran the experiment).
+void write_report_file(const std::filesystem::path& path, const std::string& text);
+// The page of `in` (read from `dir`) as `dir`/report.html, with the charts' scripts compiled
+// into np-explain; returns its path.
+std::filesystem::path write_run_report(const std::filesystem::path& dir, const ReportInput& in);
 
 // One chart: a Vega-Lite spec whose data is inline.
 struct Chart {

@@ -13,6 +13,7 @@
 #include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
 #include "common/trace.hpp"
+#include "rundir/reader.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"

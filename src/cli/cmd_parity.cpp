@@ -5,6 +5,7 @@
 #include "analysis/explanation/contract.hpp"
 #include "analysis/explanation/parity.hpp"
 #include "common/errors.hpp"
+#include "rundir/reader.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"

@@ -15,6 +15,8 @@
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
 #include "common/trace.hpp"
+#include "report/report.hpp"
+#include "rundir/reader.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/files.hpp"
 #include "src/cli/terminal.hpp"
@@ -98,9 +100,10 @@ void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptio
         fmt::print("{}\n", read_text_file(out.contract_path, kMaxContractBytes));
         return;
     }
-    print_text(fmt::format("np-explain run: {} (iperf3 server) <- {} (client) over {}, link {}\n\n",
-                           o.node_a, o.node_b, o.params.data_iface,
-                           out.explanation.link_bps ? format_link_rate(*out.explanation.link_bps) : "unknown"));
+    print_text(fmt::format(
+        "np-explain run: {} (iperf3 server) <- {} (client) over {}, link {}\n\n", o.node_a,
+        o.node_b, o.params.data_iface,
+        out.explanation.link_bps ? format_link_rate(*out.explanation.link_bps) : "unknown"));
     print_text(render_explanation(out.explanation));
     print_text(fmt::format("\nResults in {}: {}", o.run_dir.string(),
                            out.contract_path.filename().string()));
@@ -157,7 +160,7 @@ int run_guarded(RunArgs args) {
         args.params_file = default_params_file();
     }
     const auto reading = read_params(args.params_file, args.overrides, args.override_flags);
-    for (const auto& w : reading.warnings) fmt::print(stderr, "np-explain: warning: {}\n", w);
+    print_warnings(reading.warnings);
     o.node_a = args.nodes[0];
     o.node_b = args.nodes[1];
     o.params = reading.params;
@@ -194,7 +197,9 @@ int run_guarded(RunArgs args) {
     // measured, so that is a warning.
     if (!out.contract_path.empty()) {
         try {
-            const auto report = write_run_report(o.run_dir);
+            const ReportInput in = read_report_input(o.run_dir);
+            print_warnings(in.left_out);
+            const auto report = write_run_report(o.run_dir, in);
             if (!args.json) fmt::print("Report: {}\n", report.string());
         } catch (const InputError& e) {
             print_text(stderr, fmt::format("np-explain: warning: no report: {}: {}\n", e.field(),

@@ -26,8 +26,4 @@ void add_pairs_command(CLI::App& app, Runner& run);
 void add_report_command(CLI::App& app, Runner& run);
 void add_codes_command(CLI::App& app, Runner& run);
 
-// RUN_DIR/report.html from every contract in the run dir, as `report` writes it; `run` calls it
-// once the run dir is written. Returns the file. Throws InputError when it cannot.
-std::filesystem::path write_run_report(const std::filesystem::path& run_dir);
-
 }  // namespace np::cli

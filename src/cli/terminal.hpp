@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/readers/names.hpp"
 
@@ -16,6 +17,10 @@ inline void print_text(std::FILE* to, std::string_view text) {
 }
 inline void print_text(std::string_view text) {
     print_text(stdout, text);
+}
+// Each of `warnings` on stderr, one line each after "np-explain: warning: ".
+inline void print_warnings(const std::vector<std::string>& warnings) {
+    for (const auto& w : warnings) print_text(stderr, "np-explain: warning: " + w + "\n");
 }
 
 }  // namespace np::cli

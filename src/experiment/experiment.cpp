@@ -35,6 +35,7 @@
 #include "common/run_dir.hpp"
 #include "common/shell_quote.hpp"
 #include "common/trace.hpp"
+#include "rundir/writer.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
 #include "src/experiment/progress.hpp"
@@ -71,62 +72,6 @@ struct Record {
     };
     std::vector<Repetition> repetitions;
     std::string command_log;  // every command run on the nodes, with status and stderr
-};
-
-// The run dir as the run fills it. Each file is saved as soon as what it holds exists (a test's
-// raw output when the test ends, a node's closed phases when the next phase is announced, its
-// trace when the probe hands it over) and replaced whole: written to a temp file in the same
-// dir, then renamed over the name, so a run killed at any point (SIGKILL, a lost node, a
-// full disk) leaves every file either absent or complete, and a symlink planted at a name is
-// replaced, never followed. <mode>_phases.json says which phases finished and where the run
-// was, for a run that could not say so itself.
-class RunDir {
-  public:
-    // Opened once (PrivateDir): every file is written relative to it.
-    RunDir(std::filesystem::path dir, std::string mode) : dir_(std::move(dir)), mode_(mode) {}
-    // Replaced whole (common/output_file.hpp); EnvironmentError naming the file and why
-    // (e.g. "No space left on device").
-    std::filesystem::path save(const std::string& name, const std::string& text) {
-        const auto path = dir_.write(name, text);
-        if (saved_.insert(name).second) files_.push_back(path);
-        return path;
-    }
-    void remove(const std::string& name) {
-        if (!saved_.erase(name)) return;
-        dir_.remove(name);
-        std::erase(files_, dir_.path() / name);
-    }
-    bool saved(const std::string& name) const { return saved_.count(name) > 0; }
-
-    // The phase the run is in, saved before its work starts; done() when it finished.
-    void begin(const std::string& phase) {
-        current_ = phase;
-        save_phases("running");
-    }
-    void done(const std::string& phase) {
-        finished_.push_back(phase);
-        current_.clear();
-        save_phases("running");
-    }
-    const std::string& current() const { return current_; }
-    void save_phases(const std::string& state, const std::string& stopped = {}) {
-        nlohmann::json j = {{"schema", "np-run-phases/1"},
-                            {"mode", mode_},
-                            {"state", state},  // running | stopped | complete
-                            {"finished", finished_}};
-        if (!current_.empty()) j["current"] = current_;
-        if (!stopped.empty()) j["stopped"] = stopped;
-        save(run_dir::phases(mode_), j.dump(2) + "\n");
-    }
-    const std::vector<std::filesystem::path>& files() const { return files_; }
-
-  private:
-    PrivateDir dir_;
-    std::string mode_;
-    std::set<std::string> saved_;
-    std::vector<std::filesystem::path> files_;
-    std::vector<std::string> finished_;
-    std::string current_;
 };
 
 // Pauses here under the test hook (test_pause.hpp); a signal that arrived meanwhile stops the
@@ -536,7 +481,8 @@ CeilingStep ceiling_step(const std::string& output, const Record& rec, double of
 // node's closed phases are saved as soon as they exist.
 class Measurement {
   public:
-    Measurement(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress, RunDir& dir)
+    Measurement(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress,
+                RunDirWriter& dir)
         : a_(a), b_(b), o_(o), p_(o.params), rec_(rec), progress_(progress), dir_(dir) {}
 
     void run() {
@@ -842,7 +788,7 @@ class Measurement {
     const Params& p_;
     Record& rec_;
     Progress& progress_;
-    RunDir& dir_;
+    RunDirWriter& dir_;
     // Destroyed in reverse: the server before the probes, each undoing its own steps.
     std::unique_ptr<RemoteProbe> pa_, pb_;
     std::unique_ptr<IperfServer> server_;
@@ -853,12 +799,13 @@ class Measurement {
     const Clients* clients_ = nullptr;
 };
 
-void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress, RunDir& dir) {
+void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress,
+             RunDirWriter& dir) {
     Measurement(a, b, o, rec, progress, dir).run();
 }
 
 void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress,
-                           RunDir& dir) {
+                           RunDirWriter& dir) {
     const Params& p = o.params;
     dir.begin("preflight");
     pause_point("preflight");
@@ -1056,7 +1003,7 @@ bool lock_nodes(const RunOptions& o, Node& a, Node& b, Record& rec) {
 // Connects to both nodes (an unreachable one is a finding), then preflight and the phases.
 // What stops the run (a signal, a lost node) is recorded in `rec`, never thrown.
 void connect_and_measure(const RunOptions& o, Node& a, Node& b, Record& rec, Progress& progress,
-                         RunDir& dir) {
+                         RunDirWriter& dir) {
     try {
         progress.step(fmt::format("connecting to {} and {}", o.node_a, o.node_b));
         if (!reach_nodes(o, a, b, rec)) {
@@ -1206,7 +1153,7 @@ Finding run_incomplete(const RunOptions& o, const Record& rec) {
 // The run dir: what was not saved as it came, then the explanation and the contract. Returns
 // why saving failed (exit 3), empty when it did not; what was saved before stays.
 std::string save_results(const RunOptions& o, const RawOutputs& raw, const Record& rec,
-                         const Measurements& measured, RunDir& dir, RunOutcome& out) {
+                         const Measurements& measured, RunDirWriter& dir, RunOutcome& out) {
     try {
         for (const auto& [text, name] : raw)
             if (!text->empty() && !dir.saved(name)) dir.save(name, *text);
@@ -1236,7 +1183,7 @@ RunOutcome run_experiment(const RunOptions& o) {
     if (o.node_a == o.node_b) throw InputError("NODE_B", "the two nodes must differ");
     InterruptGuard guard;
     // Before anything is touched on a node: a run dir that cannot be made stops the run here.
-    RunDir dir(o.run_dir, o.mode);
+    RunDirWriter dir(o.run_dir, o.mode);
     dir.save_phases("running");
     Progress progress(o.progress);
     Record rec;

@@ -99,7 +99,7 @@ TEST_F(CliReport, AnUnreadableToolOutputIsLeftOutWithAWarning) {
     std::ofstream(run() / "np-explain_ping.txt") << "PING x (x) 56(84) bytes of data.\n";
     const auto r = np_explain({"report", run().string(), "--out", "-"});
     ASSERT_EQ(r.exit_status, 0) << r.err;
-    EXPECT_NE(r.err.find("warning: ping: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("warning: np-explain_ping.txt (ping): "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("left out of the report"), std::string::npos) << r.err;
     EXPECT_NE(r.out.find("<!DOCTYPE html>"), std::string::npos);
 }

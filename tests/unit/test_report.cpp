@@ -37,7 +37,6 @@ ReportMode run_100m_mode() {
     const json doc = build_contract("np-explain", "node1-1", "node1-2", m.measurements, e,
                                     {"np-explain_trace_node1-1.json"}, 100e6);
     m.contract = parse_contract(doc.dump(), "np_contract_np-explain.json");
-    m.link_bps = 100e6;
     m.explanation = parse_explanation(doc.at("explain"), "explain");
     return m;
 }

@@ -12,6 +12,7 @@
 #include "analysis/readers/names.hpp"
 #include "analysis/readers/rate.hpp"
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 #include "common/trace.hpp"
 #include "rundir/reader.hpp"
 #include "src/cli/commands.hpp"

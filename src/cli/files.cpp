@@ -1,25 +1,12 @@
 #include "src/cli/files.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <pwd.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 #include "common/errors.hpp"
 #include "common/executable.hpp"
-#include "common/json_document.hpp"
-#include "common/json_field.hpp"
-#include "common/run_dir.hpp"
 #include "src/cli/terminal.hpp"
 
 namespace np::cli {

@@ -1,20 +1,13 @@
 #pragma once
-// Files the CLI reads and writes on the user's behalf. analysis/ never touches files.
-#include <cstdint>
+// The files the CLI reads for a command (a tool's output, params) and where np-probe is; the
+// run dir's are rundir/'s, the file reader itself common/input_file.hpp.
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "analysis/explanation/contract.hpp"
-#include "analysis/explanation/pairs.hpp"
 #include "analysis/readers/inputs.hpp"
 #include "analysis/readers/params.hpp"
 #include "analysis/readers/source.hpp"
 #include "common/input_file.hpp"
-#include "common/output_file.hpp"
-#include "common/trace.hpp"
 
 namespace np::cli {
 

@@ -56,8 +56,9 @@ struct Record {
     std::vector<Finding> findings;      // preflight and run findings, before the engine's
     std::string ping, tcp, udp;         // raw tool outputs
     std::map<std::string, int> status;  // each raw output's tool's exit status, by file name
-    std::vector<std::pair<std::string, std::string>> traces;  // node -> trace JSON text
-    std::string stopped;                                      // why the run ended early
+    // node -> its probe's trace as the probe handed it over: saved as it is, read once.
+    std::vector<std::pair<std::string, nlohmann::json>> traces;
+    std::string stopped;  // why the run ended early
     int signal = 0;
     std::string late_signal_phase;  // collect or teardown: a signal came once nothing stops
     bool environment_failed = false;
@@ -763,11 +764,11 @@ class Measurement {
 
     void collect_trace(RemoteProbe& probe) {
         std::string why;
-        std::string trace = probe.stop(Millis(10000), why);
+        nlohmann::json trace = probe.stop(Millis(10000), why);
         const std::string partial = run_dir::partial_trace(o_.mode, probe.node());
-        if (!trace.empty()) {
+        if (!trace.is_null()) {
             try_save([&] {
-                dir_.save(run_dir::trace(o_.mode, probe.node()), trace);
+                dir_.save(run_dir::trace(o_.mode, probe.node()), trace.dump(2) + "\n");
                 dir_.remove(partial);
             });
             rec_.traces.emplace_back(probe.node(), std::move(trace));
@@ -1109,9 +1110,9 @@ ExplainInput read_evidence(const RawOutputs& raw, Record& rec) {
                                               {"file", name}));
         }
     }
-    for (const auto& [node, text] : rec.traces) {
+    for (const auto& [node, doc] : rec.traces) {
         try {
-            in.traces.push_back(parse_trace_text(text));
+            in.traces.push_back(parse_trace(doc));
         } catch (const InputError& e) {
             rec.findings.push_back(unreadable("TRACE_UNREADABLE",
                                               fmt::format("Could not read the trace from {}", node),
@@ -1158,9 +1159,9 @@ std::string save_results(const RunOptions& o, const RawOutputs& raw, const Recor
         for (const auto& [text, name] : raw)
             if (!text->empty() && !dir.saved(name)) dir.save(name, *text);
         std::vector<std::string> trace_files;
-        for (const auto& [node, text] : rec.traces) {
+        for (const auto& [node, doc] : rec.traces) {
             trace_files.push_back(run_dir::trace(o.mode, node));
-            if (!dir.saved(trace_files.back())) dir.save(trace_files.back(), text);
+            if (!dir.saved(trace_files.back())) dir.save(trace_files.back(), doc.dump(2) + "\n");
         }
         if (!rec.command_log.empty()) dir.save(run_dir::commands_log(o.mode), rec.command_log);
         dir.save(run_dir::findings(o.mode), to_json(out.explanation).dump(2) + "\n");

@@ -480,14 +480,14 @@ std::optional<double> RemoteProbe::rate_bps() {
     return std::max(tx, rx) * 8.0 / (ms / 1000.0);
 }
 
-std::string RemoteProbe::stop(remote::Millis timeout, std::string& why) {
+nlohmann::json RemoteProbe::stop(remote::Millis timeout, std::string& why) {
     if (stopped_) return trace_;
     stopped_ = true;
     try {
         auto j = proto::parse_message(send(std::string(proto::kCommandStop), timeout));
         if (proto::message_type(j) == proto::kMessageTrace) {
             j.erase(std::string(proto::kTypeKey));
-            trace_ = j.dump(2) + "\n";
+            trace_ = std::move(j);
             return trace_;
         }
         // The probe stopped before we asked (its shell ended, a signal) and wrote its trace on
@@ -496,8 +496,8 @@ std::string RemoteProbe::stop(remote::Millis timeout, std::string& why) {
             "pid=$(cat {0} 2>/dev/null); i=0; while [ -n \"$pid\" ] && kill -0 \"$pid\" "
             "2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; cat {1}",
             shell_quote(pidfile_), shell_quote(trace_file_)));
-        if (r.exit_status == 0 && proto::parse_message(r.out).is_object()) {
-            trace_ = r.out;
+        if (auto j = proto::parse_message(r.out); r.exit_status == 0 && j.is_object()) {
+            trace_ = std::move(j);
         } else {
             why = "the probe was gone and left no trace (killed?)";
         }

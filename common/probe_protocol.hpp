@@ -13,6 +13,7 @@
 // stdout (foreground only): "ready" once attached, "sample" every interval, "phase" when a
 // phase closes, "trace" last. `--background` prints only "ready", then detaches.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,22 +42,24 @@ inline constexpr size_t kMaxCommandBytes = 256;
 
 // One message from a node's probe (its reply is the node's, so not trusted): parsed with the
 // bounds of a trace (common/json_document.hpp) — a message nested 100,000 deep or holding
-// 1e400 is refused there, never printed back with the recursion of dump(). A discarded value
-// (is_discarded()) when it is not JSON within those bounds.
-inline nlohmann::json parse_message(std::string_view text) {
+// 1e400 is refused there, never printed back with the recursion of dump(). None when it is
+// not a JSON object within those bounds: a reply that is no message is not an error of
+// np-explain's, and each caller says what its absence means.
+inline std::optional<nlohmann::json> parse_message(std::string_view text) {
     try {
-        return parse_json_document(text, "probe message");
+        auto j = parse_json_document(text, "probe message");
+        if (j.is_object()) return j;
     } catch (const InputError&) {
-        return nlohmann::json(nlohmann::json::value_t::discarded);
     }
+    return std::nullopt;
 }
 
-// A message's type: its `type` string, or "" when it is no object or its `type` is missing or
-// not a string (`{"type": 71}` from a node is a message of no type, not an exception).
-inline std::string message_type(const nlohmann::json& j) {
-    if (!j.is_object()) return "";
-    const auto it = j.find(kTypeKey);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+// A message's type: its `type` string, or "" when there is no message or its `type` is missing
+// or not a string (`{"type": 71}` from a node is a message of no type, not an exception).
+inline std::string message_type(const std::optional<nlohmann::json>& m) {
+    if (!m) return "";
+    const auto it = m->find(kTypeKey);
+    return it != m->end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // A numeric field of a message, or 0 when it is missing or not a number.

@@ -92,12 +92,12 @@ ParamsReading read_params(const std::string& file,
 }
 
 void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptions& o, bool json) {
-    if (out.contract_path.empty()) {  // the run dir refused the contract: `stopped` says why
+    if (!out.contract_path) {  // the run dir refused the contract: `stopped` says why
         if (!json) print_text(render_explanation(out.explanation));
         return;
     }
     if (json) {
-        fmt::print("{}\n", read_text_file(out.contract_path, kMaxContractBytes));
+        fmt::print("{}\n", read_text_file(*out.contract_path, kMaxContractBytes));
         return;
     }
     print_text(fmt::format(
@@ -106,7 +106,7 @@ void print_outcome(const experiment::RunOutcome& out, const experiment::RunOptio
         out.explanation.link_bps ? format_link_rate(*out.explanation.link_bps) : "unknown"));
     print_text(render_explanation(out.explanation));
     print_text(fmt::format("\nResults in {}: {}", o.run_dir.string(),
-                           out.contract_path.filename().string()));
+                           out.contract_path->filename().string()));
     fmt::print(" (+ {} more: raw outputs, traces, findings)\n",
                out.files.empty() ? 0 : out.files.size() - 1);
 }
@@ -141,8 +141,10 @@ void check_arguments(const RunArgs& args) {
 
 int run_guarded(RunArgs args) {
     check_arguments(args);
-    std::unique_ptr<experiment::LocalTestbed> testbed;
     experiment::RunOptions o;
+    // Before anything is brought up: a run without its probe goes nowhere.
+    o.probe_binary = find_np_probe();
+    std::unique_ptr<experiment::LocalTestbed> testbed;
     if (args.local) {
         if (!args.nodes.empty())
             throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
@@ -181,13 +183,6 @@ int run_guarded(RunArgs args) {
     o.probe_tier = args.probe_tier;
     o.require_tier = args.require_tier;
     o.no_probe = args.no_probe;
-    o.probe_binary = find_np_probe();
-    if (o.probe_binary.empty()) {
-        fmt::print(stderr,
-                   "np-explain: np-probe not found next to np-explain or in the build tree; set "
-                   "NP_PROBE\n");
-        return 3;
-    }
     std::optional<TerminalProgress> progress;
     if (!args.json && isatty(STDOUT_FILENO)) o.progress = &progress.emplace();
     const auto out = experiment::run_experiment(o);
@@ -195,7 +190,7 @@ int run_guarded(RunArgs args) {
     print_outcome(out, o, args.json);
     // The page of plots of everything in the run dir. Not writing it changes nothing the run
     // measured, so that is a warning.
-    if (!out.contract_path.empty()) {
+    if (out.contract_path) {
         try {
             const ReportInput in = read_report_input(o.run_dir);
             print_warnings(in.left_out);
@@ -245,14 +240,14 @@ int run_teardown(RunArgs args) {
     if (!args.params_file.empty() || !args.overrides.empty())
         read_params(args.params_file, args.overrides, args.override_flags);
     if (!args.link.empty()) parse_link_rate_bps(args.link, "--link");
-    bool all_reached = true, in_use = false;
-    print_text(experiment::teardown_nodes(args.nodes.at(0), args.nodes.at(1), args.ssh_config,
-                                          all_reached, in_use));
-    if (args.local && !in_use) {
+    const auto done =
+        experiment::teardown_nodes(args.nodes.at(0), args.nodes.at(1), args.ssh_config);
+    print_text(done.report);
+    if (args.local && !done.in_use) {
         experiment::LocalTestbed::take_down();
         fmt::print("the local testbed is down\n");
     }
-    return all_reached ? 0 : 3;
+    return done.all_reached ? 0 : 3;
 }
 
 // "--parallel" of "-P,--parallel".

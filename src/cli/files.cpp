@@ -30,12 +30,13 @@ Params read_params_file(const std::filesystem::path& path) {
 
 std::string find_np_probe() {
     if (const char* env = std::getenv("NP_PROBE"); env && *env) return env;
-    const auto dir = executable_dir();
-    if (dir.empty()) return {};
-    for (const auto& candidate : {dir / "np-probe", dir / ".." / "probe" / "np-probe"}) {
-        if (access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
+    if (const auto dir = executable_dir(); !dir.empty()) {
+        for (const auto& candidate : {dir / "np-probe", dir / ".." / "probe" / "np-probe"})
+            if (access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
     }
-    return {};
+    throw EnvironmentError(EnvironmentError::Kind::host,
+                           "np-probe not found next to np-explain or in the build tree; set "
+                           "NP_PROBE to its path");
 }
 
 }  // namespace np::cli

@@ -20,7 +20,7 @@ Params read_params_file(const std::filesystem::path& path);
 
 // np-probe, the static probe `run` uploads and `probe` runs: $NP_PROBE, else next to
 // np-explain (an install puts both in bin/: cmake/Install.cmake), else the build tree's
-// src/probe/. Empty when none is found.
+// src/probe/. EnvironmentError (exit 3) when none is found.
 std::string find_np_probe();
 
 }  // namespace np::cli

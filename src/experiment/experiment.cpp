@@ -763,23 +763,29 @@ class Measurement {
     }
 
     void collect_trace(RemoteProbe& probe) {
-        std::string why;
-        nlohmann::json trace = probe.stop(Millis(10000), why);
         const std::string partial = run_dir::partial_trace(o_.mode, probe.node());
-        if (!trace.is_null()) {
-            try_save([&] {
-                dir_.save(run_dir::trace(o_.mode, probe.node()), trace.dump(2) + "\n");
-                dir_.remove(partial);
-            });
-            rec_.traces.emplace_back(probe.node(), std::move(trace));
+        nlohmann::json trace;
+        try {
+            trace = probe.stop(Millis(10000));
+        } catch (const std::exception& e) {
+            trace_missing(probe.node(), e.what(), partial);
             return;
         }
+        try_save([&] {
+            dir_.save(run_dir::trace(o_.mode, probe.node()), trace.dump(2) + "\n");
+            dir_.remove(partial);
+        });
+        rec_.traces.emplace_back(probe.node(), std::move(trace));
+    }
+
+    void trace_missing(const std::string& node, const std::string& why,
+                       const std::string& partial) {
         Finding f = make_finding("TRACE_MISSING");
-        f.title = fmt::format("No trace from the probe on {}", probe.node());
-        f.detail = fmt::format("The probe on {} handed over no trace: {}.", probe.node(), why);
+        f.title = fmt::format("No trace from the probe on {}", node);
+        f.detail = fmt::format("The probe on {} handed over no trace: {}.", node, why);
         if (dir_.saved(partial))
             f.detail += fmt::format(" The phases it had closed before are in {}.", partial);
-        f.evidence = {{"node", probe.node()}};
+        f.evidence = {{"node", node}};
         rec_.findings.push_back(std::move(f));
     }
 
@@ -1172,7 +1178,7 @@ std::string save_results(const RunOptions& o, const RawOutputs& raw, const Recor
         dir.save_phases(rec.stopped.empty() ? "complete" : "stopped", rec.stopped);
         return {};
     } catch (const EnvironmentError& e) {
-        out.contract_path.clear();
+        out.contract_path.reset();
         return e.what();
     }
 }
@@ -1240,8 +1246,8 @@ RunOutcome run_experiment(const RunOptions& o) {
     return out;
 }
 
-std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
-                           const std::string& ssh_config, bool& all_reached, bool& in_use) {
+TeardownOutcome teardown_nodes(const std::string& node_a, const std::string& node_b,
+                               const std::string& ssh_config) {
     RunOptions o;
     o.ssh_config = ssh_config;
     const std::string holder = lock_holder("teardown", new_run_id());
@@ -1278,9 +1284,7 @@ std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
         }
     };
     const auto [a, b] = on_both([&] { return undo(node_a); }, [&] { return undo(node_b); });
-    all_reached = a.first && b.first;
-    in_use = held;
-    return a.second + b.second;
+    return {a.second + b.second, a.first && b.first, held};
 }
 
 }  // namespace np::experiment

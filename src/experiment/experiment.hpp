@@ -54,7 +54,8 @@ struct RunOptions {
 struct RunOutcome {
     int exit_status = 0;      // 0, 1 (an error finding), 3 (environment), 128+signal (interrupted)
     Explanation explanation;  // its link_bps: the rate the run was held against
-    std::filesystem::path contract_path;  // empty when it could not be saved (exit 3, `stopped`)
+    // None when it could not be saved (exit 3; `stopped` says why).
+    std::optional<std::filesystem::path> contract_path;
     std::vector<std::filesystem::path> files;  // everything written to the run dir
     std::string stopped;                       // why the run ended early; empty when it completed
     std::string note;  // a signal that came while collecting or tearing down (exit 128+signal)
@@ -63,10 +64,16 @@ struct RunOutcome {
 // Throws InputError for bad options (before anything is sent to a node).
 RunOutcome run_experiment(const RunOptions& o);
 
+// What teardown did on both nodes.
+struct TeardownOutcome {
+    std::string report;        // per node, in the nodes' order: what was undone, or why not
+    bool all_reached = false;  // false when a node could not be reached or is held by a live run
+    bool in_use = false;       // a node is held by a live run
+};
+
 // Undoes on both nodes whatever runs that ended left there (probe, server, uploaded files,
-// iface changes), each node held meanwhile. Returns a report per node; sets `all_reached`
-// false when a node could not be reached or is held by a live run, and `in_use` when one is.
-std::string teardown_nodes(const std::string& node_a, const std::string& node_b,
-                           const std::string& ssh_config, bool& all_reached, bool& in_use);
+// iface changes), each node held meanwhile.
+TeardownOutcome teardown_nodes(const std::string& node_a, const std::string& node_b,
+                               const std::string& ssh_config);
 
 }  // namespace np::experiment

@@ -16,6 +16,7 @@
 #include "analysis/explanation/model.hpp"
 #include "analysis/readers/text.hpp"
 #include "common/errors.hpp"
+#include "common/json_document.hpp"
 #include "common/probe_protocol.hpp"
 #include "common/shell_quote.hpp"
 
@@ -249,16 +250,24 @@ std::string stop_foreign_group_script(const std::string& pgidfile, const std::st
 IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
                          const std::string& cidr, std::optional<int> mtu, bool keep) {
     const std::string command = "ip -j link show dev " + shell_quote(iface);
-    const auto link = proto::parse_message(sh.check(command).out);
     // What is undone comes from this reply: one that does not read as the link's state never
     // drives an undo step (taken for "was down", it would set the data link down at teardown).
-    if (!link.is_array() || link.empty() || !link[0].is_object() || !link[0].contains("flags") ||
-        !link[0]["flags"].is_array())
-        throw EnvironmentError(
+    const auto not_read = [&] {
+        return EnvironmentError(
             EnvironmentError::Kind::remote,
             fmt::format("{}: `{}` did not print the link's state as JSON; nothing was changed on "
                         "{}",
                         sh.session().name(), command, iface));
+    };
+    nlohmann::json link;
+    try {
+        link = parse_json_document(sh.check(command).out, command);
+    } catch (const InputError&) {
+        throw not_read();
+    }
+    if (!link.is_array() || link.empty() || !link[0].is_object() || !link[0].contains("flags") ||
+        !link[0]["flags"].is_array())
+        throw not_read();
     for (const auto& flag : link[0]["flags"])
         if (flag == "UP") was_up_ = true;
     // The MTU to set back: only a number read from the reply (none: the MTU is left alone).
@@ -462,7 +471,7 @@ bool RemoteProbe::phase(const std::string& name) {
     if (stopped_) return false;
     const auto j = proto::parse_message(send("phase " + name, remote::Millis(10000)));
     if (proto::message_type(j) != proto::kMessagePhase) return false;
-    closed_phases_.push_back(j);
+    closed_phases_.push_back(*j);
     closed_phases_.back().erase(std::string(proto::kTypeKey));
     return true;
 }
@@ -470,9 +479,8 @@ bool RemoteProbe::phase(const std::string& name) {
 std::optional<double> RemoteProbe::rate_bps() {
     if (stopped_) return std::nullopt;
     const auto j = proto::parse_message(send("status", remote::Millis(5000)));
-    if (!j.is_object() || !j.contains("last_sample") || !j["last_sample"].is_object())
-        return std::nullopt;
-    const auto& s = j["last_sample"];
+    if (!j || !j->contains("last_sample") || !(*j)["last_sample"].is_object()) return std::nullopt;
+    const auto& s = (*j)["last_sample"];
     const double ms = proto::number_field(s, "interval_ms");
     if (ms <= 0) return std::nullopt;
     const double tx = proto::number_field(s, "tx_wire_bytes");
@@ -480,31 +488,23 @@ std::optional<double> RemoteProbe::rate_bps() {
     return std::max(tx, rx) * 8.0 / (ms / 1000.0);
 }
 
-nlohmann::json RemoteProbe::stop(remote::Millis timeout, std::string& why) {
-    if (stopped_) return trace_;
+nlohmann::json RemoteProbe::stop(remote::Millis timeout) {
+    if (stopped_) throw EnvironmentError(EnvironmentError::Kind::remote, "the probe was stopped");
     stopped_ = true;
-    try {
-        auto j = proto::parse_message(send(std::string(proto::kCommandStop), timeout));
-        if (proto::message_type(j) == proto::kMessageTrace) {
-            j.erase(std::string(proto::kTypeKey));
-            trace_ = std::move(j);
-            return trace_;
-        }
-        // The probe stopped before we asked (its shell ended, a signal) and wrote its trace on
-        // the node; wait for it to finish writing, then take that.
-        const auto r = sh_.run(fmt::format(
-            "pid=$(cat {0} 2>/dev/null); i=0; while [ -n \"$pid\" ] && kill -0 \"$pid\" "
-            "2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; cat {1}",
-            shell_quote(pidfile_), shell_quote(trace_file_)));
-        if (auto j = proto::parse_message(r.out); r.exit_status == 0 && j.is_object()) {
-            trace_ = std::move(j);
-        } else {
-            why = "the probe was gone and left no trace (killed?)";
-        }
-    } catch (const std::exception& e) {
-        why = e.what();
+    auto j = proto::parse_message(send(std::string(proto::kCommandStop), timeout));
+    if (proto::message_type(j) == proto::kMessageTrace) {
+        j->erase(std::string(proto::kTypeKey));
+        return *j;
     }
-    return trace_;
+    // The probe stopped before we asked (its shell ended, a signal) and wrote its trace on
+    // the node; wait for it to finish writing, then take that.
+    const auto r = sh_.run(
+        fmt::format("pid=$(cat {0} 2>/dev/null); i=0; while [ -n \"$pid\" ] && kill -0 \"$pid\" "
+                    "2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; cat {1}",
+                    shell_quote(pidfile_), shell_quote(trace_file_)));
+    if (auto written = proto::parse_message(r.out); r.exit_status == 0 && written) return *written;
+    throw EnvironmentError(EnvironmentError::Kind::remote,
+                           "the probe was gone and left no trace (killed?)");
 }
 
 }  // namespace np::experiment

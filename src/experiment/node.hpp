@@ -174,9 +174,10 @@ class RemoteProbe {
     // The newest sample's tx or rx wire rate (the larger) in bit/s, if the probe has one.
     // Uses the node's shell: only while it runs no other command.
     std::optional<double> rate_bps();
-    // Stops the probe and returns its trace document, parsed once within a trace's bounds; null,
-    // with `why` set, when there is none (the probe was killed).
-    nlohmann::json stop(remote::Millis timeout, std::string& why);
+    // Stops the probe and returns its trace document, parsed once within a trace's bounds.
+    // Throws EnvironmentError saying why when there is none (the probe was killed, the node
+    // lost); once stopped, a probe hands nothing over again.
+    nlohmann::json stop(remote::Millis timeout);
     const std::string& node() const { return state_.node; }
 
   private:
@@ -191,7 +192,6 @@ class RemoteProbe {
     std::unique_ptr<UndoStep> upload_undo_;
     std::unique_ptr<UndoStep> probe_undo_;
     bool stopped_ = false;
-    nlohmann::json trace_;
     std::vector<nlohmann::json> closed_phases_;
 };
 

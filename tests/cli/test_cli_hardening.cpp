@@ -251,5 +251,22 @@ TEST_F(CliHardening, ALocalTestbedOfUnknownProfileOrFamilyIsRefusedNamingTheOpti
     }
 }
 
+// np-explain installed without np-probe beside it: `run` and `probe` say where they looked and
+// exit 3, and `run --local` says so before it brings up a testbed.
+TEST_F(CliHardening, WithoutNpProbeRunAndProbeSaySoBeforeAnythingComesUp) {
+    const fs::path lone = dir_ / "bin" / "np-explain";
+    fs::create_directories(lone.parent_path());
+    fs::copy_file(NP_EXPLAIN_BIN, lone);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"run", "--local"}, {"probe", "--iface", "lo"}}) {
+        std::vector<std::string> argv = {"env", "-u", "NP_PROBE", lone.string()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const auto r = run_command(argv);
+        EXPECT_EQ(r.exit_status, 3) << args[0] << ": " << r.err;
+        EXPECT_NE(r.err.find("np-probe not found"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("testbed up"), std::string::npos) << r.err;
+    }
+}
+
 }  // namespace
 }  // namespace np::testing

@@ -82,9 +82,10 @@ TEST(JsonDocument, ReadsTheFixturesAsBefore) {
 }
 
 TEST(ProbeMessage, ADeepOrOutOfRangeReplyIsDiscardedNotPrinted) {
-    EXPECT_TRUE(probe_protocol::parse_message(std::string(100000, '[')).is_discarded());
-    EXPECT_TRUE(probe_protocol::parse_message(R"({"type":"trace","x":1e400})").is_discarded());
-    EXPECT_TRUE(probe_protocol::parse_message(R"({"type":"ready"})").is_object());
+    EXPECT_FALSE(probe_protocol::parse_message(std::string(100000, '[')));
+    EXPECT_FALSE(probe_protocol::parse_message(R"({"type":"trace","x":1e400})"));
+    EXPECT_FALSE(probe_protocol::parse_message(R"(["ready"])"));
+    EXPECT_TRUE(probe_protocol::parse_message(R"({"type":"ready"})"));
 }
 
 TEST(ProbeMessage, FieldsOfAnotherTypeAreNoTypeAndNoNumberNotAnException) {
@@ -97,10 +98,10 @@ TEST(ProbeMessage, FieldsOfAnotherTypeAreNoTypeAndNoNumberNotAnException) {
     EXPECT_EQ(message_type(parse_message(R"({"type":"ready"})")), "ready");
     const auto s =
         parse_message(R"({"interval_ms":"100","tx_wire_bytes":{},"rx_wire_bytes":12.5})");
-    EXPECT_EQ(number_field(s, "interval_ms"), 0);
-    EXPECT_EQ(number_field(s, "tx_wire_bytes"), 0);
-    EXPECT_EQ(number_field(s, "missing"), 0);
-    EXPECT_EQ(number_field(s, "rx_wire_bytes"), 12.5);
+    EXPECT_EQ(number_field(*s, "interval_ms"), 0);
+    EXPECT_EQ(number_field(*s, "tx_wire_bytes"), 0);
+    EXPECT_EQ(number_field(*s, "missing"), 0);
+    EXPECT_EQ(number_field(*s, "rx_wire_bytes"), 12.5);
 }
 
 TEST(Contract, AModeThatIsNotAPlainNameIsRefusedWhereItEnters) {

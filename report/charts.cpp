@@ -141,33 +141,67 @@ Chart make_chart(std::string id, std::string title, std::string caption, json ow
     return c;
 }
 
-std::optional<Chart> ceiling_chart(const ReportInput& in) {
+// A chart of one table of rows, the spec's own keys drawing them; none when the table is empty.
+// Layers with data of their own add their rows to the count.
+std::optional<Chart> rows_chart(std::string id, std::string title, std::string caption, json rows,
+                                json own, size_t layer_rows = 0) {
+    if (rows.empty()) return std::nullopt;
+    const size_t data_rows = rows.size() + layer_rows;
+    own["data"] = {{"values", std::move(rows)}};
+    return make_chart(std::move(id), std::move(title), std::move(caption), std::move(own),
+                      data_rows);
+}
+
+// A colour scale that gives each value its fixed colour, in the order given.
+json colour_scale(const std::vector<std::pair<std::string, std::string>>& colours) {
+    json domain = json::array(), range = json::array();
+    for (const auto& [value, colour] : colours) {
+        domain.push_back(value);
+        range.push_back(colour);
+    }
+    return {{"domain", domain}, {"range", range}};
+}
+
+// The mark of the nominal link rate: a dashed grey rule.
+json line_rate_mark() {
+    return {{"type", "rule"}, {"strokeDash", {6, 4}}, {"color", "#888"}};
+}
+
+// One bar of the ceiling chart: the goodput a mode measured over one transport, labelled with
+// its share of the model's ceiling when there is one.
+json ceiling_row(const ReportInput& in, const ReportMode& m, Transport transport, double mbps) {
+    json r = {{"mode", m.contract.mode},
+              {"test", transport_name(transport)},
+              {"measured_mbps", round_to(mbps, 2)},
+              {"ceiling_mbps", nullptr},
+              {"pct_of_ceiling", nullptr},
+              {"label", fmt::format("{:.1f}", mbps)}};
+    if (const auto ceiling = ceiling_for(m, transport, mode_link_bps(in, m))) {
+        const double c = ceiling->goodput_bps / 1e6;
+        r["ceiling_mbps"] = round_to(c, 2);
+        r["pct_of_ceiling"] = round_to(100 * mbps / c, 2);
+        r["label"] = fmt::format("{:.1f} %", 100 * mbps / c);
+    }
+    return r;
+}
+
+// The ceiling chart's bars: one per mode and transport its contract measured.
+json ceiling_rows(const ReportInput& in) {
     json rows = json::array();
-    json modes = json::array();
-    std::optional<double> link = report_link_bps(in);
     for (const auto& m : in.modes) {
-        modes.push_back(m.contract.mode);
         const std::pair<Transport, std::optional<double>> figures[] = {
             {Transport::tcp, m.contract.tcp_mbps}, {Transport::udp, m.contract.udp_mbps}};
-        for (const auto& [transport, mbps] : figures) {
-            if (!mbps) continue;
-            const auto ceiling = ceiling_for(m, transport, mode_link_bps(in, m));
-            json r = {{"mode", m.contract.mode},
-                      {"test", transport_name(transport)},
-                      {"measured_mbps", round_to(*mbps, 2)},
-                      {"ceiling_mbps", nullptr},
-                      {"pct_of_ceiling", nullptr},
-                      {"label", fmt::format("{:.1f}", *mbps)}};
-            if (ceiling) {
-                const double c = ceiling->goodput_bps / 1e6;
-                r["ceiling_mbps"] = round_to(c, 2);
-                r["pct_of_ceiling"] = round_to(100 * *mbps / c, 2);
-                r["label"] = fmt::format("{:.1f} %", 100 * *mbps / c);
-            }
-            rows.push_back(std::move(r));
-        }
+        for (const auto& [transport, mbps] : figures)
+            if (mbps) rows.push_back(ceiling_row(in, m, transport, *mbps));
     }
-    if (rows.empty()) return std::nullopt;
+    return rows;
+}
+
+// The ceiling chart's layers over its bars: each measured bar, the model's ceiling as a tick
+// and the bar's label, the modes in the order they ran with TCP and UDP side by side.
+json ceiling_layers(const ReportInput& in) {
+    json modes = json::array();
+    for (const auto& m : in.modes) modes.push_back(m.contract.mode);
     const json x = {{"field", "mode"},
                     {"type", "nominal"},
                     {"title", nullptr},
@@ -205,34 +239,40 @@ std::optional<Chart> ceiling_chart(const ReportInput& in) {
                         {"xOffset", x_offset},
                         {"y", {{"field", "measured_mbps"}, {"type", "quantitative"}}},
                         {"text", {{"field", "label"}}}}}});
-    size_t extra_rows = 0;
-    if (link) {
-        layers.push_back(
-            {{"data",
-              {{"values",
-                {{{"link_mbps", round_to(*link / 1e6, 3)},
-                  {"label", "line rate " + format_link_rate(*link)}}}}}},
-             {"layer",
-              {{{"mark", {{"type", "rule"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
-                {"encoding", {{"y", {{"field", "link_mbps"}, {"type", "quantitative"}}}}}},
-               {{"mark",
-                 {{"type", "text"}, {"align", "left"}, {"dy", -6}, {"x", 4}, {"color", "#666"}}},
-                {"encoding",
-                 {{"y", {{"field", "link_mbps"}, {"type", "quantitative"}}},
-                  {"text", {{"field", "label"}}}}}}}}});
-        extra_rows = 1;
-    }
-    return make_chart(
+    return layers;
+}
+
+// The nominal link rate as a labelled dashed line, over one data row of its own.
+json line_rate_layer(double link_bps) {
+    return {
+        {"data",
+         {{"values",
+           {{{"link_mbps", round_to(link_bps / 1e6, 3)},
+             {"label", "line rate " + format_link_rate(link_bps)}}}}}},
+        {"layer",
+         {{{"mark", line_rate_mark()},
+           {"encoding", {{"y", {{"field", "link_mbps"}, {"type", "quantitative"}}}}}},
+          {{"mark", {{"type", "text"}, {"align", "left"}, {"dy", -6}, {"x", 4}, {"color", "#666"}}},
+           {"encoding",
+            {{"y", {{"field", "link_mbps"}, {"type", "quantitative"}}},
+             {"text", {{"field", "label"}}}}}}}}};
+}
+
+std::optional<Chart> ceiling_chart(const ReportInput& in) {
+    json layers = ceiling_layers(in);
+    const std::optional<double> link = report_link_bps(in);
+    if (link) layers.push_back(line_rate_layer(*link));
+    return rows_chart(
         "ceiling", "TCP and UDP against the line-rate ceiling",
         "Bars: the goodput each mode measured (the contract's tcp_mbps and udp_mbps), labelled "
         "with the share of the model's ceiling. Black tick: the header-overhead model's goodput "
         "ceiling for that test on this link. Dashed line: the nominal link rate, which no "
         "goodput reaches because every frame also carries headers and framing.",
-        json{{"data", {{"values", rows}}},
-             {"width", std::max<size_t>(220, 150 * in.modes.size())},
+        ceiling_rows(in),
+        json{{"width", std::max<size_t>(220, 150 * in.modes.size())},
              {"height", 260},
              {"layer", std::move(layers)}},
-        rows.size() + extra_rows);
+        link ? 1 : 0);
 }
 
 const std::pair<const char*, const char*> kFrameParts[] = {
@@ -251,59 +291,69 @@ const std::pair<const char*, const char*> kFrameParts[] = {
 const char* kFrameColours[] = {"#bab0ac", "#4e79a7", "#76b7b2", "#f28e2b", "#ffbe7d", "#e15759",
                                "#ff9d9a", "#e15759", "#59a14f", "#d4d4d4", "#b07aa1", "#8c8c8c"};
 
-std::optional<Chart> frame_chart(const ReportInput& in) {
-    // The first mode with a known link holds the model the explanation used.
-    const ReportMode* mode = nullptr;
+// The first mode with a known link: it holds the model the explanation used.
+const ReportMode* modelled_mode(const ReportInput& in) {
     for (const auto& m : in.modes)
-        if (mode_link_bps(in, m)) {
-            mode = &m;
-            break;
-        }
+        if (mode_link_bps(in, m)) return &m;
+    return nullptr;
+}
+
+// The name of one unit on the wire: "TCP (1448 B MSS)", "UDP (8972 B datagram, 7 frames)".
+std::string frame_unit(Transport t, const Ceiling& ceiling) {
+    return ceiling.fragmented()
+               ? fmt::format("{} ({} B datagram, {} frames)", transport_name(t),
+                             ceiling.payload_bytes_per_unit, ceiling.frames.size())
+               : fmt::format("{} ({} B {})", transport_name(t), ceiling.payload_bytes_per_unit,
+                             t == Transport::tcp ? "MSS" : "datagram");
+}
+
+// The bars of one unit: the bytes of each part its frames carry, numbered in wire order.
+void add_frame_rows(json& rows, const std::string& unit, const Ceiling& ceiling) {
+    int order = 0;
+    for (const auto& [name, label] : kFrameParts) {
+        int bytes = 0;
+        for (const auto& f : ceiling.frames) bytes += f.bytes_of(name);
+        ++order;
+        if (bytes == 0) continue;
+        rows.push_back({{"unit", unit},
+                        {"part", label},
+                        {"bytes", bytes},
+                        {"order", order},
+                        {"share_pct", round_to(100.0 * bytes / ceiling.wire_bytes_per_unit, 2)}});
+    }
+}
+
+// Only the parts these frames have, in wire order, each with its fixed colour.
+json frame_colours(const json& rows) {
+    std::vector<std::pair<std::string, std::string>> colours;
+    for (size_t i = 0; i < std::size(kFrameParts); ++i) {
+        const bool present = std::any_of(rows.begin(), rows.end(), [&](const json& r) {
+            return r["part"] == kFrameParts[i].second;
+        });
+        if (present) colours.emplace_back(kFrameParts[i].second, kFrameColours[i]);
+    }
+    return colour_scale(colours);
+}
+
+std::optional<Chart> frame_chart(const ReportInput& in) {
+    const ReportMode* mode = modelled_mode(in);
     if (!mode) return std::nullopt;
     json rows = json::array();
     std::string caption;
     for (const Transport t : {Transport::tcp, Transport::udp}) {
         const auto ceiling = ceiling_for(*mode, t, mode_link_bps(in, *mode));
         if (!ceiling) continue;
-        const std::string unit =
-            ceiling->fragmented()
-                ? fmt::format("{} ({} B datagram, {} frames)", transport_name(t),
-                              ceiling->payload_bytes_per_unit, ceiling->frames.size())
-                : fmt::format("{} ({} B {})", transport_name(t), ceiling->payload_bytes_per_unit,
-                              t == Transport::tcp ? "MSS" : "datagram");
-        int order = 0;
-        for (const auto& [name, label] : kFrameParts) {
-            int bytes = 0;
-            for (const auto& f : ceiling->frames) bytes += f.bytes_of(name);
-            ++order;
-            if (bytes == 0) continue;
-            rows.push_back(
-                {{"unit", unit},
-                 {"part", label},
-                 {"bytes", bytes},
-                 {"order", order},
-                 {"share_pct", round_to(100.0 * bytes / ceiling->wire_bytes_per_unit, 2)}});
-        }
+        add_frame_rows(rows, frame_unit(t, *ceiling), *ceiling);
         caption += fmt::format(" {}: {}.", transport_name(t), describe_overhead(*ceiling));
     }
-    if (rows.empty()) return std::nullopt;
-    // Only the parts these frames have, in wire order, each with its fixed colour.
-    json domain = json::array(), range = json::array();
-    for (size_t i = 0; i < std::size(kFrameParts); ++i) {
-        const bool present = std::any_of(rows.begin(), rows.end(), [&](const json& r) {
-            return r["part"] == kFrameParts[i].second;
-        });
-        if (!present) continue;
-        domain.push_back(kFrameParts[i].second);
-        range.push_back(kFrameColours[i]);
-    }
-    return make_chart(
+    json colours = frame_colours(rows);
+    return rows_chart(
         "frame", "What one full frame carries",
         "Bytes on the wire per TCP segment and per UDP datagram, in wire order (the model "
         "behind the ceilings)." +
             caption,
-        json{{"data", {{"values", rows}}},
-             {"width", 360},
+        std::move(rows),
+        json{{"width", 360},
              {"height", 90},
              {"mark", {{"type", "bar"}}},
              {"encoding",
@@ -317,14 +367,13 @@ std::optional<Chart> frame_chart(const ReportInput& in) {
                 {{"field", "part"},
                  {"type", "nominal"},
                  {"title", "part"},
-                 {"scale", {{"domain", domain}, {"range", range}}}}},
+                 {"scale", std::move(colours)}}},
                {"order", {{"field", "order"}, {"type", "quantitative"}}},
                {"tooltip",
                 {{{"field", "unit"}},
                  {{"field", "part"}},
                  {{"field", "bytes"}},
-                 {{"field", "share_pct"}, {"title", "% of the wire bytes"}}}}}}},
-        rows.size());
+                 {{"field", "share_pct"}, {"title", "% of the wire bytes"}}}}}}});
 }
 
 // A time series faceted by phase, the time axis counting from each phase's start (each
@@ -384,7 +433,7 @@ std::optional<Chart> throughput_chart(const ReportInput& in) {
              {{"field", "mbps"}, {"title", "wire Mbit/s"}}}}}}});
     const auto link = report_link_bps(in);
     if (link) {
-        layers.push_back({{"mark", {{"type", "rule"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
+        layers.push_back({{"mark", line_rate_mark()},
                           {"encoding", {{"y", {{"datum", round_to(*link / 1e6, 3)}}}}}});
     }
     return make_chart(
@@ -442,7 +491,9 @@ const char* drop_class(const DropReasonCount& d, const DropLocation& w) {
     return is_housekeeping_reason(drop_label(d)) ? " (housekeeping)" : "";
 }
 
-std::optional<Chart> drops_chart(const ReportInput& in) {
+// The drops chart's bars: per node, phase and kernel reason, the packets dropped where the trace
+// places them (a reason the trace places nowhere counted as a whole).
+json drop_rows(const ReportInput& in) {
     json rows = json::array();
     for (const auto& m : in.modes) {
         for (const auto& t : m.traces) {
@@ -468,8 +519,11 @@ std::optional<Chart> drops_chart(const ReportInput& in) {
             }
         }
     }
-    if (rows.empty()) return std::nullopt;
-    return make_chart(
+    return rows;
+}
+
+std::optional<Chart> drops_chart(const ReportInput& in) {
+    return rows_chart(
         "drops", "Drops by kernel reason",
         "Packets dropped per node and kernel drop reason (enum skb_drop_reason, read from the "
         "running kernel), coloured by phase. SOCKET_RCVBUFF is a full receive buffer; a drop "
@@ -477,8 +531,8 @@ std::optional<Chart> drops_chart(const ReportInput& in) {
         "…\"), or NOT_SPECIFIED where the trace has none. Housekeeping drops (a segment "
         "after the connection closed, a queue purged at teardown) and other traffic's cost the "
         "test nothing; the ledger above places the ones that did.",
-        json{{"data", {{"values", rows}}},
-             {"width", 360},
+        drop_rows(in),
+        json{{"width", 360},
              {"mark", {{"type", "bar"}}},
              {"encoding",
               {{"y",
@@ -502,11 +556,11 @@ std::optional<Chart> drops_chart(const ReportInput& in) {
                  {{"field", "phase"}},
                  {{"field", "locations"}, {"title", "where"}},
                  {{"aggregate", "sum"}, {"field", "packets"}, {"title", "packets"}},
-                 {{"aggregate", "sum"}, {"field", "bytes"}, {"title", "bytes"}}}}}}},
-        rows.size());
+                 {{"aggregate", "sum"}, {"field", "bytes"}, {"title", "bytes"}}}}}}});
 }
 
-std::optional<Chart> ledger_chart(const ReportInput& in) {
+// The ledger chart's bars: every counted point of each test's ledger, numbered in flow order.
+json ledger_rows(const ReportInput& in) {
     json rows = json::array();
     for (const auto& m : in.modes) {
         if (!m.explanation) continue;
@@ -526,13 +580,40 @@ std::optional<Chart> ledger_chart(const ReportInput& in) {
             }
         }
     }
-    if (rows.empty()) return std::nullopt;
-    json domain = json::array(), range = json::array();
-    for (const auto& [kind, colour] : kLedgerKinds) {
-        domain.push_back(kind);
-        range.push_back(colour);
-    }
-    return make_chart(
+    return rows;
+}
+
+// One ledger's bars: its points top to bottom on a symmetric-log count, coloured by kind.
+json ledger_bars() {
+    return {{"width", 420},
+            {"mark", {{"type", "bar"}}},
+            {"encoding",
+             {{"y",
+               {{"field", "step"},
+                {"type", "nominal"},
+                {"sort", {{"field", "order"}}},
+                {"title", nullptr},
+                {"axis", {{"labelLimit", 380}}}}},
+              {"x",
+               {{"field", "packets"},
+                {"type", "quantitative"},
+                {"scale", {{"type", "symlog"}}},
+                {"title", "packets (symmetric-log scale)"}}},
+              {"color",
+               {{"field", "kind"},
+                {"type", "nominal"},
+                {"scale", colour_scale(kLedgerKinds)},
+                {"title", "what it is"}}},
+              {"tooltip",
+               {{{"field", "step"}},
+                {{"field", "node"}},
+                {{"field", "packets"}, {"format", ","}},
+                {{"field", "kind"}},
+                {{"field", "note"}}}}}}};
+}
+
+std::optional<Chart> ledger_chart(const ReportInput& in) {
+    return rows_chart(
         "ledger", "Each test's packets at every point, and the drops between",
         "The measured flow from the sending application to the receiving one, from the tool's "
         "counts and both probes: each numbered point with its count, and between two points "
@@ -540,8 +621,8 @@ std::optional<Chart> ledger_chart(const ReportInput& in) {
         "resent and the receiver discarded (not loss), grey drops that cost the test nothing; "
         "orange is what no drop accounts for. The scale is symmetric-log so a handful of drops "
         "shows beside tens of thousands of packets: read the numbers in the table or tooltip.",
-        json{{"data", {{"values", rows}}},
-             {"facet",
+        ledger_rows(in),
+        json{{"facet",
               {{"row",
                 {{"field", "test"},
                  {"type", "nominal"},
@@ -553,72 +634,89 @@ std::optional<Chart> ledger_chart(const ReportInput& in) {
                    {"labelOrient", "top"},
                    {"labelFontSize", 13},
                    {"labelFontWeight", "bold"}}}}}}},
-             {"spec",
-              {{"width", 420},
-               {"mark", {{"type", "bar"}}},
-               {"encoding",
-                {{"y",
-                  {{"field", "step"},
-                   {"type", "nominal"},
-                   {"sort", {{"field", "order"}}},
-                   {"title", nullptr},
-                   {"axis", {{"labelLimit", 380}}}}},
-                 {"x",
-                  {{"field", "packets"},
-                   {"type", "quantitative"},
-                   {"scale", {{"type", "symlog"}}},
-                   {"title", "packets (symmetric-log scale)"}}},
-                 {"color",
-                  {{"field", "kind"},
-                   {"type", "nominal"},
-                   {"scale", {{"domain", domain}, {"range", range}}},
-                   {"title", "what it is"}}},
-                 {"tooltip",
-                  {{{"field", "step"}},
-                   {{"field", "node"}},
-                   {{"field", "packets"}, {"format", ","}},
-                   {{"field", "kind"}},
-                   {{"field", "note"}}}}}}}},
-             {"resolve", {{"scale", {{"y", "independent"}}}}}},
-        rows.size());
+             {"spec", ledger_bars()},
+             {"resolve", {{"scale", {{"y", "independent"}}}}}});
+}
+
+// run --find-udp-ceiling's search as its findings' evidence holds it: the steps (each offered
+// load with the loss it met) and, per mode, the loss threshold and the model's ceiling.
+struct CeilingSearch {
+    json steps = json::array();
+    json rules = json::array();
+};
+
+// Adds one UDP_CEILING_FOUND / _NOT_FOUND finding's steps and rules to the search.
+void add_search(CeilingSearch& search, const std::string& mode, const Finding& f) {
+    json offered, loss, received, threshold, ceiling;
+    for (const auto& [key, value] : f.evidence) {
+        if (key == "step_offered_mbps") offered = value;
+        if (key == "step_loss_pct") loss = value;
+        if (key == "step_received_mbps") received = value;
+        if (key == "max_loss_pct") threshold = value;
+        if (key == "ceiling_mbps") ceiling = value;
+    }
+    if (!offered.is_array() || !loss.is_array() || loss.size() != offered.size()) return;
+    for (size_t i = 0; i < offered.size(); ++i)
+        if (loss[i].is_number())
+            search.steps.push_back(
+                {{"mode", mode},
+                 {"step", i + 1},
+                 {"offered_mbps", offered[i]},
+                 {"loss_pct", loss[i]},
+                 {"received_mbps",
+                  received.is_array() && i < received.size() ? received[i] : json(nullptr)}});
+    if (threshold.is_number() && ceiling.is_number())
+        search.rules.push_back(
+            {{"mode", mode}, {"threshold_pct", threshold}, {"ceiling_mbps", ceiling}});
+}
+
+// The search of every mode that ran one.
+CeilingSearch ceiling_search(const ReportInput& in) {
+    CeilingSearch search;
+    for (const auto& m : in.modes) {
+        if (!m.explanation) continue;
+        for (const auto& f : m.explanation->findings)
+            if (f.code == "UDP_CEILING_FOUND" || f.code == "UDP_CEILING_NOT_FOUND")
+                add_search(search, m.contract.mode, f);
+    }
+    return search;
+}
+
+// The search drawn: loss over offered load, the threshold dashed, the model's ceiling in grey.
+json ceiling_search_layers(const CeilingSearch& search) {
+    const json x = {{"field", "offered_mbps"},
+                    {"type", "quantitative"},
+                    {"title", "offered load (Mbit/s, all streams)"}};
+    return json::array(
+        {{{"data", {{"values", search.steps}}},
+          {"mark", {{"type", "line"}, {"point", true}}},
+          {"encoding",
+           {{"x", x},
+            {"y",
+             {{"field", "loss_pct"},
+              {"type", "quantitative"},
+              {"scale", {{"type", "symlog"}, {"constant", 0.01}}},
+              {"title", "datagrams lost (%)"}}},
+            {"order", {{"field", "offered_mbps"}}},
+            {"color", {{"field", "mode"}, {"type", "nominal"}}},
+            {"tooltip",
+             {{{"field", "step"}},
+              {{"field", "offered_mbps"}},
+              {{"field", "received_mbps"}},
+              {{"field", "loss_pct"}}}}}}},
+         {{"data", {{"values", search.rules}}},
+          {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}}},
+          {"encoding", {{"y", {{"field", "threshold_pct"}, {"type", "quantitative"}}}}}},
+         {{"data", {{"values", search.rules}}},
+          {"mark", {{"type", "rule"}, {"color", "#999"}}},
+          {"encoding", {{"x", {{"field", "ceiling_mbps"}, {"type", "quantitative"}}}}}}});
 }
 
 // run --find-udp-ceiling's steps (the evidence of UDP_CEILING_FOUND / _NOT_FOUND): the loss each
 // offered load met, against the threshold and the model's ceiling.
 std::optional<Chart> udp_ceiling_chart(const ReportInput& in) {
-    json rows = json::array(), rules = json::array();
-    for (const auto& m : in.modes) {
-        if (!m.explanation) continue;
-        for (const auto& f : m.explanation->findings) {
-            if (f.code != "UDP_CEILING_FOUND" && f.code != "UDP_CEILING_NOT_FOUND") continue;
-            json offered, loss, received, threshold, ceiling;
-            for (const auto& [key, value] : f.evidence) {
-                if (key == "step_offered_mbps") offered = value;
-                if (key == "step_loss_pct") loss = value;
-                if (key == "step_received_mbps") received = value;
-                if (key == "max_loss_pct") threshold = value;
-                if (key == "ceiling_mbps") ceiling = value;
-            }
-            if (!offered.is_array() || !loss.is_array() || loss.size() != offered.size()) continue;
-            for (size_t i = 0; i < offered.size(); ++i)
-                if (loss[i].is_number())
-                    rows.push_back({{"mode", m.contract.mode},
-                                    {"step", i + 1},
-                                    {"offered_mbps", offered[i]},
-                                    {"loss_pct", loss[i]},
-                                    {"received_mbps", received.is_array() && i < received.size()
-                                                          ? received[i]
-                                                          : json(nullptr)}});
-            if (threshold.is_number() && ceiling.is_number())
-                rules.push_back({{"mode", m.contract.mode},
-                                 {"threshold_pct", threshold},
-                                 {"ceiling_mbps", ceiling}});
-        }
-    }
-    if (rows.empty()) return std::nullopt;
-    const json x = {{"field", "offered_mbps"},
-                    {"type", "quantitative"},
-                    {"title", "offered load (Mbit/s, all streams)"}};
+    const CeilingSearch search = ceiling_search(in);
+    if (search.steps.empty()) return std::nullopt;
     return make_chart(
         "udp-ceiling", "The UDP ceiling search: loss at each offered load",
         "Each short UDP test of run --find-udp-ceiling: the load offered and the share of its "
@@ -626,69 +724,50 @@ std::optional<Chart> udp_ceiling_chart(const ReportInput& in) {
         "gap). The dashed line is the loss threshold, the grey one the model's ceiling; the "
         "ceiling found is the highest load at or under the threshold. The loss scale is "
         "symmetric-log so 0.1 % shows beside 10 %.",
-        json{{"width", 520},
-             {"height", 260},
-             {"layer",
-              json::array(
-                  {{{"data", {{"values", rows}}},
-                    {"mark", {{"type", "line"}, {"point", true}}},
-                    {"encoding",
-                     {{"x", x},
-                      {"y",
-                       {{"field", "loss_pct"},
-                        {"type", "quantitative"},
-                        {"scale", {{"type", "symlog"}, {"constant", 0.01}}},
-                        {"title", "datagrams lost (%)"}}},
-                      {"order", {{"field", "offered_mbps"}}},
-                      {"color", {{"field", "mode"}, {"type", "nominal"}}},
-                      {"tooltip",
-                       {{{"field", "step"}},
-                        {{"field", "offered_mbps"}},
-                        {{"field", "received_mbps"}},
-                        {{"field", "loss_pct"}}}}}}},
-                   {{"data", {{"values", rules}}},
-                    {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}}},
-                    {"encoding", {{"y", {{"field", "threshold_pct"}, {"type", "quantitative"}}}}}},
-                   {{"data", {{"values", rules}}},
-                    {"mark", {{"type", "rule"}, {"color", "#999"}}},
-                    {"encoding",
-                     {{"x", {{"field", "ceiling_mbps"}, {"type", "quantitative"}}}}}}})}},
-        rows.size() + 2 * rules.size());
+        json{{"width", 520}, {"height", 260}, {"layer", ceiling_search_layers(search)}},
+        search.steps.size() + 2 * search.rules.size());
 }
 
-std::optional<Chart> latency_chart(const ReportInput& in) {
+// What ping measured, per mode: each reply's round-trip time, and the run's average (the
+// first ping's that printed one, else the contract's).
+struct PingSeries {
     json replies = json::array();
     json averages = json::array();
-    for (const auto& m : in.modes) {
-        const std::string series = in.modes.size() > 1 ? m.contract.mode : "RTT";
-        bool averaged = false;
-        for (const auto& p : m.measurements.pings) {
-            for (const auto& r : p.replies) {
-                replies.push_back({{"series", series},
-                                   {"seq", r.seq},
-                                   {"rtt_ms", r.rtt_ms},
-                                   {"reply", r.duplicate ? "duplicate" : "reply"}});
-            }
-            if (p.rtt_avg_ms && !averaged) {
-                averages.push_back({{"series", series},
-                                    {"avg_ms", *p.rtt_avg_ms},
-                                    {"label", fmt::format("avg {:.3f} ms", *p.rtt_avg_ms)}});
-                averaged = true;
-            }
+};
+
+// Adds one mode's replies and average to the series.
+void add_ping_series(PingSeries& ping, const ReportInput& in, const ReportMode& m) {
+    const std::string series = in.modes.size() > 1 ? m.contract.mode : "RTT";
+    bool averaged = false;
+    for (const auto& p : m.measurements.pings) {
+        for (const auto& r : p.replies) {
+            ping.replies.push_back({{"series", series},
+                                    {"seq", r.seq},
+                                    {"rtt_ms", r.rtt_ms},
+                                    {"reply", r.duplicate ? "duplicate" : "reply"}});
         }
-        if (!averaged && m.contract.ping_rtt_ms) {
-            averages.push_back({{"series", series},
-                                {"avg_ms", *m.contract.ping_rtt_ms},
-                                {"label", fmt::format("{} avg {:.3f} ms", m.contract.mode,
-                                                      *m.contract.ping_rtt_ms)}});
+        if (p.rtt_avg_ms && !averaged) {
+            ping.averages.push_back({{"series", series},
+                                     {"avg_ms", *p.rtt_avg_ms},
+                                     {"label", fmt::format("avg {:.3f} ms", *p.rtt_avg_ms)}});
+            averaged = true;
         }
     }
-    if (replies.empty() && averages.empty()) return std::nullopt;
+    if (!averaged && m.contract.ping_rtt_ms) {
+        ping.averages.push_back(
+            {{"series", series},
+             {"avg_ms", *m.contract.ping_rtt_ms},
+             {"label", fmt::format("{} avg {:.3f} ms", m.contract.mode, *m.contract.ping_rtt_ms)}});
+    }
+}
+
+// The series drawn: the replies as a line over icmp_seq, each average as a labelled dashed rule.
+json ping_layers(const PingSeries& ping) {
     const json colour = {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}};
     json layers = json::array();
-    if (!replies.empty()) {
+    if (!ping.replies.empty()) {
         layers.push_back(
-            {{"data", {{"values", replies}}},
+            {{"data", {{"values", ping.replies}}},
              {"mark", {{"type", "line"}, {"point", {{"size", 40}}}}},
              {"encoding",
               {{"x",
@@ -704,9 +783,9 @@ std::optional<Chart> latency_chart(const ReportInput& in) {
                  {{"field", "rtt_ms"}, {"title", "RTT ms"}},
                  {{"field", "reply"}}}}}}});
     }
-    if (!averages.empty()) {
+    if (!ping.averages.empty()) {
         layers.push_back(
-            {{"data", {{"values", averages}}},
+            {{"data", {{"values", ping.averages}}},
              {"layer",
               {{{"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}}},
                 {"encoding",
@@ -718,13 +797,20 @@ std::optional<Chart> latency_chart(const ReportInput& in) {
                   {"text", {{"field", "label"}}},
                   {"color", colour}}}}}}});
     }
+    return layers;
+}
+
+std::optional<Chart> latency_chart(const ReportInput& in) {
+    PingSeries ping;
+    for (const auto& m : in.modes) add_ping_series(ping, in, m);
+    if (ping.replies.empty() && ping.averages.empty()) return std::nullopt;
     return make_chart(
         "latency", "Latency: ping round-trip time per echo request",
         "Each reply's round-trip time as ping printed it, and the average of the run (dashed). "
         "The first request often takes longer: it waits for ARP. A mode whose contract holds "
         "only its average shows just the dashed line.",
-        json{{"width", 420}, {"height", 200}, {"layer", std::move(layers)}},
-        replies.size() + averages.size());
+        json{{"width", 420}, {"height", 200}, {"layer", ping_layers(ping)}},
+        ping.replies.size() + ping.averages.size());
 }
 
 }  // namespace

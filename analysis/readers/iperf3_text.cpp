@@ -63,6 +63,54 @@ std::optional<int64_t> count(std::string_view word) {
     return static_cast<int64_t>(*v);
 }
 
+// What ends a report line: "(omitted)" for an omitted interval, "sender" or "receiver" on a
+// summary. Gives the figures before the side.
+std::string_view take_side(Line& l, std::string_view rest) {
+    if (rest.ends_with("(omitted)")) l.omitted = true;
+    if (rest.ends_with("sender") || rest.ends_with("receiver")) {
+        l.side = rest.ends_with("sender") ? "sender" : "receiver";
+        rest = text::trim(rest.substr(0, rest.size() - l.side.size()));
+    }
+    return rest;
+}
+
+// A UDP line's datagrams after its jitter, "0/82400 (0%)": lost and total, the share iperf3
+// printed and the text as printed.
+void read_udp_loss(Line& l, std::string_view u, int64_t number) {
+    std::string_view counts = text::trim(u);
+    const auto lost = take_number(u);
+    if (!lost || !take_prefix(u, "/"))
+        bad_iperf3_text(number, "expected lost/total datagrams after the jitter");
+    const auto total = take_number(u);
+    if (!total) bad_iperf3_text(number, "expected the total datagrams after '/'");
+    // Negative, or more lost than the total: a broken counter's print, read as printed and
+    // explained by rules_counters.cpp.
+    if (std::fabs(*lost) > 9e15 || std::fabs(*total) > 9e15)
+        bad_iperf3_text(number, "datagram counts out of range");
+    l.lost = static_cast<int64_t>(*lost);
+    l.total = static_cast<int64_t>(*total);
+    if (take_prefix(u, "(")) {
+        const auto pct = take_number(u);
+        if (pct && take_prefix(u, "%)")) l.printed_pct = *pct;
+    }
+    const size_t close = counts.find(')');
+    l.loss_text =
+        std::string(counts.substr(0, close == std::string_view::npos ? counts.size() : close + 1));
+}
+
+// A bare count after the bitrate is the sender's datagrams (UDP) or the retransmits (TCP, before
+// a Cwnd or on the sender's summary): the header row says which, so both are kept.
+void read_bare_count(Line& l, std::string_view rest) {
+    const std::string_view word = take_word(rest);
+    const auto n = count(word);
+    if (!n) return;
+    if (text::trim(rest).empty() && l.side.empty()) {
+        l.datagrams = *n;
+    } else {
+        l.retransmits = *n;
+    }
+}
+
 std::optional<Line> parse_line(std::string_view s, int64_t number) {
     auto id = take_bracket(s);
     if (!id || id->empty() || *id == "ID") return std::nullopt;
@@ -88,50 +136,16 @@ std::optional<Line> parse_line(std::string_view s, int64_t number) {
     if (!rate) bad_iperf3_text(number, "expected a bitrate like '94.1 Mbits/sec'");
     l.bytes = *bytes;
     l.rate = *rate;
-    std::string_view rest = text::trim(probe);
-    if (rest.ends_with("(omitted)")) l.omitted = true;
-    if (rest.ends_with("sender") || rest.ends_with("receiver")) {
-        l.side = rest.ends_with("sender") ? "sender" : "receiver";
-        rest = text::trim(rest.substr(0, rest.size() - l.side.size()));
-    }
+    const std::string_view rest = take_side(l, text::trim(probe));
     // UDP: "0.093 ms  0/82400 (0%)"; a sender's interval: "8317"; TCP: "0   48.1 KBytes" or "0".
     std::string_view u = rest;
     const auto first = take_number(u);
     if (first && take_prefix(u, "ms")) {
         if (*first < 0) bad_iperf3_text(number, "a negative jitter");
         l.jitter_ms = *first;
-        std::string_view counts = text::trim(u);
-        const auto lost = take_number(u);
-        if (!lost || !take_prefix(u, "/"))
-            bad_iperf3_text(number, "expected lost/total datagrams after the jitter");
-        const auto total = take_number(u);
-        if (!total) bad_iperf3_text(number, "expected the total datagrams after '/'");
-        // Negative, or more lost than the total: a broken counter's print, read as printed and
-        // explained by rules_counters.cpp.
-        if (std::fabs(*lost) > 9e15 || std::fabs(*total) > 9e15)
-            bad_iperf3_text(number, "datagram counts out of range");
-        l.lost = static_cast<int64_t>(*lost);
-        l.total = static_cast<int64_t>(*total);
-        if (take_prefix(u, "(")) {
-            const auto pct = take_number(u);
-            if (pct && take_prefix(u, "%)")) l.printed_pct = *pct;
-        }
-        const size_t close = counts.find(')');
-        l.loss_text = std::string(
-            counts.substr(0, close == std::string_view::npos ? counts.size() : close + 1));
-        return l;
-    }
-    std::string_view w = rest;
-    const std::string_view word = take_word(w);
-    if (const auto n = count(word)) {
-        // A bare count is the sender's datagrams (UDP) or the retransmits (TCP, before a Cwnd or
-        // on the sender's summary): the header row says which, so both are kept.
-        const std::string_view after = text::trim(w);
-        if (after.empty() && l.side.empty()) {
-            l.datagrams = *n;
-        } else {
-            l.retransmits = *n;
-        }
+        read_udp_loss(l, u, number);
+    } else {
+        read_bare_count(l, rest);
     }
     return l;
 }
@@ -152,131 +166,11 @@ class Iperf3TextReader : public RunReader {
   public:
     void line(std::string_view t, int64_t number) override {
         last_line_ = number;
-        // -V: "iperf 3.12" and the system's uname before the test ("Linux host 6.1.0 …").
-        if (!read_any_ && iperf3_version_line(t)) {
-            version_ = std::string(t.substr(0, t.find(' ', 6)));
-            return;
-        }
-        if (!read_any_ && !version_.empty() && platform_.empty()) {
-            platform_ = platform_of(t);
-            if (!platform_.empty()) return;
-        }
-        if (t.starts_with("Connecting to host ")) {
-            read_any_ = true;
-            client_ = true;
-            std::string_view rest = t.substr(19);
-            host_ = std::string(rest.substr(0, std::min<size_t>(rest.find(','), 200)));
-            port_ = port_after(rest);
-            return;
-        }
-        if (t.starts_with("Server listening on ")) {
-            read_any_ = true;
-            client_ = false;
-            if (!carried_) banner_ = true;
-            std::string_view rest = t.substr(20);
-            if (const auto p = take_number(rest); p && *p >= 1 && *p <= 65535)
-                port_ = static_cast<int>(*p);
-            return;
-        }
-        if (t.starts_with("Accepted connection from ")) {
-            read_any_ = accepted_ = true;
-            client_ = false;
-            return;
-        }
-        if (t.starts_with("Reverse mode, remote host ")) {
-            reverse_ = true;
-            return;
-        }
-        if (t.starts_with("iperf3: error - ") || t.starts_with("iperf3: ")) {
-            read_any_ = true;
-            if (failure_.empty()) {
-                std::string_view m = t.substr(t.starts_with("iperf3: error - ") ? 16 : 8);
-                failure_ = std::string(m.substr(0, 500));
-            }
-            return;
-        }
-        if (t == "iperf Done.") {
-            done_ = true;
-            return;
-        }
-        if (t.starts_with("Starting Test: protocol: ")) {
-            read_verbose_start(t.substr(25));
-            return;
-        }
-        // The summary follows: "- - - - …" and, before it, 3.0's "Test Complete. Summary
-        // Results:" (and -V's since).
-        if (t.starts_with("- - - -") || t == "Test Complete. Summary Results:") {
-            in_summary_ = true;
-            return;
-        }
-        // --debug on the receiver: one line per late datagram (iperf_udp.c).
-        if (t.starts_with("OUT OF ORDER - received packet ")) {
-            ++out_of_order_lines_;
-            return;
-        }
-        if (t.starts_with("CPU Utilization: ")) {
-            read_cpu(t.substr(17));
-            return;
-        }
-        if (t.starts_with("[ ID]")) {
-            if (t.find("Jitter") != std::string_view::npos ||
-                t.find("Datagrams") != std::string_view::npos)
-                udp_ = true;
-            if (t.find("[Role]") != std::string_view::npos) bidir_ = true;
-            return;
-        }
-        auto l = parse_line(t, number);
-        if (!l) {
-            std::string_view probe = t;
-            auto id = take_bracket(probe);
-            if (id && probe.find(" connected to ") != std::string_view::npos)
-                stream_seen(*id, number);
-            // "[  4] Sent 162217 datagrams": 3.0's UDP client, under its untagged summary.
-            if (id) out_of_order(*id, probe);
-            if (id && in_summary_ && take_prefix(probe, "Sent ")) {
-                const auto n = take_number(probe);
-                if (n && *n >= 0 && *n <= 9e15 && take_prefix(probe, "datagrams"))
-                    sent_datagrams_[*id] = static_cast<int64_t>(*n);
-            }
-            return;
-        }
-        read_any_ = true;
-        if (l->jitter_ms) udp_ = true;
-        if (l->role.starts_with("TX") || l->role.starts_with("RX")) bidir_ = true;
-        const bool sum = l->id == "SUM";
-        if (!sum) stream_seen(l->id, number);
-        if (l->omitted) return;
-        // iperf3 3.0 and 3.1 tag no UDP summary line (their TCP ones are tagged): the figures
-        // are what the stream sent, with the receiver's jitter and lost/total beside them
-        // (iperf_api.c's iperf_print_results of 3.0.11 … 3.1.7).
-        // With -P, "- - -" also parts the interval blocks: only a UDP line (jitter, lost/total)
-        // from 0 over at least twice the longest interval before it is such a summary.
-        const double span = l->end_s - l->start_s;
-        if (l->side.empty() && in_summary_ && l->jitter_ms && l->start_s == 0 &&
-            longest_interval_s_ > 0 && span >= 2 * longest_interval_s_) {
-            l->side = client_ ? "sender" : "receiver";
-            untagged_ = true;
-        }
-        if (l->side.empty()) {
-            longest_interval_s_ = std::max(longest_interval_s_, span);
-            // An interval: the series of the forward direction, [SUM] when there is one.
-            if (l->role.empty() || l->role == "TX-C" || l->role == "RX-S") {
-                (sum ? sum_intervals_ : stream_intervals_).push(l->rate.value);
-            }
-            return;
-        }
-        DirectionReports& d = direction(l->role);
-        Summary& s = l->side == "sender" ? d.sender : d.receiver;
-        summaries_ = true;
-        if (sum) {
-            s.sum = std::move(*l);
+        if (read_setup(t) || read_marker(t)) return;
+        if (auto l = parse_line(t, number)) {
+            read_report(std::move(*l), number);
         } else {
-            s.streams.insert(l->id);
-            if (!s.stream) {
-                s.stream = std::move(*l);
-            } else {
-                add(*s.stream, *l);
-            }
+            read_other_stream_line(t, number);
         }
     }
 
@@ -326,6 +220,150 @@ class Iperf3TextReader : public RunReader {
     }
 
   private:
+    // The lines that say who ran the test and how, before its reports: -V's version and
+    // platform, the client's connecting, the server's banner and accepting, reverse mode. Gives
+    // whether the line was one.
+    bool read_setup(std::string_view t) {
+        // -V: "iperf 3.12" and the system's uname before the test ("Linux host 6.1.0 …").
+        if (!read_any_ && iperf3_version_line(t)) {
+            version_ = std::string(t.substr(0, t.find(' ', 6)));
+            return true;
+        }
+        if (!read_any_ && !version_.empty() && platform_.empty()) {
+            platform_ = platform_of(t);
+            if (!platform_.empty()) return true;
+        }
+        if (t.starts_with("Connecting to host ")) {
+            read_any_ = true;
+            client_ = true;
+            std::string_view rest = t.substr(19);
+            host_ = std::string(rest.substr(0, std::min<size_t>(rest.find(','), 200)));
+            port_ = port_after(rest);
+            return true;
+        }
+        if (t.starts_with("Server listening on ")) {
+            read_any_ = true;
+            client_ = false;
+            if (!carried_) banner_ = true;
+            std::string_view rest = t.substr(20);
+            if (const auto p = take_number(rest); p && *p >= 1 && *p <= 65535)
+                port_ = static_cast<int>(*p);
+            return true;
+        }
+        if (t.starts_with("Accepted connection from ")) {
+            read_any_ = accepted_ = true;
+            client_ = false;
+            return true;
+        }
+        if (t.starts_with("Reverse mode, remote host ")) {
+            reverse_ = true;
+            return true;
+        }
+        return false;
+    }
+
+    // The lines that mark the test's course around its reports: an error, the end, -V's start
+    // and CPU lines, the summary's start, --debug's late datagrams, the header row. Gives whether
+    // the line was one.
+    bool read_marker(std::string_view t) {
+        if (t.starts_with("iperf3: error - ") || t.starts_with("iperf3: ")) {
+            read_any_ = true;
+            if (failure_.empty()) {
+                std::string_view m = t.substr(t.starts_with("iperf3: error - ") ? 16 : 8);
+                failure_ = std::string(m.substr(0, 500));
+            }
+            return true;
+        }
+        if (t == "iperf Done.") {
+            done_ = true;
+            return true;
+        }
+        if (t.starts_with("Starting Test: protocol: ")) {
+            read_verbose_start(t.substr(25));
+            return true;
+        }
+        // The summary follows: "- - - - …" and, before it, 3.0's "Test Complete. Summary
+        // Results:" (and -V's since).
+        if (t.starts_with("- - - -") || t == "Test Complete. Summary Results:") {
+            in_summary_ = true;
+            return true;
+        }
+        // --debug on the receiver: one line per late datagram (iperf_udp.c).
+        if (t.starts_with("OUT OF ORDER - received packet ")) {
+            ++out_of_order_lines_;
+            return true;
+        }
+        if (t.starts_with("CPU Utilization: ")) {
+            read_cpu(t.substr(17));
+            return true;
+        }
+        if (t.starts_with("[ ID]")) {
+            if (t.find("Jitter") != std::string_view::npos ||
+                t.find("Datagrams") != std::string_view::npos)
+                udp_ = true;
+            if (t.find("[Role]") != std::string_view::npos) bidir_ = true;
+            return true;
+        }
+        return false;
+    }
+
+    // A stream's line that is no report: its connection, its late datagrams, or 3.0's sent count.
+    void read_other_stream_line(std::string_view t, int64_t number) {
+        std::string_view probe = t;
+        auto id = take_bracket(probe);
+        if (id && probe.find(" connected to ") != std::string_view::npos) stream_seen(*id, number);
+        // "[  4] Sent 162217 datagrams": 3.0's UDP client, under its untagged summary.
+        if (id) out_of_order(*id, probe);
+        if (id && in_summary_ && take_prefix(probe, "Sent ")) {
+            const auto n = take_number(probe);
+            if (n && *n >= 0 && *n <= 9e15 && take_prefix(probe, "datagrams"))
+                sent_datagrams_[*id] = static_cast<int64_t>(*n);
+        }
+    }
+
+    // A report line: an interval joins the forward direction's series, a summary its
+    // direction's figures.
+    void read_report(Line l, int64_t number) {
+        read_any_ = true;
+        if (l.jitter_ms) udp_ = true;
+        if (l.role.starts_with("TX") || l.role.starts_with("RX")) bidir_ = true;
+        const bool sum = l.id == "SUM";
+        if (!sum) stream_seen(l.id, number);
+        if (l.omitted) return;
+        // iperf3 3.0 and 3.1 tag no UDP summary line (their TCP ones are tagged): the figures
+        // are what the stream sent, with the receiver's jitter and lost/total beside them
+        // (iperf_api.c's iperf_print_results of 3.0.11 … 3.1.7).
+        // With -P, "- - -" also parts the interval blocks: only a UDP line (jitter, lost/total)
+        // from 0 over at least twice the longest interval before it is such a summary.
+        const double span = l.end_s - l.start_s;
+        if (l.side.empty() && in_summary_ && l.jitter_ms && l.start_s == 0 &&
+            longest_interval_s_ > 0 && span >= 2 * longest_interval_s_) {
+            l.side = client_ ? "sender" : "receiver";
+            untagged_ = true;
+        }
+        if (l.side.empty()) {
+            longest_interval_s_ = std::max(longest_interval_s_, span);
+            // An interval: the series of the forward direction, [SUM] when there is one.
+            if (l.role.empty() || l.role == "TX-C" || l.role == "RX-S") {
+                (sum ? sum_intervals_ : stream_intervals_).push(l.rate.value);
+            }
+            return;
+        }
+        DirectionReports& d = direction(l.role);
+        Summary& s = l.side == "sender" ? d.sender : d.receiver;
+        summaries_ = true;
+        if (sum) {
+            s.sum = std::move(l);
+        } else {
+            s.streams.insert(l.id);
+            if (!s.stream) {
+                s.stream = std::move(l);
+            } else {
+                add(*s.stream, l);
+            }
+        }
+    }
+
     static std::optional<int> port_after(std::string_view s) {
         const size_t at = s.find("port ");
         if (at == std::string_view::npos) return std::nullopt;
@@ -423,80 +461,89 @@ class Iperf3TextReader : public RunReader {
         const bool server_sent =
             !client_ && !bidir_ && forward_.sender.best() && !forward_.receiver.best();
         const bool reverse = client_ ? reverse_ : server_sent;
-        auto make = [&](const DirectionReports& d, bool back) {
-            ThroughputTest t;
-            t.source = info.source;
-            t.tool = Tool::iperf3;
-            // A UDP summary line without sender/receiver is 3.0's and 3.1's layout alone.
-            t.tool_version = !version_.empty() ? version_ : untagged_ ? "iperf 3.0 or 3.1" : "";
-            t.platform = platform_;
-            t.transport = udp_ ? Transport::udp : Transport::tcp;
-            t.from_server = !client_;
-            t.server_host = client_ ? host_ : std::string();
-            t.port = port_;
-            t.bidir = bidir_;
-            t.reverse = bidir_ ? back : reverse;
-            const Line* tx = d.sender.best();
-            const Line* rx = d.receiver.best();
-            t.streams = static_cast<int>(
-                std::max<size_t>({size_t{1}, d.sender.streams.size(), d.receiver.streams.size(),
-                                  static_cast<size_t>(verbose_streams_.value_or(1))}));
-            if (tx) {
-                t.sent_bps = tx->rate.value;
-                t.sent_bytes = tx->bytes.value;
-                t.duration_s = tx->end_s - tx->start_s;
-                t.rate_resolution_bps = tx->rate.resolution;
-                t.bytes_resolution = tx->bytes.resolution;
-                if (!udp_ && tx->retransmits) t.retransmits = tx->retransmits;
-                // 3.0's untagged line holds the receiver's total instead.
-                if (udp_ && tx->total && !untagged_) t.datagrams_sent = tx->total;
+        out.throughput.push_back(test_of(info, forward_, false, reverse));
+        if (bidir_ && (back_.sender.best() || back_.receiver.best()))
+            out.throughput.push_back(test_of(info, back_, true, reverse));
+    }
+
+    // One direction's test: who ran it and how, then what each side's summary says.
+    ThroughputTest test_of(const RunInfo& info, const DirectionReports& d, bool back,
+                           bool reverse) {
+        ThroughputTest t;
+        t.source = info.source;
+        t.tool = Tool::iperf3;
+        // A UDP summary line without sender/receiver is 3.0's and 3.1's layout alone.
+        t.tool_version = !version_.empty() ? version_ : untagged_ ? "iperf 3.0 or 3.1" : "";
+        t.platform = platform_;
+        t.transport = udp_ ? Transport::udp : Transport::tcp;
+        t.from_server = !client_;
+        t.server_host = client_ ? host_ : std::string();
+        t.port = port_;
+        t.bidir = bidir_;
+        t.reverse = bidir_ ? back : reverse;
+        const Line* tx = d.sender.best();
+        const Line* rx = d.receiver.best();
+        t.streams = static_cast<int>(
+            std::max<size_t>({size_t{1}, d.sender.streams.size(), d.receiver.streams.size(),
+                              static_cast<size_t>(verbose_streams_.value_or(1))}));
+        if (tx) sender_figures(t, *tx);
+        if (udp_ && untagged_ && tx && tx->jitter_ms && !rx) {
+            // 3.0's client line: the receiver's counts beside the sender's transfer.
+            receiver_counts(t, *tx);
+        }
+        if (udp_ && !back && !sent_datagrams_.empty()) {
+            int64_t sent = 0;
+            for (const auto& [id, n] : sent_datagrams_) sent += n;
+            t.datagrams_sent = sent;
+        }
+        if (rx) receiver_figures(t, *rx);
+        if (udp_ && !back && saw_out_of_order_)
+            t.out_of_order = sum_out_of_order_ > 0 ? sum_out_of_order_ : stream_out_of_order_;
+        else if (udp_ && !back && out_of_order_lines_ > 0)
+            t.out_of_order = out_of_order_lines_;
+        if (udp_ && block_bytes_) t.payload_bytes = block_bytes_;
+        // cpu: local is this side of the output.
+        const bool this_side_sends = client_ != t.reverse;
+        t.sender_cpu_pct = this_side_sends ? cpu_local_ : cpu_remote_;
+        t.receiver_cpu_pct = this_side_sends ? cpu_remote_ : cpu_local_;
+        if (!back) {
+            if (!sum_intervals_.empty()) {
+                t.interval_bps = sum_intervals_.take();
+            } else if (t.streams == 1) {
+                t.interval_bps = stream_intervals_.take();
             }
-            if (udp_ && untagged_ && tx && tx->jitter_ms && !rx) {
-                // 3.0's client line: the receiver's counts beside the sender's transfer.
-                receiver_counts(t, *tx);
-            }
-            if (udp_ && !back && !sent_datagrams_.empty()) {
-                int64_t sent = 0;
-                for (const auto& [id, n] : sent_datagrams_) sent += n;
-                t.datagrams_sent = sent;
-            }
-            // On 3.0's and 3.1's server that line holds the sent bytes too, never what arrived:
-            // only its counts are the receiver's.
-            if (rx && !untagged_) {
-                t.received_bps = rx->rate.value;
-                t.received_bytes = rx->bytes.value;
-            }
-            if (rx) {
-                if (t.duration_s == 0) t.duration_s = rx->end_s - rx->start_s;
-                t.rate_resolution_bps = std::max(t.rate_resolution_bps, rx->rate.resolution);
-                t.bytes_resolution = std::max(t.bytes_resolution, rx->bytes.resolution);
-                if (udp_) receiver_counts(t, *rx);
-            }
-            if (udp_ && !back && saw_out_of_order_)
-                t.out_of_order = sum_out_of_order_ > 0 ? sum_out_of_order_ : stream_out_of_order_;
-            else if (udp_ && !back && out_of_order_lines_ > 0)
-                t.out_of_order = out_of_order_lines_;
-            if (udp_ && block_bytes_) t.payload_bytes = block_bytes_;
-            // cpu: local is this side of the output.
-            const bool this_side_sends = client_ != t.reverse;
-            t.sender_cpu_pct = this_side_sends ? cpu_local_ : cpu_remote_;
-            t.receiver_cpu_pct = this_side_sends ? cpu_remote_ : cpu_local_;
-            if (!back) {
-                if (!sum_intervals_.empty()) {
-                    t.interval_bps = sum_intervals_.take();
-                } else if (t.streams == 1) {
-                    t.interval_bps = stream_intervals_.take();
-                }
-            }
-            t.label = fmt::format(
-                "iperf3 {}{}{}{}", udp_ ? "UDP" : "TCP",
-                bidir_ ? (back ? " --bidir reverse" : " --bidir") : (t.reverse ? " -R" : ""),
-                t.streams > 1 ? fmt::format(" -P {}", t.streams) : "",
-                client_ ? "" : " (server side)");
-            out.throughput.push_back(std::move(t));
-        };
-        make(forward_, false);
-        if (bidir_ && (back_.sender.best() || back_.receiver.best())) make(back_, true);
+        }
+        t.label = fmt::format(
+            "iperf3 {}{}{}{}", udp_ ? "UDP" : "TCP",
+            bidir_ ? (back ? " --bidir reverse" : " --bidir") : (t.reverse ? " -R" : ""),
+            t.streams > 1 ? fmt::format(" -P {}", t.streams) : "", client_ ? "" : " (server side)");
+        return t;
+    }
+
+    // The sender's summary: what it sent, over how long, and its retransmits or datagrams.
+    void sender_figures(ThroughputTest& t, const Line& tx) const {
+        t.sent_bps = tx.rate.value;
+        t.sent_bytes = tx.bytes.value;
+        t.duration_s = tx.end_s - tx.start_s;
+        t.rate_resolution_bps = tx.rate.resolution;
+        t.bytes_resolution = tx.bytes.resolution;
+        if (!udp_ && tx.retransmits) t.retransmits = tx.retransmits;
+        // 3.0's untagged line holds the receiver's total instead.
+        if (udp_ && tx.total && !untagged_) t.datagrams_sent = tx.total;
+    }
+
+    // The receiver's summary: what arrived and, over UDP, its counts.
+    void receiver_figures(ThroughputTest& t, const Line& rx) const {
+        // On 3.0's and 3.1's server that line holds the sent bytes too, never what arrived:
+        // only its counts are the receiver's.
+        if (!untagged_) {
+            t.received_bps = rx.rate.value;
+            t.received_bytes = rx.bytes.value;
+        }
+        if (t.duration_s == 0) t.duration_s = rx.end_s - rx.start_s;
+        t.rate_resolution_bps = std::max(t.rate_resolution_bps, rx.rate.resolution);
+        t.bytes_resolution = std::max(t.bytes_resolution, rx.bytes.resolution);
+        if (udp_) receiver_counts(t, rx);
     }
 
     bool read_any_ = false;

@@ -156,6 +156,81 @@ constexpr Option kIperfOptions[] = {
     {"sum-only", '\0', false},
 };
 
+// One word of an iperf command line read as an option: which one it names ("--port=5201",
+// "--port", "-p5201", "-p"), and the value the word itself carries.
+struct OptionWord {
+    const Option* opt = nullptr;
+    std::string value;
+    bool has_value = false;
+};
+
+OptionWord option_word(std::string_view a) {
+    OptionWord o;
+    if (a.starts_with("--")) {
+        std::string_view name = a.substr(2);
+        if (const size_t eq = name.find('='); eq != std::string_view::npos) {
+            o.value = std::string(name.substr(eq + 1));
+            o.has_value = true;
+            name = name.substr(0, eq);
+        }
+        for (const auto& opt : kIperfOptions)
+            if (opt.long_name == name) o.opt = &opt;
+    } else {
+        for (const auto& opt : kIperfOptions)
+            if (opt.short_name == a[1]) o.opt = &opt;
+        if (o.opt && o.opt->takes_value && a.size() > 2) {
+            o.value = std::string(a.substr(2));  // -P4, -b1G
+            o.has_value = true;
+        }
+    }
+    return o;
+}
+
+// What one option of the run says, set on the command: a table by the option's long name.
+// `client` is whether the run gave -c.
+void apply_iperf_option(ToolCommand& c, bool& client, std::string_view name,
+                        const std::string& value, Tool tool) {
+    if (name == "client") {
+        client = true;
+        c.host = value;
+    } else if (name == "server") {
+        c.server = true;
+    } else if (name == "udp") {
+        c.udp = true;
+    } else if (name == "bandwidth" || name == "bitrate") {
+        // iperf3 -b RATE[/BURST]; iperf2 -b RATE[,STDEV] or RATEpps.
+        std::string_view rate = value;
+        rate = rate.substr(0, rate.find_first_of("/,"));
+        c.bandwidth_text = value;
+        c.bandwidth_bps = iperf_quantity(rate, tool, true);
+    } else if (name == "parallel") {
+        c.parallel = small_int(value, 1, 1 << 20);
+    } else if (name == "window") {
+        c.window_text = value;
+        if (auto v = iperf_quantity(value, tool, false); v && *v <= 9e15)
+            c.window_bytes = static_cast<int64_t>(*v);
+    } else if (name == "len" || name == "length") {
+        if (auto v = iperf_quantity(value, tool, false); v && *v >= 1 && *v <= 65535)
+            c.length_bytes = static_cast<int>(*v);
+    } else if (name == "port") {
+        c.port = small_int(value, 1, 65535);
+    } else if (name == "reverse") {
+        c.reverse = true;
+    } else if (name == "time") {
+        c.time_s = plain_number(value);
+    } else if (name == "omit") {
+        c.omit_s = small_int(value, 1, 86400);
+    } else if (name == "udp-counters-64bit") {
+        c.udp_counters_64bit = true;
+    } else if (name == "json") {
+        c.json = true;
+    } else if (name == "json-stream") {
+        c.json = c.json_stream = true;
+    } else if (name == "bidir" || name == "dualtest" || name == "full-duplex") {
+        c.bidir = true;
+    }
+}
+
 std::optional<ToolCommand> parse_iperf(std::vector<std::string> w, Tool tool,
                                        std::string_view text) {
     ToolCommand c;
@@ -165,71 +240,13 @@ std::optional<ToolCommand> parse_iperf(std::vector<std::string> w, Tool tool,
     for (size_t i = 1; i < w.size(); ++i) {
         std::string_view a = w[i];
         if (a.size() < 2 || a[0] != '-') continue;  // a stray word: iperf ignores it too
-        const Option* opt = nullptr;
-        std::string value;
-        bool has_value = false;
-        if (a.starts_with("--")) {
-            std::string_view name = a.substr(2);
-            if (const size_t eq = name.find('='); eq != std::string_view::npos) {
-                value = std::string(name.substr(eq + 1));
-                has_value = true;
-                name = name.substr(0, eq);
-            }
-            for (const auto& o : kIperfOptions)
-                if (o.long_name == name) opt = &o;
-        } else {
-            for (const auto& o : kIperfOptions)
-                if (o.short_name == a[1]) opt = &o;
-            if (opt && opt->takes_value && a.size() > 2) {
-                value = std::string(a.substr(2));  // -P4, -b1G
-                has_value = true;
-            }
-        }
-        if (!opt) continue;
-        if (opt->takes_value && !has_value) {
+        OptionWord o = option_word(a);
+        if (!o.opt) continue;
+        if (o.opt->takes_value && !o.has_value) {
             if (i + 1 >= w.size()) break;
-            value = w[++i];
+            o.value = w[++i];
         }
-        const std::string_view name = opt->long_name;
-        if (name == "client") {
-            client = true;
-            c.host = value;
-        } else if (name == "server") {
-            c.server = true;
-        } else if (name == "udp") {
-            c.udp = true;
-        } else if (name == "bandwidth" || name == "bitrate") {
-            // iperf3 -b RATE[/BURST]; iperf2 -b RATE[,STDEV] or RATEpps.
-            std::string_view rate = value;
-            rate = rate.substr(0, rate.find_first_of("/,"));
-            c.bandwidth_text = value;
-            c.bandwidth_bps = iperf_quantity(rate, tool, true);
-        } else if (name == "parallel") {
-            c.parallel = small_int(value, 1, 1 << 20);
-        } else if (name == "window") {
-            c.window_text = value;
-            if (auto v = iperf_quantity(value, tool, false); v && *v <= 9e15)
-                c.window_bytes = static_cast<int64_t>(*v);
-        } else if (name == "len" || name == "length") {
-            if (auto v = iperf_quantity(value, tool, false); v && *v >= 1 && *v <= 65535)
-                c.length_bytes = static_cast<int>(*v);
-        } else if (name == "port") {
-            c.port = small_int(value, 1, 65535);
-        } else if (name == "reverse") {
-            c.reverse = true;
-        } else if (name == "time") {
-            c.time_s = plain_number(value);
-        } else if (name == "omit") {
-            c.omit_s = small_int(value, 1, 86400);
-        } else if (name == "udp-counters-64bit") {
-            c.udp_counters_64bit = true;
-        } else if (name == "json") {
-            c.json = true;
-        } else if (name == "json-stream") {
-            c.json = c.json_stream = true;
-        } else if (name == "bidir" || name == "dualtest" || name == "full-duplex") {
-            c.bidir = true;
-        }
+        apply_iperf_option(c, client, o.opt->long_name, o.value, tool);
     }
     if (client == c.server) return std::nullopt;  // neither -c nor -s (or both): not a run
     if (client && c.host.empty()) return std::nullopt;

@@ -221,6 +221,36 @@ Totals totals(const std::map<std::string, Report>& f) {
     return t;
 }
 
+// The load a UDP run's IPG target offered, over all its sending threads (t.streams), and how
+// the explanation names it.
+void set_offered_from_ipg(ThroughputTest& t, int datagram_bytes, double ipg_target_us) {
+    // The IPG target is per sending thread.
+    const auto offered = offered_rate_from_ipg(datagram_bytes, ipg_target_us);
+    t.offered_bps = offered.bps * t.streams;
+    t.offered_from = fmt::format("the IPG target {:.2f} us", ipg_target_us);
+    if (!offered.typed.empty()) {
+        const bool binary = std::isupper(static_cast<unsigned char>(offered.typed.back()));
+        t.offered_from +=
+            fmt::format(", i.e. -b {}{}", offered.typed,
+                        binary ? ", which iperf2 reads in binary units (an uppercase suffix)" : "");
+    }
+}
+
+// A UDP run's figures: the receiver's counts (rx, relayed when a Server Report came back) and
+// what the sender sent and offered.
+void set_udp_figures(ThroughputTest& t, const Run& run, const Totals& rx, bool relayed) {
+    set_receiver_loss_counts(t, rx.lost, rx.total, rx.printed_pct, rx.loss_text);
+    t.jitter_ms = rx.jitter_ms;
+    t.receiver_report_missing = run.no_server_report && !relayed;
+    int64_t sent = 0;
+    for (const auto& [id, n] : run.datagrams_sent)
+        if (!is_sum(id)) sent += n;
+    if (!run.datagrams_sent.empty()) t.datagrams_sent = sent;
+    t.payload_bytes = run.datagram_bytes;
+    if (run.datagram_bytes && run.ipg_target_us)
+        set_offered_from_ipg(t, *run.datagram_bytes, *run.ipg_target_us);
+}
+
 ThroughputTest test_of(const Run& run, const std::string& source) {
     ThroughputTest t;
     t.source = source;
@@ -256,28 +286,7 @@ ThroughputTest test_of(const Run& run, const std::string& source) {
         t.bytes_resolution = relayed.bytes_res;
         t.rate_resolution_bps = std::max(t.rate_resolution_bps, relayed.bps_res);
     }
-    if (udp) {
-        set_receiver_loss_counts(t, rx.lost, rx.total, rx.printed_pct, rx.loss_text);
-        t.jitter_ms = rx.jitter_ms;
-        t.receiver_report_missing = run.no_server_report && !relayed.any;
-        int64_t sent = 0;
-        for (const auto& [id, n] : run.datagrams_sent)
-            if (!is_sum(id)) sent += n;
-        if (!run.datagrams_sent.empty()) t.datagrams_sent = sent;
-        t.payload_bytes = run.datagram_bytes;
-        if (run.datagram_bytes && run.ipg_target_us) {
-            // The IPG target is per sending thread.
-            const auto offered = offered_rate_from_ipg(*run.datagram_bytes, *run.ipg_target_us);
-            t.offered_bps = offered.bps * t.streams;
-            t.offered_from = fmt::format("the IPG target {:.2f} us", *run.ipg_target_us);
-            if (!offered.typed.empty()) {
-                const bool binary = std::isupper(static_cast<unsigned char>(offered.typed.back()));
-                t.offered_from += fmt::format(
-                    ", i.e. -b {}{}", offered.typed,
-                    binary ? ", which iperf2 reads in binary units (an uppercase suffix)" : "");
-            }
-        }
-    }
+    if (udp) set_udp_figures(t, run, rx, relayed.any);
     t.socket_buffer_bytes = run.buffer_bytes;
     t.socket_buffer_text = run.buffer_text;
     t.socket_buffer_side = run.client ? "client" : "server";

@@ -231,6 +231,15 @@ class PingReader : public RunReader {
   public:
     void line(std::string_view t, int64_t number) override {
         last_line_ = number;
+        if (read_statistics(t, number)) return;
+        if (state_ == State::replies && reply(t)) return;
+        if (read_header(t, number)) return;
+        if (state_ == State::replies) read_other_reply_line(t, number);
+    }
+
+    // The statistics under the summary header: the counts line, then the round-trip times.
+    // Gives whether the line was one of them.
+    bool read_statistics(std::string_view t, int64_t number) {
         switch (state_) {
             case State::counts:
                 if (windows_)
@@ -238,33 +247,38 @@ class PingReader : public RunReader {
                 else
                     parse_counts(test_, t, number);
                 state_ = State::rtt;
-                return;
+                return true;
             case State::rtt:
-                if (windows_ && t == "Approximate round trip times in milli-seconds:") return;
+                if (windows_ && t == "Approximate round trip times in milli-seconds:") return true;
                 state_ = State::done;
                 if (windows_ && t.starts_with("Minimum = ")) {
                     parse_windows_rtt(test_, t, number);
-                    return;
+                    return true;
                 }
                 if (!windows_ && (t.starts_with("rtt ") || t.starts_with("round-trip "))) {
                     rtt_names_ = t.substr(0, t.find(" = "));
                     parse_rtt(test_, t, number);
-                    return;
+                    return true;
                 }
-                break;
+                return false;
             case State::replies:
             case State::done:
-                break;
+                return false;
         }
-        if (state_ == State::replies && reply(t)) return;
+        return false;
+    }
+
+    // The headers: a run's first line (ping's, KAME's, Windows') and its summary's. Gives
+    // whether the line was one.
+    bool read_header(std::string_view t, int64_t number) {
         if (t.starts_with("PING ") || kame_header(t)) {
             read_any_ = true;
             header_ = t;
-            return;
+            return true;
         }
         if (windows_header(t)) {
             read_any_ = windows_ = true;
-            return;
+            return true;
         }
         if (summary_header(t) || windows_summary_header(t)) {
             read_any_ = true;
@@ -274,9 +288,14 @@ class PingReader : public RunReader {
             test_.target = std::string(target.substr(0, 200));
             summary_line_ = number;
             state_ = State::counts;
-            return;
+            return true;
         }
-        if (state_ != State::replies) return;
+        return false;
+    }
+
+    // A line among the replies that is no reply: an error, a lost request, another system's
+    // reply, or ping failing.
+    void read_other_reply_line(std::string_view t, int64_t number) {
         // iputils' "From 198.18.10.1 icmp_seq=1 Destination Host Unreachable", inetutils' "92
         // bytes from 198.18.10.1: Destination Host Unreachable": the first error, as printed.
         if (test_.error_text.empty() &&

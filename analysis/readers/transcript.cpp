@@ -217,35 +217,54 @@ class Transcript {
 
     void handle(Clean& l) {
         if (l.markup) return;
-        if (const auto p = prompt_command(l.text)) {
-            auto cmd = parse_tool_command(p->text, p->windows);
-            if (p->strong || cmd) {
-                close_run();
-                // An `iperf -v` names the runs of the one command after it, not a later host's.
-                if (iperf2_version_used_) iperf2_version_.clear(), iperf2_platform_.clear();
-                iperf2_version_used_ = false;
-                command_ = std::move(cmd);
-                command_line_ = l.number;
-                run_started_for_command_ = false;
-                return;
-            }
-        }
+        if (read_prompt(l)) return;
         const std::string_view t = l.text;
         if (t.empty()) return;
         saw_text_ = true;
-        // `iperf -v`: "iperf version 2.1.9 (14 March 2023) pthreads" ("win32 threads" on
-        // Windows). iperf2's runs print no version of their own: the ones after it are this.
-        if (t.starts_with("iperf version 2.")) {
-            const std::string_view rest = t.substr(14);
-            iperf2_version_ =
-                "iperf " + std::string(rest.substr(0, std::min<size_t>(rest.find(' '), 40)));
-            iperf2_platform_ = t.ends_with("win32 threads") ? "Windows" : "";
-            return;
-        }
+        if (read_iperf2_version(t)) return;
+        end_run_at(t, l.number);
+        if (!run_ && !begin_run(l)) return;
+        if (l.cut) return;  // longer than any line a tool prints
+        run_->line(t, l.number);
+        recognised_ = recognised_ || !run_->empty();
+    }
+
+    // A typed command: it ends the run before it and says what the output after it is. Gives
+    // whether the line was one.
+    bool read_prompt(const Clean& l) {
+        const auto p = prompt_command(l.text);
+        if (!p) return false;
+        auto cmd = parse_tool_command(p->text, p->windows);
+        if (!p->strong && !cmd) return false;
+        close_run();
+        // An `iperf -v` names the runs of the one command after it, not a later host's.
+        if (iperf2_version_used_) iperf2_version_.clear(), iperf2_platform_.clear();
+        iperf2_version_used_ = false;
+        command_ = std::move(cmd);
+        command_line_ = l.number;
+        run_started_for_command_ = false;
+        return true;
+    }
+
+    // `iperf -v`: "iperf version 2.1.9 (14 March 2023) pthreads" ("win32 threads" on
+    // Windows). iperf2's runs print no version of their own: the ones after it are this. Gives
+    // whether the line was one.
+    bool read_iperf2_version(std::string_view t) {
+        if (!t.starts_with("iperf version 2.")) return false;
+        const std::string_view rest = t.substr(14);
+        iperf2_version_ =
+            "iperf " + std::string(rest.substr(0, std::min<size_t>(rest.find(' '), 40)));
+        iperf2_platform_ = t.ends_with("win32 threads") ? "Windows" : "";
+        return true;
+    }
+
+    // Ends the run being read where the line begins another: the same tool's next run, which
+    // starts here, or another tool's output.
+    void end_run_at(std::string_view t, int64_t number) {
         if (run_ && run_->next_run_starts(t)) {
             auto next = run_->next_run();
             close_run();
-            start(std::move(next), kind_, l.number);
+            start(std::move(next), kind_, number);
         }
         if (run_) {
             // Another tool's header without a prompt between: outputs pasted one after another.
@@ -256,26 +275,28 @@ class Transcript {
                 command_.reset();
             }
         }
-        if (!run_) {
-            ToolKind k = kind_of_line(t);
-            if (command_) {
-                // The command says which tool printed what follows.
-                const Tool tool = command_->tool;
-                k = tool == Tool::iperf2 ? ToolKind::iperf2
-                    : tool == Tool::ping ? ToolKind::ping
-                    : t.starts_with("{") ? ToolKind::iperf3_json
-                                         : ToolKind::iperf3_text;
-            }
-            if (k == ToolKind::none || !tools_.allows(tool_of(k))) return;
-            if (k == ToolKind::iperf3_json) {
-                read_json(l);
-                return;
-            }
-            start(make_reader(k), k, l.number);
+    }
+
+    // Starts the run the line begins: of the tool the command names, else of the tool the line
+    // looks like. Gives whether a run now reads the line (a JSON document is read whole here).
+    bool begin_run(Clean& l) {
+        const std::string_view t = l.text;
+        ToolKind k = kind_of_line(t);
+        if (command_) {
+            // The command says which tool printed what follows.
+            const Tool tool = command_->tool;
+            k = tool == Tool::iperf2 ? ToolKind::iperf2
+                : tool == Tool::ping ? ToolKind::ping
+                : t.starts_with("{") ? ToolKind::iperf3_json
+                                     : ToolKind::iperf3_text;
         }
-        if (l.cut) return;  // longer than any line a tool prints
-        run_->line(t, l.number);
-        recognised_ = recognised_ || !run_->empty();
+        if (k == ToolKind::none || !tools_.allows(tool_of(k))) return false;
+        if (k == ToolKind::iperf3_json) {
+            read_json(l);
+            return false;
+        }
+        start(make_reader(k), k, l.number);
+        return true;
     }
 
     void start(std::unique_ptr<RunReader> reader, ToolKind kind, int64_t line) {
@@ -469,6 +490,40 @@ class Transcript {
     bool iperf2_version_used_ = false;              // by the runs of the command after it
 };
 
+// A prompt that begins with the host or the user: "user@host:~/dir$ cmd", "host:~ user$ cmd",
+// "host# cmd", zsh's "user@host ~ % cmd". A user@host makes it a strong one.
+std::optional<PromptedCommand> host_prompt(std::string_view t) {
+    size_t i = 0;
+    while (i < t.size() && i < 64 && host_char(t[i])) ++i;
+    if (i == 0 || i >= t.size()) return std::nullopt;
+    bool strong = false;
+    if (t[i] == '@') {
+        const size_t at = ++i;
+        while (i < t.size() && host_char(t[i])) ++i;
+        if (i == at) return std::nullopt;
+        strong = true;
+    }
+    if (i < t.size() && t[i] == ':') {
+        ++i;
+        while (i < t.size() && t[i] != ' ' && !sigil(t[i])) ++i;
+        // macOS: "host:~ user$ cmd"
+        if (i < t.size() && t[i] == ' ' && !strong) {
+            size_t j = i + 1;
+            while (j < t.size() && host_char(t[j])) ++j;
+            if (j < t.size() && sigil(t[j])) i = j;
+        }
+    } else if (strong && i < t.size() && t[i] == ' ') {
+        // zsh: "user@host ~ %"
+        const size_t space = i + 1;
+        size_t j = space;
+        while (j < t.size() && t[j] != ' ' && !sigil(t[j])) ++j;
+        if (j < t.size() && t[j] == ' ' && j + 1 < t.size() && sigil(t[j + 1])) i = j + 1;
+    }
+    if (i >= t.size() || !sigil(t[i])) return std::nullopt;
+    if (auto c = after_sigil(t.substr(i + 1))) return PromptedCommand{*c, strong};
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<PromptedCommand> prompt_command(std::string_view line) {
@@ -504,36 +559,7 @@ std::optional<PromptedCommand> prompt_command(std::string_view line) {
         if (auto c = after_sigil(t.substr(1))) return PromptedCommand{*c, t.front() == '$'};
         return std::nullopt;
     }
-    // "user@host:~/dir$ cmd", "host:~ user$ cmd", "host# cmd"
-    size_t i = 0;
-    while (i < t.size() && i < 64 && host_char(t[i])) ++i;
-    if (i == 0 || i >= t.size()) return std::nullopt;
-    bool strong = false;
-    if (t[i] == '@') {
-        const size_t at = ++i;
-        while (i < t.size() && host_char(t[i])) ++i;
-        if (i == at) return std::nullopt;
-        strong = true;
-    }
-    if (i < t.size() && t[i] == ':') {
-        ++i;
-        while (i < t.size() && t[i] != ' ' && !sigil(t[i])) ++i;
-        // macOS: "host:~ user$ cmd"
-        if (i < t.size() && t[i] == ' ' && !strong) {
-            size_t j = i + 1;
-            while (j < t.size() && host_char(t[j])) ++j;
-            if (j < t.size() && sigil(t[j])) i = j;
-        }
-    } else if (strong && i < t.size() && t[i] == ' ') {
-        // zsh: "user@host ~ %"
-        const size_t space = i + 1;
-        size_t j = space;
-        while (j < t.size() && t[j] != ' ' && !sigil(t[j])) ++j;
-        if (j < t.size() && t[j] == ' ' && j + 1 < t.size() && sigil(t[j + 1])) i = j + 1;
-    }
-    if (i >= t.size() || !sigil(t[i])) return std::nullopt;
-    if (auto c = after_sigil(t.substr(i + 1))) return PromptedCommand{*c, strong};
-    return std::nullopt;
+    return host_prompt(t);
 }
 
 void apply_command(ThroughputTest& t, const ToolCommand& c) {

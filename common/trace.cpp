@@ -355,6 +355,55 @@ std::vector<StreamTrace> read_streams(const JsonField& streams) {
     return out;
 }
 
+// Each CPU's time over the phase.
+std::vector<CpuTime> read_cpus(const JsonField& cpus) {
+    std::vector<CpuTime> out;
+    for (size_t i = 0; i < cpus.array_size(); ++i) {
+        const JsonField c = cpus.at(i);
+        const auto niced = c.find("niced_ms");  // absent before probes counted it apart
+        out.push_back({static_cast<int>(c.at("cpu").u64()), c.at("busy_ms").i64(),
+                       c.at("softirq_ms").i64(), c.at("irq_ms").i64(), c.at("idle_ms").i64(),
+                       c.at("steal_ms").i64(), niced ? niced->i64() : 0});
+    }
+    return out;
+}
+
+// One of the test's processes over the phase: its CPU time, and its cgroup's quota and throttling.
+ProcessCpu read_process(const JsonField& r) {
+    ProcessCpu pr;
+    pr.pid = r.at("pid").i64();
+    pr.comm = r.at("comm").str();
+    pr.watched_ms = r.at("watched_ms").i64();
+    pr.cpu_ms = r.at("cpu_ms").i64();
+    pr.cgroup = r.at("cgroup").str();
+    if (const auto q = r.find("quota_cores")) {
+        pr.quota_cores = q->number();
+        if (*pr.quota_cores <= 0) q->fail("is not a positive number of cores");
+    }
+    pr.periods = r.at("periods").i64();
+    pr.throttled_periods = r.at("throttled_periods").i64();
+    pr.throttled_ms = r.at("throttled_ms").i64();
+    if (pr.watched_ms < 0 || pr.cpu_ms < 0 || pr.throttled_ms < 0) r.fail("has a negative time");
+    if (pr.throttled_periods > pr.periods) r.at("throttled_periods").fail("is more than periods");
+    return pr;
+}
+
+// The sender's TCP time account over the phase (tcp_info's chrono counters).
+TcpAccount read_tcp_account(const JsonField& tcp) {
+    TcpAccount a;
+    for (const auto& [key, field] : kTcpAccountFields) {
+        a.*field = tcp.at(key).i64();
+        if (a.*field < 0) tcp.at(key).fail("is negative");
+    }
+    if (const auto cap = tcp.find("max_pacing_rate_bps")) {  // absent before it was read
+        a.max_pacing_rate_bps = cap->i64();
+        if (a.max_pacing_rate_bps < 0) cap->fail("is negative");
+    }
+    if (a.rwnd_limited_us + a.sndbuf_limited_us > a.busy_us)
+        tcp.at("busy_us").fail("is less than the time limited by the window and buffer");
+    return a;
+}
+
 PhaseTrace read_phase(const JsonField& n) {
     PhaseTrace p;
     p.name = n.at("name").str();
@@ -374,53 +423,14 @@ PhaseTrace read_phase(const JsonField& n) {
     p.ethtool_stats = read_counter_map(k.at("ethtool"));
     p.softnet_dropped = k.at("softnet_dropped").i64();
     if (const auto qdisc = k.find("qdisc")) p.qdisc_stats = read_counter_map(*qdisc);
-    if (const auto cpus = n.find("cpus")) {
-        for (size_t i = 0; i < cpus->array_size(); ++i) {
-            const JsonField c = cpus->at(i);
-            const auto niced = c.find("niced_ms");  // absent before probes counted it apart
-            p.cpus.push_back({static_cast<int>(c.at("cpu").u64()), c.at("busy_ms").i64(),
-                              c.at("softirq_ms").i64(), c.at("irq_ms").i64(), c.at("idle_ms").i64(),
-                              c.at("steal_ms").i64(), niced ? niced->i64() : 0});
-        }
-    }
+    if (const auto cpus = n.find("cpus")) p.cpus = read_cpus(*cpus);
     if (const auto dev = n.find("dev_stats")) p.dev_stats = read_counter_map(*dev);
     if (const auto processes = n.find("processes")) {  // absent before probes watched the tool
-        for (size_t i = 0; i < processes->array_size(); ++i) {
-            const JsonField r = processes->at(i);
-            ProcessCpu pr;
-            pr.pid = r.at("pid").i64();
-            pr.comm = r.at("comm").str();
-            pr.watched_ms = r.at("watched_ms").i64();
-            pr.cpu_ms = r.at("cpu_ms").i64();
-            pr.cgroup = r.at("cgroup").str();
-            if (const auto q = r.find("quota_cores")) {
-                pr.quota_cores = q->number();
-                if (*pr.quota_cores <= 0) q->fail("is not a positive number of cores");
-            }
-            pr.periods = r.at("periods").i64();
-            pr.throttled_periods = r.at("throttled_periods").i64();
-            pr.throttled_ms = r.at("throttled_ms").i64();
-            if (pr.watched_ms < 0 || pr.cpu_ms < 0 || pr.throttled_ms < 0)
-                r.fail("has a negative time");
-            if (pr.throttled_periods > pr.periods)
-                r.at("throttled_periods").fail("is more than periods");
-            p.processes.push_back(std::move(pr));
-        }
+        for (size_t i = 0; i < processes->array_size(); ++i)
+            p.processes.push_back(read_process(processes->at(i)));
     }
-    if (const auto tcp = n.find("tcp")) {  // absent before probes read tcp_info
-        TcpAccount a;
-        for (const auto& [key, field] : kTcpAccountFields) {
-            a.*field = tcp->at(key).i64();
-            if (a.*field < 0) tcp->at(key).fail("is negative");
-        }
-        if (const auto cap = tcp->find("max_pacing_rate_bps")) {  // absent before it was read
-            a.max_pacing_rate_bps = cap->i64();
-            if (a.max_pacing_rate_bps < 0) cap->fail("is negative");
-        }
-        if (a.rwnd_limited_us + a.sndbuf_limited_us > a.busy_us)
-            tcp->at("busy_us").fail("is less than the time limited by the window and buffer");
-        p.tcp = a;
-    }
+    if (const auto tcp = n.find("tcp"))  // absent before probes read tcp_info
+        p.tcp = read_tcp_account(*tcp);
     if (const auto streams = n.find("streams")) p.streams = read_streams(*streams);
     return p;
 }

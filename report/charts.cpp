@@ -29,7 +29,7 @@ double round_to(double v, int decimals) {
 
 // ---- what the report models against ------------------------------------------------------
 
-std::optional<double> mode_link_bps(const ReportInput& in, const ReportMode& m) {
+std::optional<double> mode_link_bps(const ReportInput& in, const RunDirMode& m) {
     return m.contract.link_bps ? m.contract.link_bps : report_link_bps(in);
 }
 
@@ -37,7 +37,7 @@ std::optional<double> mode_link_bps(const ReportInput& in, const ReportMode& m) 
 // datagram size the tool reported), as its verdict carries it. An explanation written before
 // verdicts carried their ceiling has it computed again here, from the tool's output, else the
 // model's defaults for the link.
-std::optional<Ceiling> ceiling_for(const ReportMode& m, Transport transport,
+std::optional<Ceiling> ceiling_for(const RunDirMode& m, Transport transport,
                                    std::optional<double> link_bps) {
     if (m.explanation) {
         for (const auto& v : m.explanation->verdicts)
@@ -169,7 +169,7 @@ json line_rate_mark() {
 
 // One bar of the ceiling chart: the goodput a mode measured over one transport, labelled with
 // its share of the model's ceiling when there is one.
-json ceiling_row(const ReportInput& in, const ReportMode& m, Transport transport, double mbps) {
+json ceiling_row(const ReportInput& in, const RunDirMode& m, Transport transport, double mbps) {
     json r = {{"mode", m.contract.mode},
               {"test", transport_name(transport)},
               {"measured_mbps", round_to(mbps, 2)},
@@ -292,7 +292,7 @@ const char* kFrameColours[] = {"#bab0ac", "#4e79a7", "#76b7b2", "#f28e2b", "#ffb
                                "#ff9d9a", "#e15759", "#59a14f", "#d4d4d4", "#b07aa1", "#8c8c8c"};
 
 // The first mode with a known link: it holds the model the explanation used.
-const ReportMode* modelled_mode(const ReportInput& in) {
+const RunDirMode* modelled_mode(const ReportInput& in) {
     for (const auto& m : in.modes)
         if (mode_link_bps(in, m)) return &m;
     return nullptr;
@@ -336,7 +336,7 @@ json frame_colours(const json& rows) {
 }
 
 std::optional<Chart> frame_chart(const ReportInput& in) {
-    const ReportMode* mode = modelled_mode(in);
+    const RunDirMode* mode = modelled_mode(in);
     if (!mode) return std::nullopt;
     json rows = json::array();
     std::string caption;
@@ -736,7 +736,7 @@ struct PingSeries {
 };
 
 // Adds one mode's replies and average to the series.
-void add_ping_series(PingSeries& ping, const ReportInput& in, const ReportMode& m) {
+void add_ping_series(PingSeries& ping, const ReportInput& in, const RunDirMode& m) {
     const std::string series = in.modes.size() > 1 ? m.contract.mode : "RTT";
     bool averaged = false;
     for (const auto& p : m.measurements.pings) {

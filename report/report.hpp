@@ -20,9 +20,6 @@
 
 namespace np {
 
-// A mode as the report shows it: as the run dir holds it.
-using ReportMode = RunDirMode;
-
 struct ReportInput {
     std::string title;              // e.g. the run dir
     std::string generated_at;       // shown in the header (UTC)

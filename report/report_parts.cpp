@@ -84,7 +84,7 @@ std::string without_controls(std::string s) {
 }
 
 // Several modes: a series is named with its mode too.
-std::string series_prefix(const ReportInput& in, const ReportMode& m) {
+std::string series_prefix(const ReportInput& in, const RunDirMode& m) {
     return in.modes.size() > 1 ? m.contract.mode + " " : std::string();
 }
 
@@ -136,7 +136,7 @@ std::vector<LedgerStep> ledger_steps(const Ledger& l) {
     return out;
 }
 
-std::string ledger_heading(const ReportInput& in, const ReportMode& m, const Ledger& l) {
+std::string ledger_heading(const ReportInput& in, const RunDirMode& m, const Ledger& l) {
     return fmt::format("{}{} ({} → {}, {})", series_prefix(in, m), l.test, l.sender_node,
                        l.receiver_node, l.unit);
 }
@@ -220,7 +220,7 @@ std::vector<Contract> contracts_of(const ReportInput& in) {
     return out;
 }
 
-std::string mode_heading(const ReportMode& m) {
+std::string mode_heading(const RunDirMode& m) {
     std::string s = m.contract.mode;
     if (!m.contract.node1.empty() || !m.contract.node2.empty())
         s += fmt::format(" ({} ← {})", m.contract.node1, m.contract.node2);

@@ -18,7 +18,7 @@ std::string html(std::string_view s);
 // terminal or an editor as often as in a browser.
 std::string without_controls(std::string s);
 // Several modes: a series is named with its mode too.
-std::string series_prefix(const ReportInput& in, const ReportMode& m);
+std::string series_prefix(const ReportInput& in, const RunDirMode& m);
 
 // One step of a test's ledger in path order: a point with its count, or what happened between
 // two points (a drop by node and kernel reason, the unattributed rest, frames still queued).
@@ -39,7 +39,7 @@ inline const std::vector<std::pair<std::string, std::string>> kLedgerKinds = {
 };
 
 std::vector<LedgerStep> ledger_steps(const Ledger& l);
-std::string ledger_heading(const ReportInput& in, const ReportMode& m, const Ledger& l);
+std::string ledger_heading(const ReportInput& in, const RunDirMode& m, const Ledger& l);
 
 // ---- tables ------------------------------------------------------------------------------
 
@@ -56,7 +56,7 @@ Cells ledger_cells(const Ledger& l);
 std::string html_table(const Cells& c, const char* css_class = "");
 std::string markdown_table(const Cells& c);
 std::vector<Contract> contracts_of(const ReportInput& in);
-std::string mode_heading(const ReportMode& m);
+std::string mode_heading(const RunDirMode& m);
 // The line under the title: when, by which np-explain, over which link.
 std::string header_line(const ReportInput& in);
 

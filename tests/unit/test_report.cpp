@@ -24,8 +24,8 @@ using nlohmann::json;
 using testing::fixture;
 
 // What `run` leaves in a run dir, rebuilt from the fixture's raw files the way `run` builds it.
-ReportMode run_100m_mode() {
-    ReportMode m;
+RunDirMode run_100m_mode() {
+    RunDirMode m;
     m.measurements.append(
         parse_measurements(fixture("run-report/np-explain_ping.txt"), "np-explain_ping.txt"));
     for (const std::string f : {"np-explain_tcp.json", "np-explain_udp.json"})
@@ -42,8 +42,8 @@ ReportMode run_100m_mode() {
 }
 
 // A tutorial mode's own contract: its figures and nothing of np-explain's.
-ReportMode tutorial_mode(const std::string& mode, double tcp, double udp) {
-    ReportMode m;
+RunDirMode tutorial_mode(const std::string& mode, double tcp, double udp) {
+    RunDirMode m;
     const json doc = {{"mode", mode},      {"ping_rtt_ms", 0.07}, {"tcp_mbps", tcp},
                       {"udp_mbps", udp},   {"udp_loss_pct", 0.5}, {"node1", "node1-1"},
                       {"node2", "node1-2"}};

@@ -70,7 +70,7 @@ TEST(Version, TraceRecordsNpProbeAsItsGenerator) {
 }
 
 TEST(Version, ReportShowsItsGenerator) {
-    ReportMode m;
+    RunDirMode m;
     m.contract = parse_contract(R"({"mode": "ansible", "tcp_mbps": 94.1})", "c.json");
     ReportInput in;
     in.title = "run";

@@ -314,93 +314,132 @@ struct LinkWatch {
 // carrier count says it happened (LINK_WENT_DOWN) beside what it cost.
 constexpr Millis kLinkDownGrace{5000};
 
-// Runs a client command in node B's shell while showing progress (with the live wire rate from
-// `rate_probe`, on the other node, whose shell is free meanwhile); returns its stdout (its
-// stderr when it printed nothing else). Throws Interrupted, or EnvironmentError on a dead
-// session, a hung tool or a data link down for kLinkDownGrace (during the phase or past its
-// end) — stopping the command first.
-// `reports`: how many per-interval reports the tool prints side by side (iperf3: one per
-// stream and direction), which its output may grow by.
-std::string run_client(Node& b, const std::string& command, double expected_s,
-                       const std::string& phase, RemoteProbe* rate_probe, Progress& progress,
-                       const LinkWatch& link, int& status, IperfServer* server = nullptr,
-                       int reports = 1) {
+// A client command of a phase, and what to watch while it runs.
+struct ClientRun {
+    std::string command;
+    double expected_s = 0;  // the test's own length
+    std::string phase;
+    RemoteProbe* rate_probe = nullptr;  // on the other node, whose shell is free meanwhile
+    IperfServer* server = nullptr;      // watched for a stopped (SIGSTOPped) server
+    // How many per-interval reports the tool prints side by side (iperf3: one per stream and
+    // direction), which its output may grow by.
+    int reports = 1;
+};
+
+// What a client command printed (its stderr when it printed nothing else) and its exit status.
+struct ClientResult {
     std::string out;
-    const auto t0 = Clock::now();
-    const auto deadline =
-        t0 + std::chrono::milliseconds(static_cast<int64_t>((expected_s + 30) * 1000));
-    auto next_rate = t0;
-    auto next_link_check = t0 + Millis(500);
-    // The server, watched on node A meanwhile: stopped (SIGSTOP), it keeps listening and the
-    // client waits on it until the phase's deadline; named at the second look that finds it so.
-    auto next_server_check = t0 + Millis(2000);
-    int server_stopped_looks = 0;
-    bool down = false;  // at the last check, since down_since
-    Clock::time_point down_since{};
-    std::optional<double> rate;
+    int status = 0;
+};
+
+// What run_client looks at while the command runs, each at its own interval: the live wire
+// rate for the progress line, the server, the data link and the phase's deadline. Each check
+// throws what stops the phase.
+class PhaseWatch {
+  public:
+    PhaseWatch(const ClientRun& run, const std::string& node, const LinkWatch& link,
+               Progress& progress)
+        : run_(run), node_(node), link_(link), progress_(progress) {}
+
+    void tick() {
+        throw_if_interrupted("the " + run_.phase + " phase");
+        if (progress_.enabled() && run_.rate_probe && Clock::now() >= next_rate_) {
+            rate_ = run_.rate_probe->rate_bps();
+            next_rate_ = Clock::now() + Millis(500);
+        }
+        if (run_.server && Clock::now() >= next_server_check_) check_server();
+        if (Clock::now() >= next_link_check_) check_link();
+        progress_.update(run_.phase, std::chrono::duration<double>(Clock::now() - t0_).count(),
+                         run_.expected_s, rate_);
+        if (Clock::now() > deadline_) {
+            throw EnvironmentError(EnvironmentError::Kind::timeout,
+                                   fmt::format("{}: the {} phase did not finish within {:.0f} s",
+                                               node_, run_.phase, run_.expected_s + 30));
+        }
+    }
+
+    // Once the command ended: a tool that failed at once on a link that went down says only
+    // "unreachable", so the link check names the cause. A link that went down near the phase's
+    // end has the rest of the grace to come back before the next phase needs it.
+    void link_back() {
+        if (!down_) down_since_ = Clock::now();
+        while (!link_.carrier()) {
+            if (Clock::now() - down_since_ >= kLinkDownGrace)
+                throw link_.down(
+                    fmt::format("for {} s at the end of the phase", kLinkDownGrace.count() / 1000));
+            throw_if_interrupted("the " + run_.phase + " phase");
+            std::this_thread::sleep_for(Millis(250));
+        }
+    }
+
+  private:
+    // Stopped (SIGSTOP), the server keeps listening and the client waits on it until the
+    // phase's deadline; it is named at the second look that finds it so.
+    void check_server() {
+        const auto stopped = run_.server->stopped();
+        server_stopped_looks_ = stopped ? server_stopped_looks_ + 1 : 0;
+        if (server_stopped_looks_ >= 2)
+            throw EnvironmentError(
+                EnvironmentError::Kind::remote,
+                fmt::format("the iperf3 server on {} ({}) is stopped (process {}: state T is a "
+                            "SIGSTOP, t a debugger): it holds the test's connection and never "
+                            "answers",
+                            run_.server->node(), run_.server->supervisor(), *stopped));
+        next_server_check_ = Clock::now() + Millis(2000);
+    }
+
+    void check_link() {
+        const bool was_down = down_;
+        down_ = !link_.carrier();
+        if (down_ && !was_down) down_since_ = Clock::now();
+        if (down_ && Clock::now() - down_since_ >= kLinkDownGrace)
+            throw link_.down(fmt::format("for {} s", kLinkDownGrace.count() / 1000));
+        next_link_check_ = Clock::now() + Millis(500);
+    }
+
+    const ClientRun& run_;
+    const std::string node_;
+    const LinkWatch& link_;
+    Progress& progress_;
+    const Clock::time_point t0_ = Clock::now();
+    const Clock::time_point deadline_ =
+        t0_ + std::chrono::milliseconds(static_cast<int64_t>((run_.expected_s + 30) * 1000));
+    Clock::time_point next_rate_ = t0_;
+    Clock::time_point next_link_check_ = t0_ + Millis(500);
+    Clock::time_point next_server_check_ = t0_ + Millis(2000);
+    int server_stopped_looks_ = 0;
+    bool down_ = false;  // at the last check, since down_since_
+    Clock::time_point down_since_{};
+    std::optional<double> rate_;
+};
+
+// Runs a client command in node B's shell while showing progress. Throws Interrupted, or
+// EnvironmentError on a dead session, a hung tool or a data link down for kLinkDownGrace
+// (during the phase or past its end) — stopping the command first.
+ClientResult run_client(Node& b, const ClientRun& run, const LinkWatch& link, Progress& progress) {
+    ClientResult r;
+    PhaseWatch watch(run, b.ssh->name(), link, progress);
     try {
         // A tool's output grows with its test (iperf3 -J: about 1 KiB per interval and stream).
-        b.sh->begin(command,
-                    remote::kMaxOutputBytes + static_cast<size_t>(std::max(0.0, expected_s)) *
-                                                  4096 * static_cast<size_t>(std::max(1, reports)));
+        b.sh->begin(run.command, remote::kMaxOutputBytes +
+                                     static_cast<size_t>(std::max(0.0, run.expected_s)) * 4096 *
+                                         static_cast<size_t>(std::max(1, run.reports)));
         while (!b.sh->finished()) {
-            throw_if_interrupted("the " + phase + " phase");
             if (const auto line = b.sh->read_line(Millis(100))) {
-                out += *line;
-                out += '\n';
+                r.out += *line;
+                r.out += '\n';
             }
-            if (progress.enabled() && rate_probe && Clock::now() >= next_rate) {
-                rate = rate_probe->rate_bps();
-                next_rate = Clock::now() + Millis(500);
-            }
-            if (server && Clock::now() >= next_server_check) {
-                const auto stopped = server->stopped();
-                server_stopped_looks = stopped ? server_stopped_looks + 1 : 0;
-                if (server_stopped_looks >= 2)
-                    throw EnvironmentError(
-                        EnvironmentError::Kind::remote,
-                        fmt::format("the iperf3 server on {} ({}) is stopped (process {}: "
-                                    "state T is a SIGSTOP, t a debugger): it holds the test's "
-                                    "connection and never answers",
-                                    server->node(), server->supervisor(), *stopped));
-                next_server_check = Clock::now() + Millis(2000);
-            }
-            if (Clock::now() >= next_link_check) {
-                const bool was_down = down;
-                down = !link.carrier();
-                if (down && !was_down) down_since = Clock::now();
-                if (down && Clock::now() - down_since >= kLinkDownGrace)
-                    throw link.down(fmt::format("for {} s", kLinkDownGrace.count() / 1000));
-                next_link_check = Clock::now() + Millis(500);
-            }
-            progress.update(phase, std::chrono::duration<double>(Clock::now() - t0).count(),
-                            expected_s, rate);
-            if (Clock::now() > deadline) {
-                throw EnvironmentError(
-                    EnvironmentError::Kind::timeout,
-                    fmt::format("{}: the {} phase did not finish within {:.0f} s", b.ssh->name(),
-                                phase, expected_s + 30));
-            }
+            watch.tick();
         }
     } catch (...) {
         b.sh->abort();  // stops the tool too: it runs in the shell's process group
         throw;
     }
     progress.clear();
-    // A tool that failed at once on a link that went down says only "unreachable": the link
-    // check names the cause. A link that went down near the phase's end has the rest of the
-    // grace to come back before the next phase needs it.
-    if (!down) down_since = Clock::now();
-    while (!link.carrier()) {
-        if (Clock::now() - down_since >= kLinkDownGrace)
-            throw link.down(
-                fmt::format("for {} s at the end of the phase", kLinkDownGrace.count() / 1000));
-        throw_if_interrupted("the " + phase + " phase");
-        std::this_thread::sleep_for(Millis(250));
-    }
-    status = b.sh->exit_status();
-    if (out.empty() && !b.sh->err().empty()) out = b.sh->err();
-    return out;
+    watch.link_back();
+    r.status = b.sh->exit_status();
+    if (r.out.empty() && !b.sh->err().empty()) r.out = b.sh->err();
+    return r;
 }
 
 // Node A's data port, watched for its carrier: lost when its own link is set down, or (a veth,
@@ -634,10 +673,16 @@ class Measurement {
         announce(name);
         phase_file_ = file;
         if (server_gone()) return false;
-        out = run_client(b_, clients_->recorded("iperf3", iperf3_command(q, t)),
-                         t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s, name, pa_.get(),
-                         progress_, *link_, rec_.status[file], server_.get(),
-                         q.parallel * (q.direction == Direction::bidir ? 2 : 1));
+        const ClientRun run{
+            clients_->recorded("iperf3", iperf3_command(q, t)),
+            static_cast<double>(t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s),
+            name,
+            pa_.get(),
+            server_.get(),
+            q.parallel * (q.direction == Direction::bidir ? 2 : 1)};
+        auto result = run_client(b_, run, *link_, progress_);
+        out = std::move(result.out);
+        rec_.status[file] = result.status;
         dir_.save(file, out);
         if (server_gone()) return false;
         dir_.done(name);
@@ -657,12 +702,14 @@ class Measurement {
         // -W 2: where no echo is answered at all (ICMP filtered), ping waits 2 s after its last
         // request, not its default 10; a reply on a data link comes in well under that.
         const std::string ping_file = run_dir::output(o_.mode, run_dir::kPing);
-        rec_.ping = run_client(
-            b_,
+        const ClientRun ping{
             clients.recorded("ping",
                              fmt::format("ping -c {} -W 2 -I {} {}", p_.ping_count,
                                          shell_quote(p_.data_iface), shell_quote(p_.server_ip))),
-            p_.ping_count, "ping", pa_.get(), progress_, link, rec_.status[ping_file]);
+            static_cast<double>(p_.ping_count), "ping", pa_.get()};
+        auto result = run_client(b_, ping, link, progress_);
+        rec_.ping = std::move(result.out);
+        rec_.status[ping_file] = result.status;
         dir_.save(ping_file, rec_.ping);
         dir_.done("ping");
         // Each step runs only while the server is there.
@@ -811,31 +858,53 @@ void measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progr
     Measurement(a, b, o, rec, progress, dir).run();
 }
 
-void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress,
-                           RunDirWriter& dir) {
-    const Params& p = o.params;
+// Preflight: both nodes' facts, judged. None when a finding stops the run (`rec.stopped`).
+std::optional<std::pair<NodeFacts, NodeFacts>> preflight(Node& a, Node& b, const RunOptions& o,
+                                                         Record& rec, Progress& progress,
+                                                         RunDirWriter& dir) {
     dir.begin("preflight");
     pause_point("preflight");
     progress.step("preflight: checking both nodes");
-    auto facts = on_both([&] { return gather_node_facts(*a.sh, o.node_a, "server", p); },
-                         [&] { return gather_node_facts(*b.sh, o.node_b, "client", p); });
-    auto& fa = facts.first;  // captured below: no structured binding (clang 14)
-    auto& fb = facts.second;
-    append(rec.findings, node_findings(fa));
-    append(rec.findings, node_findings(fb));
+    auto facts = on_both([&] { return gather_node_facts(*a.sh, o.node_a, "server", o.params); },
+                         [&] { return gather_node_facts(*b.sh, o.node_b, "client", o.params); });
+    append(rec.findings, node_findings(facts.first));
+    append(rec.findings, node_findings(facts.second));
     if (has_error(rec.findings)) {
         rec.stopped = "preflight failed";
-        return;
+        return std::nullopt;
     }
     throw_if_interrupted("the preflight phase");
     dir.done("preflight");
-    dir.begin("configure");
+    return facts;
+}
+
+// Each node's data port as the run configured it; each undoes itself when it is destroyed.
+struct ConfiguredPorts {
+    std::unique_ptr<IfaceConfig> server;
+    std::unique_ptr<IfaceConfig> client;
+};
+
+// Stops the run (`rec.stopped`, and the findings) when `findings` hold an error. True if so.
+bool stops_on(std::vector<Finding> findings, Record& rec, const std::string& why) {
+    append(rec.findings, std::move(findings));
+    if (!has_error(rec.findings)) return false;
+    rec.stopped = why;
+    return true;
+}
+
+// Both data ports configured with their addresses (and the MTU), then their links checked.
+// None when another host holds an address or a port has no carrier (`rec.stopped`).
+std::optional<ConfiguredPorts> configure(Node& a, Node& b, const RunOptions& o, Record& rec,
+                                         Progress& progress, NodeFacts& fa, NodeFacts& fb) {
+    const Params& p = o.params;
     progress.step(fmt::format("configuring {} on both nodes", p.data_iface));
     // The client first, and before the server takes its address, whether another host on the
     // segment already answers for it (duplicate address detection, as arping -D does, with the
     // client's own ARP or neighbour discovery): once the server holds it too, whichever answers
     // first wins each ARP, and the client's neighbour table shows only the winner.
-    auto [server_holds, ib] =
+    ConfiguredPorts ports;
+    bool server_holds = false;
+    std::tie(server_holds, ports.client) =
         on_both([&] { return holds_address(*a.sh, p.data_iface, p.server_ip); },
                 [&] {
                     auto config = std::make_unique<IfaceConfig>(
@@ -844,46 +913,49 @@ void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, P
                     gather_link_facts(*b.sh, fb);
                     return config;
                 });
-    if (ib->dad_failed()) {
+    const std::string taken = "preflight failed: another host holds the server's data address";
+    if (ports.client->dad_failed()) {
         append(rec.findings,
                dad_failed_findings(o.node_b, p.data_iface, p.client_ip, /*server=*/false));
         rec.stopped = "preflight failed: another host holds the client's data address";
-        return;
+        return std::nullopt;
     }
-    if (!server_holds && fb.carrier.value_or(false)) {
-        append(rec.findings, address_taken_findings(who_answers(*b.sh, p), p.server_ip, fa, fb));
-        if (has_error(rec.findings)) {
-            rec.stopped = "preflight failed: another host holds the server's data address";
-            return;
-        }
-    }
-    const auto ia = std::make_unique<IfaceConfig>(*a.sh, a.st, p.data_iface,
-                                                  fmt::format("{}/{}", p.server_ip, p.prefix_len),
-                                                  p.mtu, o.keep_iface);
-    if (ia->dad_failed()) {
+    if (!server_holds && fb.carrier.value_or(false) &&
+        stops_on(address_taken_findings(who_answers(*b.sh, p), p.server_ip, fa, fb), rec, taken))
+        return std::nullopt;
+    ports.server = std::make_unique<IfaceConfig>(*a.sh, a.st, p.data_iface,
+                                                 fmt::format("{}/{}", p.server_ip, p.prefix_len),
+                                                 p.mtu, o.keep_iface);
+    if (ports.server->dad_failed()) {
         append(rec.findings,
                dad_failed_findings(o.node_a, p.data_iface, p.server_ip, /*server=*/true));
-        rec.stopped = "preflight failed: another host holds the server's data address";
-        return;
+        rec.stopped = taken;
+        return std::nullopt;
     }
     pause_point("configure");
     gather_link_facts(*a.sh, fa);
     rec.speed_mbps = fa.speed_mbps;
     rec.mtu_bytes = fa.mtu_bytes;
-    append(rec.findings, carrier_findings(fa));
-    append(rec.findings, carrier_findings(fb));
-    if (has_error(rec.findings)) {
-        rec.stopped = "preflight failed: no carrier on the data port";
-        return;
-    }
+    std::vector<Finding> carrier = carrier_findings(fa);
+    append(carrier, carrier_findings(fb));
+    if (stops_on(std::move(carrier), rec, "preflight failed: no carrier on the data port"))
+        return std::nullopt;
     append(rec.findings, link_findings(fa, fb));
+    return ports;
+}
+
+void preflight_and_measure(Node& a, Node& b, const RunOptions& o, Record& rec, Progress& progress,
+                           RunDirWriter& dir) {
+    auto facts = preflight(a, b, o, rec, progress, dir);
+    if (!facts) return;
+    dir.begin("configure");
+    const auto ports = configure(a, b, o, rec, progress, facts->first, facts->second);
+    if (!ports) return;
     throw_if_interrupted("the configure phase");
-    progress.step(fmt::format("checking the data path {} -> {}", o.node_b, p.server_ip));
-    append(rec.findings, path_findings(check_path(*b.sh, p), fa, fb));
-    if (has_error(rec.findings)) {
-        rec.stopped = "preflight failed: the data path does not connect the nodes";
+    progress.step(fmt::format("checking the data path {} -> {}", o.node_b, o.params.server_ip));
+    if (stops_on(path_findings(check_path(*b.sh, o.params), facts->first, facts->second), rec,
+                 "preflight failed: the data path does not connect the nodes"))
         return;
-    }
     throw_if_interrupted("the configure phase");
     dir.done("configure");
     measure(a, b, o, rec, progress, dir);

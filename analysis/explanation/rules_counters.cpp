@@ -86,6 +86,86 @@ std::optional<double> sent_datagrams_of(const ThroughputTest& t) {
     return std::nullopt;
 }
 
+// Why the counters contradict themselves as far as the output shows it, and what to do.
+struct CounterCause {
+    std::string text, fix;
+};
+
+// The cause the output supports: iperf3's -O step, a 32-bit counter past its range, or none
+// shown; its evidence is added to `f`.
+CounterCause counter_cause(const ThroughputTest& t, std::optional<double> sent, Finding& f) {
+    if (t.omit_s) {
+        f.evidence.emplace_back("omit_s", *t.omit_s);
+        return {fmt::format(
+                    "The test ran with -O {}: iperf3 takes the first {} s out of its totals by "
+                    "subtracting what it had counted by then, and with UDP its lost/total and its "
+                    "byte count do not come out of that step agreeing — wrong, even negative, loss "
+                    "after -O is reported in iperf3's issue tracker. Without -O the two agree to "
+                    "the datagram (the same test on this project's testbed, docs/formats.md).",
+                    *t.omit_s, *t.omit_s),
+                "Run UDP tests without -O (omit the start by discarding the first intervals "
+                "instead), or trace the test: the ledger counts every datagram."};
+    }
+    if (!t.udp_counters_64bit && sent && *sent >= kWrap) {
+        const double wraps = std::floor(*sent / (2 * kWrap));
+        f.evidence.emplace_back("datagrams_sent", static_cast<int64_t>(*sent));
+        return {fmt::format(
+                    "The sender sent {} datagrams: iperf3 numbers datagrams with 32 bits unless "
+                    "--udp-counters-64bit (which this output does not show), and past 2^31 (older "
+                    "releases count them signed) or 2^32 the receiver's arithmetic on those "
+                    "numbers goes wrong ({} full wrap{} of the 32-bit counter).",
+                    format_count(*sent), format_count(wraps), wraps == 1 ? "" : "s"),
+                "Run with --udp-counters-64bit on both ends (iperf3 3.1 or newer), or shorter "
+                "tests."};
+    }
+    return {fmt::format(
+                "No known cause shows in the output: it shows no -O, and {}. A receiver that was "
+                "restarted or served two clients at once mixes their counts.",
+                t.udp_counters_64bit ? "the test ran with --udp-counters-64bit"
+                : sent ? fmt::format("{} datagrams sent are too few to wrap iperf3's 32-bit "
+                                     "counter",
+                                     format_count(*sent))
+                       : "not how many datagrams were sent (a 32-bit counter past 2^31 cannot be "
+                         "ruled out)"),
+            "Run the test again, with -J and the probe, so the counts can be checked against the "
+            "ledger."};
+}
+
+// The true figure: the ledger's, else the receiver's bytes against its total or what the
+// sender sent, else that the output does not hold it; its evidence is added to `f`.
+std::string true_loss(const TestEvidence& v, const Contradiction& c, std::optional<double> sent,
+                      Finding& f) {
+    if (v.ledger && v.ledger->complete()) {
+        const auto lost = double(v.ledger->lost());
+        f.evidence.emplace_back("ledger_lost", static_cast<int64_t>(lost));
+        return fmt::format(
+            " The ledger of both data NICs counts the flow itself: {} datagrams lost on the "
+            "path{}.",
+            format_count(lost), lost > 0 ? " (" + describe_loss(*v.ledger) + ")" : "");
+    }
+    if (const auto got = received_by_bytes(v.test)) {
+        // The receiver's total when it holds, else what the sender sent.
+        const bool total_ok = c.total && *c.total > 0 && *c.total >= *got;
+        const std::optional<double> base =
+            total_ok ? std::optional<double>(double(*c.total)) : sent;
+        if (base && *base >= *got && *base > 0) {
+            const double lost = *base - *got;
+            const double pct = 100.0 * lost / *base;
+            f.evidence.emplace_back("received_by_bytes", static_cast<int64_t>(*got));
+            f.evidence.emplace_back("true_lost", static_cast<int64_t>(lost));
+            f.evidence.emplace_back("true_loss_pct", rounded(pct));
+            return fmt::format(
+                " The receiver's own byte count gives the true figure: {} datagrams received of "
+                "{} {}, so {} lost ({} %).",
+                format_count(*got), format_count(*base),
+                total_ok ? "by its total" : "the sender sent", format_count(lost),
+                fmt::format("{:.2f}", pct));
+        }
+    }
+    return " This output does not hold what the true loss is: the receiver's bytes and the "
+           "datagram size are needed (iperf3 -J prints both).";
+}
+
 }  // namespace
 
 void loss_counters(const TestEvidence& v, std::vector<Finding>& out) {
@@ -93,89 +173,16 @@ void loss_counters(const TestEvidence& v, std::vector<Finding>& out) {
     if (t.transport != Transport::udp) return;
     const auto c = contradiction(t);
     if (!c) return;
-    const char* tool = to_string(t.tool);
     Finding f = make_finding("LOSS_COUNTERS_WRONG", t.label);
-    f.title = fmt::format("{}'s loss counters contradict themselves: {}", tool, c->which);
+    f.title =
+        fmt::format("{}'s loss counters contradict themselves: {}", to_string(t.tool), c->which);
     f.evidence = {{"printed", c->printed}};
     if (c->lost) f.evidence.emplace_back("printed_lost", *c->lost);
     if (c->total) f.evidence.emplace_back("printed_total", *c->total);
-
-    // The cause the output supports.
     const auto sent = sent_datagrams_of(t);
-    const bool wrapped = !t.udp_counters_64bit && sent && *sent >= kWrap;
-    std::string cause, fix;
-    if (t.omit_s) {
-        cause = fmt::format(
-            "The test ran with -O {}: iperf3 takes the first {} s out of its totals by "
-            "subtracting what it had counted by then, and with UDP its lost/total and its byte "
-            "count do not come out of that step agreeing — wrong, even negative, loss after -O "
-            "is reported in iperf3's issue tracker. Without -O the two agree to the datagram "
-            "(the same test on this project's testbed, docs/formats.md).",
-            *t.omit_s, *t.omit_s);
-        fix =
-            "Run UDP tests without -O (omit the start by discarding the first intervals "
-            "instead), or trace the test: the ledger counts every datagram.";
-        f.evidence.emplace_back("omit_s", *t.omit_s);
-    } else if (wrapped) {
-        const double wraps = std::floor(*sent / (2 * kWrap));
-        cause = fmt::format(
-            "The sender sent {} datagrams: iperf3 numbers datagrams with 32 bits unless "
-            "--udp-counters-64bit (which this output does not show), and past 2^31 (older "
-            "releases count them signed) or 2^32 the receiver's arithmetic on those numbers goes "
-            "wrong ({} full wrap{} of the 32-bit counter).",
-            format_count(*sent), format_count(wraps), wraps == 1 ? "" : "s");
-        fix =
-            "Run with --udp-counters-64bit on both ends (iperf3 3.1 or newer), or shorter "
-            "tests.";
-        f.evidence.emplace_back("datagrams_sent", static_cast<int64_t>(*sent));
-    } else {
-        cause = fmt::format(
-            "No known cause shows in the output: it shows no -O, and {}. A receiver that was "
-            "restarted or served two clients at once mixes their counts.",
-            t.udp_counters_64bit ? "the test ran with --udp-counters-64bit"
-            : sent ? fmt::format("{} datagrams sent are too few to wrap iperf3's 32-bit counter",
-                                 format_count(*sent))
-                   : "not how many datagrams were sent (a 32-bit counter past 2^31 cannot be "
-                     "ruled out)");
-        fix =
-            "Run the test again, with -J and the probe, so the counts can be checked against "
-            "the ledger.";
-    }
-
-    // The true figure: the ledger's, else the receiver's bytes against the sender's count.
-    std::string truth;
-    if (v.ledger && v.ledger->complete()) {
-        const auto lost = double(v.ledger->lost());
-        truth = fmt::format(
-            " The ledger of both data NICs counts the flow itself: {} datagrams lost on the "
-            "path{}.",
-            format_count(lost), lost > 0 ? " (" + describe_loss(*v.ledger) + ")" : "");
-        f.evidence.emplace_back("ledger_lost", static_cast<int64_t>(lost));
-    } else if (const auto got = received_by_bytes(t)) {
-        // The receiver's total when it holds, else what the sender sent.
-        const bool total_ok = c->total && *c->total > 0 && *c->total >= *got;
-        const std::optional<double> base =
-            total_ok ? std::optional<double>(double(*c->total)) : sent;
-        if (base && *base >= *got && *base > 0) {
-            const double lost = *base - *got;
-            const double pct = 100.0 * lost / *base;
-            truth = fmt::format(
-                " The receiver's own byte count gives the true figure: {} datagrams received of "
-                "{} {}, so {} lost ({} %).",
-                format_count(*got), format_count(*base),
-                total_ok ? "by its total" : "the sender sent", format_count(lost),
-                fmt::format("{:.2f}", pct));
-            f.evidence.emplace_back("received_by_bytes", static_cast<int64_t>(*got));
-            f.evidence.emplace_back("true_lost", static_cast<int64_t>(lost));
-            f.evidence.emplace_back("true_loss_pct", rounded(pct));
-        }
-    }
-    if (truth.empty())
-        truth =
-            " This output does not hold what the true loss is: the receiver's bytes and the "
-            "datagram size are needed (iperf3 -J prints both).";
-    f.detail = cause + truth;
-    f.next_step = fix;
+    const CounterCause cause = counter_cause(t, sent, f);
+    f.detail = cause.text + true_loss(v, *c, sent, f);
+    f.next_step = cause.fix;
     out.push_back(std::move(f));
 }
 

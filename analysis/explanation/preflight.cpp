@@ -20,94 +20,110 @@ Finding node_finding(std::string_view code, const std::string& node) {
     return f;
 }
 
+// IMAGE_NOT_BOOTED: the node runs the PXE stage image, not the one loaded.
+Finding image_not_booted(const NodeFacts& n) {
+    Finding f = node_finding("IMAGE_NOT_BOOTED", n.node);
+    f.title = fmt::format("{} did not boot a real image", n.node);
+    f.detail = fmt::format(
+        "{} has no {}: it is running the PXE stage image, not the one you loaded, so "
+        "nothing measured there would mean anything.",
+        n.node, n.image_marker);
+    f.evidence.emplace_back("image_marker", n.image_marker);
+    f.next_step = fmt::format("omf tell offh -t {0}, wait 20 s, omf tell on -t {0}", n.node);
+    return f;
+}
+
+// DATA_IFACE_MISSING: the data iface from params is not on the node, with the ones it has.
+Finding data_iface_missing(const NodeFacts& n) {
+    Finding f = node_finding("DATA_IFACE_MISSING", n.node);
+    f.title = fmt::format("{} has no interface {}", n.node, n.iface);
+    const std::string ifaces = fmt::format("{}", fmt::join(n.ifaces, ", "));
+    f.detail = fmt::format("The data interface {} from params does not exist on {}; it has: {}.",
+                           n.iface, n.node, n.ifaces.empty() ? "none" : ifaces);
+    f.evidence.emplace_back("data_iface", n.iface);
+    f.evidence.emplace_back("ifaces", ifaces);
+    f.next_step = "Set np_data_iface in network-performance_params.yml to the node's data port.";
+    return f;
+}
+
+// IPV6_DISABLED: on the data iface, or in the whole kernel.
+Finding ipv6_disabled(const NodeFacts& n) {
+    Finding f = node_finding("IPV6_DISABLED", n.node);
+    f.title = fmt::format("IPv6 is disabled on {}{}", n.kernel_without_ipv6 ? "" : n.iface + " of ",
+                          n.node);
+    f.detail = n.kernel_without_ipv6
+                   ? fmt::format(
+                         "{}'s kernel runs without IPv6 (booted with ipv6.disable=1: it has no "
+                         "/proc/sys/net/ipv6), so {} cannot take the data address {}.",
+                         n.node, n.iface, n.data_ip)
+                   : fmt::format(
+                         "{} has net.ipv6.conf.{}.disable_ipv6 = 1, so {} cannot take the data "
+                         "address {} (the kernel refuses it: \"Permission denied\").",
+                         n.node, n.iface, n.iface, n.data_ip);
+    f.evidence.emplace_back("data_iface", n.iface);
+    f.evidence.emplace_back("data_ip", n.data_ip);
+    f.next_step =
+        n.kernel_without_ipv6
+            ? "Boot the node without ipv6.disable=1, or give the run IPv4 data addresses "
+              "(np_server_ip, np_client_ip)."
+            : fmt::format(
+                  "Enable IPv6 on the data port (sysctl -w net.ipv6.conf.{}.disable_ipv6=0 "
+                  "on {}), or give the run IPv4 data addresses (np_server_ip, "
+                  "np_client_ip).",
+                  n.iface, n.node);
+    return f;
+}
+
+// IPERF3_MISSING: no iperf3 on the node's PATH.
+Finding iperf3_missing(const NodeFacts& n) {
+    Finding f = node_finding("IPERF3_MISSING", n.node);
+    f.title = fmt::format("iperf3 is not installed on {}", n.node);
+    f.detail = fmt::format(
+        "{} has no iperf3 on its PATH, so it cannot take part in the throughput tests.", n.node);
+    f.next_step = fmt::format("ssh root@{} apt-get install -y iperf3", n.node);
+    return f;
+}
+
+// CONGESTION_CONTROL_MISSING: the node's kernel lacks the congestion control the run asks for.
+Finding congestion_control_missing(const NodeFacts& n) {
+    Finding f = node_finding("CONGESTION_CONTROL_MISSING", n.node);
+    f.title = fmt::format("{}'s kernel has no TCP congestion control '{}'", n.node, n.congestion);
+    f.detail = fmt::format(
+        "The TCP test is to run with -C {} (np_tcp_congestion), which both ends set on their "
+        "socket; {} has it neither loaded (it has: {}) nor as a module to load (tcp_{}), so "
+        "iperf3 would fail there.",
+        n.congestion, n.node,
+        n.congestion_available.empty() ? "none listed" : n.congestion_available, n.congestion);
+    f.evidence.emplace_back("congestion", n.congestion);
+    f.evidence.emplace_back("available", n.congestion_available);
+    f.next_step = fmt::format(
+        "Choose one {} has (np_tcp_congestion, run -C), or install the kernel's module for "
+        "it there.",
+        n.node);
+    return f;
+}
+
+// PING_MISSING: no ping on the client's PATH.
+Finding ping_missing(const NodeFacts& n) {
+    Finding f = node_finding("PING_MISSING", n.node);
+    f.title = fmt::format("ping is not installed on {}", n.node);
+    f.detail = fmt::format("{} has no ping on its PATH for the latency phase.", n.node);
+    f.next_step = fmt::format("ssh root@{} apt-get install -y iputils-ping", n.node);
+    return f;
+}
+
 }  // namespace
 
 std::vector<Finding> node_findings(const NodeFacts& n) {
     std::vector<Finding> out;
-    if (!n.image_marker_present) {
-        Finding f = node_finding("IMAGE_NOT_BOOTED", n.node);
-        f.title = fmt::format("{} did not boot a real image", n.node);
-        f.detail = fmt::format(
-            "{} has no {}: it is running the PXE stage image, not the one you loaded, so "
-            "nothing measured there would mean anything.",
-            n.node, n.image_marker);
-        f.evidence.emplace_back("image_marker", n.image_marker);
-        f.next_step = fmt::format("omf tell offh -t {0}, wait 20 s, omf tell on -t {0}", n.node);
-        out.push_back(std::move(f));
-    }
-    if (!n.iface_exists) {
-        Finding f = node_finding("DATA_IFACE_MISSING", n.node);
-        f.title = fmt::format("{} has no interface {}", n.node, n.iface);
-        const std::string ifaces = fmt::format("{}", fmt::join(n.ifaces, ", "));
-        f.detail =
-            fmt::format("The data interface {} from params does not exist on {}; it has: {}.",
-                        n.iface, n.node, n.ifaces.empty() ? "none" : ifaces);
-        f.evidence.emplace_back("data_iface", n.iface);
-        f.evidence.emplace_back("ifaces", ifaces);
-        f.next_step =
-            "Set np_data_iface in network-performance_params.yml to the node's data port.";
-        out.push_back(std::move(f));
-    }
-    if (n.iface_exists && (n.ipv6_disabled || n.kernel_without_ipv6)) {
-        Finding f = node_finding("IPV6_DISABLED", n.node);
-        f.title = fmt::format("IPv6 is disabled on {}{}",
-                              n.kernel_without_ipv6 ? "" : n.iface + " of ", n.node);
-        f.detail = n.kernel_without_ipv6
-                       ? fmt::format(
-                             "{}'s kernel runs without IPv6 (booted with ipv6.disable=1: it has no "
-                             "/proc/sys/net/ipv6), so {} cannot take the data address {}.",
-                             n.node, n.iface, n.data_ip)
-                       : fmt::format(
-                             "{} has net.ipv6.conf.{}.disable_ipv6 = 1, so {} cannot take the data "
-                             "address {} (the kernel refuses it: \"Permission denied\").",
-                             n.node, n.iface, n.iface, n.data_ip);
-        f.evidence.emplace_back("data_iface", n.iface);
-        f.evidence.emplace_back("data_ip", n.data_ip);
-        f.next_step =
-            n.kernel_without_ipv6
-                ? "Boot the node without ipv6.disable=1, or give the run IPv4 data addresses "
-                  "(np_server_ip, np_client_ip)."
-                : fmt::format(
-                      "Enable IPv6 on the data port (sysctl -w net.ipv6.conf.{}.disable_ipv6=0 "
-                      "on {}), or give the run IPv4 data addresses (np_server_ip, "
-                      "np_client_ip).",
-                      n.iface, n.node);
-        out.push_back(std::move(f));
-    }
-    if (!n.iperf3_present) {
-        Finding f = node_finding("IPERF3_MISSING", n.node);
-        f.title = fmt::format("iperf3 is not installed on {}", n.node);
-        f.detail = fmt::format(
-            "{} has no iperf3 on its PATH, so it cannot take part in the throughput tests.",
-            n.node);
-        f.next_step = fmt::format("ssh root@{} apt-get install -y iperf3", n.node);
-        out.push_back(std::move(f));
-    }
-    if (!n.congestion.empty() && !n.congestion_present) {
-        Finding f = node_finding("CONGESTION_CONTROL_MISSING", n.node);
-        f.title =
-            fmt::format("{}'s kernel has no TCP congestion control '{}'", n.node, n.congestion);
-        f.detail = fmt::format(
-            "The TCP test is to run with -C {} (np_tcp_congestion), which both ends set on their "
-            "socket; {} has it neither loaded (it has: {}) nor as a module to load (tcp_{}), so "
-            "iperf3 would fail there.",
-            n.congestion, n.node,
-            n.congestion_available.empty() ? "none listed" : n.congestion_available, n.congestion);
-        f.evidence.emplace_back("congestion", n.congestion);
-        f.evidence.emplace_back("available", n.congestion_available);
-        f.next_step = fmt::format(
-            "Choose one {} has (np_tcp_congestion, run -C), or install the kernel's module for "
-            "it there.",
-            n.node);
-        out.push_back(std::move(f));
-    }
-    if (!n.ping_present && n.role == "client") {
-        Finding f = node_finding("PING_MISSING", n.node);
-        f.title = fmt::format("ping is not installed on {}", n.node);
-        f.detail = fmt::format("{} has no ping on its PATH for the latency phase.", n.node);
-        f.next_step = fmt::format("ssh root@{} apt-get install -y iputils-ping", n.node);
-        out.push_back(std::move(f));
-    }
+    if (!n.image_marker_present) out.push_back(image_not_booted(n));
+    if (!n.iface_exists) out.push_back(data_iface_missing(n));
+    if (n.iface_exists && (n.ipv6_disabled || n.kernel_without_ipv6))
+        out.push_back(ipv6_disabled(n));
+    if (!n.iperf3_present) out.push_back(iperf3_missing(n));
+    if (!n.congestion.empty() && !n.congestion_present)
+        out.push_back(congestion_control_missing(n));
+    if (!n.ping_present && n.role == "client") out.push_back(ping_missing(n));
     return out;
 }
 

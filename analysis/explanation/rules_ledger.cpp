@@ -93,6 +93,84 @@ constexpr const char* kCarrierStep =
     "Check the data link's carrier on both nodes over the test (ip -s link: carrier_changes; "
     "the kernel log for the link going down) and what set it down.";
 
+// What a stage's drops say of themselves by their reasons: any by an XDP program; all on a
+// device not ready, all of a queue purged whole, all freed by a named driver function.
+struct DropKinds {
+    bool xdp = false, dev_ready = true, purged = true, named = true;
+};
+
+// The kinds of these drops.
+DropKinds kinds_of(const std::vector<LedgerDrop>& drops) {
+    DropKinds k;
+    for (const auto& d : drops) {
+        k.xdp = k.xdp || d.reason.find("xdp") != std::string::npos;
+        k.dev_ready = k.dev_ready && d.reason == "DEV_READY";
+        k.purged = k.purged && is_queue_purge(d.reason);
+        k.named = k.named && d.reason.starts_with("freed in ");
+    }
+    return k;
+}
+
+// Drops on the way out of `node` (its stack or its queue): its device not up, or its queue
+// purged whole; empty when the drops show neither.
+std::optional<LossReading> leaving_reading(const TestEvidence& v, Stage stage, const DropKinds& k,
+                                           const std::string& node) {
+    const auto& node_side = !v.traces.sender || v.traces.sender->trace->node != node
+                                ? v.traces.receiver
+                                : v.traces.sender;
+    bool not_up = k.dev_ready;
+    if (!node.empty() && node_side && node_side->trace->node == node &&
+        carrier_lost_in_phase(node_side)) {
+        const auto& q = node_side->phase.qdisc_stats;
+        const auto counted = q.find("drops");
+        not_up =
+            not_up || stage == Stage::sender_stack || counted == q.end() || counted->second <= 0;
+    }
+    if (not_up)
+        return LossReading{fmt::format("{}'s data NIC was not up when they reached it (DEV_READY, "
+                                       "or the link's carrier lost in the phase: the link down or "
+                                       "its queue deactivated), not a queue that could not keep up",
+                                       node),
+                           kCarrierStep};
+    if (k.purged)
+        return LossReading{fmt::format("{}'s queue was purged whole (a qdisc reset or replaced, or "
+                                       "deactivated with its device), not overfilled",
+                                       node),
+                           "Check what changed the sender's qdisc during the test (tc qdisc show; "
+                           "whatever ran tc or set the link down)."};
+    return std::nullopt;
+}
+
+// Drops on the wire: freed by a driver whose peer did not take them, or lost while the link's
+// carrier was (then naming, when the drops name no node, the node that lost it); empty when the
+// drops show neither.
+std::optional<LossReading> wire_reading(const TestEvidence& v, const DropKinds& k,
+                                        std::string& node) {
+    std::string down;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (carrier_lost_in_phase(*side)) down = (*side)->trace->node;
+    if (k.named && !down.empty())
+        return LossReading{fmt::format("{}'s driver freed them after counting them out, its peer "
+                                       "not taking them: the data link was down while they "
+                                       "crossed it ({}'s carrier was lost in the phase), not a "
+                                       "cable or switch dropping frames",
+                                       node, down),
+                           kCarrierStep};
+    if (k.named)
+        return LossReading{fmt::format("{}'s driver freed them after counting them out: its peer "
+                                       "did not take them (down, or the frame larger than the "
+                                       "peer's MTU), not a cable or switch dropping frames",
+                                       node),
+                           "Compare both data ports' state and MTU (ip link) over the test."};
+    if (down.empty()) return std::nullopt;
+    if (node.empty()) node = down;
+    return LossReading{fmt::format("they left the sender's NIC and never arrived, in a phase in "
+                                   "which the data link's carrier was lost ({}): frames sent while "
+                                   "it was down are lost this way",
+                                   down),
+                       kCarrierStep};
+}
+
 // Why the drops of one stage were lost, read from the drops' own kernel meaning and the phase's
 // carrier count before the stage's usual cause (why_there): an XDP program; the device not up
 // (DEV_READY, or dropped on the way out of a node whose carrier was lost while its qdisc counted
@@ -100,69 +178,16 @@ constexpr const char* kCarrierStep =
 // overfilled; a driver whose peer did not take what it had counted out.
 LossReading read_loss(const TestEvidence& v, Stage stage, const std::vector<LedgerDrop>& drops,
                       std::string& node) {
-    bool xdp = false, dev_ready = true, purged = true, named = true;
-    for (const auto& d : drops) {
-        xdp = xdp || d.reason.find("xdp") != std::string::npos;
-        dev_ready = dev_ready && d.reason == "DEV_READY";
-        purged = purged && is_queue_purge(d.reason);
-        named = named && d.reason.starts_with("freed in ");
-    }
-    if (xdp)
+    const DropKinds k = kinds_of(drops);
+    if (k.xdp)
         return {fmt::format("an XDP program on {}'s NIC dropped them, before the kernel's stack "
                             "and its ingress hook saw them",
                             node),
                 next_step_for(stage, v.test.transport)};
-    const auto& node_side = !v.traces.sender || v.traces.sender->trace->node != node
-                                ? v.traces.receiver
-                                : v.traces.sender;
-    if (stage == Stage::sender_queue || stage == Stage::sender_stack) {
-        bool not_up = dev_ready;
-        if (!node.empty() && node_side && node_side->trace->node == node &&
-            carrier_lost_in_phase(node_side)) {
-            const auto& q = node_side->phase.qdisc_stats;
-            const auto counted = q.find("drops");
-            not_up = not_up || stage == Stage::sender_stack || counted == q.end() ||
-                     counted->second <= 0;
-        }
-        if (not_up)
-            return {fmt::format("{}'s data NIC was not up when they reached it (DEV_READY, or the "
-                                "link's carrier lost in the phase: the link down or its queue "
-                                "deactivated), not a queue that could not keep up",
-                                node),
-                    kCarrierStep};
-        if (purged)
-            return {fmt::format("{}'s queue was purged whole (a qdisc reset or replaced, or "
-                                "deactivated with its device), not overfilled",
-                                node),
-                    "Check what changed the sender's qdisc during the test (tc qdisc show; "
-                    "whatever ran tc or set the link down)."};
-    }
-    if (stage == Stage::wire) {
-        std::string down;
-        for (const auto* side : {&v.traces.sender, &v.traces.receiver})
-            if (carrier_lost_in_phase(*side)) down = (*side)->trace->node;
-        if (named && !down.empty())
-            return {fmt::format("{}'s driver freed them after counting them out, its peer not "
-                                "taking them: the data link was down while they crossed it ({}'s "
-                                "carrier was lost in the phase), not a cable or switch dropping "
-                                "frames",
-                                node, down),
-                    kCarrierStep};
-        if (named)
-            return {fmt::format("{}'s driver freed them after counting them out: its peer did not "
-                                "take them (down, or the frame larger than the peer's MTU), not a "
-                                "cable or switch dropping frames",
-                                node),
-                    "Compare both data ports' state and MTU (ip link) over the test."};
-        if (!down.empty()) {
-            if (node.empty()) node = down;
-            return {fmt::format("they left the sender's NIC and never arrived, in a phase in which "
-                                "the data link's carrier was lost ({}): frames sent while it was "
-                                "down are lost this way",
-                                down),
-                    kCarrierStep};
-        }
-    }
+    if (stage == Stage::sender_queue || stage == Stage::sender_stack)
+        if (auto r = leaving_reading(v, stage, k, node)) return *r;
+    if (stage == Stage::wire)
+        if (auto r = wire_reading(v, k, node)) return *r;
     return {why_there(stage, node), next_step_for(stage, v.test.transport)};
 }
 
@@ -484,6 +509,65 @@ TracedFailure traced_failure(const ExplainInput& in, const ToolFailure& failure)
     return out;
 }
 
+// What the tool's message says went wrong, where it is one iperf3 prints for a known cause: the
+// title and next step that cause gives `f`.
+void read_message(const std::string& m, Finding& f) {
+    auto says = [&](const char* s) { return m.find(s) != std::string::npos; };
+    if (says("unable to connect") || says("Connection refused")) {
+        f.title = "iperf3 could not connect: the server is not running (or not on that port)";
+        f.detail +=
+            " The client reached the server's address but nothing accepted the connection "
+            "on the iperf3 port.";
+        f.next_step =
+            "On the server node check the iperf3 server: systemctl status np-iperf3 (the "
+            "tutorial's unit) or start one with iperf3 -s; make sure -p matches and no "
+            "firewall blocks port 5201.";
+    } else if (says("No route to host") || says("Network is unreachable")) {
+        f.title = "iperf3 found no path to the server";
+        f.next_step =
+            "Check that the data interface is up and addressed on both nodes (ip -br addr) "
+            "and that both ports are on the same segment.";
+    } else if (says("server is busy")) {
+        f.title = "the iperf3 server was busy with another test";
+        f.next_step = "Wait for the other test to finish, then run again.";
+    } else if (says("control message") || says("Connection reset") || says("timed out")) {
+        f.title = "the iperf3 control connection broke during the test";
+        f.next_step =
+            "Check that the server is still running and the path stayed up; run "
+            "again.";
+    }
+}
+
+// What the probes saw of the failed test's packets, added to `f`: in its detail, as the next
+// step where a drop's reason names the cause, and its drops as evidence.
+void add_traced_failure(const ExplainInput& in, const ToolFailure& failure, Finding& f) {
+    const TracedFailure traced = traced_failure(in, failure);
+    if (traced.seen.empty()) {
+        f.detail +=
+            " The probes saw no packet of the iperf flow on either data NIC in the "
+            "test's phase: the test never reached the data path.";
+    } else {
+        f.detail += " What the probes saw of the test's packets:" + traced.seen;
+        const auto has = [&](const char* r) { return traced.drops.count(r) > 0; };
+        if (has("NETFILTER_DROP")) {
+            f.detail += " A firewall dropped them (NETFILTER_DROP).";
+            f.next_step =
+                "Open the iperf port in the firewall of the node that dropped them (nft "
+                "list ruleset / iptables -L): TCP for the control connection, UDP for a "
+                "-u test.";
+        } else if (has("TC_INGRESS") || has("TC_EGRESS")) {
+            f.detail += " A tc filter dropped them.";
+            f.next_step = "Check the nodes' tc filters (tc filter show dev IFACE ingress).";
+        } else if (has("NO_SOCKET")) {
+            f.detail += " They found no socket: nothing listened on that port (NO_SOCKET).";
+        }
+    }
+    std::string drops;
+    for (const auto& [r, n] : traced.drops)
+        drops += fmt::format("{}{} {}", drops.empty() ? "" : ", ", n, r);
+    f.evidence.emplace_back("probe_drops", drops.empty() ? std::string("none") : drops);
+}
+
 }  // namespace
 
 void tool_failures(const ExplainInput& in, Explanation& e) {
@@ -492,58 +576,8 @@ void tool_failures(const ExplainInput& in, Explanation& e) {
         f.title = fmt::format("{} reported an error instead of a result", to_string(failure.tool));
         f.detail = fmt::format("{} said: \"{}\".", to_string(failure.tool), failure.message);
         f.evidence = {{"file", failure.source}, {"message", failure.message}};
-        const std::string& m = failure.message;
-        auto says = [&](const char* s) { return m.find(s) != std::string::npos; };
-        if (says("unable to connect") || says("Connection refused")) {
-            f.title = "iperf3 could not connect: the server is not running (or not on that port)";
-            f.detail +=
-                " The client reached the server's address but nothing accepted the connection "
-                "on the iperf3 port.";
-            f.next_step =
-                "On the server node check the iperf3 server: systemctl status np-iperf3 (the "
-                "tutorial's unit) or start one with iperf3 -s; make sure -p matches and no "
-                "firewall blocks port 5201.";
-        } else if (says("No route to host") || says("Network is unreachable")) {
-            f.title = "iperf3 found no path to the server";
-            f.next_step =
-                "Check that the data interface is up and addressed on both nodes (ip -br addr) "
-                "and that both ports are on the same segment.";
-        } else if (says("server is busy")) {
-            f.title = "the iperf3 server was busy with another test";
-            f.next_step = "Wait for the other test to finish, then run again.";
-        } else if (says("control message") || says("Connection reset") || says("timed out")) {
-            f.title = "the iperf3 control connection broke during the test";
-            f.next_step =
-                "Check that the server is still running and the path stayed up; run "
-                "again.";
-        }
-        if (!in.traces.empty()) {
-            const TracedFailure traced = traced_failure(in, failure);
-            if (traced.seen.empty()) {
-                f.detail +=
-                    " The probes saw no packet of the iperf flow on either data NIC in the "
-                    "test's phase: the test never reached the data path.";
-            } else {
-                f.detail += " What the probes saw of the test's packets:" + traced.seen;
-                const auto has = [&](const char* r) { return traced.drops.count(r) > 0; };
-                if (has("NETFILTER_DROP")) {
-                    f.detail += " A firewall dropped them (NETFILTER_DROP).";
-                    f.next_step =
-                        "Open the iperf port in the firewall of the node that dropped them (nft "
-                        "list ruleset / iptables -L): TCP for the control connection, UDP for a "
-                        "-u test.";
-                } else if (has("TC_INGRESS") || has("TC_EGRESS")) {
-                    f.detail += " A tc filter dropped them.";
-                    f.next_step = "Check the nodes' tc filters (tc filter show dev IFACE ingress).";
-                } else if (has("NO_SOCKET")) {
-                    f.detail += " They found no socket: nothing listened on that port (NO_SOCKET).";
-                }
-            }
-            std::string drops;
-            for (const auto& [r, n] : traced.drops)
-                drops += fmt::format("{}{} {}", drops.empty() ? "" : ", ", n, r);
-            f.evidence.emplace_back("probe_drops", drops.empty() ? std::string("none") : drops);
-        }
+        read_message(failure.message, f);
+        if (!in.traces.empty()) add_traced_failure(in, failure, f);
         Verdict v;
         v.test = f.test;
         v.source = failure.source;

@@ -255,6 +255,72 @@ std::vector<HostSign> host_evidence(const ThroughputTest& t, double ceiling, Evi
     return host;
 }
 
+// What the sending host's own resources showed while it set a UDP test's pace, added to `f`: its
+// CPUs saturated, its process held back by its cgroup's CPU limit.
+struct SendingHost {
+    bool cpu = false;                 // its CPUs were saturated
+    std::optional<StarvedTool> tool;  // its process, held back
+};
+
+// The sending host's evidence, added to `f`'s detail and evidence.
+SendingHost add_sending_host(const TestEvidence& v, Finding& f) {
+    SendingHost out;
+    if (!v.traces.sender) return out;
+    if (const auto cpu = saturated_cpu(*v.traces.sender, v.test.duration_s)) {
+        f.detail += " Its CPUs: " + cpu->text + ".";
+        f.evidence.emplace_back(cpu->node + ".cpu_busy_pct", rounded(100 * cpu->busy_fraction, 1));
+        out.cpu = true;
+    }
+    out.tool = starved_tool(*v.traces.sender);
+    if (out.tool) {
+        f.detail += " Its process: " + out.tool->text + ".";
+        for (const auto& e : out.tool->evidence) f.evidence.push_back(e);
+    }
+    return out;
+}
+
+// UDP whose sending application itself wrote less than the ceiling: HOST_LIMITED.
+Finding udp_host_limited(const TestEvidence& v, const std::string& title,
+                         const std::vector<HostSign>& host, Evidence evidence) {
+    const auto& t = v.test;
+    const double ceiling = v.ceiling->goodput_bps;
+    // The sender's own count places the rate before its NIC; which of the host's resources set
+    // it is said only where measured (a saturated CPU, iperf3's CPU figure).
+    const std::string node =
+        v.traces.sender ? v.traces.sender->trace->node : std::string("the sending host");
+    Finding f = make_finding("HOST_LIMITED", t.label);
+    f.title = title + ": the sending host set the pace";
+    f.detail = fmt::format(
+        "The sending application itself wrote only {} ({} of the ceiling){}, by its own "
+        "count: the rate was set on {}, before its NIC",
+        rate_text(*t.sent_bps, t.rate_resolution_bps), format_pct(*t.sent_bps / ceiling),
+        t.offered_bps ? "" : ", with no offered rate (-b 0) to hold it back", node);
+    if (t.datagrams_sent && t.duration_s > 0) {
+        const double dps = double(*t.datagrams_sent) / t.duration_s;
+        f.detail += fmt::format(
+            " (~{:.0f} k datagrams/s, where the ceiling needs ~{:.0f} k; each costs a system "
+            "call and a copy)",
+            dps / 1e3, v.ceiling->units_per_second / 1e3);
+        f.evidence.emplace_back("datagrams_per_s", rounded(dps, 0));
+    }
+    f.detail += ".";
+    const SendingHost held = add_sending_host(v, f);
+    for (const auto& h : host) f.detail += " Evidence: " + h.text + ".";
+    if (!held.cpu && !held.tool && host.empty())
+        f.detail +=
+            " Which of its resources held it (a core, the socket buffer, the tool's "
+            "own pacing) is not measured here.";
+    if (*t.sent_bps > *v.measured_bps * 1.01)
+        f.detail += fmt::format(" Of what it sent, {} arrived: see UDP_LOSS for the rest.",
+                                rate_text(*v.measured_bps, t.rate_resolution_bps));
+    f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
+    for (auto& e : evidence) f.evidence.push_back(std::move(e));
+    f.next_step = held.tool
+                      ? lift_limit_step(*held.tool)
+                      : "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
+    return f;
+}
+
 // UDP below the ceiling. UDP is not slowed by loss: either the sender sent less (the host set
 // the pace) or it sent at the ceiling and the difference was lost (placed by UDP_LOSS and the
 // ledger).
@@ -262,55 +328,8 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
                        const std::vector<HostSign>& host, Evidence evidence,
                        std::vector<Finding>& out) {
     const auto& t = v.test;
-    const double m = *v.measured_bps;
-    const double ceiling = v.ceiling->goodput_bps;
-    if (*t.sent_bps + t.rate_resolution_bps < ceiling * kLineRateFraction) {
-        // The sender's own count places the rate before its NIC; which of the host's resources
-        // set it is said only where measured (a saturated CPU, iperf3's CPU figure).
-        const std::string node =
-            v.traces.sender ? v.traces.sender->trace->node : std::string("the sending host");
-        Finding f = make_finding("HOST_LIMITED", t.label);
-        f.title = title + ": the sending host set the pace";
-        f.detail = fmt::format(
-            "The sending application itself wrote only {} ({} of the ceiling){}, by its own "
-            "count: the rate was set on {}, before its NIC",
-            rate_text(*t.sent_bps, t.rate_resolution_bps), format_pct(*t.sent_bps / ceiling),
-            t.offered_bps ? "" : ", with no offered rate (-b 0) to hold it back", node);
-        if (t.datagrams_sent && t.duration_s > 0) {
-            const double dps = double(*t.datagrams_sent) / t.duration_s;
-            f.detail += fmt::format(
-                " (~{:.0f} k datagrams/s, where the ceiling needs ~{:.0f} k; each costs a system "
-                "call and a copy)",
-                dps / 1e3, v.ceiling->units_per_second / 1e3);
-            f.evidence.emplace_back("datagrams_per_s", rounded(dps, 0));
-        }
-        f.detail += ".";
-        const auto cpu =
-            v.traces.sender ? saturated_cpu(*v.traces.sender, t.duration_s) : std::nullopt;
-        if (cpu) {
-            f.detail += " Its CPUs: " + cpu->text + ".";
-            f.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
-                                    rounded(100 * cpu->busy_fraction, 1));
-        }
-        const auto tool = v.traces.sender ? starved_tool(*v.traces.sender) : std::nullopt;
-        if (tool) {
-            f.detail += " Its process: " + tool->text + ".";
-            for (const auto& e : tool->evidence) f.evidence.push_back(e);
-        }
-        for (const auto& h : host) f.detail += " Evidence: " + h.text + ".";
-        if (!cpu && !tool && host.empty())
-            f.detail +=
-                " Which of its resources held it (a core, the socket buffer, the tool's "
-                "own pacing) is not measured here.";
-        if (*t.sent_bps > m * 1.01)
-            f.detail += fmt::format(" Of what it sent, {} arrived: see UDP_LOSS for the rest.",
-                                    rate_text(m, t.rate_resolution_bps));
-        f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
-        for (auto& e : evidence) f.evidence.push_back(std::move(e));
-        f.next_step = tool
-                          ? lift_limit_step(*tool)
-                          : "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
-        out.push_back(std::move(f));
+    if (*t.sent_bps + t.rate_resolution_bps < v.ceiling->goodput_bps * kLineRateFraction) {
+        out.push_back(udp_host_limited(v, title, host, std::move(evidence)));
         return;
     }
     Finding f = make_finding("BELOW_CEILING", t.label);
@@ -323,7 +342,6 @@ void udp_below_ceiling(const TestEvidence& v, const std::string& title,
     f.evidence = std::move(evidence);
     f.next_step = "See the loss findings for where and why.";
     out.push_back(std::move(f));
-    return;
 }
 
 // A test's intervals split at half the fastest one's rate: how many ran below it (none: not
@@ -345,23 +363,6 @@ std::optional<IntervalSplit> split_intervals(const std::vector<double>& bps) {
     }
     split.others_bps = others / double(bps.size() - split.slow);
     return split;
-}
-
-// Nothing of the flow lost, and TCP paced to the cap its application set on the socket: the
-// test measured what it asked for.
-Finding paced_finding(const TestEvidence& v, const std::string& title, const PacingCap& cap,
-                      const std::string& delivered) {
-    Finding f = make_finding("PACING_LIMITED", v.test.label);
-    f.title = title + ": held at the pacing rate its application set";
-    f.detail = fmt::format(
-        "{} {}. The rate was asked for, not met by the path: the sender held each socket to its "
-        "cap.",
-        delivered, cap.text);
-    f.evidence = cap.evidence;
-    f.next_step =
-        "To measure the path, run without the cap (iperf3 without --fq-rate; np_pacing_rate "
-        "unset); to measure at a rate of your choice, this is that measurement.";
-    return f;
 }
 
 // The link down in the test's phase, and the tool's own intervals showing the time it cost: some
@@ -530,29 +531,60 @@ std::string named_stage_detail(const TestEvidence& v, const Ledger& l, const Bus
     return ruled_out_text(v, own, evidence);
 }
 
+// Nothing of the flow lost, and TCP paced to the cap its application set on the socket: the
+// test measured what it asked for. Hosts that were busy as well are said, not named the cause.
+Finding paced_finding(const TestEvidence& v, const std::string& title, const PacingCap& cap,
+                      const std::string& delivered, const BusyHosts& busy) {
+    Finding f = make_finding("PACING_LIMITED", v.test.label);
+    f.title = title + ": held at the pacing rate its application set";
+    f.detail = fmt::format(
+        "{} {}. The rate was asked for, not met by the path: the sender held each socket to its "
+        "cap.",
+        delivered, cap.text);
+    f.evidence = cap.evidence;
+    f.next_step =
+        "To measure the path, run without the cap (iperf3 without --fq-rate; np_pacing_rate "
+        "unset); to measure at a rate of your choice, this is that measurement.";
+    if (busy.found()) {
+        f.detail += " The hosts were busy as well (" + busy.list() +
+                    "), but that did not set the rate: it is the cap's.";
+        for (const auto& e : busy.evidence) f.evidence.push_back(e);
+    }
+    return f;
+}
+
+// What the ledger says arrived: every frame that left the sender's NIC reached the receiver's.
+std::string delivered_text(const Ledger& l) {
+    return fmt::format(
+        "Nothing of the flow was lost on the path: {} {} left {}'s NIC and {} arrived at {}'s, "
+        "none dropped on the way.",
+        format_count(double(l.points[2].count.value_or(0))), l.unit, l.sender_node,
+        format_count(double(l.points[3].count.value_or(0))), l.receiver_node);
+}
+
+// The per-packet rate the hosts managed against the one the ceiling needs, its evidence added
+// to `evidence`; empty without the sender's NIC count or a duration.
+std::string frame_rate_text(const TestEvidence& v, const Ledger& l, Evidence& evidence) {
+    const auto& sent = l.points[2].count;
+    if (!(v.test.duration_s > 0 && sent)) return "";
+    const double fps = double(*sent) / v.test.duration_s;
+    const double needed = v.ceiling->frames_per_second;
+    evidence.emplace_back("frames_per_s", rounded(fps, 0));
+    evidence.emplace_back("ceiling_frames_per_s", rounded(needed, 0));
+    return fmt::format(". The path moved ~{} k frames/s where the ceiling needs ~{} k frames/s",
+                       fmt::format("{:.1f}", fps / 1e3), fmt::format("{:.1f}", needed / 1e3));
+}
+
 // Nothing of the flow lost: the cap the application set, a host by its own evidence (a saturated
 // CPU, a cgroup's limit), TCP's own window or buffer, or — none showing — not located.
 Finding nothing_lost_finding(const TestEvidence& v, const Ledger& l, const std::string& title,
                              const std::vector<HostSign>& host, Evidence evidence) {
     const auto& t = v.test;
-    const auto& pts = l.points;
-    const std::string delivered = fmt::format(
-        "Nothing of the flow was lost on the path: {} {} left {}'s NIC and {} arrived at {}'s, "
-        "none dropped on the way.",
-        format_count(double(pts[2].count.value_or(0))), l.unit, l.sender_node,
-        format_count(double(pts[3].count.value_or(0))), l.receiver_node);
+    const std::string delivered = delivered_text(l);
     BusyHosts busy = busy_hosts(v, l);
     // A rate within 5 % of the cap the application set is the cap's, busy CPUs or not: a host
     // that held the sender back would have held it below the cap.
-    if (const auto paced = pacing_cap(v)) {
-        Finding f = paced_finding(v, title, *paced, delivered);
-        if (busy.found()) {
-            f.detail += " The hosts were busy as well (" + busy.list() +
-                        "), but that did not set the rate: it is the cap's.";
-            for (const auto& e : busy.evidence) f.evidence.push_back(e);
-        }
-        return f;
-    }
+    if (const auto paced = pacing_cap(v)) return paced_finding(v, title, *paced, delivered, busy);
     // TCP's own account: its receive window or send buffer held it for most of its busy time.
     // With a host named that is how the host's pace reached the sender; without one, the
     // window or the buffer is the stage that set the rate.
@@ -572,16 +604,7 @@ Finding nothing_lost_finding(const TestEvidence& v, const Ledger& l, const std::
     if (own)
         for (const auto& e : own->evidence) f.evidence.push_back(e);
     f.detail += named_stage_detail(v, l, busy, own, rwnd, sndbuf, f.evidence);
-    // The per-packet rate the hosts managed against the one the ceiling needs.
-    if (t.duration_s > 0 && pts[2].count) {
-        const double fps = double(*pts[2].count) / t.duration_s;
-        const double needed = v.ceiling->frames_per_second;
-        f.detail +=
-            fmt::format(". The path moved ~{} k frames/s where the ceiling needs ~{} k frames/s",
-                        fmt::format("{:.1f}", fps / 1e3), fmt::format("{:.1f}", needed / 1e3));
-        f.evidence.emplace_back("frames_per_s", rounded(fps, 0));
-        f.evidence.emplace_back("ceiling_frames_per_s", rounded(needed, 0));
-    }
+    f.detail += frame_rate_text(v, l, f.evidence);
     f.detail += ".";
     if (l.retransmitted && *l.retransmitted > 0)
         f.detail += fmt::format(
@@ -610,20 +633,38 @@ void below_ceiling_on_ledger(const TestEvidence& v, const Ledger& l, const std::
         out.push_back(nothing_lost_finding(v, l, title, host, std::move(evidence)));
 }
 
+// The traced sides whose probes count no drops, as one clause ("the probes' tiers (node1-1 at
+// kernel-counters) count no drops"); empty when there are none.
+std::string low_tiers_text(const TestEvidence& v) {
+    std::vector<std::string> low;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side && !measures((*side)->trace->tier).drops)
+            low.push_back(
+                fmt::format("{} at {}", (*side)->trace->node, to_string((*side)->trace->tier)));
+    return low.empty() ? ""
+                       : fmt::format("the probes' tiers ({}) count no drops", fmt::join(low, ", "));
+}
+
+// What the output says of retransmits when it holds no cause: none counted, or why it has no
+// count.
+std::string retransmits_text(const ThroughputTest& t) {
+    // An absent count is not a zero: iperf3 on macOS or Windows and iperf2 without -e print none.
+    if (t.transport != Transport::tcp || t.retransmits) return "no retransmits";
+    // The receiving end's output: the sender's count is not in it.
+    if (t.from_server != t.reverse)
+        return "no retransmit count: this is the receiving end's output";
+    return fmt::format("no retransmit count: {}{} does not report one",
+                       t.tool_version.empty() ? to_string(t.tool) : t.tool_version,
+                       t.platform.empty() ? "" : " on " + t.platform);
+}
+
 // Below the ceiling without both traces: what the tool's output holds, or ask for the traces.
 void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
                                const std::vector<HostSign>& host, Evidence evidence,
                                std::vector<Finding>& out) {
     const auto& t = v.test;
     // Traced, but at tiers that count no drops: say so, not "needs traces".
-    std::vector<std::string> low;
-    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
-        if (*side && !measures((*side)->trace->tier).drops)
-            low.push_back(
-                fmt::format("{} at {}", (*side)->trace->node, to_string((*side)->trace->tier)));
-    const std::string tiers =
-        low.empty() ? ""
-                    : fmt::format("the probes' tiers ({}) count no drops", fmt::join(low, ", "));
+    const std::string tiers = low_tiers_text(v);
     std::vector<std::string> causes;
     if (t.retransmits && *t.retransmits > 0) {
         causes.push_back(fmt::format(
@@ -642,20 +683,10 @@ void below_ceiling_from_output(const TestEvidence& v, const std::string& title,
         "Run the probes at the full tier (root with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN, a "
         "kernel with BTF and drop reasons) to see whether anything was lost, and where.";
     if (causes.empty()) {
-        // An absent count is not a zero: iperf3 on macOS or Windows and iperf2 without -e
-        // print none.
-        const std::string retransmits =
-            t.transport != Transport::tcp || t.retransmits ? "no retransmits"
-            // The receiving end's output: the sender's count is not in it.
-            : t.from_server != t.reverse
-                ? "no retransmit count: this is the receiving end's output"
-                : fmt::format("no retransmit count: {}{} does not report one",
-                              t.tool_version.empty() ? to_string(t.tool) : t.tool_version,
-                              t.platform.empty() ? "" : " on " + t.platform);
         f.detail = fmt::format(
             "The tool output holds no evidence of the cause ({}, no window, CPU or loss figure "
             "that explains it). ",
-            retransmits);
+            retransmits_text(t));
         f.detail += tiers.empty() ? "Locating it needs traces of both data NICs: drops by kernel "
                                     "reason, NIC counters, wire bytes."
                                   : "The limit was not located: " + tiers + ".";

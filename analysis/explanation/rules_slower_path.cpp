@@ -89,6 +89,68 @@ std::optional<double> slower_path_bps(const ExplainInput& in) {
     return std::nullopt;
 }
 
+namespace {
+
+// The sender's own qdisc shapes at the path's rate: said in `f`'s detail, with its evidence and
+// the step to take.
+void say_sender_shaper(const TestEvidence& v, const TracedSide& sender, Finding& f) {
+    const Trace& tr = *sender.trace;
+    const auto over = sender.phase.qdisc_stats.find("overlimits");
+    const auto queue = queue_backlog(sender);
+    f.detail += fmt::format(" Where: the sender's own qdisc shapes it — {} at {} on {} of {}{}{}.",
+                            tr.link.qdisc, format_link_rate(double(*tr.link.qdisc_rate_bps)),
+                            tr.iface, tr.node,
+                            over != sender.phase.qdisc_stats.end() && over->second > 0
+                                ? fmt::format(", over its limit {} times during the test",
+                                              format_count(double(over->second)))
+                                : "",
+                            queue ? "; " + queue->text() : "");
+    f.evidence.emplace_back("sender_qdisc", tr.link.qdisc);
+    f.evidence.emplace_back("sender_qdisc_rate_mbps",
+                            rounded(double(*tr.link.qdisc_rate_bps) / 1e6));
+    f.next_step = fmt::format(
+        "If the path should carry {}, remove or raise the shaper (tc qdisc show dev {} on "
+        "{}); otherwise model it as {} (--link, np_link_rate).",
+        format_link_rate(*v.link_bps), tr.iface, tr.node, format_link_rate(*v.path_bps));
+}
+
+// The hop beyond the sender's NIC, which has no shaper at the path's rate: said in `f`'s
+// detail, with its evidence and the step to take.
+void say_hop_beyond(const TestEvidence& v, const Trace& tr, Finding& f) {
+    f.detail += fmt::format(
+        " Where: beyond {}'s NIC — its data iface {} has no shaper at that rate (root "
+        "qdisc {}), so a hop between the NICs (a switch port, a link negotiated lower) "
+        "carries only {}.",
+        tr.node, tr.iface, tr.link.qdisc.empty() ? "unknown" : tr.link.qdisc,
+        format_link_rate(*v.path_bps));
+    f.evidence.emplace_back("sender_qdisc", tr.link.qdisc);
+    f.next_step =
+        "Find the slow hop: the switch ports' negotiated speeds and counters, and "
+        "ethtool on both NICs.";
+}
+
+// Where the hop is, added to `f`: the sender's own shaper, or beyond its NIC; without a trace
+// of the sender, what would tell.
+void say_where(const TestEvidence& v, Finding& f) {
+    const auto& sender = v.traces.sender;
+    if (!sender) {
+        f.detail +=
+            " A trace of the sender's data NIC would say whether its own qdisc shapes the "
+            "traffic or the hop is beyond the NIC.";
+        f.next_step = "Run with the probe (np-explain run), or check tc qdisc on the sender.";
+        return;
+    }
+    const Trace& tr = *sender->trace;
+    const bool shaper = tr.link.qdisc_rate_bps && std::fabs(double(*tr.link.qdisc_rate_bps) -
+                                                            *v.path_bps) <= 0.1 * *v.path_bps;
+    if (shaper)
+        say_sender_shaper(v, *sender, f);
+    else
+        say_hop_beyond(v, tr, f);
+}
+
+}  // namespace
+
 void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out) {
     if (!v.path_bps || !v.link_bps || !v.ceiling || !v.measured_bps) return;
     // At the path's ceiling, or TCP whose receiver is short of it only by a short test's tail.
@@ -111,48 +173,7 @@ void path_slower_than_link(const TestEvidence& v, std::vector<Finding>& out) {
                   {"path_mbps", rounded(*v.path_bps / 1e6)},
                   {"measured_mbps", rounded(m / 1e6)},
                   {"path_ceiling_mbps", rounded(v.ceiling->goodput_bps / 1e6)}};
-    // Where the hop is: the sender's own shaper, or beyond its NIC.
-    const auto& sender = v.traces.sender;
-    if (sender) {
-        const Trace& tr = *sender->trace;
-        const bool shaper = tr.link.qdisc_rate_bps && std::fabs(double(*tr.link.qdisc_rate_bps) -
-                                                                *v.path_bps) <= 0.1 * *v.path_bps;
-        const auto over = sender->phase.qdisc_stats.find("overlimits");
-        if (shaper) {
-            const auto queue = queue_backlog(*sender);
-            f.detail += fmt::format(
-                " Where: the sender's own qdisc shapes it — {} at {} on {} of {}{}{}.",
-                tr.link.qdisc, format_link_rate(double(*tr.link.qdisc_rate_bps)), tr.iface, tr.node,
-                over != sender->phase.qdisc_stats.end() && over->second > 0
-                    ? fmt::format(", over its limit {} times during the test",
-                                  format_count(double(over->second)))
-                    : "",
-                queue ? "; " + queue->text() : "");
-            f.evidence.emplace_back("sender_qdisc", tr.link.qdisc);
-            f.evidence.emplace_back("sender_qdisc_rate_mbps",
-                                    rounded(double(*tr.link.qdisc_rate_bps) / 1e6));
-            f.next_step = fmt::format(
-                "If the path should carry {}, remove or raise the shaper (tc qdisc show dev {} on "
-                "{}); otherwise model it as {} (--link, np_link_rate).",
-                format_link_rate(*v.link_bps), tr.iface, tr.node, format_link_rate(*v.path_bps));
-        } else {
-            f.detail += fmt::format(
-                " Where: beyond {}'s NIC — its data iface {} has no shaper at that rate (root "
-                "qdisc {}), so a hop between the NICs (a switch port, a link negotiated lower) "
-                "carries only {}.",
-                tr.node, tr.iface, tr.link.qdisc.empty() ? "unknown" : tr.link.qdisc,
-                format_link_rate(*v.path_bps));
-            f.evidence.emplace_back("sender_qdisc", tr.link.qdisc);
-            f.next_step =
-                "Find the slow hop: the switch ports' negotiated speeds and counters, and "
-                "ethtool on both NICs.";
-        }
-    } else {
-        f.detail +=
-            " A trace of the sender's data NIC would say whether its own qdisc shapes the "
-            "traffic or the hop is beyond the NIC.";
-        f.next_step = "Run with the probe (np-explain run), or check tc qdisc on the sender.";
-    }
+    say_where(v, f);
     out.push_back(std::move(f));
 }
 

@@ -51,6 +51,8 @@ bool reached_offered(const ThroughputTest& t);
 // A UDP sender below this fraction of a rate (the offered one; the ceiling) did not send it: the
 // one threshold of reached_offered, the UDP ceiling search's steps and OFFERED_ABOVE_CEILING.
 inline constexpr double kSenderShortfall = 0.97;
+// The most any point of the ledger counted: the scale of its slack for what was in flight.
+uint64_t counted_frames(const Ledger& l);
 // The ledger's verdict on loss: placed drops of the flow beyond in-flight slack.
 bool ledger_shows_loss(const Ledger& l);
 // A TCP test whose sender kept the path full but whose receiver's figure falls short: what was

@@ -448,9 +448,7 @@ Finding unplaced_loss_finding(const TestEvidence& v, const LedgerPoint& p) {
 void loss_located(const TestEvidence& v, std::vector<Finding>& out) {
     if (!v.ledger || missed_data_nic(v)) return;
     const Ledger& l = *v.ledger;
-    uint64_t frames = 0;
-    for (const auto& p : l.points)
-        if (p.count) frames = std::max(frames, *p.count);
+    const uint64_t frames = counted_frames(l);
     std::map<Stage, std::vector<LedgerDrop>> by_stage;
     for (const auto& d : l.drops)
         if (is_data_loss(d.stage) && !d.housekeeping) by_stage[d.stage].push_back(d);

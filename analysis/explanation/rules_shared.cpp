@@ -83,11 +83,15 @@ bool reached_offered(const ThroughputTest& t) {
            *t.sent_bps + t.rate_resolution_bps >= *t.offered_bps * kSenderShortfall;
 }
 
-bool ledger_shows_loss(const Ledger& l) {
+uint64_t counted_frames(const Ledger& l) {
     uint64_t frames = 0;
     for (const auto& p : l.points)
         if (p.count) frames = std::max(frames, *p.count);
-    return l.lost() + l.unattributed() > ledger_slack(frames);
+    return frames;
+}
+
+bool ledger_shows_loss(const Ledger& l) {
+    return l.lost() + l.unattributed() > ledger_slack(counted_frames(l));
 }
 
 std::optional<double> tcp_tail_bytes(const TestEvidence& v) {

@@ -40,6 +40,40 @@ std::vector<StreamShare> shares(const TestEvidence& v) {
     return out;
 }
 
+// The mean of what the streams other than `slow` lost (or resent).
+double others_mean_cost(const std::vector<StreamShare>& all, const StreamShare& slow) {
+    double others = 0;
+    for (const auto& s : all)
+        if (&s != &slow) others += double(s.cost());
+    return others / double(all.size() - 1);
+}
+
+// Each stream by its client port: its rate, what it lost and, for TCP, what it resent.
+std::string each_stream_text(const std::vector<StreamShare>& all, bool tcp) {
+    std::string each;
+    for (const auto& s : all) {
+        each += fmt::format("{}{} {:.2f} Mbit/s, lost {}", each.empty() ? "" : "; ", s.port,
+                            s.bps / 1e6, format_count(double(s.lost)));
+        if (tcp) each += fmt::format(", resent {}", format_count(double(s.resent)));
+    }
+    return each;
+}
+
+// The streams' ports, rates and costs side by side, and the slowest one's share of the fastest.
+Evidence streams_evidence(const std::vector<StreamShare>& all, const StreamShare& slow,
+                          const StreamShare& fast, bool tcp) {
+    std::vector<nlohmann::json> ports, mbps, lost;
+    for (const auto& s : all) {
+        ports.emplace_back(s.port);
+        mbps.push_back(rounded(s.bps / 1e6));
+        lost.emplace_back(s.cost());
+    }
+    return {{"stream_ports", ports},
+            {"stream_mbps", mbps},
+            {tcp ? "stream_lost_or_resent" : "stream_lost", lost},
+            {"slowest_share_of_fastest", rounded(slow.bps / fast.bps, 3)}};
+}
+
 }  // namespace
 
 void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
@@ -51,28 +85,17 @@ void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
     if (fast->bps <= 0 || slow->bps >= kEvenStreamShare * fast->bps) return;
     const bool tcp = v.test.transport == Transport::tcp;
     // What the others lost (or resent) on average, against the slowest stream's own count.
-    double others = 0;
-    for (const auto& s : all)
-        if (&s != &*slow) others += double(s.cost());
-    others /= double(all.size() - 1);
+    const double others = others_mean_cost(all, *slow);
     const double own = double(slow->cost());
     // More than the others by a factor, and by more than counting could differ by.
-    uint64_t counted = 0;
-    for (const auto& p : slow->ledger->points) counted = std::max(counted, p.count.value_or(0));
-    const bool its_own_loss =
-        own > kUnevenLossFactor * others && own - others > double(ledger_slack(counted));
+    const bool its_own_loss = own > kUnevenLossFactor * others &&
+                              own - others > double(ledger_slack(counted_frames(*slow->ledger)));
     Finding f = make_finding("STREAMS_UNEVEN", v.test.label);
     f.title = fmt::format("Stream {} moved {:.2f} Mbit/s, {:.0f} % less than stream {} ({:.2f})",
                           slow->port, slow->bps / 1e6, 100 * (1 - slow->bps / fast->bps),
                           fast->port, fast->bps / 1e6);
-    std::string each;
-    for (const auto& s : all) {
-        each += fmt::format("{}{} {:.2f} Mbit/s, lost {}", each.empty() ? "" : "; ", s.port,
-                            s.bps / 1e6, format_count(double(s.lost)));
-        if (tcp) each += fmt::format(", resent {}", format_count(double(s.resent)));
-    }
     f.detail = fmt::format("The {} streams, by client port, each from its own ledger: {}. ",
-                           all.size(), each);
+                           all.size(), each_stream_text(all, tcp));
     if (its_own_loss) {
         f.detail += fmt::format(
             "The slowest stream's own counts show why: it {} {} {} where the others {} {} on "
@@ -95,16 +118,7 @@ void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
             "Run longer, and with --repeat, to see whether the same stream stays behind; then "
             "look at each connection with ss -ti while it runs.";
     }
-    std::vector<nlohmann::json> ports, mbps, lost;
-    for (const auto& s : all) {
-        ports.emplace_back(s.port);
-        mbps.push_back(rounded(s.bps / 1e6));
-        lost.emplace_back(s.cost());
-    }
-    f.evidence = {{"stream_ports", ports},
-                  {"stream_mbps", mbps},
-                  {tcp ? "stream_lost_or_resent" : "stream_lost", lost},
-                  {"slowest_share_of_fastest", rounded(slow->bps / fast->bps, 3)}};
+    f.evidence = streams_evidence(all, *slow, *fast, tcp);
     out.push_back(std::move(f));
 }
 

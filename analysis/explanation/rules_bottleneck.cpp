@@ -152,6 +152,38 @@ bool held_back_by_queue(const LedgerDrop& d) {
     return d.reason != "DEV_READY" && stage_of_drop(d.reason, true) == Stage::sender_queue;
 }
 
+// The receiver's egress shaper and what it carried during the test, said in `f`'s detail with
+// its evidence.
+void say_reverse_shaper(const PathLoads& loads, Finding& f) {
+    const NicLoad& back = *loads.reverse_out;
+    f.detail += fmt::format(
+        "Its egress qdisc ({}) shapes to {}, and it carried {} during the test — {} of "
+        "that rate",
+        loads.reverse_qdisc, format_link_rate(*loads.reverse_capacity_bps),
+        format_rate(back.total_bps()), format_pct(back.total_bps() / *loads.reverse_capacity_bps));
+    f.detail += back.per_flow
+                    ? fmt::format(
+                          ", {} of it the test's own ACKs ({} frames for {} "
+                          "data frames). ",
+                          format_rate(back.test_bps), format_count(double(back.test_frames)),
+                          format_count(double(loads.data_frames)))
+                    : " by its NIC's own counters (its probe counts no flows). ";
+    f.evidence.emplace_back("reverse_shaper_mbps", rounded(*loads.reverse_capacity_bps / 1e6, 3));
+    f.evidence.emplace_back("reverse_wire_mbps", rounded(back.total_bps() / 1e6, 3));
+}
+
+// The round trip under load against the idle one, where both are known: the ACKs waited. Said
+// in `f`'s detail with its evidence.
+void say_acks_waited(const ThroughputTest& t, const PathLoads& loads, Finding& f) {
+    if (!t.rtt_mean_us || !loads.idle_rtt_ms) return;
+    f.detail += fmt::format(
+        "The round trip under load was {:.2f} ms against {:.3f} ms idle (ping): the ACKs "
+        "waited in that queue. ",
+        *t.rtt_mean_us / 1e3, *loads.idle_rtt_ms);
+    f.evidence.emplace_back("rtt_under_load_ms", rounded(*t.rtt_mean_us / 1e3, 3));
+    f.evidence.emplace_back("idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3));
+}
+
 void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Finding>& out) {
     const auto& t = v.test;
     // In --bidir the way back also carries the test's other direction: not an ACK path.
@@ -168,38 +200,14 @@ void reverse_path(const TestEvidence& v, const PathLoads& loads, std::vector<Fin
                           back.node);
     f.detail =
         fmt::format("The data needs its ACKs back; they leave {} by {}. ", back.node, back.iface);
-    if (loads.reverse_capacity_bps) {
-        f.detail += fmt::format(
-            "Its egress qdisc ({}) shapes to {}, and it carried {} during the test — {} of "
-            "that rate",
-            loads.reverse_qdisc, format_link_rate(*loads.reverse_capacity_bps),
-            format_rate(back.total_bps()),
-            format_pct(back.total_bps() / *loads.reverse_capacity_bps));
-        f.detail += back.per_flow
-                        ? fmt::format(
-                              ", {} of it the test's own ACKs ({} frames for {} "
-                              "data frames). ",
-                              format_rate(back.test_bps), format_count(double(back.test_frames)),
-                              format_count(double(loads.data_frames)))
-                        : " by its NIC's own counters (its probe counts no flows). ";
-        f.evidence.emplace_back("reverse_shaper_mbps",
-                                rounded(*loads.reverse_capacity_bps / 1e6, 3));
-        f.evidence.emplace_back("reverse_wire_mbps", rounded(back.total_bps() / 1e6, 3));
-    }
+    if (loads.reverse_capacity_bps) say_reverse_shaper(loads, f);
     if (loads.reverse_drops > 0) {
         f.detail +=
             fmt::format("{} dropped {} of the test's packets on their way out ({}). ", back.node,
                         format_count(double(loads.reverse_drops)), loads.reverse_drop_reasons);
         f.evidence.emplace_back("reverse_drops", loads.reverse_drops);
     }
-    if (t.rtt_mean_us && loads.idle_rtt_ms) {
-        f.detail += fmt::format(
-            "The round trip under load was {:.2f} ms against {:.3f} ms idle (ping): the ACKs "
-            "waited in that queue. ",
-            *t.rtt_mean_us / 1e3, *loads.idle_rtt_ms);
-        f.evidence.emplace_back("rtt_under_load_ms", rounded(*t.rtt_mean_us / 1e3, 3));
-        f.evidence.emplace_back("idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3));
-    }
+    say_acks_waited(t, loads, f);
     f.detail += fmt::format(
         "A sender may have only a window of unacknowledged data in flight: ACKs that wait or are "
         "lost hold it back, so the data direction ran at {} ({} of its {} ceiling) though "

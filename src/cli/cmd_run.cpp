@@ -129,7 +129,8 @@ int run_run(RunArgs args) {
 // Both are checked before anything starts, as is the run dir (prepare_private_dir), and so is
 // each value of a flag that overrides a params key, on its own (the local testbed is not brought
 // up for a bad one). What holds only together with the file's keys (the addresses; an MTU
-// against IPv6, the ceiling search against --bidir) is checked once the params are read.
+// against IPv6, the ceiling search against --bidir) is checked once the params are read. The
+// nodes named or --local, the tiers and --link are checked here too, for run and teardown alike.
 void check_arguments(const RunArgs& args) {
     for (size_t i = 0; i < args.nodes.size(); ++i)
         check_node_name(args.nodes[i], i == 0 ? "NODE_A" : "NODE_B");
@@ -137,30 +138,24 @@ void check_arguments(const RunArgs& args) {
     for (const auto& [key, value] : args.overrides)
         if (key != "np_server_ip" && key != "np_client_ip")
             read_params("", {{key, value}}, args.override_flags);
-}
-
-int run_guarded(RunArgs args) {
-    check_arguments(args);
-    experiment::RunOptions o;
-    // Before anything is brought up: a run without its probe goes nowhere.
-    o.probe_binary = find_np_probe();
-    std::unique_ptr<experiment::LocalTestbed> testbed;
-    if (args.local) {
-        if (!args.nodes.empty())
-            throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
-        testbed = std::make_unique<experiment::LocalTestbed>(
-            args.profile, args.family,
-            [](const std::string& what) { fmt::print(stderr, "np-explain: {}\n", what); });
-        experiment::throw_if_interrupted("bringing up the local testbed");
-        args.nodes = {"node1-1", "node1-2"};
-        if (args.ssh_config.empty()) args.ssh_config = testbed->ssh_config();
-        if (args.params_file.empty()) args.params_file = testbed->params_file();
-    } else if (args.nodes.size() != 2) {
+    if (!args.nodes.empty() && args.local)
+        throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
+    if (!args.local && args.nodes.size() != 2)
         throw InputError("NODE_A NODE_B",
                          "name the server node and the client node, or use --local");
-    } else if (args.params_file.empty()) {
-        args.params_file = default_params_file();
+    for (const auto& [flag, value] : {std::pair{"--probe-tier", &args.probe_tier},
+                                      std::pair{"--require-tier", &args.require_tier}}) {
+        if (!value->empty() && !parse_tier(*value))
+            throw InputError(flag, "'" + *value + "' is not a tier: " + std::string(kTierNames));
     }
+    if (args.no_probe && !args.require_tier.empty())
+        throw InputError("--no-probe", "contradicts --require-tier");
+    if (!args.link.empty()) parse_link_rate_bps(args.link, "--link");
+}
+
+// The run's options from its arguments, its params read (and their warnings printed).
+experiment::RunOptions run_options(const RunArgs& args) {
+    experiment::RunOptions o;
     const auto reading = read_params(args.params_file, args.overrides, args.override_flags);
     print_warnings(reading.warnings);
     o.node_a = args.nodes[0];
@@ -170,39 +165,55 @@ int run_guarded(RunArgs args) {
     o.accept_new_host_keys = args.accept_new_host_keys;
     o.mode = args.mode;
     o.run_dir = args.run_dir.empty() ? default_run_dir() : std::filesystem::path(args.run_dir);
-    prepare_private_dir(o.run_dir);
     o.keep_iface = args.keep_iface;
     if (!args.link.empty()) o.link_bps = parse_link_rate_bps(args.link, "--link");
-    for (const auto& [flag, value] : {std::pair{"--probe-tier", &args.probe_tier},
-                                      std::pair{"--require-tier", &args.require_tier}}) {
-        if (!value->empty() && !parse_tier(*value))
-            throw InputError(flag, "'" + *value + "' is not a tier: " + std::string(kTierNames));
-    }
-    if (args.no_probe && !args.require_tier.empty())
-        throw InputError("--no-probe", "contradicts --require-tier");
     o.probe_tier = args.probe_tier;
     o.require_tier = args.require_tier;
     o.no_probe = args.no_probe;
+    return o;
+}
+
+// The page of plots of everything in the run dir. Not writing it changes nothing the run
+// measured, so that is a warning.
+void write_report(const std::filesystem::path& run_dir, bool json) {
+    try {
+        const ReportInput in = read_report_input(run_dir);
+        print_warnings(in.left_out);
+        const auto report = write_run_report(run_dir, in);
+        if (!json) fmt::print("Report: {}\n", report.string());
+    } catch (const InputError& e) {
+        print_text(stderr,
+                   fmt::format("np-explain: warning: no report: {}: {}\n", e.field(), e.what()));
+    } catch (const std::exception& e) {
+        print_text(stderr, fmt::format("np-explain: warning: no report: {}\n", e.what()));
+    }
+}
+
+int run_guarded(RunArgs args) {
+    check_arguments(args);
+    // Before anything is brought up: a run without its probe goes nowhere.
+    const std::string probe_binary = find_np_probe();
+    std::unique_ptr<experiment::LocalTestbed> testbed;
+    if (args.local) {
+        testbed = std::make_unique<experiment::LocalTestbed>(
+            args.profile, args.family,
+            [](const std::string& what) { fmt::print(stderr, "np-explain: {}\n", what); });
+        experiment::throw_if_interrupted("bringing up the local testbed");
+        args.nodes = {"node1-1", "node1-2"};
+        if (args.ssh_config.empty()) args.ssh_config = testbed->ssh_config();
+        if (args.params_file.empty()) args.params_file = testbed->params_file();
+    } else if (args.params_file.empty()) {
+        args.params_file = default_params_file();
+    }
+    experiment::RunOptions o = run_options(args);
+    o.probe_binary = probe_binary;
+    prepare_private_dir(o.run_dir);
     std::optional<TerminalProgress> progress;
     if (!args.json && isatty(STDOUT_FILENO)) o.progress = &progress.emplace();
     const auto out = experiment::run_experiment(o);
     progress.reset();
     print_outcome(out, o, args.json);
-    // The page of plots of everything in the run dir. Not writing it changes nothing the run
-    // measured, so that is a warning.
-    if (out.contract_path) {
-        try {
-            const ReportInput in = read_report_input(o.run_dir);
-            print_warnings(in.left_out);
-            const auto report = write_run_report(o.run_dir, in);
-            if (!args.json) fmt::print("Report: {}\n", report.string());
-        } catch (const InputError& e) {
-            print_text(stderr, fmt::format("np-explain: warning: no report: {}: {}\n", e.field(),
-                                           e.what()));
-        } catch (const std::exception& e) {
-            print_text(stderr, fmt::format("np-explain: warning: no report: {}\n", e.what()));
-        }
-    }
+    if (out.contract_path) write_report(o.run_dir, args.json);
     if (!out.stopped.empty()) {
         print_text(
             stderr,
@@ -223,8 +234,6 @@ int run_teardown(RunArgs args) {
     check_arguments(args);
     std::unique_ptr<experiment::LocalTestbedLock> local_lock;
     if (args.local) {
-        if (!args.nodes.empty())
-            throw InputError("--local", "takes no node names: it runs node1-1 and node1-2");
         // Not while a `run --local` holds the testbed: its teardown is its own.
         local_lock = std::make_unique<experiment::LocalTestbedLock>(
             experiment::lock_holder("teardown", "--local"));
@@ -234,12 +243,9 @@ int run_teardown(RunArgs args) {
         }
         args.nodes = {"node1-1", "node1-2"};
         if (args.ssh_config.empty()) args.ssh_config = experiment::LocalTestbed::up_ssh_config();
-    } else if (args.nodes.size() != 2) {
-        throw InputError("NODE_A NODE_B", "name the server node and the client node, or --local");
     }
     if (!args.params_file.empty() || !args.overrides.empty())
         read_params(args.params_file, args.overrides, args.override_flags);
-    if (!args.link.empty()) parse_link_rate_bps(args.link, "--link");
     const auto done =
         experiment::teardown_nodes(args.nodes.at(0), args.nodes.at(1), args.ssh_config);
     print_text(done.report);

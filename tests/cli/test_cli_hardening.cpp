@@ -238,16 +238,22 @@ TEST_F(CliHardening, HostileNodeNamesModesAndRunDirsAreRefusedBeforeAnythingStar
     EXPECT_NE(r.err.find(open.string() + ": is writable by everyone"), std::string::npos) << r.err;
 }
 
-// The local testbed's profile and IP version are checked before its lock is taken or anything
-// comes up.
+// The local testbed's profile and IP version, the probe's tiers, --link and the nodes named
+// are checked before the testbed's lock is taken or anything comes up.
 TEST_F(CliHardening, ALocalTestbedOfUnknownProfileOrFamilyIsRefusedNamingTheOption) {
     for (const auto& [args, option] : std::vector<std::pair<std::vector<std::string>, std::string>>{
              {{"run", "--local", "--family", "5"}, "--family"},
              {{"run", "--local", "--family", "ipv6"}, "--family"},
-             {{"run", "--local", "--profile", "10G"}, "--profile"}}) {
+             {{"run", "--local", "--profile", "10G"}, "--profile"},
+             {{"run", "--local", "--probe-tier", "bogus"}, "--probe-tier"},
+             {{"run", "--local", "--no-probe", "--require-tier", "full"}, "--no-probe"},
+             {{"run", "--local", "--link", "7Q"}, "--link"},
+             {{"run", "--local", "node1-1", "node1-2"}, "--local"},
+             {{"teardown", "node1-1"}, "NODE_A NODE_B"}}) {
         const auto r = np_explain(args);
         EXPECT_EQ(r.exit_status, 2) << r.err;
         EXPECT_NE(r.err.find(option), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("testbed up"), std::string::npos) << r.err;
     }
 }
 

@@ -51,23 +51,38 @@ std::string reference(const fs::path& file, const fs::path& contract_dir) {
     return rel.string();
 }
 
-int run_attach(const AttachOptions& o) {
-    const fs::path contract_path = o.contract;
-    const fs::path dir = fs::absolute(contract_path).parent_path().lexically_normal();
-    const bool create = !o.mode.empty();
-    if (create && o.iperf3.empty() && o.ping.empty())
+// The contract to attach to: a new one of --mode (checked), or the file as it is.
+Contract contract_to_attach_to(const AttachOptions& o) {
+    if (o.mode.empty()) return read_contract_file(o.contract);
+    if (o.iperf3.empty() && o.ping.empty())
         throw InputError("--mode", "a new contract needs the tools' outputs: --iperf3, --ping");
+    check_mode_name(o.mode, "--mode");
+    if (!o.node1.empty()) check_node_name(o.node1, "--node1");
+    if (!o.node2.empty()) check_node_name(o.node2, "--node2");
     Contract c;
-    if (create) {
-        check_mode_name(o.mode, "--mode");
-        if (!o.node1.empty()) check_node_name(o.node1, "--node1");
-        if (!o.node2.empty()) check_node_name(o.node2, "--node2");
-        c.mode = o.mode;
-        c.document = nlohmann::json::object();
-    } else {
-        c = read_contract_file(contract_path);
-    }
+    c.mode = o.mode;
+    c.document = nlohmann::json::object();
+    return c;
+}
 
+// The traces the contract will reference, relative to its dir: those already attached stay
+// attached; new ones join them once.
+std::vector<std::string> trace_refs(const AttachOptions& o, const Contract& c,
+                                    const fs::path& dir) {
+    std::vector<std::string> refs =
+        o.mode.empty() ? contract_trace_files(c) : std::vector<std::string>{};
+    for (const auto& t : o.traces) {
+        const std::string ref = reference(t, dir);
+        if (std::find(refs.begin(), refs.end(), ref) == refs.end()) refs.push_back(ref);
+    }
+    for (const auto& ref : refs) check_contained_path(ref, o.contract + ": traces");
+    return refs;
+}
+
+// What is explained: the tools' outputs given, else the contract's own figures; the traces;
+// the link rate from --link, else the contract's, else the one the probes read (as `run`).
+ExplainInput attach_input(const AttachOptions& o, const Contract& c, const fs::path& dir,
+                          const std::vector<std::string>& refs) {
     ExplainInput in;
     std::optional<double> given;
     if (!o.link.empty()) given = parse_link_rate_bps(o.link, "--link");
@@ -75,34 +90,14 @@ int run_attach(const AttachOptions& o) {
         in.measurements.append(read_measurements_file(f, InputFormat::iperf3));
     for (const auto& f : o.ping)
         in.measurements.append(read_measurements_file(f, InputFormat::ping));
-    if (in.measurements.throughput.empty() && in.measurements.failures.empty()) {
-        // Only the contract at hand: explain its own figures.
+    if (in.measurements.throughput.empty() && in.measurements.failures.empty())
         in.measurements.append(measurements_from_contract(c));
-    }
-
-    // Traces already attached stay attached; new ones join them once.
-    std::vector<std::string> refs = create ? std::vector<std::string>{} : contract_trace_files(c);
-    for (const auto& t : o.traces) {
-        const std::string ref = reference(t, dir);
-        if (std::find(refs.begin(), refs.end(), ref) == refs.end()) refs.push_back(ref);
-    }
-    for (const auto& ref : refs) {
-        check_contained_path(ref, contract_path.string() + ": traces");
-        in.traces.push_back(read_trace_file(dir / ref));
-    }
-
-    // Neither --link nor the contract: the link speed the probes read, as `run` takes it.
+    for (const auto& ref : refs) in.traces.push_back(read_trace_file(dir / ref));
     in.link_bps = resolve_link_bps(given, c.link_bps, nic_speed_mbps(in.traces));
+    return in;
+}
 
-    const Measurements measured = in.measurements;
-    const Explanation e = explain(in);
-    if (create) {
-        c.document = build_contract(o.mode, o.node1, o.node2, measured, e, refs, in.link_bps);
-    } else {
-        attach_explanation(c.document, e, refs, in.link_bps, measured);
-    }
-    write_file_atomically(contract_path, c.document.dump(2) + "\n");
-
+void say_attached(const std::string& contract, const Explanation& e, size_t traces) {
     int errors = 0, warnings = 0;
     for (const auto& f : e.findings) {
         errors += f.severity == Severity::error;
@@ -110,10 +105,25 @@ int run_attach(const AttachOptions& o) {
     }
     print_text(
         fmt::format("attached to {}: {} findings ({} error, {} warn), {} trace{}, link {}\n\n",
-                    contract_path.string(), e.findings.size(), errors, warnings, refs.size(),
-                    refs.size() == 1 ? "" : "s",
-                    in.link_bps ? fmt::format("{:g} Mbit/s", *in.link_bps / 1e6) : "unknown"));
+                    contract, e.findings.size(), errors, warnings, traces, traces == 1 ? "" : "s",
+                    e.link_bps ? fmt::format("{:g} Mbit/s", *e.link_bps / 1e6) : "unknown"));
     print_text(render_explanation(e));
+}
+
+int run_attach(const AttachOptions& o) {
+    const fs::path dir = fs::absolute(fs::path(o.contract)).parent_path().lexically_normal();
+    Contract c = contract_to_attach_to(o);
+    const std::vector<std::string> refs = trace_refs(o, c, dir);
+    const ExplainInput in = attach_input(o, c, dir, refs);
+    const Explanation e = explain(in);
+    if (!o.mode.empty()) {
+        c.document =
+            build_contract(o.mode, o.node1, o.node2, in.measurements, e, refs, in.link_bps);
+    } else {
+        attach_explanation(c.document, e, refs, in.link_bps, in.measurements);
+    }
+    write_file_atomically(o.contract, c.document.dump(2) + "\n");
+    say_attached(o.contract, e, refs.size());
     return 0;
 }
 

@@ -184,36 +184,52 @@ std::string CommandShell::make_private_dir() {
     return path;
 }
 
-std::string CommandShell::upload(const std::string& local_path, const std::string& dir,
-                                 const std::string& name, int mode) {
+namespace {
+
+// The file to upload, opened: InputError when `name` is no file name or the file is no
+// readable regular file. Its size is the st_size of `st`.
+std::ifstream open_upload(const std::string& local_path, const std::string& name, struct stat& st) {
     if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
         throw InputError("upload", fmt::format("'{}' is not a file name", name));
     }
     std::ifstream in(local_path, std::ios::binary);
-    struct stat st {};
     if (!in || stat(local_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
         throw InputError(local_path, fmt::format("cannot read it as a file: {}",
                                                  errno ? std::strerror(errno) : "not a file"));
     }
-    const std::string ours = sha256_file_hex(local_path);
-    const std::string path = dir + "/" + name;
-    const std::string part = path + ".part";
-    // The data follows on this shell's stdin once the command says it is reading: `head -c`
-    // takes exactly its size (never a byte of the next command), and whatever happens to the
-    // copy, the second cat drains the rest, so no data is ever read as a command.
-    const std::string ready = "__np_upload_ready_" + token_;
-    const std::string command = fmt::format(
+    return in;
+}
+
+// The node's side of an upload. The data follows on the shell's stdin once the command prints
+// `ready`: `head -c` takes exactly its size (never a byte of the next command), and whatever
+// happens to the copy, the second cat drains the rest, so no data is ever read as a command.
+std::string upload_command(const std::string& ready, int64_t size, const std::string& path,
+                           int mode) {
+    return fmt::format(
         "command -v head >/dev/null && umask 077 && printf '%s\\n' {ready} && "
         "head -c {size} | {{ cat > {part}; s=$?; cat >/dev/null; exit $s; }} && "
         "chmod {mode:o} {part} && mv -f {part} {path} && sha256sum {path}",
-        fmt::arg("ready", ready), fmt::arg("size", st.st_size), fmt::arg("part", shell_quote(part)),
-        fmt::arg("mode", mode & 07777), fmt::arg("path", shell_quote(path)));
+        fmt::arg("ready", ready), fmt::arg("size", size),
+        fmt::arg("part", shell_quote(path + ".part")), fmt::arg("mode", mode & 07777),
+        fmt::arg("path", shell_quote(path)));
+}
+
+}  // namespace
+
+std::string CommandShell::upload(const std::string& local_path, const std::string& dir,
+                                 const std::string& name, int mode) {
+    struct stat st {};
+    std::ifstream in = open_upload(local_path, name, st);
+    const std::string ours = sha256_file_hex(local_path);
+    const std::string path = dir + "/" + name;
+    const std::string part = path + ".part";
+    const std::string ready = "__np_upload_ready_" + token_;
     const auto fail = [&](const std::string& why) {
         return EnvironmentError(
             EnvironmentError::Kind::remote,
             fmt::format("{}: uploading {} to {}: {}", session_.name(), local_path, path, why));
     };
-    start_command(command, true);
+    start_command(upload_command(ready, st.st_size, path, mode), true);
     const auto deadline = Clock::now() + Millis(30000);
     bool reading = false;
     std::string out;

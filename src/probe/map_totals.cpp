@@ -170,10 +170,18 @@ void fill_direction(DirectionTraffic& d, const MapTotals& delta, unsigned dir) {
         d.frame_sizes.push_back({kFrameBucketBounds[b], frames[b]});
 }
 
-}  // namespace
+// The drops slot's parts: slot = ((reason * 2 + on_data_iface) * NP_PROTO_COUNT + proto) *
+// NP_FLOW_COUNT + flow.
+DropWhere drop_where(uint32_t slot) {
+    const uint8_t flow = slot % NP_FLOW_COUNT;
+    slot /= NP_FLOW_COUNT;
+    const uint8_t proto = slot % NP_PROTO_COUNT;
+    slot /= NP_PROTO_COUNT;
+    return {slot / 2, slot % 2, proto, flow};
+}
 
-MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
-    MapTotals m;
+// The counts a sample needs: the traffic, the retransmits and the total number of drops.
+void read_sample_counts(const ProbeMaps& maps, MapTotals& m) {
     if (maps.traffic >= 0)
         for (uint32_t k = 0; k < NP_TRAFFIC_SLOTS; ++k)
             lookup_sum(maps.traffic, k, m.traffic[k], add);
@@ -190,7 +198,31 @@ MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
     if (maps.drop_count >= 0)
         lookup_sum<uint64_t>(maps.drop_count, zero, m.drops_total,
                              [](uint64_t& a, const uint64_t& b) { a += b; });
-    if (!with_drop_detail) return m;
+}
+
+// The drops array's slots that counted anything, summed over CPUs. The array is large
+// (NP_DROP_SLOTS) and almost all zero: it is read in one batch.
+void read_drop_slots(int fd, std::map<DropWhere, np_drop>& into) {
+    const int cpus = possible_cpus();
+    static std::vector<uint32_t> keys(NP_DROP_SLOTS);
+    static std::vector<np_drop> values(size_t(NP_DROP_SLOTS) * cpus);
+    uint32_t out_batch = 0, count = NP_DROP_SLOTS;
+    if (bpf_map_lookup_batch(fd, nullptr, &out_batch, keys.data(), values.data(), &count,
+                             nullptr) != 0 &&
+        errno != ENOENT) {
+        count = 0;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        np_drop sum{};
+        for (int c = 0; c < cpus; ++c) add_drop(sum, values[size_t(i) * cpus + c]);
+        if (sum.packets == 0) continue;
+        into[drop_where(keys[i])] = sum;
+    }
+}
+
+// What a phase needs beyond a sample's counts: the streams and the drops by stream, by site and
+// by reason.
+void read_drop_detail(const ProbeMaps& maps, MapTotals& m) {
     if (maps.streams >= 0) read_stream_slots(maps.streams, m.streams);
     if (maps.stream_drops >= 0) {
         read_hash<np_stream_drop_key, np_drop, StreamDropKey>(
@@ -208,29 +240,15 @@ MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
             },
             add_drop);
     }
-    if (maps.drops < 0) return m;
-    // The drops array is large (NP_DROP_SLOTS) and almost all zero: read it in one batch.
-    const int cpus = possible_cpus();
-    static std::vector<uint32_t> keys(NP_DROP_SLOTS);
-    static std::vector<np_drop> values(size_t(NP_DROP_SLOTS) * cpus);
-    uint32_t out_batch = 0, count = NP_DROP_SLOTS;
-    if (bpf_map_lookup_batch(maps.drops, nullptr, &out_batch, keys.data(), values.data(), &count,
-                             nullptr) != 0 &&
-        errno != ENOENT) {
-        count = 0;
-    }
-    for (uint32_t i = 0; i < count; ++i) {
-        np_drop sum{};
-        for (int c = 0; c < cpus; ++c) add_drop(sum, values[size_t(i) * cpus + c]);
-        if (sum.packets == 0) continue;
-        // slot = ((reason * 2 + on_data_iface) * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow
-        uint32_t k = keys[i];
-        const uint8_t flow = k % NP_FLOW_COUNT;
-        k /= NP_FLOW_COUNT;
-        const uint8_t proto = k % NP_PROTO_COUNT;
-        k /= NP_PROTO_COUNT;
-        m.drops[{k / 2, k % 2, proto, flow}] = sum;
-    }
+    if (maps.drops >= 0) read_drop_slots(maps.drops, m.drops);
+}
+
+}  // namespace
+
+MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
+    MapTotals m;
+    read_sample_counts(maps, m);
+    if (with_drop_detail) read_drop_detail(maps, m);
     return m;
 }
 
@@ -384,10 +402,9 @@ void fill_phase(PhaseTrace& phase, const MapTotals& delta, const Naming& naming)
         add(named_drop(reason, 0, naming), on_data_iface, proto, flow, d);
     }
     for (const auto& [site, d] : delta.sites) {
-        // slot = ((0 * 2 + on_data_iface) * NP_PROTO_COUNT + proto) * NP_FLOW_COUNT + flow
-        const uint32_t k = site.second;
-        add(named_drop(0, site.first, naming), (k / NP_FLOW_COUNT) / NP_PROTO_COUNT,
-            (k / NP_FLOW_COUNT) % NP_PROTO_COUNT, k % NP_FLOW_COUNT, d);
+        // A site's slot is of reason 0: the code address names the drop instead.
+        const auto [reason, on_data_iface, proto, flow] = drop_where(site.second);
+        add(named_drop(0, site.first, naming), on_data_iface, proto, flow, d);
     }
     phase.drops = largest_first(std::move(by_name));
     fill_streams(phase, delta, naming);

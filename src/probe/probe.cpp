@@ -591,79 +591,124 @@ Trace trace_header(const ProbeOptions& o, uint32_t ifindex, uint64_t netns,
     return trace;
 }
 
+// The fds one wait watches (stdin, the control socket, the watched process), each only when
+// there is one.
+class PollSet {
+  public:
+    // Watches `fd` unless it is negative; gives where it sits, or -1.
+    int watch(int fd) {
+        if (fd < 0) return -1;
+        fds_[n_] = {fd, POLLIN, 0};
+        return static_cast<int>(n_++);
+    }
+
+    // Waits until one is ready, `wait_ms` have passed or a stop signal arrives (`wait_mask`
+    // unblocks them for the wait only).
+    void wait(int64_t wait_ms, const sigset_t& wait_mask) {
+        const timespec timeout{wait_ms / 1000, (wait_ms % 1000) * 1000000};
+        ready_ = ppoll(fds_.data(), n_, &timeout, &wait_mask);
+    }
+
+    // Whether the fd watched at `at` has something to read (or has ended) after the wait.
+    bool fired(int at) const {
+        return ready_ > 0 && at >= 0 && (fds_[at].revents & (POLLIN | POLLHUP | POLLERR));
+    }
+
+  private:
+    std::array<pollfd, 3> fds_{};
+    nfds_t n_ = 0;
+    int ready_ = 0;
+};
+
+// Commands on stdin, a line at a time, and what its end means to the probe.
+class StdinCommands {
+  public:
+    explicit StdinCommands(StdinUse use) : use_(use), reading_(use != StdinUse::ignored) {}
+
+    // STDIN_FILENO while stdin is to be read now, else -1.
+    int fd() const { return reading_ && may_read_stdin(use_) ? STDIN_FILENO : -1; }
+
+    // Reads what stdin holds and handles each whole line until one stops the probe; at its
+    // end, stops the probe where stdin is what controls it.
+    void read_ready(Recorder& rec, Stop& stop) {
+        char buf[4096];
+        const ssize_t got = read(STDIN_FILENO, buf, sizeof(buf));
+        if (got > 0) {
+            input_.append(buf, static_cast<size_t>(got));
+            for (size_t nl; stop == Stop::none && (nl = input_.find('\n')) != std::string::npos;) {
+                const std::string line = input_.substr(0, nl);
+                input_.erase(0, nl + 1);
+                if (!line.empty()) handle_command(line, rec, stop);
+            }
+        } else if (got == 0 || errno != EINTR) {
+            reading_ = false;
+            if (use_ == StdinUse::controlling || use_ == StdinUse::terminal)
+                stop = Stop::stdin_eof;  // the SSH channel, the pipe or the user's Ctrl-D
+        }
+    }
+
+  private:
+    StdinUse use_;
+    bool reading_;
+    std::string input_;
+};
+
+// When the next sample is due and when --duration ends (-1: never), in the recorder's ms.
+struct Schedule {
+    int64_t next_sample_ms;
+    int64_t end_ms;
+
+    // How long the next wait may last: until the next sample or the end, whichever is first.
+    int64_t wait_ms(const Recorder& rec) const {
+        int64_t wait_ms = next_sample_ms - rec.now_ms();
+        if (end_ms >= 0) wait_ms = std::min(wait_ms, end_ms - rec.now_ms());
+        return std::max<int64_t>(wait_ms, 0);
+    }
+};
+
+// Takes the sample that is due, if one is, and schedules the next; false when the iface is
+// gone and there is nothing more to count.
+bool sample_if_due(const ProbeOptions& o, uint32_t ifindex, Recorder& rec, Schedule& at) {
+    if (rec.now_ms() < at.next_sample_ms) return true;
+    // Deleted or renamed (or replaced by another of its name): nothing more to count.
+    if (if_nametoindex(o.iface.c_str()) != ifindex) return false;
+    rec.sample();
+    at.next_sample_ms += o.sample_interval_ms;
+    if (at.next_sample_ms <= rec.now_ms()) at.next_sample_ms = rec.now_ms() + o.sample_interval_ms;
+    return true;
+}
+
 // Samples every interval and serves commands (stdin, the control socket) until something
 // stops the probe: a signal, `stop`, the end of a controlling stdin, the watched process's
 // exit or --duration.
 Stop count_until_stopped(const ProbeOptions& o, uint32_t ifindex, Recorder& rec,
                          ControlSocket* control, const WatchedProcess& watched, StdinUse input_use,
                          const sigset_t& wait_mask) {
-    const int64_t end_ms = o.duration_s > 0 ? static_cast<int64_t>(o.duration_s * 1000) : -1;
-    int64_t next_sample_ms = o.sample_interval_ms;
-    std::string input;
-    bool reading_stdin = input_use != StdinUse::ignored;
+    Schedule at{o.sample_interval_ms,
+                o.duration_s > 0 ? static_cast<int64_t>(o.duration_s * 1000) : -1};
+    StdinCommands input(input_use);
     Stop stop = Stop::none;
     while (stop == Stop::none) {
-        int64_t wait_ms = next_sample_ms - rec.now_ms();
-        if (end_ms >= 0) wait_ms = std::min(wait_ms, end_ms - rec.now_ms());
-        wait_ms = std::max<int64_t>(wait_ms, 0);
-        const timespec timeout{wait_ms / 1000, (wait_ms % 1000) * 1000000};
-        std::array<pollfd, 3> fds{};
-        nfds_t n = 0;
-        const auto watch = [&](int fd) -> int {
-            if (fd < 0) return -1;
-            fds[n] = {fd, POLLIN, 0};
-            return static_cast<int>(n++);
-        };
-        const int in_at = watch(reading_stdin && may_read_stdin(input_use) ? STDIN_FILENO : -1);
-        const int control_at = watch(control ? control->fd() : -1);
-        const int watched_at = watch(watched.fd());
-        const int ready = ppoll(fds.data(), n, &timeout, &wait_mask);
-        if (g_signal) {
-            stop = Stop::signal;
-            break;
-        }
-        const auto fired = [&](int at) {
-            return ready > 0 && at >= 0 && (fds[at].revents & (POLLIN | POLLHUP | POLLERR));
-        };
-        if (fired(in_at)) {
-            char buf[4096];
-            const ssize_t got = read(STDIN_FILENO, buf, sizeof(buf));
-            if (got > 0) {
-                input.append(buf, static_cast<size_t>(got));
-                for (size_t nl;
-                     stop == Stop::none && (nl = input.find('\n')) != std::string::npos;) {
-                    const std::string line = input.substr(0, nl);
-                    input.erase(0, nl + 1);
-                    if (!line.empty()) handle_command(line, rec, stop);
-                }
-            } else if (got == 0 || errno != EINTR) {
-                reading_stdin = false;
-                if (input_use == StdinUse::controlling || input_use == StdinUse::terminal)
-                    stop = Stop::stdin_eof;  // the SSH channel, the pipe or the user's Ctrl-D
-            }
-        }
-        if (stop == Stop::none && fired(control_at)) {
+        const int64_t wait_ms = at.wait_ms(rec);
+        PollSet fds;
+        const int in_at = fds.watch(input.fd());
+        const int control_at = fds.watch(control ? control->fd() : -1);
+        const int watched_at = fds.watch(watched.fd());
+        fds.wait(wait_ms, wait_mask);
+        if (g_signal) return Stop::signal;
+        if (fds.fired(in_at)) input.read_ready(rec, stop);
+        if (stop == Stop::none && fds.fired(control_at)) {
             control->serve_one([&](const std::string& line) -> std::optional<std::string> {
                 const nlohmann::json answer = handle_command(line, rec, stop);
                 if (stop == Stop::command) return std::nullopt;  // the trace answers it below
                 return answer.dump();
             });
         }
-        if (stop == Stop::none && fired(watched_at)) stop = Stop::watched_exit;
-        if (rec.now_ms() >= next_sample_ms) {
-            // Deleted or renamed (or replaced by another of its name): nothing more to count.
-            if (if_nametoindex(o.iface.c_str()) != ifindex) {
-                stop = Stop::iface_gone;
-                break;
-            }
-            rec.sample();
-            next_sample_ms += o.sample_interval_ms;
-            if (next_sample_ms <= rec.now_ms())
-                next_sample_ms = rec.now_ms() + o.sample_interval_ms;
-        }
-        if (stop == Stop::none && end_ms >= 0 && rec.now_ms() >= end_ms) stop = Stop::duration;
+        if (stop == Stop::none && fds.fired(watched_at)) stop = Stop::watched_exit;
+        if (!sample_if_due(o, ifindex, rec, at)) return Stop::iface_gone;
+        if (stop == Stop::none && at.end_ms >= 0 && rec.now_ms() >= at.end_ms)
+            stop = Stop::duration;
     }
-
     return stop;
 }
 

@@ -793,6 +793,61 @@ std::unique_ptr<Attached> attach_best(const ProbeOptions& o, uint32_t ifindex, u
     }
 }
 
+// BPF run-time statistics, on while the probe counts, for the trace's probe_cost; none at the
+// kernel-counters tier, which loads no program.
+std::unique_ptr<RunTimeStats> run_time_stats(ProbeTier tier) {
+    if (tier == ProbeTier::kernel_counters) return nullptr;
+    auto stats = std::make_unique<RunTimeStats>();
+    if (!stats->enabled())
+        std::fprintf(stderr,
+                     "np-probe: BPF run-time statistics unavailable; probe_cost will be 0\n");
+    return stats;
+}
+
+// The kernel's symbols that name a drop by the function that freed it, where the tier counts
+// drops; empty elsewhere.
+KernelSymbols drop_symbols(ProbeTier tier) {
+    if (!measures(tier).drops) return {};
+    KernelSymbols symbols = KernelSymbols::read();
+    if (symbols.empty())
+        std::fprintf(stderr,
+                     "np-probe: /proc/kallsyms shows no addresses: drops without a reason "
+                     "are named by code address, not function\n");
+    return symbols;
+}
+
+// The "ready" line: what the probe loaded and attached where, and what it kept of its
+// privileges.
+nlohmann::json ready_message(const ProbeOptions& o, uint32_t ifindex, uint64_t netns,
+                             const TierChoice& choice, const Attached& attached,
+                             const std::vector<std::string>& kept) {
+    nlohmann::json programs = nlohmann::json::array();
+    for (const bpf_program* p : attached.programs())
+        programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});
+    return message(proto::kMessageReady, {{"programs", programs},
+                                          {"iface", o.iface},
+                                          {"ifindex", ifindex},
+                                          {"netns_inode", netns},
+                                          {"tier", to_string(choice.tier)},
+                                          {"tier_why", choice.why},
+                                          {"clsact_created", attached.clsact_created()},
+                                          {"capabilities_kept", kept},
+                                          {"pid", getpid()}});
+}
+
+// Tells the user on stderr where the probe counts, at which tier, and where it takes commands.
+void announce_counting(const ProbeOptions& o, uint32_t ifindex, const TierChoice& choice,
+                       bool control, StdinUse input_use) {
+    std::fprintf(stderr,
+                 "np-probe: counting on %s (ifindex %u) at tier %s%s%s; commands: 'phase NAME', "
+                 "'status', 'stop' on %s\n",
+                 o.iface.c_str(), ifindex, to_string(choice.tier), choice.why.empty() ? "" : ": ",
+                 choice.why.c_str(),
+                 control                          ? o.control_path.c_str()
+                 : input_use == StdinUse::ignored ? "none (stdin is not read)"
+                                                  : "stdin");
+}
+
 }  // namespace
 
 int run_probe(const ProbeOptions& o) {
@@ -816,23 +871,10 @@ int run_probe(const ProbeOptions& o) {
     libbpf_set_print(libbpf_print);
     const sigset_t wait_mask = install_signal_handlers();
 
-    std::optional<RunTimeStats> stats;
-    if (choice.tier != ProbeTier::kernel_counters) {
-        stats.emplace();
-        if (!stats->enabled())
-            std::fprintf(stderr,
-                         "np-probe: BPF run-time statistics unavailable; probe_cost will be 0\n");
-    }
+    const std::unique_ptr<RunTimeStats> stats = run_time_stats(choice.tier);
     const std::unique_ptr<Attached> attached = attach_best(o, ifindex, netns, features.btf, choice);
     // Named while the probe still may read the addresses (kptr_restrict hides them after).
-    KernelSymbols symbols;
-    if (measures(choice.tier).drops) {
-        symbols = KernelSymbols::read();
-        if (symbols.empty())
-            std::fprintf(stderr,
-                         "np-probe: /proc/kallsyms shows no addresses: drops without a reason "
-                         "are named by code address, not function\n");
-    }
+    const KernelSymbols symbols = drop_symbols(choice.tier);
     std::optional<ControlSocket> control;
     if (!o.control_path.empty()) control.emplace(o.control_path);
 
@@ -846,27 +888,10 @@ int run_probe(const ProbeOptions& o) {
     Recorder rec(maps,
                  {o.iface, ifindex, features.btf ? &*features.btf : nullptr, &symbols, choice.tier},
                  o.iface, ToolProcesses(o.iperf_port, owners), o.iperf_port);
-    nlohmann::json programs = nlohmann::json::array();
-    for (const bpf_program* p : attached->programs())
-        programs.push_back({{"name", bpf_program__name(p)}, {"id", program_id(p)}});
+    const nlohmann::json ready = ready_message(o, ifindex, netns, choice, *attached, kept);
     const StdinUse input_use = stdin_use(o);
-    std::fprintf(stderr,
-                 "np-probe: counting on %s (ifindex %u) at tier %s%s%s; commands: 'phase NAME', "
-                 "'status', 'stop' on %s\n",
-                 o.iface.c_str(), ifindex, to_string(choice.tier), choice.why.empty() ? "" : ": ",
-                 choice.why.c_str(),
-                 control                          ? o.control_path.c_str()
-                 : input_use == StdinUse::ignored ? "none (stdin is not read)"
-                                                  : "stdin");
-    detacher.ready(message(proto::kMessageReady, {{"programs", programs},
-                                                  {"iface", o.iface},
-                                                  {"ifindex", ifindex},
-                                                  {"netns_inode", netns},
-                                                  {"tier", to_string(choice.tier)},
-                                                  {"tier_why", choice.why},
-                                                  {"clsact_created", attached->clsact_created()},
-                                                  {"capabilities_kept", kept},
-                                                  {"pid", getpid()}}));
+    announce_counting(o, ifindex, choice, control.has_value(), input_use);
+    detacher.ready(ready);
 
     const Stop stop = count_until_stopped(o, ifindex, rec, control ? &*control : nullptr, watched,
                                           input_use, wait_mask);

@@ -130,6 +130,67 @@ int BPF_PROG(np_tcp_retransmit, const struct sock *sk, const struct sk_buff *skb
 	return 0;
 }
 
+/* The first bytes of a dropped packet's network header: the IP header and what follows it,
+ * the ports or the ICMP type. */
+union np_dropped_head {
+	struct {
+		struct iphdr ip;
+		__u16 ports[2];
+	} v4;
+	struct {
+		struct ipv6hdr ip;
+		__u16 ports[2];
+	} v6;
+};
+
+/* An IPv4 packet's L4 protocol, and its ports unless it is a later fragment or they cannot be
+ * read (*ports 0). False when the IP header itself cannot be read. */
+static __always_inline bool read_dropped_v4(unsigned char *l3, union np_dropped_head *h,
+					    __u8 *ipproto, __u16 **ports)
+{
+	if (bpf_probe_read_kernel(&h->v4, sizeof(h->v4), l3))
+		return false;
+	*ipproto = h->v4.ip.protocol;
+	*ports = h->v4.ports;
+	if (h->v4.ip.frag_off & bpf_htons(IP_OFFSET))
+		*ports = 0;
+	else if (h->v4.ip.ihl != 5 &&
+		 bpf_probe_read_kernel(h->v4.ports, sizeof(h->v4.ports), l3 + h->v4.ip.ihl * 4))
+		*ports = 0;
+	return true;
+}
+
+/* The same of an IPv6 packet, through its extension headers (tc_count.h) to the ports or ICMP
+ * type after them. False when a header cannot be read. */
+static __always_inline bool read_dropped_v6(unsigned char *l3, union np_dropped_head *h,
+					    __u8 *ipproto, __u16 **ports)
+{
+	if (bpf_probe_read_kernel(&h->v6, sizeof(h->v6), l3))
+		return false;
+	*ipproto = h->v6.ip.nexthdr;
+	*ports = h->v6.ports;
+	if (!np_ipv6_ext_header(*ipproto))
+		return true;
+	__u32 off = sizeof(h->v6.ip);
+#pragma unroll
+	for (int i = 0; i < NP_IPV6_EXT_MAX; i++) {
+		struct np_ipv6_ext e;
+		if (!np_ipv6_ext_header(*ipproto))
+			break;
+		if (bpf_probe_read_kernel(&e, sizeof(e), l3 + off))
+			return false;
+		if (*ipproto == NP_IPV6_FRAGMENT && (e.frag_off & bpf_htons(NP_IPV6_FRAG_OFFSET)))
+			*ports = 0;
+		off += np_ipv6_ext_bytes(*ipproto, &e);
+		*ipproto = e.nexthdr;
+		if (!*ports)
+			break;
+	}
+	if (*ports && bpf_probe_read_kernel(h->v6.ports, sizeof(h->v6.ports), l3 + off))
+		*ports = 0;
+	return true;
+}
+
 /* Protocol and flow of a dropped skb, from its headers in the kernel buffer (the skb may be
  * anywhere in the stack, so use the saved header offset, not skb->data). One read covers an
  * IPv4 header without options or an IPv6 header, and the ports or ICMP type after it. */
@@ -137,18 +198,9 @@ static __always_inline void classify_dropped(const struct sk_buff *skb, struct l
 {
 	unsigned char *l3 = skb->head + skb->network_header;
 	__u16 proto = skb->protocol;
-	union {
-		struct {
-			struct iphdr ip;
-			__u16 ports[2];
-		} v4;
-		struct {
-			struct ipv6hdr ip;
-			__u16 ports[2];
-		} v6;
-	} h;
-	__u8 ipproto;
-	__u16 *ports;
+	union np_dropped_head h;
+	__u8 ipproto = 0;
+	__u16 *ports = 0;
 
 	k->proto = NP_PROTO_OTHER;
 	k->flow = NP_FLOW_OTHER;
@@ -157,42 +209,11 @@ static __always_inline void classify_dropped(const struct sk_buff *skb, struct l
 		return;
 	}
 	if (proto == bpf_htons(ETH_P_IP)) {
-		if (bpf_probe_read_kernel(&h.v4, sizeof(h.v4), l3))
+		if (!read_dropped_v4(l3, &h, &ipproto, &ports))
 			return;
-		ipproto = h.v4.ip.protocol;
-		ports = h.v4.ports;
-		if (h.v4.ip.frag_off & bpf_htons(IP_OFFSET))
-			ports = 0;
-		else if (h.v4.ip.ihl != 5 && bpf_probe_read_kernel(h.v4.ports, sizeof(h.v4.ports),
-								   l3 + h.v4.ip.ihl * 4))
-			ports = 0;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		if (bpf_probe_read_kernel(&h.v6, sizeof(h.v6), l3))
+		if (!read_dropped_v6(l3, &h, &ipproto, &ports))
 			return;
-		ipproto = h.v6.ip.nexthdr;
-		ports = h.v6.ports;
-		/* Through the extension headers (tc_count.h); the ports or ICMP type after them. */
-		if (np_ipv6_ext_header(ipproto)) {
-			__u32 off = sizeof(h.v6.ip);
-#pragma unroll
-			for (int i = 0; i < NP_IPV6_EXT_MAX; i++) {
-				struct np_ipv6_ext e;
-				if (!np_ipv6_ext_header(ipproto))
-					break;
-				if (bpf_probe_read_kernel(&e, sizeof(e), l3 + off))
-					return;
-				if (ipproto == NP_IPV6_FRAGMENT &&
-				    (e.frag_off & bpf_htons(NP_IPV6_FRAG_OFFSET)))
-					ports = 0;
-				off += np_ipv6_ext_bytes(ipproto, &e);
-				ipproto = e.nexthdr;
-				if (!ports)
-					break;
-			}
-			if (ports &&
-			    bpf_probe_read_kernel(h.v6.ports, sizeof(h.v6.ports), l3 + off))
-				ports = 0;
-		}
 	} else {
 		return;
 	}

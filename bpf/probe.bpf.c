@@ -24,6 +24,7 @@ const volatile bool kfree_skb_has_rx_sk = false;
 const volatile bool retransmit_has_err = false;
 
 #include "tc_count.h"
+#include "cpu_account.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -133,4 +133,22 @@ struct np_drop_site_key {
 	unsigned int pad;
 };
 
+/* cpu_time map: where each CPU's time went while the probe counted (cpu_account.h), a per-CPU
+ * array of one slot, in ns. The tools are the test's own processes (src/probe/tool_processes),
+ * by process ID, in the tools map; the data NIC's hard IRQs are its queues' IRQ numbers, in the
+ * nic_irqs map. Both are filled by user space as it finds them. */
+#define NP_SOFTIRQS 10 /* NR_SOFTIRQS: HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, … */
+#define NP_SOFTIRQ_NET_TX 2
+#define NP_SOFTIRQ_NET_RX 3
+#define NP_TOOLS 64
+#define NP_NIC_IRQS 256
+
+struct np_cpu_time {
+	unsigned long long tool_ns;        /* a tool's threads current on the CPU */
+	unsigned long long tool_in_irq_ns; /* of tool_ns: softirqs and the NIC's IRQs run meanwhile */
+	unsigned long long softirq_ns[NP_SOFTIRQS]; /* by vector */
+	unsigned long long nic_irq_ns;     /* the data NIC's hard IRQ handlers */
+	unsigned long long tool_switches;  /* times a tool thread was switched in */
+};
+
 #endif /* NP_PROBE_H */

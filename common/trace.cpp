@@ -180,14 +180,20 @@ json to_json(const PhaseTrace& p) {
                 {"qdisc", p.qdisc_stats}}}};
     if (p.xmit) j["xmit"] = to_json(*p.xmit);
     json cpus = json::array();
-    for (const auto& c : p.cpus)
-        cpus.push_back({{"cpu", c.cpu},
-                        {"busy_ms", c.busy_ms},
-                        {"softirq_ms", c.softirq_ms},
-                        {"irq_ms", c.irq_ms},
-                        {"idle_ms", c.idle_ms},
-                        {"steal_ms", c.steal_ms},
-                        {"niced_ms", c.niced_ms}});
+    for (const auto& c : p.cpus) {
+        json cpu = {{"cpu", c.cpu},          {"busy_ms", c.busy_ms}, {"softirq_ms", c.softirq_ms},
+                    {"irq_ms", c.irq_ms},    {"idle_ms", c.idle_ms}, {"steal_ms", c.steal_ms},
+                    {"niced_ms", c.niced_ms}};
+        if (const auto& a = c.account)
+            cpu["account"] = {{"tool_us", a->tool_us},
+                              {"tool_in_irq_us", a->tool_in_irq_us},
+                              {"net_tx_us", a->net_tx_us},
+                              {"net_rx_us", a->net_rx_us},
+                              {"other_softirq_us", a->other_softirq_us},
+                              {"nic_irq_us", a->nic_irq_us},
+                              {"tool_switches", a->tool_switches}};
+        cpus.push_back(std::move(cpu));
+    }
     j["cpus"] = std::move(cpus);
     j["dev_stats"] = p.dev_stats;
     json processes = json::array();
@@ -364,6 +370,13 @@ std::vector<CpuTime> read_cpus(const JsonField& cpus) {
         out.push_back({static_cast<int>(c.at("cpu").u64()), c.at("busy_ms").i64(),
                        c.at("softirq_ms").i64(), c.at("irq_ms").i64(), c.at("idle_ms").i64(),
                        c.at("steal_ms").i64(), niced ? niced->i64() : 0});
+        if (const auto a = c.find("account")) {
+            out.back().account =
+                CpuAccount{a->at("tool_us").i64(),          a->at("tool_in_irq_us").i64(),
+                           a->at("net_tx_us").i64(),        a->at("net_rx_us").i64(),
+                           a->at("other_softirq_us").i64(), a->at("nic_irq_us").i64(),
+                           a->at("tool_switches").i64()};
+        }
     }
     return out;
 }

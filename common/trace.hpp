@@ -6,6 +6,7 @@
 // np-probe writes it with to_json() and the analyzer reads it with parse_trace(), so the
 // schema lives in one place. This file depends on nlohmann_json and the standard library
 // only: np-probe is linked fully static and compiles it in directly.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
@@ -109,6 +110,21 @@ struct Retransmits {
     std::map<std::string, uint64_t> segments_by_flow;
 };
 
+// What the probe's CPU account (bpf/cpu_account.h) saw one CPU spend its time on over a phase,
+// in µs: the test's own processes, and the softirqs and the data NIC's IRQs, which /proc/stat
+// counts as softirq and irq time whatever task they interrupted.
+struct CpuAccount {
+    int64_t tool_us = 0;         // a tool's threads were the CPU's current task
+    int64_t tool_in_irq_us = 0;  // of tool_us: softirqs and NIC IRQs that ran meanwhile
+    int64_t net_tx_us = 0;       // the NET_TX softirq
+    int64_t net_rx_us = 0;       // the NET_RX softirq
+    int64_t other_softirq_us = 0;
+    int64_t nic_irq_us = 0;     // the data NIC's hard IRQ handlers (none on a veth)
+    int64_t tool_switches = 0;  // times a tool thread was switched in
+    // The tool's own time: its threads' time less what interrupted them.
+    int64_t tool_own_us() const { return std::max<int64_t>(0, tool_us - tool_in_irq_us); }
+};
+
 // One CPU's time over a phase, from /proc/stat (the whole host's, not the namespace's), in ms.
 struct CpuTime {
     int cpu = 0;
@@ -121,6 +137,9 @@ struct CpuTime {
     // ~1.25 times the share of a task one nice level below it (about 70 times at nice 19), so a
     // CPU busy with such work is one a test at the default priority could still have had.
     int64_t niced_ms = 0;
+    // The probe's CPU account of this CPU; absent in older traces and at the tiers that load
+    // no tracing programs.
+    std::optional<CpuAccount> account = std::nullopt;
     double busy_fraction() const {
         const int64_t all = busy_ms + idle_ms + steal_ms;
         return all > 0 ? double(busy_ms) / double(all) : 0;

@@ -141,6 +141,14 @@ void minus_drop(np_drop& a, const np_drop& b) {
 bool zero_drop(const np_drop& d) {
     return d.packets == 0;
 }
+void minus_cpu_time(np_cpu_time& a, const np_cpu_time& b) {
+    a.tool_ns -= b.tool_ns;
+    a.tool_in_irq_ns -= b.tool_in_irq_ns;
+    for (int v = 0; v < NP_SOFTIRQS; ++v) a.softirq_ns[v] -= b.softirq_ns[v];
+    a.nic_irq_ns -= b.nic_irq_ns;
+    a.tool_switches -= b.tool_switches;
+}
+
 void minus_stream(np_stream& a, const np_stream& b) {
     a.packets -= b.packets;
     a.bytes -= b.bytes;
@@ -241,6 +249,13 @@ void read_drop_detail(const ProbeMaps& maps, MapTotals& m) {
             add_drop);
     }
     if (maps.drops >= 0) read_drop_slots(maps.drops, m.drops);
+    if (maps.cpu_time >= 0) {
+        static_assert(sizeof(np_cpu_time) % 8 == 0);
+        std::vector<np_cpu_time> per_cpu(possible_cpus());
+        const uint32_t zero = 0;
+        if (bpf_map_lookup_elem(maps.cpu_time, &zero, per_cpu.data()) == 0)
+            m.cpu_time = std::move(per_cpu);
+    }
 }
 
 }  // namespace
@@ -260,11 +275,32 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
         d.retransmits[i].segments -= earlier.retransmits[i].segments;
     }
     d.drops_total -= earlier.drops_total;
+    for (size_t cpu = 0; cpu < d.cpu_time.size() && cpu < earlier.cpu_time.size(); ++cpu)
+        minus_cpu_time(d.cpu_time[cpu], earlier.cpu_time[cpu]);
     subtract(d.drops, earlier.drops, minus_drop, zero_drop);
     subtract(d.sites, earlier.sites, minus_drop, zero_drop);
     subtract(d.streams, earlier.streams, minus_stream, zero_stream);
     subtract(d.stream_drops, earlier.stream_drops, minus_drop, zero_drop);
     return d;
+}
+
+void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>& delta) {
+    const auto us = [](unsigned long long ns) { return static_cast<int64_t>(ns / 1000); };
+    for (auto& c : cpus) {
+        if (c.cpu < 0 || static_cast<size_t>(c.cpu) >= delta.size()) continue;
+        const np_cpu_time& t = delta[static_cast<size_t>(c.cpu)];
+        CpuAccount a;
+        a.tool_us = us(t.tool_ns);
+        a.tool_in_irq_us = us(t.tool_in_irq_ns);
+        a.net_tx_us = us(t.softirq_ns[NP_SOFTIRQ_NET_TX]);
+        a.net_rx_us = us(t.softirq_ns[NP_SOFTIRQ_NET_RX]);
+        for (int v = 0; v < NP_SOFTIRQS; ++v)
+            if (v != NP_SOFTIRQ_NET_TX && v != NP_SOFTIRQ_NET_RX)
+                a.other_softirq_us += us(t.softirq_ns[v]);
+        a.nic_irq_us = us(t.nic_irq_ns);
+        a.tool_switches = static_cast<int64_t>(t.tool_switches);
+        c.account = a;
+    }
 }
 
 void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "common/trace.hpp"
 #include "probe.h"
@@ -35,6 +36,8 @@ struct MapTotals {
     std::map<StreamKey, np_stream> streams;         // likewise: the measured flow by stream
     std::map<StreamDropKey, np_drop> stream_drops;  // likewise
     uint64_t drops_total = 0;
+    // The CPU account, one per possible CPU, not summed; empty without detail or without the map.
+    std::vector<np_cpu_time> cpu_time;
 };
 
 // The map fds a tier has; -1 for a map it does not load (its counts stay zero).
@@ -46,6 +49,9 @@ struct ProbeMaps {
     int drop_count = -1;
     int streams = -1;
     int stream_drops = -1;
+    int cpu_time = -1;
+    int tools = -1;     // the CPU account's: which processes are the test's
+    int nic_irqs = -1;  // and which IRQs the data NIC's
 };
 
 // `with_drop_detail` reads the drops array (large; what a phase needs); samples need only the
@@ -57,6 +63,10 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier);
 // counts), and from `now`, the snapshot the next phase is counted from: streams that ended, so
 // that a run of many tests does not fill the maps. A stream that moves again starts a new key.
 void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now);
+
+// Each CPU of a phase (from /proc/stat) given the probe's account of it (`delta`: a phase's
+// MapTotals::cpu_time, by CPU number); left without one where the tier counted none.
+void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>& delta);
 
 // What the trace needs to name things: the data iface, the kernel's drop reason names and, at
 // the drops-without-reasons tier, its functions.

@@ -33,6 +33,7 @@
 #include "probe_tc.skel.h"
 #include "src/probe/capabilities.hpp"
 #include "src/probe/control.hpp"
+#include "src/probe/cpu_account.hpp"
 #include "src/probe/host_facts.hpp"
 #include "src/probe/kernel_btf.hpp"
 #include "src/probe/kernel_objects.hpp"
@@ -151,6 +152,11 @@ class Attached {
                                                                 : k->progs.np_kfree_skb,
                        "tp_btf/kfree_skb");
         xmit_.emplace(k->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
+        sched_.emplace(k->progs.np_sched_switch, "tp_btf/sched_switch");
+        softirq_entry_.emplace(k->progs.np_softirq_entry, "tp_btf/softirq_entry");
+        softirq_exit_.emplace(k->progs.np_softirq_exit, "tp_btf/softirq_exit");
+        irq_entry_.emplace(k->progs.np_irq_entry, "tp_btf/irq_handler_entry");
+        irq_exit_.emplace(k->progs.np_irq_exit, "tp_btf/irq_handler_exit");
     }
 
     ProbeMaps maps() const {
@@ -168,6 +174,9 @@ class Attached {
         m.drop_count = bpf_map__fd(k->maps.drop_count);
         // By site: every drop at the drops-without-reasons tier, the reasonless ones at full.
         m.drop_sites = bpf_map__fd(k->maps.drop_sites);
+        m.cpu_time = bpf_map__fd(k->maps.cpu_time);
+        m.tools = bpf_map__fd(k->maps.tools);
+        m.nic_irqs = bpf_map__fd(k->maps.nic_irqs);
         if (!kfree_sites()) m.drops = bpf_map__fd(k->maps.drops);
         return m;
     }
@@ -177,9 +186,16 @@ class Attached {
         if (tc_) return {tc_->get()->progs.np_tc_ingress, tc_->get()->progs.np_tc_egress};
         if (!skel_) return {};
         const probe_bpf* k = skel_->get();
-        return {k->progs.np_tc_ingress, k->progs.np_tc_egress, k->progs.np_dev_xmit,
+        return {k->progs.np_tc_ingress,
+                k->progs.np_tc_egress,
+                k->progs.np_dev_xmit,
                 k->progs.np_tcp_retransmit,
-                kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb};
+                kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb,
+                k->progs.np_sched_switch,
+                k->progs.np_softirq_entry,
+                k->progs.np_softirq_exit,
+                k->progs.np_irq_entry,
+                k->progs.np_irq_exit};
     }
 
     bool clsact_created() const { return qdisc_ && qdisc_->owned(); }
@@ -194,6 +210,8 @@ class Attached {
     std::optional<ClsactQdisc> qdisc_;
     std::optional<TcFilter> ingress_, egress_;
     std::optional<TracingLink> retransmit_, kfree_, xmit_;
+    // The CPU account's (bpf/cpu_account.h).
+    std::optional<TracingLink> sched_, softirq_entry_, softirq_exit_, irq_entry_, irq_exit_;
 };
 
 uint32_t program_id(const bpf_program* prog) {
@@ -300,6 +318,7 @@ class Recorder {
           iface_(iface),
           tools_(std::move(tools)),
           tcp_(port) {
+        mark_nic_irqs(maps_.nic_irqs, nic_irq_numbers(iface_));
         phase_maps_ = read_map_totals(maps_, true);
         last_sample_maps_ = read_map_totals(maps_, false);
         phase_counters_ = read_kernel_counters(iface_);
@@ -337,6 +356,7 @@ class Recorder {
         last_sample_ms_ = s.t_ms;
         sample_backlog();
         tools_.watch(s.t_ms);
+        mark_tools(maps_.tools, tools_.pids());
         tcp_.read();
         emit(message(proto::kMessageSample, to_json(s)));
         samples_.push_back(std::move(s));
@@ -363,8 +383,10 @@ class Recorder {
         p.softnet_dropped = d.softnet_dropped;
         p.qdisc_stats = d.qdisc;
         p.cpus = d.cpus;
+        add_cpu_accounts(p.cpus, delta.cpu_time);
         p.dev_stats = d.dev_stats;
         p.processes = tools_.cut(p.end_ms);
+        mark_tools(maps_.tools, tools_.pids());
         tcp_.read(true);
         p.tcp = tcp_.cut();
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.

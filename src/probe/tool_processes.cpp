@@ -239,6 +239,12 @@ void ToolProcesses::watch(int64_t now_ms) {
     if (!watching) find_new(now_ms);
 }
 
+std::vector<int> ToolProcesses::pids() const {
+    std::vector<int> out;
+    for (const auto& [pid, w] : watched_) out.push_back(pid);
+    return out;
+}
+
 std::vector<ProcessCpu> ToolProcesses::cut(int64_t now_ms) {
     watch(now_ms);
     std::vector<ProcessCpu> out;

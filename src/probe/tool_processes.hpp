@@ -44,6 +44,8 @@ class ToolProcesses {
     // At a phase cut: what each process watched in the phase used and met since it was first
     // seen (or the phase began), then starts the next phase from here.
     std::vector<ProcessCpu> cut(int64_t now_ms);
+    // The processes watched so far, alive or not.
+    std::vector<int> pids() const;
 
   private:
     struct Counters {

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/explanation/explain.hpp"
@@ -233,6 +234,54 @@ TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
     const auto findings = explain(in).findings;
     EXPECT_TRUE(has_code(findings, "LOSS_AT_RECEIVER_SOCKET")) << render_findings(findings);
     EXPECT_FALSE(has_code(findings, "WRONG_INTERFACE")) << render_findings(findings);
+}
+
+// The CPU account: a UDP sender pinned to one CPU (iperf3 -A) is found on that CPU by the
+// scheduler's switches, nowhere else, for most of the test; its own time and the softirqs it
+// ran are told apart, and the account's figures fit within what /proc/stat says the CPU did.
+TEST(ProbeKernel, ThePinnedSendersCoreIsFoundWithItsOwnTimeAndItsSoftirqs) {
+    REQUIRE_ROOT();
+    if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 26);
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5306"});
+    Probe probe(a, ifa, {"--port", "5306"});
+    probe.phase("udp");
+    const auto j = iperf3_client(a, "-c 198.18.26.2 -p 5306 -u -b 0 -l 1448 -t 3 -A 1");
+    const Trace t = probe.stop();
+    const PhaseTrace* p = t.find_phase("udp");
+    ASSERT_NE(p, nullptr);
+    const CpuTime* pinned = nullptr;
+    int64_t elsewhere_us = 0;
+    for (const auto& cpu : p->cpus) {
+        ASSERT_TRUE(cpu.account) << "CPU " << cpu.cpu << " has no account at the full tier";
+        std::printf(
+            "cpu %d: busy %lld ms (softirq %lld); tool %lld us (in irq %lld), net_tx %lld, "
+            "net_rx %lld, switches %lld\n",
+            cpu.cpu, (long long)cpu.busy_ms, (long long)cpu.softirq_ms,
+            (long long)cpu.account->tool_us, (long long)cpu.account->tool_in_irq_us,
+            (long long)cpu.account->net_tx_us, (long long)cpu.account->net_rx_us,
+            (long long)cpu.account->tool_switches);
+        if (cpu.cpu == 1)
+            pinned = &cpu;
+        else
+            elsewhere_us += cpu.account->tool_us;
+    }
+    ASSERT_NE(pinned, nullptr);
+    const int64_t test_us = 3'000'000;
+    // The sender at -b 0 runs for most of its 3 s, on CPU 1 only.
+    EXPECT_GT(pinned->account->tool_us, test_us / 2);
+    EXPECT_LT(elsewhere_us, test_us / 20);
+    EXPECT_GT(pinned->account->tool_switches, 0);
+    // Sending over a veth runs the receiver's NET_RX softirq on the sender's CPU, inside the
+    // sender's time: counted apart, and never more than the whole.
+    EXPECT_GT(pinned->account->net_rx_us, 0);
+    EXPECT_GT(pinned->account->tool_in_irq_us, 0);
+    EXPECT_LE(pinned->account->tool_in_irq_us, pinned->account->tool_us);
+    // Within what /proc/stat says the CPU was busy with (its ticks are coarse: 10 % slack).
+    EXPECT_LE(pinned->account->tool_own_us() / 1000, pinned->busy_ms * 11 / 10 + 20);
+    EXPECT_GT(j["end"]["sum"]["packets"].get<int64_t>(), 1000);
 }
 
 // Each tier forced on this kernel (--max-tier: the probe as on a kernel with only that tier's
@@ -789,7 +838,7 @@ TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
         SCOPED_TRACE(how);
         Probe probe(a, ifa);
         const auto ids = probe.program_ids();
-        ASSERT_EQ(ids.size(), 5U);
+        ASSERT_EQ(ids.size(), 10U);  // two tc, three packet tracepoints, the CPU account's five
         ASSERT_NE(sh(a.exec() + " tc filter show dev " + ifa + " ingress"), "");
         if (how == "stop") probe.child().send("stop");
         if (how == "SIGTERM") probe.child().signal(SIGTERM);

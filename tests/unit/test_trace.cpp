@@ -53,20 +53,29 @@ TEST(Trace, RoundTripsThroughItsJson) {
     EXPECT_EQ(to_json(parse_trace(to_json(t))), to_json(t));
 }
 
-// Each CPU's time, the niced part too, survives the JSON; a trace of a probe from before the
-// niced part was counted reads it as none.
-TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTime) {
+// Each CPU's time, the niced part and the probe's account too, survives the JSON; a trace of a
+// probe from before the niced part was counted reads it as none, and one from before the
+// account has none.
+TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTimeOrAccount) {
     Trace t = trace("udp-overload-client.json");
     ASSERT_FALSE(t.phases.empty());
-    t.phases[0].cpus = {{0, 900, 100, 20, 80, 5, 600}, {1, 300, 10, 0, 700, 0, 0}};
+    t.phases[0].cpus = {
+        {0, 900, 100, 20, 80, 5, 600, CpuAccount{700000, 90000, 60000, 25000, 5000, 0, 1200}},
+        {1, 300, 10, 0, 700, 0, 0, std::nullopt}};
     auto doc = to_json(t);
     const Trace back = parse_trace(doc);
     ASSERT_EQ(back.phases[0].cpus.size(), 2U);
     EXPECT_EQ(back.phases[0].cpus[0].niced_ms, 600);
+    ASSERT_TRUE(back.phases[0].cpus[0].account);
+    EXPECT_EQ(back.phases[0].cpus[0].account->tool_own_us(), 610000);
+    EXPECT_EQ(back.phases[0].cpus[0].account->net_rx_us, 25000);
+    EXPECT_FALSE(back.phases[0].cpus[1].account);
     EXPECT_EQ(to_json(back), doc);
     doc["phases"][0]["cpus"][0].erase("niced_ms");
+    doc["phases"][0]["cpus"][0].erase("account");
     EXPECT_EQ(parse_trace(doc).phases[0].cpus[0].niced_ms, 0);
     EXPECT_EQ(parse_trace(doc).phases[0].cpus[0].busy_ms, 900);
+    EXPECT_FALSE(parse_trace(doc).phases[0].cpus[0].account);
 }
 
 // The test's processes the probe watched: they round-trip, an older trace has none, and a

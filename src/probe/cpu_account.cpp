@@ -1,0 +1,55 @@
+#include "src/probe/cpu_account.hpp"
+
+#include <bpf/bpf.h>
+#include <dirent.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+
+namespace np::probe {
+
+namespace {
+
+// A directory's entries that are numbers.
+std::vector<int> numbered_entries(const std::string& dir) {
+    std::vector<int> out;
+    DIR* d = opendir(dir.c_str());
+    if (!d) return out;
+    while (const dirent* e = readdir(d)) {
+        char* end = nullptr;
+        const long n = std::strtol(e->d_name, &end, 10);
+        if (end != e->d_name && *end == '\0' && n >= 0) out.push_back(static_cast<int>(n));
+    }
+    closedir(d);
+    return out;
+}
+
+}  // namespace
+
+std::vector<int> nic_irq_numbers(const std::string& iface) {
+    const std::string device = "/sys/class/net/" + iface + "/device";
+    std::vector<int> irqs = numbered_entries(device + "/msi_irqs");
+    if (!irqs.empty()) return irqs;
+    std::ifstream legacy(device + "/irq");
+    int irq = 0;
+    if (legacy >> irq && irq > 0) irqs.push_back(irq);
+    return irqs;
+}
+
+void mark_nic_irqs(int map_fd, const std::vector<int>& irqs) {
+    if (map_fd < 0) return;
+    const uint8_t yes = 1;
+    for (const int irq : irqs) bpf_map_update_elem(map_fd, &irq, &yes, BPF_ANY);
+}
+
+void mark_tools(int map_fd, const std::vector<int>& pids) {
+    if (map_fd < 0) return;
+    const uint8_t yes = 1;
+    for (const int pid : pids) {
+        const uint32_t tgid = static_cast<uint32_t>(pid);
+        bpf_map_update_elem(map_fd, &tgid, &yes, BPF_NOEXIST);
+    }
+}
+
+}  // namespace np::probe

@@ -86,7 +86,9 @@ const std::vector<FindingCode>& finding_codes() {
          "no loss on the path and a host's CPU saturated (the tool's process at 90 % of a core "
          "or more), or the tool's process held back by its cgroup's CPU limit (node, cgroup, "
          "limit, throttled periods and time), or a UDP sender that sent less than the ceiling; "
-         "with the per-packet rate",
+         "with the per-packet rate; a saturated CPU the probe's account covers is said by its "
+         "parts (the test's process, NET_RX, NET_TX, the NIC's IRQs), whether the test was "
+         "bound to it, its CPU time per packet, and the next step by the part that dominates",
          {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
         {"RECEIVE_WINDOW_LIMITED",
          S::warn,

@@ -134,10 +134,17 @@ PathLoads path_loads(const TestEvidence& v);
 // 0) are left out, since they yield to it. It is counted over the phase that holds the test and
 // set against the test's own duration, since the phase's few hundred extra milliseconds are the
 // tool starting and stopping. Empty when the trace has no CPU times or none was saturated.
+//
+// One CPU with the probe's account of it (CpuAccount) is said by what it spent its time on — the
+// test's own process, each network softirq, the NIC's IRQs — and whether the tool ran on any
+// other CPU, with the CPU time each packet of the flow cost; the next step follows from the part
+// that dominates.
 struct SaturatedCpu {
     std::string node;
     std::string text;  // "node1-1: CPU 1 busy 2.98 s of the 3.0 s test (41 % of it softirq)"
     double busy_fraction = 0;
+    Evidence evidence;      // the account's parts, where there is one
+    std::string next_step;  // what would move the rate, where the account says; else empty
 };
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s);
 // The busiest CPU of a traced node during the test, for what was ruled out ("node1-1's busiest

@@ -330,6 +330,70 @@ std::string niced_share(const CpuTime& c, double window_s) {
                        format_pct(std::min(1.0, double(c.niced_ms) / (window_s * 1000)), 0));
 }
 
+// The measured flow's packets at a node's busier hook: what a saturated core's time went on.
+uint64_t flow_packets(const PhaseTrace& p) {
+    const auto at = [](const DirectionTraffic& d) {
+        uint64_t n = 0;
+        for (const char* flow : {"iperf_tcp", "iperf_udp"})
+            if (const auto it = d.by_flow.find(flow); it != d.by_flow.end())
+                n += it->second.packets;
+        return n;
+    };
+    return std::max(at(p.tx), at(p.rx));
+}
+
+// The next step for a core the account names: by the part that took most of it.
+std::string core_step(int cpu, const CpuAccount& a) {
+    const int64_t softirq = std::max(a.net_rx_us, a.net_tx_us) + a.nic_irq_us;
+    if (a.tool_own_us() >= softirq)
+        return fmt::format(
+            "The tool's own thread is the limit on CPU {}: spread the test over cores with more "
+            "streams (-P 2 or more; iperf3 3.16 and later runs a thread per stream), make each "
+            "write carry more (-l; for TCP, -Z saves the copy), or use a faster core.",
+            cpu);
+    return fmt::format(
+        "The network's {} work shares CPU {} with the tool: move it off the tool's core (the "
+        "NIC queues' IRQ affinity, /proc/irq/N/smp_affinity_list, or RPS), pin the tool to "
+        "another core (iperf3 -A), or spread the flow over more queues with more streams (-P).",
+        a.net_rx_us >= a.net_tx_us ? "NET_RX softirq" : "NET_TX softirq", cpu);
+}
+
+// A saturated CPU said by the probe's account of it: the shares of the test's window its parts
+// took, whether the tool ran on no other CPU, and what each packet of the flow cost it.
+void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& top,
+                      double window_s) {
+    const CpuAccount& a = *top.account;
+    const double window_us = window_s * 1e6;
+    const auto share = [&](int64_t us) { return format_pct(std::min(1.0, us / window_us), 0); };
+    const int64_t parts = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us;
+    const int64_t other = std::max<int64_t>(0, contended_ms(top) * 1000 - parts);
+    s.text += fmt::format(": {} in the test's own process, {} in the NET_RX softirq, {} in NET_TX",
+                          share(a.tool_own_us()), share(a.net_rx_us), share(a.net_tx_us));
+    if (a.nic_irq_us > 0) s.text += fmt::format(", {} in the NIC's IRQs", share(a.nic_irq_us));
+    s.text += fmt::format(", {} in other work", share(other));
+    int64_t tool_elsewhere_us = 0;
+    for (const auto& c : side.phase.cpus)
+        if (&c != &top && c.account) tool_elsewhere_us += c.account->tool_us;
+    if (a.tool_us > 0 && tool_elsewhere_us < a.tool_us / 20)
+        s.text += fmt::format(
+            "; the test's process ran on no other CPU: the test was bound to "
+            "CPU {}",
+            top.cpu);
+    if (const uint64_t packets = flow_packets(side.phase); packets > 0) {
+        const double ns = double(top.busy_ms) * 1e6 / double(packets);
+        s.text += fmt::format(" (~{:.0f} ns of it per packet of the flow)", ns);
+        s.evidence.emplace_back(s.node + ".cpu_ns_per_packet", rounded(ns, 0));
+    }
+    s.evidence.emplace_back(s.node + ".cpu", top.cpu);
+    s.evidence.emplace_back(s.node + ".cpu_tool_pct",
+                            rounded(100.0 * a.tool_own_us() / window_us, 1));
+    s.evidence.emplace_back(s.node + ".cpu_net_rx_pct",
+                            rounded(100.0 * a.net_rx_us / window_us, 1));
+    s.evidence.emplace_back(s.node + ".cpu_net_tx_pct",
+                            rounded(100.0 * a.net_tx_us / window_us, 1));
+    s.next_step = core_step(top.cpu, a);
+}
+
 }  // namespace
 
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s) {
@@ -356,15 +420,24 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
                         "in softirq)",
                         node, cpus.size(), format_pct(least, 0), window,
                         busy > 0 ? format_pct(double(softirq) / double(busy), 0) : "0 %"),
-            least};
+            least,
+            {},
+            {}};
     }
     if (top && most >= 0.95) {
-        return SaturatedCpu{node,
-                            fmt::format("{}: CPU {} busy {} of the {:.1f} s test ({} of it in "
-                                        "softirq), the other{} less",
-                                        node, top->cpu, format_pct(most, 0), window,
-                                        softirq_share(*top), cpus.size() > 2 ? "s" : ""),
-                            most};
+        SaturatedCpu s{node, "", most, {}, {}};
+        if (top->account) {
+            s.text = fmt::format("{}: CPU {} busy {} of the {:.1f} s test", node, top->cpu,
+                                 format_pct(most, 0), window);
+            add_core_account(s, side, *top, window);
+        } else {
+            s.text = fmt::format(
+                "{}: CPU {} busy {} of the {:.1f} s test ({} of it in softirq), "
+                "the other{} less",
+                node, top->cpu, format_pct(most, 0), window, softirq_share(*top),
+                cpus.size() > 2 ? "s" : "");
+        }
+        return s;
     }
     return std::nullopt;
 }

@@ -67,6 +67,20 @@ std::string held_back_text(const TestEvidence& v, const OfferedExcess& e, const 
             : std::string(" and nothing was lost"));
 }
 
+// Held back below the ceiling on its own host: the core that set the pace, where the sender's
+// trace shows one saturated (its own evidence; none shown, nothing is said of the host's parts).
+void say_sending_core(Finding& f, const TestEvidence& v) {
+    const auto& t = v.test;
+    if (!v.traces.sender || !t.sent_bps || *t.sent_bps >= v.ceiling->goodput_bps * kSenderShortfall)
+        return;
+    const auto cpu = saturated_cpu(*v.traces.sender, t.duration_s);
+    if (!cpu) return;
+    f.detail += " What held it there: " + cpu->text + ".";
+    f.evidence.emplace_back(cpu->node + ".cpu_busy_pct", rounded(100 * cpu->busy_fraction, 1));
+    for (const auto& e : cpu->evidence) f.evidence.push_back(e);
+    if (!cpu->next_step.empty()) f.next_step = cpu->next_step;
+}
+
 // Dropped on the way: where, as far as the evidence says, and the walk down to the true ceiling.
 void say_dropped(Finding& f, const TestEvidence& v, const OfferedExcess& e,
                  const std::string& got) {
@@ -140,9 +154,10 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
                   {"wire_needed_mbps", rounded(wire / 1e6)},
                   {"link_mbps", rounded(link / 1e6)},
                   {"ceiling_mbps", rounded(v.ceiling->goodput_bps / 1e6)}};
-    if (e.held_back)
+    if (e.held_back) {
         f.detail += held_back_text(v, e, got);
-    else
+        say_sending_core(f, v);
+    } else
         say_dropped(f, v, e, got);
     if (e.loss) f.evidence.emplace_back("loss_pct", rounded(*e.loss));
     out.push_back(std::move(f));

@@ -259,6 +259,7 @@ std::vector<HostSign> host_evidence(const ThroughputTest& t, double ceiling, Evi
 // CPUs saturated, its process held back by its cgroup's CPU limit.
 struct SendingHost {
     bool cpu = false;                 // its CPUs were saturated
+    std::string core_step;            // what would move the core the probe's account named
     std::optional<StarvedTool> tool;  // its process, held back
 };
 
@@ -269,7 +270,9 @@ SendingHost add_sending_host(const TestEvidence& v, Finding& f) {
     if (const auto cpu = saturated_cpu(*v.traces.sender, v.test.duration_s)) {
         f.detail += " Its CPUs: " + cpu->text + ".";
         f.evidence.emplace_back(cpu->node + ".cpu_busy_pct", rounded(100 * cpu->busy_fraction, 1));
+        for (const auto& e : cpu->evidence) f.evidence.push_back(e);
         out.cpu = true;
+        out.core_step = cpu->next_step;
     }
     out.tool = starved_tool(*v.traces.sender);
     if (out.tool) {
@@ -315,9 +318,10 @@ Finding udp_host_limited(const TestEvidence& v, const std::string& title,
                                 rate_text(*v.measured_bps, t.rate_resolution_bps));
     f.evidence.emplace_back("sent_mbps", rounded(*t.sent_bps / 1e6));
     for (auto& e : evidence) f.evidence.push_back(std::move(e));
-    f.next_step = held.tool
-                      ? lift_limit_step(*held.tool)
-                      : "Send from more threads or cores (-P 2 … 4) or check the sender's CPU.";
+    f.next_step = held.tool                 ? lift_limit_step(*held.tool)
+                  : !held.core_step.empty() ? held.core_step
+                                            : "Send from more threads or cores (-P 2 … 4) or "
+                                              "check the sender's CPU.";
     return f;
 }
 
@@ -428,6 +432,7 @@ struct BusyHosts {
     std::vector<std::string> said;
     Evidence evidence;
     std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
+    std::string core_step;   // a core the probe's account named: what would move it
     bool found() const { return !said.empty(); }
     std::string list() const {
         std::string out;
@@ -450,6 +455,8 @@ BusyHosts busy_hosts(const TestEvidence& v, const Ledger& l) {
             b.said.push_back(cpu->text);
             b.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
                                     rounded(100 * cpu->busy_fraction, 1));
+            for (const auto& e : cpu->evidence) b.evidence.push_back(e);
+            if (b.core_step.empty()) b.core_step = cpu->next_step;
         }
         // The test's own process held back on an otherwise idle host: its cgroup's limit.
         if (const auto tool = starved_tool(**side)) {
@@ -487,6 +494,7 @@ std::string ruled_out_text(const TestEvidence& v, const std::optional<TcpLimit>&
 // What to do when nothing was lost, by what was named.
 std::string nothing_lost_next_step(const BusyHosts& busy, bool rwnd, bool sndbuf, const Ledger& l) {
     if (!busy.limit_step.empty()) return busy.limit_step;
+    if (!busy.core_step.empty()) return busy.core_step;
     if (busy.found())
         return "Give the busy host's test more CPU: more streams (-P) on more cores, a faster "
                "core, IRQ affinity away from the tool's core; check cgroup CPU limits.";

@@ -197,6 +197,29 @@ bool boolean(const std::string& k, const YAML::Node& v) {
                      yaml_line(v));
 }
 
+// iperf3 -A's value: a CPU number, or two ("CLIENT,SERVER"), each below 4096 (iperf3 takes it
+// whole into sched_setaffinity; a CPU the node lacks makes the tool fail, said as its error).
+std::string cpu_affinity(const std::string& k, const YAML::Node& v) {
+    const std::string text = yaml_scalar(k, v);
+    const auto cpu = [](std::string_view s) {
+        if (s.empty() || s.size() > 4) return false;
+        for (const char c : s)
+            if (c < '0' || c > '9') return false;
+        return std::stoi(std::string(s)) < 4096;
+    };
+    const size_t comma = text.find(',');
+    const bool ok = comma == std::string::npos ? cpu(text)
+                                               : cpu(std::string_view(text).substr(0, comma)) &&
+                                                     cpu(std::string_view(text).substr(comma + 1));
+    if (!ok)
+        throw InputError(
+            k,
+            fmt::format("'{}' is not a CPU: write the client's CPU (1) or CLIENT,SERVER (1,0)",
+                        text),
+            yaml_line(v));
+    return text;
+}
+
 void data_iface(KeyReading& r, const std::string& k, const YAML::Node& v) {
     r.p.data_iface = yaml_scalar(k, v);
     if (!is_valid_ifname(r.p.data_iface)) {
@@ -324,6 +347,8 @@ const std::map<std::string, KeyReader, std::less<>>& key_readers() {
          }},
         {"np_zerocopy", [](KeyReading& r, const std::string& k,
                            const YAML::Node& v) { r.p.zerocopy = boolean(k, v); }},
+        {"np_affinity", [](KeyReading& r, const std::string& k,
+                           const YAML::Node& v) { r.p.affinity = cpu_affinity(k, v); }},
         // 576: IPv4's smallest datagram every host takes; 65535: the most a Linux link has.
         {"np_mtu", [](KeyReading& r, const std::string& k,
                       const YAML::Node& v) { r.p.mtu = integer(k, v, 576, 65535); }},
@@ -443,6 +468,7 @@ std::vector<std::string> iperf3_client_options(const Params& p, Transport t) {
     if (!udp && !p.congestion.empty()) o.insert(o.end(), {"-C", p.congestion});
     if (!p.pacing_rate.empty()) o.insert(o.end(), {"--fq-rate", p.pacing_rate});
     if (p.zerocopy) o.emplace_back("-Z");
+    if (!p.affinity.empty()) o.insert(o.end(), {"-A", p.affinity});
     o.emplace_back("-J");
     if (udp) o.emplace_back("--get-server-output");
     return o;

@@ -42,6 +42,9 @@ struct Params {
     std::string congestion;   // np_tcp_congestion (-C): the TCP test's; "": the node's default
     std::string pacing_rate;  // np_pacing_rate (--fq-rate) as written ("900M"); "": no pacing
     bool zerocopy = false;    // np_zerocopy (-Z)
+    // np_affinity (-A): the client's CPU, or "CLIENT,SERVER"; "": wherever the scheduler puts
+    // them.
+    std::string affinity;
     // np_mtu: the data iface's MTU for the run, set on both nodes and set back after (jumbo
     // frames: 9000); unset: the MTU the nodes have.
     std::optional<int> mtu;

@@ -50,6 +50,7 @@ nlohmann::json params_json(const Params& p) {
     j["np_tcp_congestion"] = p.congestion;
     j["np_pacing_rate"] = p.pacing_rate;
     j["np_zerocopy"] = p.zerocopy;
+    j["np_affinity"] = p.affinity;
     j["np_mtu"] = p.mtu ? nlohmann::json(*p.mtu) : nlohmann::json(nullptr);
     j["np_repeat"] = p.repeat;
     j["np_find_udp_ceiling"] = p.find_udp_ceiling;

@@ -329,6 +329,7 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
         {"-w,--window", "np_window"},
         {"-C,--congestion", "np_tcp_congestion"},
         {"--fq-rate", "np_pacing_rate"},
+        {"-A,--affinity", "np_affinity"},
         {"--mtu", "np_mtu"},
         {"--repeat", "np_repeat"},
         {"--ceiling-loss", "np_ceiling_loss_pct"}};

@@ -438,6 +438,78 @@ TEST(Bottleneck, AUdpSenderBelowTheCeilingIsNamedAndItsCpuOnlyWhenMeasured) {
     }
 }
 
+// The same sender with the probe's CPU account: the core is named by what it spent its time on,
+// the test found bound to it, each packet's cost given, and the next step follows from the part
+// that took most of it — the tool's own thread, or the network's softirq beside it.
+TEST(Bottleneck, ASaturatedCoreIsNamedByItsAccountWithThePacketsCostAndWhatWouldMoveIt) {
+    Side client{.flow_out = at_rate(41.8, 1490)};
+    Side server{.flow_in = client.flow_out};
+    auto test = udp(80, 40.0);
+    test.offered_bps.reset();
+    const int64_t window_us = kPhaseMs * 1000;
+    for (const bool softirq_bound : {false, true}) {
+        Trace c = node("node1-2", "client", "udp", client);
+        // CPU 1 flat out; CPU 0 mostly idle and never the tool's.
+        const CpuAccount busy = softirq_bound ? CpuAccount{window_us * 45 / 100,
+                                                           window_us / 100,
+                                                           0,
+                                                           window_us * 52 / 100,
+                                                           0,
+                                                           0,
+                                                           900}
+                                              : CpuAccount{window_us * 95 / 100,
+                                                           window_us * 20 / 100,
+                                                           0,
+                                                           window_us * 19 / 100,
+                                                           window_us / 100,
+                                                           0,
+                                                           900};
+        c.phases[0].cpus = {{0, 600, 10, 0, kPhaseMs - 600, 0, 0, CpuAccount{}},
+                            {1, kPhaseMs - 10, kPhaseMs / 5, 0, 10, 0, 0, busy}};
+        const auto e = explain_tests({test}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+        const Finding* f = find_finding(e, "HOST_LIMITED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_TRUE(contains(f->detail, "node1-2: CPU 1 busy 100 % of the")) << f->detail;
+        EXPECT_TRUE(contains(f->detail, softirq_bound ? "44 % in the test's own process, 52 % in "
+                                                        "the NET_RX softirq"
+                                                      : "75 % in the test's own process, 19 % in "
+                                                        "the NET_RX softirq"))
+            << f->detail;
+        EXPECT_TRUE(contains(f->detail, "the test was bound to CPU 1")) << f->detail;
+        EXPECT_TRUE(contains(f->detail, "ns of it per packet of the flow")) << f->detail;
+        EXPECT_EQ(testing::evidence(*f, "node1-2.cpu"), 1);
+        const double ns = testing::evidence(*f, "node1-2.cpu_ns_per_packet").get<double>();
+        EXPECT_NEAR(ns, double(kPhaseMs - 10) * 1e6 / double(client.flow_out.packets), 1);
+        EXPECT_TRUE(contains(f->next_step, softirq_bound ? "NET_RX softirq work shares CPU 1"
+                                                         : "tool's own thread is the limit on "
+                                                           "CPU 1"))
+            << f->next_step;
+    }
+    // Offered above the link and held back on its own host: the same core says what held it.
+    {
+        Trace c = node("node1-2", "client", "udp", client);
+        c.phases[0].cpus = {
+            {0, 600, 10, 0, kPhaseMs - 600, 0, 0, CpuAccount{}},
+            {1, kPhaseMs - 10, kPhaseMs / 5, 0, 10, 0, 0,
+             CpuAccount{window_us * 95 / 100, window_us / 5, 0, window_us / 5, 0, 0, 900}}};
+        auto above = udp(200, 40.0);
+        const auto e = explain_tests({above}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+        const Finding* f = find_finding(e, "OFFERED_ABOVE_CEILING");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_TRUE(contains(f->detail, "What held it there: node1-2: CPU 1 busy")) << f->detail;
+        EXPECT_TRUE(contains(f->next_step, "limit on CPU 1")) << f->next_step;
+    }
+    // A tool that ran on both CPUs is not said to be bound to one.
+    Trace c = node("node1-2", "client", "udp", client);
+    c.phases[0].cpus = {
+        {0, 600, 10, 0, kPhaseMs - 600, 0, 0, CpuAccount{window_us / 2, 0, 0, 0, 0, 0, 10}},
+        {1, kPhaseMs - 10, 0, 0, 10, 0, 0, CpuAccount{window_us * 9 / 10, 0, 0, 0, 0, 0, 10}}};
+    const auto e = explain_tests({test}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+    const Finding* f = find_finding(e, "HOST_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_FALSE(contains(f->detail, "bound to")) << f->detail;
+}
+
 // UDP at 40 Mbit/s of the 50 offered whose sender's kernel dropped 6,700 datagrams with
 // `reason` between its egress hook and its NIC: the test, the client's and the server's traces.
 constexpr uint64_t kLostAtSender = 6700;

@@ -247,6 +247,17 @@ TEST(Params, BadTestOptionsAreRejectedNamingTheKey) {
     for (const char* bad : {"np_zerocopy: yes\n", "np_zerocopy: 1\n"})
         EXPECT_EQ(rejected(bad), std::make_pair(std::string("np_zerocopy"), 1)) << bad;
     EXPECT_NO_THROW(parse_params("np_window: 512M\nnp_zerocopy: false\n", "p"));
+    // iperf3 -A: a CPU, or the client's and the server's.
+    for (const char* bad : {"np_affinity: x\n", "np_affinity: '1,'\n", "np_affinity: -1\n",
+                            "np_affinity: 5000\n", "np_affinity: '1,2,3'\n"})
+        EXPECT_EQ(rejected(bad).first, "np_affinity") << bad;
+    for (const char* good : {"np_affinity: 1\n", "np_affinity: '1,0'\n"}) {
+        const np::Params p = parse_params(good, "p").params;
+        const auto o = np::iperf3_client_options(p, np::Transport::udp);
+        const auto a = std::find(o.begin(), o.end(), "-A");
+        ASSERT_NE(a, o.end()) << good;
+        EXPECT_EQ(*(a + 1), p.affinity) << good;
+    }
     // The UDP ceiling search: one direction, a threshold in 0.001 … 50 %.
     EXPECT_EQ(rejected("np_find_udp_ceiling: true\nnp_direction: bidir\n").first,
               "np_find_udp_ceiling");

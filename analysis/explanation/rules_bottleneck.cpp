@@ -363,12 +363,16 @@ std::string core_step(int cpu, const CpuAccount& a) {
 void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& top,
                       double window_s) {
     const CpuAccount& a = *top.account;
-    const double window_us = window_s * 1e6;
+    // Shares of the CPU's own time over the phase, which the account covers (the window is the
+    // test's, a little shorter), so that the parts add up to its busy share.
+    const double all_us = double(top.busy_ms + top.idle_ms + top.steal_ms) * 1000;
+    const double window_us = all_us > 0 ? all_us : window_s * 1e6;
     const auto share = [&](int64_t us) { return format_pct(std::min(1.0, us / window_us), 0); };
     const int64_t parts = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us;
     const int64_t other = std::max<int64_t>(0, contended_ms(top) * 1000 - parts);
-    s.text += fmt::format(": {} in the test's own process, {} in the NET_RX softirq, {} in NET_TX",
-                          share(a.tool_own_us()), share(a.net_rx_us), share(a.net_tx_us));
+    s.text += fmt::format(
+        ": of its time, {} in the test's own process, {} in the NET_RX softirq, {} in NET_TX",
+        share(a.tool_own_us()), share(a.net_rx_us), share(a.net_tx_us));
     if (a.nic_irq_us > 0) s.text += fmt::format(", {} in the NIC's IRQs", share(a.nic_irq_us));
     s.text += fmt::format(", {} in other work", share(other));
     int64_t tool_elsewhere_us = 0;

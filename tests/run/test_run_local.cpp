@@ -74,6 +74,34 @@ TEST(RunLocal, Profile1GUdpAtTwiceTheLinkIsOfferedAboveCeilingWithTheLossLocated
     if (!::testing::Test::HasFailure()) std::filesystem::remove_all(run_dir);
 }
 
+// The core that set the pace: on the unshaped profile a UDP sender pinned to CPU 1 (-A 1) and
+// offered twice the link cannot send the ceiling from one core; the explanation names node1-2's
+// CPU 1 by the probe's account of it, finds the test bound to it, and gives its cost per packet.
+TEST(RunLocal, AUdpSenderPinnedToOneCoreIsHeldBackByThatCoreByItsAccount) {
+    if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
+    char dir[] = "/tmp/np-run-dir-XXXXXX";
+    const std::string run_dir = mkdtemp(dir);
+    BackgroundRun run({"run", "--local", "--profile", "unshaped", "--tcp-duration", "1",
+                       "--udp-duration", "2", "--ping-count", "1", "--udp-bandwidth", "20G", "-A",
+                       "1", "--run-dir", run_dir});
+    const CommandResult r = run.wait(std::chrono::seconds(90));
+    ASSERT_NE(r.exit_status, -2) << "did not end in time";
+    const json c = read_json(run_dir + "/np_contract_np-explain.json");
+    ASSERT_TRUE(c.is_object()) << r.out << r.err;
+    const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
+    ASSERT_NE(offered, nullptr) << codes(c);
+    const std::string detail = offered->value("detail", "");
+    std::cout << "UDP " << c["udp_mbps"] << " Mbit/s: " << detail << "\n";
+    EXPECT_NE(detail.find("What held it there: node1-2: CPU 1 busy"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("bound to CPU 1"), std::string::npos) << detail;
+    EXPECT_EQ(offered->at("evidence").value("node1-2.cpu", -1), 1) << offered->dump(2);
+    EXPECT_GT(offered->at("evidence").value("node1-2.cpu_ns_per_packet", 0.0), 0)
+        << offered->dump(2);
+    EXPECT_FALSE(offered->value("next_step", "").empty());
+    EXPECT_EQ(sh("ip netns list").out.find("node1-"), std::string::npos);
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(run_dir);
+}
+
 TEST(RunLocal, CtrlCWhileTheTestbedComesUpEndsAtOnceAndLeavesNothing) {
     char dir[] = "/tmp/np-run-dir-XXXXXX";
     const std::string run_dir = mkdtemp(dir);

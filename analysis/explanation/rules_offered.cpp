@@ -203,6 +203,16 @@ void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
             f.detail += fmt::format(" ({} datagrams of {} B in {:.1f} s)",
                                     format_count(static_cast<double>(*t.datagrams_sent)), payload,
                                     t.duration_s);
+        // One sending thread (iperf2 -P 1, iperf3 -P 1): the time it had for each datagram is
+        // what a datagram cost it, system call and copy included.
+        if (t.streams == 1 && *dgram_rate > 0) {
+            const double ns = 1e9 / *dgram_rate;
+            f.detail += fmt::format(
+                ": from one sending thread, one datagram every {:.2f} µs, which is what each "
+                "cost it (a system call and a copy) if that thread was never idle",
+                ns / 1e3);
+            f.evidence.emplace_back("ns_per_datagram", rounded(ns, 0));
+        }
         f.detail += ".";
         f.evidence.emplace_back("datagrams_per_s", rounded(*dgram_rate, 0));
     }

@@ -159,6 +159,9 @@ TEST(Explain, ExplainsTenGigIperf2UdpAsSenderLimitedWithLossNotLocatedWithoutTra
     ASSERT_NE(sender, nullptr);
     EXPECT_CONTAINS(sender->title, "8.39 Gbit/s of the 9.00 Gbit/s offered");
     EXPECT_CONTAINS(sender->detail, "~713 k datagrams/s");
+    // One thread sent them: 1.40 µs of it per datagram.
+    EXPECT_CONTAINS(sender->detail, "one datagram every 1.40 µs");
+    EXPECT_EQ(testing::evidence(*sender, "ns_per_datagram"), 1402);
     EXPECT_CONTAINS(sender->detail, "needs 9.404 Gbit/s on the wire");
     EXPECT_CONTAINS(sender->detail, "under the 10 Gbit/s link: the offered load fits it");
 

@@ -121,6 +121,16 @@ constexpr std::pair<const char*, int64_t TcpAccount::*> kTcpAccountFields[] = {
     {"total_retrans", &TcpAccount::total_retrans},
     {"snd_wnd", &TcpAccount::snd_wnd}};
 
+// A CPU's account (CpuAccount), key by key.
+constexpr std::pair<const char*, int64_t CpuAccount::*> kCpuAccountFields[] = {
+    {"tool_us", &CpuAccount::tool_us},
+    {"tool_in_irq_us", &CpuAccount::tool_in_irq_us},
+    {"net_tx_us", &CpuAccount::net_tx_us},
+    {"net_rx_us", &CpuAccount::net_rx_us},
+    {"other_softirq_us", &CpuAccount::other_softirq_us},
+    {"nic_irq_us", &CpuAccount::nic_irq_us},
+    {"tool_switches", &CpuAccount::tool_switches}};
+
 namespace {
 
 // Drops by reason, as a phase's "by_reason" and a stream's "drops" hold them.
@@ -184,14 +194,11 @@ json to_json(const PhaseTrace& p) {
         json cpu = {{"cpu", c.cpu},          {"busy_ms", c.busy_ms}, {"softirq_ms", c.softirq_ms},
                     {"irq_ms", c.irq_ms},    {"idle_ms", c.idle_ms}, {"steal_ms", c.steal_ms},
                     {"niced_ms", c.niced_ms}};
-        if (const auto& a = c.account)
-            cpu["account"] = {{"tool_us", a->tool_us},
-                              {"tool_in_irq_us", a->tool_in_irq_us},
-                              {"net_tx_us", a->net_tx_us},
-                              {"net_rx_us", a->net_rx_us},
-                              {"other_softirq_us", a->other_softirq_us},
-                              {"nic_irq_us", a->nic_irq_us},
-                              {"tool_switches", a->tool_switches}};
+        if (const auto& a = c.account) {
+            json account = json::object();
+            for (const auto& [key, field] : kCpuAccountFields) account[key] = (*a).*field;
+            cpu["account"] = std::move(account);
+        }
         cpus.push_back(std::move(cpu));
     }
     j["cpus"] = std::move(cpus);
@@ -361,6 +368,18 @@ std::vector<StreamTrace> read_streams(const JsonField& streams) {
     return out;
 }
 
+// The probe's account of a CPU (absent before probes kept one): counts, never negative, and the
+// tool's time interrupted never more than its time.
+CpuAccount read_cpu_account(const JsonField& a) {
+    CpuAccount out;
+    for (const auto& [key, field] : kCpuAccountFields) {
+        out.*field = a.at(key).i64();
+        if (out.*field < 0) a.at(key).fail("is negative");
+    }
+    if (out.tool_in_irq_us > out.tool_us) a.at("tool_in_irq_us").fail("is more than tool_us");
+    return out;
+}
+
 // Each CPU's time over the phase.
 std::vector<CpuTime> read_cpus(const JsonField& cpus) {
     std::vector<CpuTime> out;
@@ -370,13 +389,7 @@ std::vector<CpuTime> read_cpus(const JsonField& cpus) {
         out.push_back({static_cast<int>(c.at("cpu").u64()), c.at("busy_ms").i64(),
                        c.at("softirq_ms").i64(), c.at("irq_ms").i64(), c.at("idle_ms").i64(),
                        c.at("steal_ms").i64(), niced ? niced->i64() : 0});
-        if (const auto a = c.find("account")) {
-            out.back().account =
-                CpuAccount{a->at("tool_us").i64(),          a->at("tool_in_irq_us").i64(),
-                           a->at("net_tx_us").i64(),        a->at("net_rx_us").i64(),
-                           a->at("other_softirq_us").i64(), a->at("nic_irq_us").i64(),
-                           a->at("tool_switches").i64()};
-        }
+        if (const auto a = c.find("account")) out.back().account = read_cpu_account(*a);
     }
     return out;
 }

@@ -76,6 +76,18 @@ TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTimeOrAccount) {
     EXPECT_EQ(parse_trace(doc).phases[0].cpus[0].niced_ms, 0);
     EXPECT_EQ(parse_trace(doc).phases[0].cpus[0].busy_ms, 900);
     EXPECT_FALSE(parse_trace(doc).phases[0].cpus[0].account);
+    // A hostile account names its field.
+    auto bad = to_json(t);
+    bad["phases"][0]["cpus"][0]["account"]["net_rx_us"] = -1;
+    EXPECT_THROW(parse_trace(bad), InputError);
+    bad = to_json(t);
+    bad["phases"][0]["cpus"][0]["account"]["tool_in_irq_us"] = 800000;
+    try {
+        parse_trace(bad);
+        ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.field()).find("tool_in_irq_us"), std::string::npos) << e.field();
+    }
 }
 
 // The test's processes the probe watched: they round-trip, an older trace has none, and a

@@ -692,9 +692,14 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     in.traces = {ts, tr};
     const auto findings = explain(in).findings;
     EXPECT_TRUE(has_code(findings, "LOSS_AT_SENDER_QDISC")) << render_findings(findings);
-    for (const char* wrong :
-         {"LOSS_ON_WIRE", "LOSS_AT_RECEIVER_SOCKET", "LOSS_AT_RECEIVER_NIC", "LOSS_UNATTRIBUTED"})
+    for (const char* wrong : {"LOSS_ON_WIRE", "LOSS_AT_RECEIVER_NIC", "LOSS_UNATTRIBUTED"})
         EXPECT_FALSE(has_code(findings, wrong)) << render_findings(findings);
+    // A receiver on a machine busy with other tests can fall behind for a moment and drop a few
+    // datagrams at its socket (32 in one CI run beside the testbed's): then, and only then, the
+    // explanation says so too.
+    EXPECT_EQ(has_code(findings, "LOSS_AT_RECEIVER_SOCKET"),
+              iperf_flow_drops(*q, "SOCKET_RCVBUFF") > 0)
+        << render_findings(findings);
 }
 
 TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {

@@ -1022,6 +1022,11 @@ TEST(Faults, AReorderingHopIsNotLoss) {
                                       drop_object() + " sec classifier/reorder classid 1:1"}},
                   .args = {"--udp-bandwidth", "50M"},
                   .expect = {"REORDERED_NOT_LOST"},
+                  // TCP through the same hop resends what reordering made look lost and cuts its
+                  // window each time: now and then (2 clean clones of 16: 91.9 %, 82.3 % of the
+                  // ceiling) that costs it the line rate, with nothing lost and no stage of its
+                  // own to name — then "not located" is the true answer, not a blame.
+                  .allow = {"LIMIT_NOT_LOCATED"},
                   .detail_mentions = "not in its loss figure",
                   // Told by iperf3's own report, whatever the probes measure.
                   .named_down_to = "kernel-counters"});

@@ -9,7 +9,8 @@
 # program's cost without any clock reads, from BPF_PROG_TEST_RUN (np-probe-testrun). The CPU
 # account's programs (scheduler switches, softirqs, the NIC's IRQs) are timed in the TCP runs.
 #
-#   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 to change)
+#   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 to change;
+#   PROBE_ARGS=--cpu-account adds the CPU account, whose programs it then times too)
 #
 # Run it on a quiet machine (check `uptime`): other load moves the medians.
 set -euo pipefail
@@ -47,7 +48,8 @@ run_iperf() { ip netns exec $a iperf3 -c 198.18.26.2 -p 5201 -t "$secs" -J >"$1"
 # np-probe on $1/$2 with stdin on a pipe; sets probe_pid and probe_fd.
 start_probe() {
   local fifo=$work/fifo; mkfifo "$fifo"
-  ip netns exec "$1" "$probe" --iface "$2" --out "$3" <"$fifo" >/dev/null 2>"$work/probe.err" &
+  ip netns exec "$1" "$probe" --iface "$2" --out "$3" ${PROBE_ARGS:-} <"$fifo" >/dev/null \
+    2>"$work/probe.err" &
   probe_pid=$!
   exec {probe_fd}>"$fifo"; rm "$fifo"
   for _ in $(seq 100); do grep -q counting "$work/probe.err" && return; sleep 0.05; done
@@ -152,4 +154,4 @@ echo
 # Without the clock reads: the tc program run back to back by BPF_PROG_TEST_RUN.
 "$testrun"
 echo
-echo "rerun: sudo ROUNDS=${rounds} SECS=${secs} bash bench/probe_overhead.sh ${1:-build}"
+echo "rerun: sudo ROUNDS=${rounds} SECS=${secs}${PROBE_ARGS:+ PROBE_ARGS=$PROBE_ARGS} bash bench/probe_overhead.sh ${1:-build}"

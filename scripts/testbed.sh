@@ -170,7 +170,7 @@ pid_of_ours() {
     [[ -r $1 ]] || return 1
     pid=$(<"$1")
     [[ $pid =~ ^[0-9]+$ ]] || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || return 1
+    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$2" || return 1
     echo "$pid"
 }
 

@@ -136,11 +136,11 @@ int BPF_PROG(np_tcp_retransmit, const struct sock *sk, const struct sk_buff *skb
 union np_dropped_head {
 	struct {
 		struct iphdr ip;
-		__u16 ports[2];
+		__u16 ports[4]; /* or an ICMP header's first 8 bytes */
 	} v4;
 	struct {
 		struct ipv6hdr ip;
-		__u16 ports[2];
+		__u16 ports[4];
 	} v6;
 };
 
@@ -223,11 +223,9 @@ static __always_inline void classify_dropped(const struct sk_buff *skb, struct l
 		if (ports)
 			port_flow(k, ports[0], ports[1]);
 	} else if (ipproto == IPPROTO_ICMP || ipproto == IPPROTO_ICMPV6) {
-		__u8 type = ports ? *(__u8 *)ports : 0xff;
 		k->proto = NP_PROTO_ICMP;
-		if (type == ICMP_ECHO || type == ICMP_ECHOREPLY || type == ICMPV6_ECHO_REQUEST ||
-		    type == ICMPV6_ECHO_REPLY)
-			k->flow = NP_FLOW_ICMP_ECHO;
+		if (ports)
+			classify_echo(k, (const __u8 *)ports, ipproto == IPPROTO_ICMPV6);
 	}
 }
 
@@ -458,6 +456,7 @@ int BPF_PROG(np_dev_xmit, const struct sk_buff *skb, const struct net_device *de
 			c.hdr_len += 8;
 		}
 	}
+	stamp_echo(&c, NP_DIR_XMIT);
 	/* At the driver skb->data is the MAC header, so len counts it as tc does. */
 	count_frames(NP_DIR_XMIT, &c, skb->len, gso_segs, gso_size,
 		     skb->vlan_all ? VLAN_TAG_BYTES : 0);

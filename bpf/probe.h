@@ -151,4 +151,34 @@ struct np_cpu_time {
 	unsigned long long tool_switches;  /* times a tool thread was switched in */
 };
 
+/* echoes map: each ICMP echo (ping's request and its reply) stamped with the node's monotonic
+ * clock where the probe saw it: at the egress hook (before the qdisc), at the driver handoff
+ * (after it; the full tiers only) and at the ingress hook. User space takes the map whole at
+ * each phase's end and empties it; a pair of nodes' stamps of one echo split its round trip into
+ * the stages it spent it in (docs/formats.md, "echoes"). An echo arriving when the map is full
+ * is not stamped. Keyed by the echo's identifier and sequence number (as on the wire) and
+ * address family; a stamp of 0 was not taken. */
+#define NP_ECHOES 1024
+
+enum np_echo_stamp {
+	NP_ECHO_REQUEST_TX = 0, /* a request at the egress hook: this node pings */
+	NP_ECHO_REQUEST_XMIT = 1,
+	NP_ECHO_REQUEST_RX = 2, /* a request at the ingress hook: this node answers */
+	NP_ECHO_REPLY_TX = 3,
+	NP_ECHO_REPLY_XMIT = 4,
+	NP_ECHO_REPLY_RX = 5,
+	NP_ECHO_STAMPS = 6,
+};
+
+struct np_echo_key {
+	unsigned short id;  /* network order, as on the wire */
+	unsigned short seq; /* likewise */
+	unsigned char v6;
+	unsigned char pad[3];
+};
+
+struct np_echo {
+	unsigned long long ns[NP_ECHO_STAMPS]; /* bpf_ktime_get_ns(); 0: not seen there */
+};
+
 #endif /* NP_PROBE_H */

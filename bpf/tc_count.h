@@ -131,7 +131,58 @@ struct l4_class {
 	__u8 flow;     /* enum np_flow */
 	__u16 hdr_len; /* L2 + L3 + L4 header bytes: what GSO replicates per segment */
 	__u16 port;    /* the measured flow's stream: its port that is not the iperf port */
+	/* An ICMP echo (flow NP_FLOW_ICMP_ECHO) whose identifier and sequence number were read:
+	 * 1 a request, 2 a reply; 0 otherwise. */
+	__u8 echo;
+	__u8 v6;
+	struct np_echo_key echo_key;
 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NP_ECHOES);
+	__type(key, struct np_echo_key);
+	__type(value, struct np_echo);
+} echoes SEC(".maps");
+
+/* Stamps an ICMP echo where it was seen (`dir`, an enum np_dir), once: a packet seen twice there
+ * keeps its first stamp. Costs nothing for any other packet. */
+static __always_inline void stamp_echo(const struct l4_class *c, __u32 dir)
+{
+	struct np_echo *e;
+	__u32 at;
+
+	if (!c->echo)
+		return;
+	at = (c->echo == 2 ? NP_ECHO_REPLY_TX : NP_ECHO_REQUEST_TX) +
+	     (dir == NP_DIR_TX ? 0 : dir == NP_DIR_XMIT ? 1 : 2);
+	e = bpf_map_lookup_elem(&echoes, &c->echo_key);
+	if (!e) {
+		struct np_echo zero = {};
+		bpf_map_update_elem(&echoes, &c->echo_key, &zero, BPF_NOEXIST);
+		e = bpf_map_lookup_elem(&echoes, &c->echo_key);
+		if (!e)
+			return; /* the map is full */
+	}
+	if (at < NP_ECHO_STAMPS && !e->ns[at])
+		e->ns[at] = bpf_ktime_get_ns();
+}
+
+/* Names an ICMP echo from its type and its header's identifier and sequence number (`icmp`: its
+ * first 8 bytes, already read). */
+static __always_inline void classify_echo(struct l4_class *c, const __u8 *icmp, bool v6)
+{
+	const __u8 type = icmp[0];
+
+	if (v6 ? (type == ICMPV6_ECHO_REQUEST || type == ICMPV6_ECHO_REPLY)
+	       : (type == ICMP_ECHO || type == ICMP_ECHOREPLY)) {
+		c->flow = NP_FLOW_ICMP_ECHO;
+		c->echo = type == (v6 ? ICMPV6_ECHO_REPLY : ICMP_ECHOREPLY) ? 2 : 1;
+		c->echo_key.id = *(const __u16 *)(icmp + 4);
+		c->echo_key.seq = *(const __u16 *)(icmp + 6);
+		c->echo_key.v6 = v6;
+	}
+}
 
 /* Names the flow by its ports and, for the measured flow, the stream by the other port. */
 static __always_inline void port_flow(struct l4_class *c, __u16 sport_be, __u16 dport_be)
@@ -186,13 +237,11 @@ static __always_inline void classify_l4(struct l4_class *c, __u8 ipproto, void *
 		port_flow(c, uh->source, uh->dest);
 		c->hdr_len += sizeof(*uh);
 	} else if (ipproto == (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP)) {
-		__u8 *type = l4;
+		__u8 *icmp = l4;
 		c->proto = NP_PROTO_ICMP;
-		if ((void *)(type + 1) > data_end)
+		if ((void *)(icmp + 8) > data_end) /* type, code, checksum, identifier, sequence */
 			return;
-		if (v6 ? (*type == ICMPV6_ECHO_REQUEST || *type == ICMPV6_ECHO_REPLY)
-		       : (*type == ICMP_ECHO || *type == ICMP_ECHOREPLY))
-			c->flow = NP_FLOW_ICMP_ECHO;
+		classify_echo(c, icmp, v6);
 	}
 }
 
@@ -329,6 +378,7 @@ static __always_inline int count_skb(struct __sk_buff *skb, __u32 dir)
 	    .proto = NP_PROTO_OTHER, .flow = NP_FLOW_OTHER, .hdr_len = 0, .port = 0};
 
 	classify_frame(skb, &c);
+	stamp_echo(&c, dir);
 	/* an offloaded VLAN tag is not in len */
 	count_frames(dir, &c, skb->len, skb->gso_segs, skb->gso_size,
 		     skb->vlan_present ? VLAN_TAG_BYTES : 0);

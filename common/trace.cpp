@@ -26,6 +26,12 @@ uint64_t PhaseTrace::drops_with_reason(std::string_view reason) const {
     return n;
 }
 
+std::optional<int64_t> EchoTrace::between(EchoStamp from, EchoStamp to) const {
+    const auto a = at(from), b = at(to);
+    if (!a || !b) return std::nullopt;
+    return *b - *a;
+}
+
 const StreamTrace* PhaseTrace::find_stream(std::string_view transport, uint16_t port) const {
     for (const auto& s : streams)
         if (s.transport == transport && s.port == port) return &s;
@@ -225,7 +231,17 @@ json to_json(const PhaseTrace& p) {
     json streams = json::array();
     for (const auto& st : p.streams) streams.push_back(to_json(st));
     j["streams"] = std::move(streams);
+    json echoes = json::array();
+    for (const auto& e : p.echoes) echoes.push_back(to_json(e));
+    j["echoes"] = std::move(echoes);
     return j;
+}
+
+json to_json(const EchoTrace& e) {
+    json ns = json::object();
+    for (size_t i = 0; i < kEchoStamps; ++i)
+        if (e.ns[i]) ns[kEchoStampNames[i]] = *e.ns[i];
+    return {{"id", e.id}, {"seq", e.seq}, {"family", e.family}, {"ns", std::move(ns)}};
 }
 
 json to_json(const TraceSample& s) {
@@ -368,6 +384,40 @@ std::vector<StreamTrace> read_streams(const JsonField& streams) {
     return out;
 }
 
+// The phase's ICMP echoes: each names its echo and has at least one stamp, none negative.
+std::vector<EchoTrace> read_echoes(const JsonField& echoes) {
+    if (echoes.array_size() > kMaxPhaseEchoes)
+        echoes.fail("holds more than " + std::to_string(kMaxPhaseEchoes) + " echoes");
+    std::vector<EchoTrace> out;
+    for (size_t i = 0; i < echoes.array_size(); ++i) {
+        const JsonField j = echoes.at(i);
+        EchoTrace e;
+        for (const auto& [key, field] : {std::pair{"id", &EchoTrace::id}, {"seq", &EchoTrace::seq}}) {
+            const uint64_t v = j.at(key).u64();
+            if (v > 65535) j.at(key).fail("is not 0 to 65535");
+            e.*field = static_cast<uint16_t>(v);
+        }
+        const uint64_t family = j.at("family").u64();
+        if (family != 4 && family != 6) j.at("family").fail("is not 4 or 6");
+        e.family = static_cast<int>(family);
+        const JsonField ns = j.at("ns");
+        for (const auto& key : ns.keys()) {
+            const auto* name = std::find_if(std::begin(kEchoStampNames), std::end(kEchoStampNames),
+                                            [&](const char* n) { return key == n; });
+            if (name == std::end(kEchoStampNames))
+                ns.at(key).fail("is not a stamp (request_tx, request_xmit, request_rx, "
+                                "reply_tx, reply_xmit or reply_rx)");
+            const int64_t v = ns.at(key).i64();
+            if (v < 0) ns.at(key).fail("is negative");
+            e.ns[static_cast<size_t>(name - std::begin(kEchoStampNames))] = v;
+        }
+        if (std::none_of(e.ns.begin(), e.ns.end(), [](const auto& v) { return v.has_value(); }))
+            ns.fail("has no stamp");
+        out.push_back(e);
+    }
+    return out;
+}
+
 // The probe's account of a CPU (absent before probes kept one): counts, never negative, and the
 // tool's time interrupted never more than its time.
 CpuAccount read_cpu_account(const JsonField& a) {
@@ -458,6 +508,7 @@ PhaseTrace read_phase(const JsonField& n) {
     if (const auto tcp = n.find("tcp"))  // absent before probes read tcp_info
         p.tcp = read_tcp_account(*tcp);
     if (const auto streams = n.find("streams")) p.streams = read_streams(*streams);
+    if (const auto echoes = n.find("echoes")) p.echoes = read_echoes(*echoes);
     return p;
 }
 

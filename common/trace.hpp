@@ -7,6 +7,7 @@
 // schema lives in one place. This file depends on nlohmann_json and the standard library
 // only: np-probe is linked fully static and compiles it in directly.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
@@ -202,6 +203,29 @@ struct StreamTrace {
     std::vector<DropReasonCount> drops;  // as the phase's, largest first; every `where` "iperf"
 };
 
+// One ICMP echo (a ping's request and its reply) as this node's probe stamped it over the phase,
+// in ns on the node's monotonic clock from the first of its stamps: at the egress hook (tx,
+// before the qdisc), at the driver handoff (xmit, after it; the full tiers only) and at the
+// ingress hook (rx). The node that pinged has the request's tx and xmit and the reply's rx; the
+// one that answered, the request's rx and the reply's tx and xmit. Two nodes' stamps of one echo
+// split its round trip into stages (analysis/explanation/latency.hpp).
+enum class EchoStamp { request_tx, request_xmit, request_rx, reply_tx, reply_xmit, reply_rx };
+inline constexpr const char* kEchoStampNames[] = {"request_tx", "request_xmit", "request_rx",
+                                                   "reply_tx",   "reply_xmit",   "reply_rx"};
+inline constexpr size_t kEchoStamps = std::size(kEchoStampNames);
+// The most echoes a phase's trace holds (the probe's map holds 1,024).
+inline constexpr size_t kMaxPhaseEchoes = 4096;
+
+struct EchoTrace {
+    uint16_t id = 0;   // the echo's identifier and sequence number, host order
+    uint16_t seq = 0;
+    int family = 4;    // 4: ICMP, 6: ICMPv6
+    std::array<std::optional<int64_t>, kEchoStamps> ns{};
+    std::optional<int64_t> at(EchoStamp s) const { return ns[static_cast<size_t>(s)]; }
+    // `to` - `from` when both were stamped.
+    std::optional<int64_t> between(EchoStamp from, EchoStamp to) const;
+};
+
 struct PhaseTrace {
     std::string name;
     int64_t start_ms = 0;  // since the probe started
@@ -234,6 +258,9 @@ struct PhaseTrace {
     // the field, and at the kernel-counters tier. A stream the probe's map had no room for is
     // missing: its streams then sum to less than the flow.
     std::vector<StreamTrace> streams;
+    // The ICMP echoes seen in the phase, in no order; empty in traces of probes older than the
+    // field, at the kernel-counters tier and where nobody pinged.
+    std::vector<EchoTrace> echoes;
     const StreamTrace* find_stream(std::string_view transport, uint16_t port) const;
 
     int64_t duration_ms() const { return end_ms - start_ms; }
@@ -301,6 +328,7 @@ struct Trace {
 };
 
 nlohmann::json to_json(const TrafficCounts& c);
+nlohmann::json to_json(const EchoTrace& e);
 nlohmann::json to_json(const PhaseTrace& p);
 nlohmann::json to_json(const TraceSample& s);
 nlohmann::json to_json(const Trace& t);

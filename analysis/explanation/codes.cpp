@@ -54,6 +54,13 @@ const std::vector<FindingCode>& finding_codes() {
          "a data NIC lost its carrier during the test's phase (the kernel's carrier_down_count): "
          "an outage beside whatever verdict the test gets, which says whether it set the rate",
          {}},
+        {"RTT_UNDER_LOAD",
+         S::info,
+         "",
+         "ping's round trip beside the test at least doubled over idle (and grew by 0.2 ms or "
+         "more): the growth split by stage from both probes' stamps of its echoes — the "
+         "pinger's egress queue, the path beyond both NICs, the answering host, its queue",
+         {}},
         {"LINK_SHARED", S::warn, "link shared",
          "below the ceiling on a link that was full with other traffic beside the test (at "
          "least 95 % of its rate on a data NIC, 2 % or more not the test's): the test's share, "

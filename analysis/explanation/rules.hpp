@@ -254,6 +254,10 @@ void reordering(const TestEvidence& v, std::vector<Finding>& out);
 // other traffic, a reverse path that held back the ACKs.
 void bottleneck(const TestEvidence& v, std::vector<Finding>& out);
 
+// Per test: ping's round trip beside it against idle, split by stage from both probes' stamps
+// of its echoes (rules_latency.cpp, latency.hpp).
+void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out);
+
 // Per test: the ledger (rules_ledger.cpp).
 void trace_short(const TestEvidence& v, std::vector<Finding>& out);
 void wrong_interface(const TestEvidence& v, std::vector<Finding>& out);

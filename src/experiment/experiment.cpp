@@ -314,6 +314,10 @@ struct LinkWatch {
 // carrier count says it happened (LINK_WENT_DOWN) beside what it cost.
 constexpr Millis kLinkDownGrace{5000};
 
+// The interval of the ping beside each test, in seconds: the shortest ping allows a user who is
+// not root, five echoes a second — 50 over a 10 s test, a few hundred bytes a second beside it.
+constexpr const char* kLoadedPingInterval = "0.2";
+
 // A client command of a phase, and what to watch while it runs.
 struct ClientRun {
     std::string command;
@@ -674,9 +678,18 @@ class Measurement {
         announce(name);
         phase_file_ = file;
         if (server_gone()) return false;
+        const int seconds = t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s;
+        // Beside the test, ping on the same path: its echoes, which the probes stamp on both
+        // nodes, are the round trip under load, split by the stage it was spent in
+        // (analysis/explanation/latency.hpp). Its own output is not kept: the stamps time it.
+        // It stops with the test, or by its deadline should the test's shell be cut.
+        const std::string loaded_ping = clients_->recorded(
+            "ping", fmt::format("ping -q -i {} -w {} -I {} {}", kLoadedPingInterval, seconds + 2,
+                                shell_quote(q.data_iface), shell_quote(q.server_ip)));
         const ClientRun run{
-            clients_->recorded("iperf3", iperf3_command(q, t)),
-            static_cast<double>(t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s),
+            fmt::format("{} >/dev/null 2>&1 & {}; s=$?; kill $! 2>/dev/null; exit $s", loaded_ping,
+                        clients_->recorded("iperf3", iperf3_command(q, t))),
+            static_cast<double>(seconds),
             name,
             pa_.get(),
             server_.get(),

@@ -1,5 +1,6 @@
 #include "src/probe/map_totals.hpp"
 
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -301,6 +302,38 @@ void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>
         a.tool_switches = static_cast<int64_t>(t.tool_switches);
         c.account = a;
     }
+}
+
+static_assert(sizeof(np_echo_key) == 8 && NP_ECHO_STAMPS == kEchoStamps);
+
+std::vector<EchoTrace> take_echoes(int fd) {
+    std::vector<EchoTrace> out;
+    if (fd < 0) return out;
+    std::vector<np_echo_key> keys;
+    np_echo_key key{}, next{};
+    const np_echo_key* from = nullptr;
+    while (keys.size() < NP_ECHOES && bpf_map_get_next_key(fd, from, &next) == 0) {
+        keys.push_back(next);
+        key = next;
+        from = &key;
+    }
+    for (const auto& k : keys) {
+        np_echo v{};
+        if (bpf_map_lookup_elem(fd, &k, &v) != 0) continue;
+        bpf_map_delete_elem(fd, &k);
+        uint64_t first = UINT64_MAX;
+        for (const auto ns : v.ns)
+            if (ns) first = std::min<uint64_t>(first, ns);
+        if (first == UINT64_MAX) continue;
+        EchoTrace e;
+        e.id = ntohs(k.id);
+        e.seq = ntohs(k.seq);
+        e.family = k.v6 ? 6 : 4;
+        for (size_t i = 0; i < kEchoStamps; ++i)
+            if (v.ns[i]) e.ns[i] = static_cast<int64_t>(v.ns[i] - first);
+        out.push_back(e);
+    }
+    return out;
 }
 
 void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now) {

@@ -52,7 +52,12 @@ struct ProbeMaps {
     int cpu_time = -1;
     int tools = -1;     // the CPU account's: which processes are the test's
     int nic_irqs = -1;  // and which IRQs the data NIC's
+    int echoes = -1;    // the ICMP echoes' stamps
 };
+
+// The echoes map's entries, each as offsets from its first stamp, and the map emptied: what a
+// phase just closed saw (an echo stamped on both sides of the cut is split between the phases).
+std::vector<EchoTrace> take_echoes(int echoes_fd);
 
 // `with_drop_detail` reads the drops array (large; what a phase needs); samples need only the
 // traffic, retransmits and the total number of drops.

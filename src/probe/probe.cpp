@@ -165,12 +165,14 @@ class Attached {
         if (tc_) {
             m.traffic = bpf_map__fd(tc_->get()->maps.traffic);
             m.streams = bpf_map__fd(tc_->get()->maps.streams);
+            m.echoes = bpf_map__fd(tc_->get()->maps.echoes);
         }
         if (!skel_) return m;
         const probe_bpf* k = skel_->get();
         m.traffic = bpf_map__fd(k->maps.traffic);
         m.streams = bpf_map__fd(k->maps.streams);
         m.stream_drops = bpf_map__fd(k->maps.stream_drops);
+        m.echoes = bpf_map__fd(k->maps.echoes);
         m.retransmits = bpf_map__fd(k->maps.retransmits);
         m.drop_count = bpf_map__fd(k->maps.drop_count);
         // By site: every drop at the drops-without-reasons tier, the reasonless ones at full.
@@ -379,6 +381,7 @@ class Recorder {
         const MapTotals delta = maps - phase_maps_;
         fill_phase(p, delta, naming_);
         prune_idle_streams(maps_, delta, maps);
+        p.echoes = take_echoes(maps_.echoes);
         const KernelCounters d = counter_delta(phase_counters_, counters);
         p.nstat = d.nstat;
         p.ethtool_stats = d.ethtool_stats;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "analysis/explanation/explain.hpp"
+#include "analysis/explanation/latency.hpp"
 #include "analysis/explanation/ledger.hpp"
 #include "analysis/explanation/model.hpp"
 #include "analysis/readers/inputs.hpp"
@@ -706,6 +707,82 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
     EXPECT_EQ(has_code(findings, "LOSS_AT_RECEIVER_SOCKET"),
               iperf_flow_drops(*q, "SOCKET_RCVBUFF") > 0)
         << render_findings(findings);
+}
+
+// Ping beside a UDP test that overfills a deep queue (a tbf of 100 ms at 20 Mbit/s on the
+// sender's end): both probes stamp its echoes, and the round trip that grew under load is placed
+// in the sender's egress queue — bufferbloat — against the idle ping before it.
+TEST(ProbeKernel, ARoundTripGrownUnderLoadIsPlacedInTheSendersQueue) {
+    REQUIRE_ROOT();
+    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
+    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
+    link_veth(a, ifa, b, ifb, 25);
+    sh(a.exec() + " tc qdisc add dev " + ifa + " root tbf rate 20mbit burst 16kb latency 100ms");
+    Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5312"});
+    Probe sender(a, ifa, {"--port", "5312", "--role", "client"});
+    Probe receiver(b, ifb, {"--port", "5312", "--role", "server"});
+    sender.phase("ping");
+    receiver.phase("ping");
+    const std::string idle = stdout_of(a.exec() + " ping -c 5 -i 0.2 198.18.25.2");
+    sender.phase("udp");
+    receiver.phase("udp");
+    Child loaded({"ip", "netns", "exec", a.name(), "ping", "-q", "-i", "0.05", "-w", "4",
+                  "198.18.25.2"});
+    const auto j = iperf3_client(a, "-c 198.18.25.2 -p 5312 -u -b 40M -t 3");
+    loaded.signal(SIGINT);
+    loaded.wait();
+    const Trace ts = sender.stop();
+    const Trace tr = receiver.stop();
+    const PhaseTrace* p = ts.find_phase("udp");
+    const PhaseTrace* q = tr.find_phase("udp");
+    const PhaseTrace* pi = ts.find_phase("ping");
+    const PhaseTrace* qi = tr.find_phase("ping");
+    ASSERT_TRUE(p && q && pi && qi);
+    // Every echo is stamped where each node saw it: the pinger its request going out (before
+    // and after its queue) and its reply coming in, the other node the reverse.
+    EXPECT_EQ(echoes_sent(*pi), 5) << idle;
+    EXPECT_EQ(echoes_sent(*q), 0);
+    const auto under_load = split_round_trip(*p, *q);
+    const auto at_idle = split_round_trip(*pi, *qi);
+    ASSERT_TRUE(under_load && at_idle);
+    std::printf("idle: %d echoes, %.1f us; under load: %d echoes, %.1f us, of it queue %.1f, path "
+                "%.1f, answering host %.1f, its queue %.1f\n",
+                at_idle->echoes, at_idle->round_trip_us, under_load->echoes,
+                under_load->round_trip_us, *under_load->stage(RttStage::pinger_queue),
+                *under_load->stage(RttStage::path), *under_load->stage(RttStage::responder_host),
+                *under_load->stage(RttStage::responder_queue));
+    EXPECT_EQ(at_idle->echoes, 5);
+    EXPECT_GE(under_load->echoes, 30);  // 20 a second for 3 s; those the queue dropped are not
+    // The stages add up to the round trip the pinger's hooks saw.
+    double sum = 0;
+    for (const auto s : kRttStages) sum += *under_load->stage(s);
+    EXPECT_NEAR(sum, under_load->round_trip_us, 1.0);
+    // Offered twice its rate, the queue holds what the UDP socket's send buffer lets iperf3 put
+    // there: the echoes wait behind it (27 ms on average here, the queue full from the test's
+    // first 100 ms on), and everything else stays under a millisecond.
+    EXPECT_GT(*under_load->stage(RttStage::pinger_queue), 10000);
+    EXPECT_LT(at_idle->round_trip_us, 2000);
+    for (const auto s : {RttStage::path, RttStage::responder_host, RttStage::responder_queue})
+        EXPECT_LT(*under_load->stage(s), 1000) << to_string(s);
+
+    ExplainInput in;
+    in.link_bps = 20e6;
+    in.measurements = parse_measurements(j.dump(), "iperf3.json");
+    in.traces = {ts, tr};
+    const auto findings = explain(in).findings;
+    const auto f = std::find_if(findings.begin(), findings.end(),
+                                [](const Finding& x) { return x.code == "RTT_UNDER_LOAD"; });
+    ASSERT_NE(f, findings.end()) << render_findings(findings);
+    std::printf("%s\n", f->title.c_str());
+    const auto stage = std::find_if(f->evidence.begin(), f->evidence.end(),
+                                    [](const auto& e) { return e.first == "stage"; });
+    ASSERT_NE(stage, f->evidence.end());
+    EXPECT_EQ(stage->second, "pinger_queue");
+    const auto share = std::find_if(f->evidence.begin(), f->evidence.end(),
+                                    [](const auto& e) { return e.first == "stage_share"; });
+    ASSERT_NE(share, f->evidence.end());
+    EXPECT_GE(share->second.get<double>(), 0.9);  // the goal: 90 % placed
+    EXPECT_NE(f->next_step.find("bufferbloat"), std::string::npos);
 }
 
 TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {

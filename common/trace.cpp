@@ -392,7 +392,8 @@ std::vector<EchoTrace> read_echoes(const JsonField& echoes) {
     for (size_t i = 0; i < echoes.array_size(); ++i) {
         const JsonField j = echoes.at(i);
         EchoTrace e;
-        for (const auto& [key, field] : {std::pair{"id", &EchoTrace::id}, {"seq", &EchoTrace::seq}}) {
+        for (const auto& [key, field] :
+             {std::pair{"id", &EchoTrace::id}, {"seq", &EchoTrace::seq}}) {
             const uint64_t v = j.at(key).u64();
             if (v > 65535) j.at(key).fail("is not 0 to 65535");
             e.*field = static_cast<uint16_t>(v);
@@ -405,8 +406,9 @@ std::vector<EchoTrace> read_echoes(const JsonField& echoes) {
             const auto* name = std::find_if(std::begin(kEchoStampNames), std::end(kEchoStampNames),
                                             [&](const char* n) { return key == n; });
             if (name == std::end(kEchoStampNames))
-                ns.at(key).fail("is not a stamp (request_tx, request_xmit, request_rx, "
-                                "reply_tx, reply_xmit or reply_rx)");
+                ns.at(key).fail(
+                    "is not a stamp (request_tx, request_xmit, request_rx, "
+                    "reply_tx, reply_xmit or reply_rx)");
             const int64_t v = ns.at(key).i64();
             if (v < 0) ns.at(key).fail("is negative");
             e.ns[static_cast<size_t>(name - std::begin(kEchoStampNames))] = v;

@@ -211,15 +211,15 @@ struct StreamTrace {
 // split its round trip into stages (analysis/explanation/latency.hpp).
 enum class EchoStamp { request_tx, request_xmit, request_rx, reply_tx, reply_xmit, reply_rx };
 inline constexpr const char* kEchoStampNames[] = {"request_tx", "request_xmit", "request_rx",
-                                                   "reply_tx",   "reply_xmit",   "reply_rx"};
+                                                  "reply_tx",   "reply_xmit",   "reply_rx"};
 inline constexpr size_t kEchoStamps = std::size(kEchoStampNames);
 // The most echoes a phase's trace holds (the probe's map holds 1,024).
 inline constexpr size_t kMaxPhaseEchoes = 4096;
 
 struct EchoTrace {
-    uint16_t id = 0;   // the echo's identifier and sequence number, host order
+    uint16_t id = 0;  // the echo's identifier and sequence number, host order
     uint16_t seq = 0;
-    int family = 4;    // 4: ICMP, 6: ICMPv6
+    int family = 4;  // 4: ICMP, 6: ICMPv6
     std::array<std::optional<int64_t>, kEchoStamps> ns{};
     std::optional<int64_t> at(EchoStamp s) const { return ns[static_cast<size_t>(s)]; }
     // `to` - `from` when both were stamped.

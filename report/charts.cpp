@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analysis/explanation/format.hpp"
+#include "analysis/explanation/latency.hpp"
 #include "analysis/explanation/ledger.hpp"
 #include "analysis/explanation/parity.hpp"
 #include "common/errors.hpp"
@@ -813,6 +814,71 @@ std::optional<Chart> latency_chart(const ReportInput& in) {
         ping.replies.size() + ping.averages.size());
 }
 
+// The round-trip chart's bars: per mode and phase whose echoes both traces stamped, the mean
+// round trip at the pinging node's NIC, stacked by the stage it was spent in (latency.hpp).
+json round_trip_rows(const ReportInput& in) {
+    json rows = json::array();
+    for (const auto& m : in.modes) {
+        if (m.traces.size() != 2) continue;
+        for (const auto& p : m.traces[0].phases) {
+            const PhaseTrace* q = m.traces[1].find_phase(p.name);
+            if (!q) continue;
+            const bool first_pinged = echoes_sent(p) >= echoes_sent(*q);
+            const Trace& pinger = m.traces[first_pinged ? 0 : 1];
+            const Trace& responder = m.traces[first_pinged ? 1 : 0];
+            const auto split = first_pinged ? split_round_trip(p, *q) : split_round_trip(*q, p);
+            if (!split) continue;
+            const std::string phase = series_prefix(in, m) + p.name;
+            for (const auto s : kRttStages) {
+                const auto us = split->stage(s);
+                if (!us) continue;
+                const std::string stage =
+                    s == RttStage::pinger_queue     ? pinger.node + "'s egress queue"
+                    : s == RttStage::path           ? "path beyond both NICs"
+                    : s == RttStage::responder_host ? responder.node + " answering"
+                                                    : responder.node + "'s egress queue";
+                rows.push_back({{"phase", phase},
+                                {"stage", stage},
+                                {"order", static_cast<int>(s)},
+                                {"ms", round_to(std::max(0.0, *us) / 1000, 4)},
+                                {"echoes", split->echoes}});
+            }
+        }
+    }
+    return rows;
+}
+
+std::optional<Chart> round_trip_chart(const ReportInput& in) {
+    return rows_chart(
+        "round-trip", "Round trip by stage: idle and under each test's load",
+        "Ping's echoes, stamped by the probes of both nodes, split by where their round trip "
+        "was spent: the pinging node's egress queue (between its tc hook and the driver), the "
+        "path beyond both NICs, the answering node's host and its egress queue. The ping phase "
+        "is idle; in the others ping ran beside the test. A queue that grows under load holds "
+        "the echoes behind the test's own packets (bufferbloat); RTT_UNDER_LOAD says so.",
+        round_trip_rows(in),
+        json{{"width", 420},
+             {"mark", {{"type", "bar"}}},
+             {"encoding",
+              {{"y",
+                {{"field", "phase"},
+                 {"type", "nominal"},
+                 {"title", nullptr},
+                 {"sort", nullptr}}},  // the order the probes ran the phases in
+               {"x",
+                {{"aggregate", "sum"},
+                 {"field", "ms"},
+                 {"type", "quantitative"},
+                 {"title", "mean round trip, ms"}}},
+               {"color", {{"field", "stage"}, {"type", "nominal"}, {"title", "stage"}}},
+               {"order", {{"field", "order"}}},
+               {"tooltip",
+                {{{"field", "phase"}},
+                 {{"field", "stage"}},
+                 {{"field", "ms"}, {"title", "ms"}},
+                 {{"field", "echoes"}}}}}}});
+}
+
 }  // namespace
 
 std::optional<double> report_link_bps(const ReportInput& in) {
@@ -824,7 +890,7 @@ std::optional<double> report_link_bps(const ReportInput& in) {
 std::vector<Chart> report_charts(const ReportInput& in) {
     std::vector<Chart> charts;
     for (auto make : {ceiling_chart, frame_chart, ledger_chart, udp_ceiling_chart, throughput_chart,
-                      events_chart, drops_chart, latency_chart}) {
+                      events_chart, drops_chart, latency_chart, round_trip_chart}) {
         if (auto c = make(in)) charts.push_back(std::move(*c));
     }
     return charts;

@@ -216,7 +216,9 @@ std::string render_report_html(const ReportInput& in, const ChartScripts& js) {
                                         ? "<h2 id=\"udp-ceiling\">The UDP ceiling search</h2>\n" +
                                               charts.figure("udp-ceiling", false)
                                         : std::string(),
-                      nics = nics_html(charts), latency = charts.figure("latency", false),
+                      nics = nics_html(charts),
+                      latency =
+                          charts.figure("latency", false) + charts.figure("round-trip", false),
                       loss = html_table(loss_cells(in), "loss"), gaps = gaps_html(in),
                       findings = all_findings_html(in);
     return fill_page(report_page_template(), {{"generator", generator},

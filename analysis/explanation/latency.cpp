@@ -7,10 +7,14 @@ namespace np {
 
 const char* to_string(RttStage s) {
     switch (s) {
-        case RttStage::pinger_queue: return "pinger_queue";
-        case RttStage::path: return "path";
-        case RttStage::responder_host: return "responder_host";
-        case RttStage::responder_queue: return "responder_queue";
+        case RttStage::pinger_queue:
+            return "pinger_queue";
+        case RttStage::path:
+            return "path";
+        case RttStage::responder_host:
+            return "responder_host";
+        case RttStage::responder_queue:
+            return "responder_queue";
     }
     return "?";
 }

@@ -42,9 +42,12 @@ std::string stage_words(RttStage s, const Trace& pinger, const Trace& responder)
                            t.iface);
     };
     switch (s) {
-        case RttStage::pinger_queue: return queue(pinger);
-        case RttStage::responder_queue: return queue(responder);
-        case RttStage::path: return "the path beyond both NICs (the wire and any hop between them)";
+        case RttStage::pinger_queue:
+            return queue(pinger);
+        case RttStage::responder_queue:
+            return queue(responder);
+        case RttStage::path:
+            return "the path beyond both NICs (the wire and any hop between them)";
         case RttStage::responder_host:
             return fmt::format("{}'s host answering (its ingress hook to its egress hook)",
                                responder.node);
@@ -107,16 +110,16 @@ void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out) {
         const double d = *now - *before;
         if (d > 0) located += d;
         if (d > top_growth) top_growth = d, top = s;
-        stages.push_back(fmt::format("{} {} (idle {})", stage_words(s, pinger, responder),
-                                     ms(*now), ms(*before)));
+        stages.push_back(fmt::format("{} {} (idle {})", stage_words(s, pinger, responder), ms(*now),
+                                     ms(*before)));
         f.evidence.emplace_back(fmt::format("{}_us", to_string(s)), rounded(*now, 1));
         f.evidence.emplace_back(fmt::format("idle_{}_us", to_string(s)), rounded(*before, 1));
     }
     const double share = std::min(1.0, top_growth / growth);
-    f.title = fmt::format(
-        "The round trip grew under load: {} against {} idle, {} of the growth in {}",
-        ms(loaded->round_trip_us), ms(idle->round_trip_us), format_pct(share, 0),
-        stage_words(top, pinger, responder));
+    f.title =
+        fmt::format("The round trip grew under load: {} against {} idle, {} of the growth in {}",
+                    ms(loaded->round_trip_us), ms(idle->round_trip_us), format_pct(share, 0),
+                    stage_words(top, pinger, responder));
     f.detail = fmt::format(
         "Ping ran beside the test from {} to {}; both nodes' probes stamped its echoes ({} under "
         "load, {} idle), which splits each round trip as {}'s NIC saw it: {}. Of the {} it "

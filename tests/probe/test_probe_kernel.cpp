@@ -726,8 +726,8 @@ TEST(ProbeKernel, ARoundTripGrownUnderLoadIsPlacedInTheSendersQueue) {
     const std::string idle = stdout_of(a.exec() + " ping -c 5 -i 0.2 198.18.25.2");
     sender.phase("udp");
     receiver.phase("udp");
-    Child loaded({"ip", "netns", "exec", a.name(), "ping", "-q", "-i", "0.05", "-w", "4",
-                  "198.18.25.2"});
+    Child loaded(
+        {"ip", "netns", "exec", a.name(), "ping", "-q", "-i", "0.05", "-w", "4", "198.18.25.2"});
     const auto j = iperf3_client(a, "-c 198.18.25.2 -p 5312 -u -b 40M -t 3");
     loaded.signal(SIGINT);
     loaded.wait();
@@ -745,12 +745,13 @@ TEST(ProbeKernel, ARoundTripGrownUnderLoadIsPlacedInTheSendersQueue) {
     const auto under_load = split_round_trip(*p, *q);
     const auto at_idle = split_round_trip(*pi, *qi);
     ASSERT_TRUE(under_load && at_idle);
-    std::printf("idle: %d echoes, %.1f us; under load: %d echoes, %.1f us, of it queue %.1f, path "
-                "%.1f, answering host %.1f, its queue %.1f\n",
-                at_idle->echoes, at_idle->round_trip_us, under_load->echoes,
-                under_load->round_trip_us, *under_load->stage(RttStage::pinger_queue),
-                *under_load->stage(RttStage::path), *under_load->stage(RttStage::responder_host),
-                *under_load->stage(RttStage::responder_queue));
+    std::printf(
+        "idle: %d echoes, %.1f us; under load: %d echoes, %.1f us, of it queue %.1f, path "
+        "%.1f, answering host %.1f, its queue %.1f\n",
+        at_idle->echoes, at_idle->round_trip_us, under_load->echoes, under_load->round_trip_us,
+        *under_load->stage(RttStage::pinger_queue), *under_load->stage(RttStage::path),
+        *under_load->stage(RttStage::responder_host),
+        *under_load->stage(RttStage::responder_queue));
     EXPECT_EQ(at_idle->echoes, 5);
     EXPECT_GE(under_load->echoes, 30);  // 20 a second for 3 s; those the queue dropped are not
     // The stages add up to the round trip the pinger's hooks saw.

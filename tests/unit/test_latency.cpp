@@ -27,8 +27,7 @@ std::pair<EchoTrace, EchoTrace> echo(uint16_t seq, Stages s, bool xmit = true) {
     const auto ns = [](int64_t us) { return us * 1000; };
     p.ns[size_t(S::request_tx)] = 0;
     if (xmit) p.ns[size_t(S::request_xmit)] = ns(s.queue);
-    p.ns[size_t(S::reply_rx)] =
-        ns(s.queue + s.path_out + s.host + s.answer_queue + s.path_back);
+    p.ns[size_t(S::reply_rx)] = ns(s.queue + s.path_out + s.host + s.answer_queue + s.path_back);
     r.ns[size_t(S::request_rx)] = 0;
     r.ns[size_t(S::reply_tx)] = ns(s.host);
     if (xmit) r.ns[size_t(S::reply_xmit)] = ns(s.host + s.answer_queue);
@@ -103,8 +102,7 @@ TEST(Latency, EchoesRoundTripThroughTheTraceAndBadOnesNameTheirField) {
     EXPECT_EQ(field([](auto& e) { e["ns"]["request_xmit"] = -1; }),
               "phases[0].echoes[0].ns.request_xmit");
     EXPECT_EQ(field([](auto& e) { e["ns"]["sent"] = 1; }), "phases[0].echoes[0].ns.sent");
-    EXPECT_EQ(field([](auto& e) { e["ns"] = nlohmann::json::object(); }),
-              "phases[0].echoes[0].ns");
+    EXPECT_EQ(field([](auto& e) { e["ns"] = nlohmann::json::object(); }), "phases[0].echoes[0].ns");
 }
 
 // ------------------------------------------------------------------ the finding

@@ -270,6 +270,45 @@ TEST(Report, LatencyChartHasEveryReplyAndTheAverage) {
     EXPECT_EQ(layers.at(1).at("data").at("values").at(0).at("avg_ms"), 0.063);
 }
 
+// Ping's echoes stamped by both probes: one bar per phase, stacked by the stage each part of the
+// round trip was spent in, the pinging node's queue first; a run without echoes has no such chart.
+TEST(Report, TheRoundTripIsStackedByStagePerPhase) {
+    ReportInput in = one_mode();
+    EXPECT_THROW(chart(report_charts(in), "round-trip"), std::runtime_error);
+    auto& traces = in.modes[0].traces;  // node1-1 answered, node1-2 pinged
+    for (const auto& [phase, queue_ns] : {std::pair{"ping", 10000}, {"udp", 5500000}}) {
+        for (auto* t : {&traces[0], &traces[1]}) {
+            for (auto& p : t->phases) {
+                if (p.name != phase) continue;
+                EchoTrace e{.id = 3, .seq = 1, .family = 4};
+                if (t == &traces[1]) {
+                    e.ns = {
+                        0, queue_ns, std::nullopt, std::nullopt, std::nullopt, queue_ns + 40000};
+                } else {
+                    e.ns = {std::nullopt, std::nullopt, 0, 18000, 20000, std::nullopt};
+                }
+                p.echoes = {e};
+            }
+        }
+    }
+    const Chart c = chart(report_charts(in), "round-trip");
+    const json& rows = chart_rows(c);
+    ASSERT_EQ(rows.size(), 8u);  // two phases, four stages each
+    EXPECT_EQ(rows[0]["phase"], "ping");
+    EXPECT_EQ(rows[0]["stage"], "node1-2's egress queue");
+    EXPECT_EQ(rows[0]["ms"], 0.01);
+    EXPECT_EQ(rows[4]["phase"], "udp");
+    EXPECT_EQ(rows[4]["ms"], 5.5);
+    double udp = 0;
+    for (const auto& r : rows)
+        if (r["phase"] == "udp") udp += r["ms"].get<double>();
+    EXPECT_NEAR(udp, 5.54, 1e-9);  // the round trip at node1-2's hooks
+    EXPECT_EQ(rows[5]["stage"], "path beyond both NICs");
+    EXPECT_EQ(rows[5]["ms"], 0.02);
+    EXPECT_EQ(rows[6]["stage"], "node1-1 answering");
+    EXPECT_EQ(rows[7]["stage"], "node1-1's egress queue");
+}
+
 TEST(Report, HtmlIsOnePageThatFetchesNothing) {
     const std::string page = render_report_html(one_mode(), kScripts);
     EXPECT_EQ(occurrences(page, "<div class=\"vega\""), 7u);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/explanation/evidence.hpp"
+#include "analysis/explanation/latency.hpp"
 #include "analysis/explanation/ledger.hpp"
 
 namespace np::rules {
@@ -256,6 +257,18 @@ void bottleneck(const TestEvidence& v, std::vector<Finding>& out);
 
 // Per test: ping's round trip beside it against idle, split by stage from both probes' stamps
 // of its echoes (rules_latency.cpp, latency.hpp).
+struct RttGrowth {
+    const Trace* pinger = nullptr;
+    const Trace* responder = nullptr;
+    RttSplit loaded, idle;  // the test's phase; the run's idle ping phase
+    double growth_us() const { return loaded.round_trip_us - idle.round_trip_us; }
+    std::optional<double> stage_growth_us(RttStage s) const {
+        const auto a = loaded.stage(s), b = idle.stage(s);
+        return a && b ? std::optional<double>(*a - *b) : std::nullopt;
+    }
+};
+// Empty unless both nodes' traces stamped enough echoes beside the test and in the idle phase.
+std::optional<RttGrowth> rtt_growth(const TestEvidence& v);
 void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out);
 
 // Per test: the ledger (rules_ledger.cpp).

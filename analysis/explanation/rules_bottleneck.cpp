@@ -700,6 +700,23 @@ std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& 
         sampled.empty() ? "" : fmt::format(" — {} —", fmt::join(sampled, ", ")));
     q.evidence = {{"rtt_under_load_ms", rounded(loaded_ms, 3)},
                   {"idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3)}};
+    // Ping's echoes beside the test, stamped on both nodes, measure the time spent between the
+    // NICs itself: where most of their growth was there, the queue is placed by its own numbers.
+    if (const auto g = rtt_growth(v)) {
+        const auto path = g->stage_growth_us(RttStage::path);
+        if (path && g->growth_us() > 0 && *path >= g->growth_us() * 0.5) {
+            q.text += fmt::format(
+                " — and ping's echoes beside the test, stamped on both nodes, spent {:.2f} ms "
+                "beyond both NICs against {:.3f} ms idle ({} of their round trip's growth): the "
+                "queue is between the NICs",
+                *g->loaded.stage(RttStage::path) / 1000, *g->idle.stage(RttStage::path) / 1000,
+                format_pct(std::min(1.0, *path / g->growth_us()), 0));
+            q.evidence.emplace_back("echo_path_ms",
+                                    rounded(*g->loaded.stage(RttStage::path) / 1000, 3));
+            q.evidence.emplace_back("idle_echo_path_ms",
+                                    rounded(*g->idle.stage(RttStage::path) / 1000, 3));
+        }
+    }
     for (const auto* queue : {&loads.data_queue, &loads.reverse_queue})
         if (*queue)
             q.evidence.emplace_back((*queue)->node + ".queue_nonempty_samples",

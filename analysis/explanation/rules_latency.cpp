@@ -82,20 +82,28 @@ std::string next_step(RttStage s, const Trace& pinger, const Trace& responder) {
 
 }  // namespace
 
-void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out) {
-    if (!v.traces.sender || !v.traces.receiver) return;
+std::optional<RttGrowth> rtt_growth(const TestEvidence& v) {
+    if (!v.traces.sender || !v.traces.receiver) return std::nullopt;
     // The node that pinged is the one whose probe saw the echoes go out.
     const TracedSide* sides[2] = {&*v.traces.sender, &*v.traces.receiver};
     if (echoes_sent(sides[1]->phase) > echoes_sent(sides[0]->phase)) std::swap(sides[0], sides[1]);
-    const Trace& pinger = *sides[0]->trace;
-    const Trace& responder = *sides[1]->trace;
     const auto loaded = split_round_trip(sides[0]->phase, sides[1]->phase);
-    const PhaseTrace* idle_p = pinger.find_phase(kIdlePhase);
-    const PhaseTrace* idle_r = responder.find_phase(kIdlePhase);
-    if (!loaded || loaded->echoes < kMinLoadedEchoes || !idle_p || !idle_r) return;
+    const PhaseTrace* idle_p = sides[0]->trace->find_phase(kIdlePhase);
+    const PhaseTrace* idle_r = sides[1]->trace->find_phase(kIdlePhase);
+    if (!loaded || loaded->echoes < kMinLoadedEchoes || !idle_p || !idle_r) return std::nullopt;
     const auto idle = split_round_trip(*idle_p, *idle_r);
-    if (!idle) return;
-    const double growth = loaded->round_trip_us - idle->round_trip_us;
+    if (!idle) return std::nullopt;
+    return RttGrowth{sides[0]->trace, sides[1]->trace, *loaded, *idle};
+}
+
+void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out) {
+    const auto g = rtt_growth(v);
+    if (!g) return;
+    const Trace& pinger = *g->pinger;
+    const Trace& responder = *g->responder;
+    const RttSplit* loaded = &g->loaded;
+    const RttSplit* idle = &g->idle;
+    const double growth = g->growth_us();
     // The queue adds more than the path's idle round trip: a round trip at least doubled.
     if (growth < kMinGrowthUs || growth <= idle->round_trip_us) return;
 

@@ -25,6 +25,7 @@ const volatile bool retransmit_has_err = false;
 
 #include "tc_count.h"
 #include "cpu_account.h"
+#include "bins.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

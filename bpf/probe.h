@@ -181,4 +181,16 @@ struct np_echo {
 	unsigned long long ns[NP_ECHO_STAMPS]; /* bpf_ktime_get_ns(); 0: not seen there */
 };
 
+/* bins map (bins.h): the measured flow's wire bytes that left the NIC (the driver handoff) and
+ * that arrived (the ingress hook), in 1 ms bins from the phase's start: an mmap-able array that
+ * user space reads and empties at each phase's end. A phase longer than the bins has its first
+ * NP_BINS ms binned. */
+#define NP_BINS 16384
+#define NP_BIN_NS 1000000ULL
+
+struct np_bin {
+	unsigned long long tx_wire_bytes;
+	unsigned long long rx_wire_bytes;
+};
+
 #endif /* NP_PROBE_H */

@@ -234,6 +234,10 @@ json to_json(const PhaseTrace& p) {
     json echoes = json::array();
     for (const auto& e : p.echoes) echoes.push_back(to_json(e));
     j["echoes"] = std::move(echoes);
+    if (p.bins)
+        j["bins"] = {{"bin_ms", p.bins->bin_ms},
+                     {"tx_wire_bytes", p.bins->tx_wire_bytes},
+                     {"rx_wire_bytes", p.bins->rx_wire_bytes}};
     return j;
 }
 
@@ -420,6 +424,23 @@ std::vector<EchoTrace> read_echoes(const JsonField& echoes) {
     return out;
 }
 
+// The flow's bins: 1 ms each, two arrays of the same length, no longer than the probe keeps.
+PhaseBins read_bins(const JsonField& b) {
+    PhaseBins out;
+    out.bin_ms = b.at("bin_ms").i64();
+    if (out.bin_ms != 1) b.at("bin_ms").fail("is not 1");
+    for (const auto& [key, into] : {std::pair{"tx_wire_bytes", &out.tx_wire_bytes},
+                                    std::pair{"rx_wire_bytes", &out.rx_wire_bytes}}) {
+        const JsonField a = b.at(key);
+        if (a.array_size() > kMaxPhaseBins)
+            a.fail("holds more than " + std::to_string(kMaxPhaseBins) + " bins");
+        for (size_t i = 0; i < a.array_size(); ++i) into->push_back(a.at(i).u64());
+    }
+    if (out.tx_wire_bytes.size() != out.rx_wire_bytes.size())
+        b.at("rx_wire_bytes").fail("is not as long as tx_wire_bytes");
+    return out;
+}
+
 // The probe's account of a CPU (absent before probes kept one): counts, never negative, and the
 // tool's time interrupted never more than its time.
 CpuAccount read_cpu_account(const JsonField& a) {
@@ -511,6 +532,7 @@ PhaseTrace read_phase(const JsonField& n) {
         p.tcp = read_tcp_account(*tcp);
     if (const auto streams = n.find("streams")) p.streams = read_streams(*streams);
     if (const auto echoes = n.find("echoes")) p.echoes = read_echoes(*echoes);
+    if (const auto bins = n.find("bins")) p.bins = read_bins(*bins);
     return p;
 }
 

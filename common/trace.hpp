@@ -226,6 +226,16 @@ struct EchoTrace {
     std::optional<int64_t> between(EchoStamp from, EchoStamp to) const;
 };
 
+// The measured flow's wire bytes over the phase in 1 ms bins from its start: what left the NIC
+// (the driver handoff) and what arrived (the ingress hook), both directions of the flow on this
+// node. The first 16,384 ms of a phase; the empty bins at its end are left out, so a bin past
+// the arrays' end held nothing.
+inline constexpr size_t kMaxPhaseBins = 16384;
+struct PhaseBins {
+    int64_t bin_ms = 1;
+    std::vector<uint64_t> tx_wire_bytes, rx_wire_bytes;
+};
+
 struct PhaseTrace {
     std::string name;
     int64_t start_ms = 0;  // since the probe started
@@ -261,6 +271,9 @@ struct PhaseTrace {
     // The ICMP echoes seen in the phase, in no order; empty in traces of probes older than the
     // field, at the kernel-counters tier and where nobody pinged.
     std::vector<EchoTrace> echoes;
+    // The flow in 1 ms bins; absent in traces of probes older than the field, below the full
+    // tiers and where the probe could not run its timer.
+    std::optional<PhaseBins> bins;
     const StreamTrace* find_stream(std::string_view transport, uint16_t port) const;
 
     int64_t duration_ms() const { return end_ms - start_ms; }

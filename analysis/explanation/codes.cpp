@@ -54,6 +54,13 @@ const std::vector<FindingCode>& finding_codes() {
          "a data NIC lost its carrier during the test's phase (the kernel's carrier_down_count): "
          "an outage beside whatever verdict the test gets, which says whether it set the rate",
          {}},
+        {"LOSS_IN_BURSTS",
+         S::warn,
+         "",
+         "loss between the NICs that came with the sender's bursts: in 1 ms bins the sender's "
+         "NIC ran far above (1.5 times or more) the most that arrived at the receiver's in any "
+         "millisecond, while the test's mean fits that rate",
+         {}},
         {"RTT_UNDER_LOAD",
          S::info,
          "",

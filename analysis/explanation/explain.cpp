@@ -69,7 +69,7 @@ const Rules& default_rules() {
          rules::offered_above_ceiling, rules::bottleneck, rules::sender_limited, rules::udp_loss,
          rules::printed_loss, rules::loss_counters, rules::reordering, rules::line_rate,
          rules::offered_rate_reached, rules::bidir_acks, rules::below_ceiling, rules::loss_located,
-         rules::retransmits, rules::uneven_streams, rules::rtt_under_load},
+         rules::retransmits, rules::uneven_streams, rules::rtt_under_load, rules::loss_in_bursts},
         {rules::ping, rules::client_server_loss},
     };
     return rules;

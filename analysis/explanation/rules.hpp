@@ -271,6 +271,10 @@ struct RttGrowth {
 std::optional<RttGrowth> rtt_growth(const TestEvidence& v);
 void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out);
 
+// Per test: loss between the NICs that came with the sender's bursts, at 1 ms scale
+// (rules_bursts.cpp, bursts.hpp).
+void loss_in_bursts(const TestEvidence& v, std::vector<Finding>& out);
+
 // Per test: the ledger (rules_ledger.cpp).
 void trace_short(const TestEvidence& v, std::vector<Finding>& out);
 void wrong_interface(const TestEvidence& v, std::vector<Finding>& out);

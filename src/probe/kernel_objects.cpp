@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -288,6 +290,57 @@ TracingLink::TracingLink(bpf_program* prog, const char* hook_name) {
 
 TracingLink::~TracingLink() {
     bpf_link__destroy(link_);
+}
+
+PerCpuTimer::PerCpuTimer(bpf_program* prog, uint64_t period_ns) {
+    const int cpus = libbpf_num_possible_cpus();
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+        perf_event_attr attr{};
+        attr.size = sizeof(attr);
+        attr.type = PERF_TYPE_SOFTWARE;
+        attr.config = PERF_COUNT_SW_CPU_CLOCK;
+        attr.sample_period = period_ns;
+        const int fd = static_cast<int>(
+            syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+        if (fd < 0) {
+            if (errno == ENODEV) continue;  // a possible CPU that is not online
+            const int e = errno;
+            release();
+            throw EnvironmentError(
+                fmt::format("cannot open a timer on CPU {}: {}", cpu, errstr(e)));
+        }
+        bpf_link* link = bpf_program__attach_perf_event(prog, fd);
+        if (!link) {
+            const int e = errno;
+            close(fd);
+            release();
+            throw EnvironmentError(
+                fmt::format("cannot attach the bins' timer on CPU {}: {}", cpu, errstr(e)));
+        }
+        links_.push_back(link);  // the link owns the event's fd
+    }
+}
+
+PerCpuTimer::~PerCpuTimer() {
+    release();
+}
+
+void PerCpuTimer::release() {
+    for (auto* l : links_) bpf_link__destroy(l);
+    links_.clear();
+}
+
+MappedMap::MappedMap(int map_fd, size_t bytes) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    bytes_ = (bytes + page - 1) / page * page;
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+    if (p == MAP_FAILED)
+        throw EnvironmentError(fmt::format("cannot map the bins into memory: {}", errstr(errno)));
+    data_ = p;
+}
+
+MappedMap::~MappedMap() {
+    munmap(data_, bytes_);
 }
 
 RunTimeStats::RunTimeStats() : fd_(bpf_enable_stats(BPF_STATS_RUN_TIME)) {}

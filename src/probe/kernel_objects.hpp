@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 struct probe_bpf;  // the generated skeletons (probe.skel.h, probe_tc.skel.h)
 struct probe_tc_bpf;
@@ -121,6 +122,36 @@ class TracingLink {
 
   private:
     bpf_link* link_ = nullptr;
+};
+
+// `prog` run by a timer of `period_ns` on every online CPU (a cpu-clock perf event each, which
+// fires whether the CPU is busy or idle), detached on destruction. Throws EnvironmentError when a
+// CPU's event cannot be opened (perf_event_paranoid, no CAP_PERFMON) or the program attached.
+class PerCpuTimer {
+  public:
+    PerCpuTimer(bpf_program* prog, uint64_t period_ns);
+    ~PerCpuTimer();
+    PerCpuTimer(const PerCpuTimer&) = delete;
+    PerCpuTimer& operator=(const PerCpuTimer&) = delete;
+
+  private:
+    void release();
+    std::vector<bpf_link*> links_;
+};
+
+// An mmap-able BPF array's values in this process's memory (BPF_F_MMAPABLE), unmapped on
+// destruction. Throws EnvironmentError when the map cannot be mapped.
+class MappedMap {
+  public:
+    MappedMap(int map_fd, size_t bytes);
+    ~MappedMap();
+    MappedMap(const MappedMap&) = delete;
+    MappedMap& operator=(const MappedMap&) = delete;
+    void* data() const { return data_; }
+
+  private:
+    void* data_ = nullptr;
+    size_t bytes_ = 0;
 };
 
 // BPF run-time statistics (run_time_ns, run_cnt) stay enabled while this fd is open.

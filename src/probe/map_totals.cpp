@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <vector>
 
 namespace np::probe {
@@ -334,6 +336,30 @@ std::vector<EchoTrace> take_echoes(int fd) {
         out.push_back(e);
     }
     return out;
+}
+
+std::optional<PhaseBins> take_bins(const ProbeMaps& maps, int64_t duration_ms) {
+    if (!maps.bins) return std::nullopt;
+    PhaseBins out;
+    const auto n = static_cast<size_t>(std::clamp<int64_t>(duration_ms, 0, NP_BINS));
+    size_t last = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (maps.bins[i].tx_wire_bytes || maps.bins[i].rx_wire_bytes) last = i + 1;
+    for (size_t i = 0; i < last; ++i) {
+        out.tx_wire_bytes.push_back(maps.bins[i].tx_wire_bytes);
+        out.rx_wire_bytes.push_back(maps.bins[i].rx_wire_bytes);
+    }
+    return out;
+}
+
+void start_bins(const ProbeMaps& maps) {
+    if (!maps.bins) return;
+    *maps.bins_start_ns = 0;  // the timer adds nothing while they are emptied
+    std::memset(static_cast<void*>(maps.bins), 0, sizeof(np_bin) * NP_BINS);
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    *maps.bins_start_ns =
+        static_cast<uint64_t>(now.tv_sec) * 1000000000ULL + static_cast<uint64_t>(now.tv_nsec);
 }
 
 void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now) {

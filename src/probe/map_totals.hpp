@@ -53,11 +53,21 @@ struct ProbeMaps {
     int tools = -1;     // the CPU account's: which processes are the test's
     int nic_irqs = -1;  // and which IRQs the data NIC's
     int echoes = -1;    // the ICMP echoes' stamps
+    // The flow's 1 ms bins (bpf/bins.h), mapped into memory, and their start on the monotonic
+    // clock; null where the bins' timer could not run.
+    np_bin* bins = nullptr;
+    volatile unsigned long long* bins_start_ns = nullptr;
 };
 
 // The echoes map's entries, each as offsets from its first stamp, and the map emptied: what a
 // phase just closed saw (an echo stamped on both sides of the cut is split between the phases).
 std::vector<EchoTrace> take_echoes(int echoes_fd);
+
+// The bins of the phase just closed: its first `duration_ms` (at most NP_BINS), less the empty
+// ones at its end; empty when the probe has no bins.
+std::optional<PhaseBins> take_bins(const ProbeMaps& maps, int64_t duration_ms);
+// Empties the bins and starts them now, for the phase that begins.
+void start_bins(const ProbeMaps& maps);
 
 // `with_drop_detail` reads the drops array (large; what a phase needs); samples need only the
 // traffic, retransmits and the total number of drops.

@@ -152,6 +152,15 @@ class Attached {
                                                                 : k->progs.np_kfree_skb,
                        "tp_btf/kfree_skb");
         xmit_.emplace(k->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
+        // The flow's 1 ms bins: without a timer on every CPU there are none, and nothing else
+        // is lost.
+        try {
+            bins_memory_.emplace(bpf_map__fd(k->maps.bins), sizeof(np_bin) * NP_BINS);
+            bins_timer_.emplace(k->progs.np_bin_tick, NP_BIN_NS);
+        } catch (const EnvironmentError&) {
+            bins_timer_.reset();
+            bins_memory_.reset();
+        }
         if (!o.cpu_account) return;
         sched_.emplace(k->progs.np_sched_switch, "tp_btf/sched_switch");
         softirq_entry_.emplace(k->progs.np_softirq_entry, "tp_btf/softirq_entry");
@@ -177,6 +186,10 @@ class Attached {
         m.drop_count = bpf_map__fd(k->maps.drop_count);
         // By site: every drop at the drops-without-reasons tier, the reasonless ones at full.
         m.drop_sites = bpf_map__fd(k->maps.drop_sites);
+        if (bins_timer_) {
+            m.bins = static_cast<np_bin*>(bins_memory_->data());
+            m.bins_start_ns = &k->bss->bins_start_ns;
+        }
         if (sched_) {
             m.cpu_time = bpf_map__fd(k->maps.cpu_time);
             m.tools = bpf_map__fd(k->maps.tools);
@@ -195,6 +208,7 @@ class Attached {
             k->progs.np_tc_ingress, k->progs.np_tc_egress, k->progs.np_dev_xmit,
             k->progs.np_tcp_retransmit,
             kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb};
+        if (bins_timer_) out.push_back(k->progs.np_bin_tick);
         if (sched_)
             out.insert(out.end(),
                        {k->progs.np_sched_switch, k->progs.np_softirq_entry,
@@ -214,6 +228,8 @@ class Attached {
     std::optional<ClsactQdisc> qdisc_;
     std::optional<TcFilter> ingress_, egress_;
     std::optional<TracingLink> retransmit_, kfree_, xmit_;
+    std::optional<MappedMap> bins_memory_;
+    std::optional<PerCpuTimer> bins_timer_;
     // The CPU account's (bpf/cpu_account.h).
     std::optional<TracingLink> sched_, softirq_entry_, softirq_exit_, irq_entry_, irq_exit_;
 };
@@ -325,6 +341,7 @@ class Recorder {
         mark_nic_irqs(maps_.nic_irqs, nic_irq_numbers(iface_));
         phase_maps_ = read_map_totals(maps_, true);
         last_sample_maps_ = read_map_totals(maps_, false);
+        start_bins(maps_);
         phase_counters_ = read_kernel_counters(iface_);
         last_sample_dev_ = phase_counters_.dev_stats;
     }
@@ -382,6 +399,7 @@ class Recorder {
         fill_phase(p, delta, naming_);
         prune_idle_streams(maps_, delta, maps);
         p.echoes = take_echoes(maps_.echoes);
+        p.bins = take_bins(maps_, p.duration_ms());
         const KernelCounters d = counter_delta(phase_counters_, counters);
         p.nstat = d.nstat;
         p.ethtool_stats = d.ethtool_stats;
@@ -412,6 +430,7 @@ class Recorder {
             phase_start_ms_ = now_ms();
             phase_maps_ = maps;
             phase_counters_ = counters;
+            start_bins(maps_);
         }
         return m;
     }

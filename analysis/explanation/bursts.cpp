@@ -1,0 +1,56 @@
+#include "analysis/explanation/bursts.hpp"
+
+#include <algorithm>
+
+namespace np {
+
+namespace {
+
+double bin_bps(uint64_t bytes, int64_t bin_ms) {
+    return double(bytes) * 8.0 * 1000.0 / double(bin_ms);
+}
+
+}  // namespace
+
+std::optional<BinRates> bin_rates(const std::vector<uint64_t>& bins, int64_t bin_ms) {
+    const auto first = std::find_if(bins.begin(), bins.end(), [](uint64_t b) { return b > 0; });
+    if (first == bins.end() || bin_ms <= 0) return std::nullopt;
+    const auto last = std::find_if(bins.rbegin(), bins.rend(), [](uint64_t b) { return b > 0; });
+    BinRates r;
+    r.span_ms = (bins.rend() - last - (first - bins.begin())) * bin_ms;
+    uint64_t bytes = 0, peak = 0;
+    std::vector<uint64_t> windows;
+    for (auto it = first; it != last.base(); ++it) {
+        bytes += *it;
+        peak = std::max(peak, *it);
+        const uint64_t window = *it + (it + 1 != last.base() ? *(it + 1) : 0);
+        if (window > 0) windows.push_back(window);
+    }
+    const size_t at = windows.size() * 9 / 10;
+    std::nth_element(windows.begin(), windows.begin() + static_cast<std::ptrdiff_t>(at),
+                     windows.end());
+    r.busy_bps = bin_bps(windows[at], 2 * bin_ms);
+    r.mean_bps = double(bytes) * 8.0 * 1000.0 / double(r.span_ms);
+    r.peak_bps = bin_bps(peak, bin_ms);
+    return r;
+}
+
+Bursts bursts_above(const std::vector<uint64_t>& bins, int64_t bin_ms, double bps) {
+    Bursts b;
+    uint64_t run_bytes = 0;
+    int64_t run_ms = 0;
+    for (const uint64_t bytes : bins) {
+        if (bin_ms > 0 && bin_bps(bytes, bin_ms) > bps) {
+            ++b.bins_above;
+            run_bytes += bytes;
+            run_ms += bin_ms;
+            if (run_bytes > b.largest_bytes) b.largest_bytes = run_bytes, b.largest_ms = run_ms;
+        } else {
+            run_bytes = 0;
+            run_ms = 0;
+        }
+    }
+    return b;
+}
+
+}  // namespace np

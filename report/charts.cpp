@@ -448,6 +448,89 @@ std::optional<Chart> throughput_chart(const ReportInput& in) {
         phase_facet(in, rows, std::move(layers), 200), rows.size());
 }
 
+// The bins drawn of a phase: its first this many ms (three seconds at 1 ms).
+constexpr size_t kPlottedBins = 3000;
+
+// The bins chart's rows: per phase, each node's flow in 1 ms bins as it left that node's NIC
+// (tx) and arrived (rx), leaving out a series with under a twentieth of the phase's busiest
+// (the ACKs beside the data).
+json bin_rows(const ReportInput& in) {
+    json rows = json::array();
+    for (const auto& m : in.modes) {
+        for (const auto& phase : plotted_phases(in)) {
+            struct Series {
+                std::string name;
+                const std::vector<uint64_t>* bins;
+                uint64_t bytes = 0;
+            };
+            std::vector<Series> series;
+            for (const auto& t : m.traces) {
+                const PhaseTrace* p = t.find_phase(phase);
+                if (!p || !p->bins) continue;
+                for (const auto& [dir, bins] :
+                     {std::pair{"tx", &p->bins->tx_wire_bytes}, {"rx", &p->bins->rx_wire_bytes}}) {
+                    Series s{fmt::format("{}{} {}", series_prefix(in, m), node_name(t), dir), bins};
+                    for (const auto b : *bins) s.bytes += b;
+                    series.push_back(std::move(s));
+                }
+            }
+            uint64_t busiest = 0;
+            for (const auto& s : series) busiest = std::max(busiest, s.bytes);
+            for (const auto& s : series) {
+                if (s.bytes == 0 || s.bytes * 20 < busiest) continue;
+                // One row a series, its bins an array the spec flattens (a row a bin would be
+                // most of the page).
+                json mbps = json::array();
+                const size_t n = std::min(s.bins->size(), kPlottedBins);
+                for (size_t ms = 0; ms < n; ++ms)
+                    mbps.push_back(round_to(double((*s.bins)[ms]) * 8.0 / 1000.0, 1));
+                rows.push_back({{"series", s.name}, {"phase", phase}, {"mbps", std::move(mbps)}});
+            }
+        }
+    }
+    return rows;
+}
+
+std::optional<Chart> bins_chart(const ReportInput& in) {
+    json rows = bin_rows(in);
+    if (rows.empty()) return std::nullopt;
+    const size_t n = rows.size();
+    json layers = json::array();
+    layers.push_back(
+        {{"mark", {{"type", "line"}, {"strokeWidth", 1}, {"interpolate", "step-after"}}},
+         {"encoding",
+          {{"x",
+            {{"field", "ms"}, {"type", "quantitative"}, {"title", "ms since the phase began"}}},
+           {"y", {{"field", "mbps"}, {"type", "quantitative"}, {"title", "wire rate, Mbit/s"}}},
+           {"color", {{"field", "series"}, {"type", "nominal"}, {"title", "node, direction"}}},
+           {"tooltip",
+            {{{"field", "series"}},
+             {{"field", "ms"}},
+             {{"field", "mbps"}, {"title", "wire Mbit/s"}}}}}}});
+    const auto link = report_link_bps(in);
+    if (link) {
+        layers.push_back({{"mark", line_rate_mark()},
+                          {"encoding", {{"y", {{"datum", round_to(*link / 1e6, 3)}}}}}});
+    }
+    json spec = phase_facet(in, std::move(rows), std::move(layers), 200);
+    spec["transform"] = {
+        {{"flatten", {"mbps"}}},
+        {{"window", {{{"op", "row_number"}, {"as", "bin"}}}}, {"groupby", {"series", "phase"}}},
+        {{"calculate", "datum.bin - 1"}, {"as", "ms"}}};
+    return make_chart(
+        "bins", "The flow millisecond by millisecond: bursts",
+        fmt::format(
+            "The measured flow's wire rate in 1 ms bins, as it left each node's NIC (tx) and "
+            "arrived (rx), over the first {} s of each phase: what the probe samples' 100 ms "
+            "average away. A sender whose bins stand far above what arrives sends in bursts; "
+            "where the path between lost what they brought, LOSS_IN_BURSTS says so. A single bin "
+            "can hold up to twice its share when a CPU's timer fired late{}.",
+            kPlottedBins / 1000,
+            link ? fmt::format("; the dashed line is the link's {}", format_link_rate(*link))
+                 : std::string()),
+        std::move(spec), n);
+}
+
 std::optional<Chart> events_chart(const ReportInput& in) {
     const auto phases = plotted_phases(in);
     json rows = json::array();
@@ -890,7 +973,7 @@ std::optional<double> report_link_bps(const ReportInput& in) {
 std::vector<Chart> report_charts(const ReportInput& in) {
     std::vector<Chart> charts;
     for (auto make : {ceiling_chart, frame_chart, ledger_chart, udp_ceiling_chart, throughput_chart,
-                      events_chart, drops_chart, latency_chart, round_trip_chart}) {
+                      bins_chart, events_chart, drops_chart, latency_chart, round_trip_chart}) {
         if (auto c = make(in)) charts.push_back(std::move(*c));
     }
     return charts;

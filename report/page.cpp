@@ -172,8 +172,9 @@ std::string ledger_html(const ReportInput& in, const PageCharts& charts) {
 std::string nics_html(const PageCharts& charts) {
     if (!charts.find("throughput") && !charts.find("events") && !charts.find("drops")) return {};
     return "<h2 id=\"time\">On the data NICs (probe traces)</h2>\n" +
-           charts.figure("throughput", true) + "<div class=\"row\">\n" +
-           charts.figure("events", true) + charts.figure("drops", false) + "</div>\n";
+           charts.figure("throughput", true) + charts.figure("bins", true) +
+           "<div class=\"row\">\n" + charts.figure("events", true) + charts.figure("drops", false) +
+           "</div>\n";
 }
 
 std::string gaps_html(const ReportInput& in) {

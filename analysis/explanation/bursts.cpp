@@ -23,13 +23,16 @@ std::optional<BinRates> bin_rates(const std::vector<uint64_t>& bins, int64_t bin
     for (auto it = first; it != last.base(); ++it) {
         bytes += *it;
         peak = std::max(peak, *it);
-        const uint64_t window = *it + (it + 1 != last.base() ? *(it + 1) : 0);
-        if (window > 0) windows.push_back(window);
+        if (it + 1 != last.base() && *it + *(it + 1) > 0) windows.push_back(*it + *(it + 1));
     }
-    const size_t at = windows.size() * 9 / 10;
-    std::nth_element(windows.begin(), windows.begin() + static_cast<std::ptrdiff_t>(at),
-                     windows.end());
-    r.busy_bps = bin_bps(windows[at], 2 * bin_ms);
+    if (windows.empty()) {  // a single bin moved
+        r.busy_bps = bin_bps(peak, bin_ms);
+    } else {
+        const size_t at = windows.size() * 9 / 10;
+        std::nth_element(windows.begin(), windows.begin() + static_cast<std::ptrdiff_t>(at),
+                         windows.end());
+        r.busy_bps = bin_bps(windows[at], 2 * bin_ms);
+    }
     r.mean_bps = double(bytes) * 8.0 * 1000.0 / double(r.span_ms);
     r.peak_bps = bin_bps(peak, bin_ms);
     return r;

@@ -309,6 +309,28 @@ TEST(Report, TheRoundTripIsStackedByStagePerPhase) {
     EXPECT_EQ(rows[7]["stage"], "node1-1's egress queue");
 }
 
+// The flow's 1 ms bins: a row per node and direction that carried the flow (the ACKs' left
+// out), its bins an array the spec flattens into one point a millisecond, the first 3 s of each.
+TEST(Report, TheBinsAreDrawnPerPhaseAsEachNodeSentAndReceivedThem) {
+    ReportInput in = one_mode();
+    EXPECT_THROW(chart(report_charts(in), "bins"), std::runtime_error);
+    auto& traces = in.modes[0].traces;  // node1-1 the server, node1-2 the client
+    for (auto& p : traces[1].phases)
+        if (p.name == "udp") p.bins = PhaseBins{1, std::vector<uint64_t>(5000, 12500), {0, 10}};
+    for (auto& p : traces[0].phases)
+        if (p.name == "udp") p.bins = PhaseBins{1, {0, 10}, std::vector<uint64_t>(4000, 12000)};
+    const Chart c = chart(report_charts(in), "bins");
+    const json& rows = c.spec.at("data").at("values");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(c.data_rows, 2u);
+    EXPECT_EQ(rows[0]["series"], "node1-1 (server) rx");
+    EXPECT_EQ(rows[0]["mbps"].size(), 3000u);
+    EXPECT_EQ(rows[0]["mbps"][0], 96.0);
+    EXPECT_EQ(rows[1]["series"], "node1-2 (client) tx");
+    EXPECT_EQ(rows[1]["mbps"][2999], 100.0);
+    EXPECT_EQ(c.spec.at("transform").at(0).at("flatten"), json::array({"mbps"}));
+}
+
 TEST(Report, HtmlIsOnePageThatFetchesNothing) {
     const std::string page = render_report_html(one_mode(), kScripts);
     EXPECT_EQ(occurrences(page, "<div class=\"vega\""), 7u);

@@ -1,0 +1,160 @@
+// The flow at 1 ms scale (analysis/explanation/bursts.hpp, rules_bursts.cpp): rates over the
+// bins, the runs of bins above a rate, the trace's bins, and LOSS_IN_BURSTS on the real probe's
+// traces of a UDP test with bins laid in.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/explanation/bursts.hpp"
+#include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
+#include "common/errors.hpp"
+#include "common/trace.hpp"
+#include "tests/unit/fixture.hpp"
+
+namespace np {
+namespace {
+
+// A burst of `on` bins at `burst_bytes` each, then `off` quiet bins, `times` over.
+std::vector<uint64_t> bursty(int times, int on, uint64_t burst_bytes, int off) {
+    std::vector<uint64_t> bins;
+    for (int k = 0; k < times; ++k) {
+        bins.insert(bins.end(), on, burst_bytes);
+        bins.insert(bins.end(), off, 0);
+    }
+    return bins;
+}
+
+TEST(Bursts, RatesAreOverTheSpanThatMovedAndTheBusyRateSetsALoneBinAside) {
+    // 2 quiet ms, then 100 ms at 6,250 bytes (50 Mbit/s) with two late ticks: 3,000 bytes moved
+    // into the next bin each time.
+    std::vector<uint64_t> bins = {0, 0};
+    bins.insert(bins.end(), 100, 6250);
+    for (const size_t late : {2 + 20, 2 + 70}) {
+        bins[late] -= 3000;
+        bins[late + 1] += 3000;
+    }
+    bins.push_back(0);
+    const auto r = bin_rates(bins, 1);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->span_ms, 100);
+    EXPECT_DOUBLE_EQ(r->mean_bps, 50e6);
+    EXPECT_DOUBLE_EQ(r->peak_bps, 9250 * 8e3);  // a late tick's bin: 74 Mbit/s
+    EXPECT_DOUBLE_EQ(r->busy_bps, 50e6);        // neighbours together hold it
+    const auto one = bin_rates({0, 1250, 0}, 1);
+    ASSERT_TRUE(one);
+    EXPECT_DOUBLE_EQ(one->busy_bps, 10e6);
+    EXPECT_FALSE(bin_rates({0, 0, 0}, 1));
+    EXPECT_FALSE(bin_rates({}, 1));
+}
+
+TEST(Bursts, RunsAboveARateAreCountedAndTheLargestKept) {
+    std::vector<uint64_t> bins = bursty(3, 2, 150000, 30);
+    bins[0] = 100000;  // the first burst smaller
+    const Bursts b = bursts_above(bins, 1, 60e6);
+    EXPECT_EQ(b.bins_above, 6);
+    EXPECT_EQ(b.largest_bytes, 300000u);
+    EXPECT_EQ(b.largest_ms, 2);
+    EXPECT_EQ(bursts_above(bins, 1, 2e9).bins_above, 0);
+}
+
+// The bins survive the trace's JSON, and a hostile set names its field.
+TEST(Bursts, BinsRoundTripThroughTheTraceAndBadOnesNameTheirField) {
+    Trace t = parse_trace_text(testing::fixture("probe/udp-overload-client.json"));
+    ASSERT_FALSE(t.phases.empty());
+    t.phases[0].bins = PhaseBins{1, {10, 0, 30}, {0, 5, 0}};
+    const auto doc = to_json(t);
+    EXPECT_EQ(to_json(parse_trace(doc)), doc);
+    EXPECT_EQ(parse_trace(doc).phases[0].bins->tx_wire_bytes[2], 30u);
+    auto older = doc;
+    older["phases"][0].erase("bins");
+    EXPECT_FALSE(parse_trace(older).phases[0].bins);
+    const auto field = [&](auto change) {
+        auto bad = doc;
+        change(bad["phases"][0]["bins"]);
+        try {
+            parse_trace(bad);
+        } catch (const InputError& e) {
+            return std::string(e.field());
+        }
+        return std::string("(accepted)");
+    };
+    EXPECT_EQ(field([](auto& b) { b["bin_ms"] = 10; }), "phases[0].bins.bin_ms");
+    EXPECT_EQ(field([](auto& b) { b["rx_wire_bytes"].push_back(1); }),
+              "phases[0].bins.rx_wire_bytes");
+    EXPECT_EQ(field([](auto& b) { b["tx_wire_bytes"][1] = -1; }),
+              "phases[0].bins.tx_wire_bytes[1]");
+    EXPECT_EQ(field([](auto& b) { b["tx_wire_bytes"] = std::vector<int>(16385, 0); }),
+              "phases[0].bins.tx_wire_bytes");
+}
+
+// ------------------------------------------------------------------ the finding
+
+// The real probe's traces of a UDP test (tests/fixtures/probe: 10 GbE veth, the receiving
+// socket overflowed) with the ledger's loss moved onto the wire — the receiver's socket drops
+// taken out — and bins laid in: the sender's and the receiver's.
+ExplainInput with_bins(std::vector<uint64_t> sent, std::vector<uint64_t> arrived) {
+    ExplainInput in;
+    in.link_bps = 10e9;
+    in.measurements = parse_measurements(testing::fixture("probe/udp-overload-iperf3.json"),
+                                         "udp-overload-iperf3.json");
+    in.traces = {parse_trace_text(testing::fixture("probe/udp-overload-client.json")),
+                 parse_trace_text(testing::fixture("probe/udp-overload-server.json"))};
+    for (auto& p : in.traces[0].phases)
+        if (p.name == "udp") p.bins = PhaseBins{1, sent, std::vector<uint64_t>(sent.size(), 0)};
+    for (auto& p : in.traces[1].phases) {
+        if (p.name != "udp") continue;
+        p.bins = PhaseBins{1, std::vector<uint64_t>(arrived.size(), 0), arrived};
+        // What the socket dropped never arrived: the ledger then finds it lost between the
+        // NICs.
+        uint64_t socket = 0;
+        for (const auto& d : p.drops)
+            if (d.reason == "SOCKET_RCVBUFF") socket += d.packets;
+        std::erase_if(p.drops, [](const auto& d) { return d.reason == "SOCKET_RCVBUFF"; });
+        auto& udp = p.rx.by_flow.at("iperf_udp");
+        udp.packets -= socket;
+        udp.wire_packets -= socket;
+    }
+    return in;
+}
+
+const Finding* find(const Explanation& e, const std::string& code) {
+    const auto f = std::find_if(e.findings.begin(), e.findings.end(),
+                                [&](const Finding& x) { return x.code == code; });
+    return f == e.findings.end() ? nullptr : &*f;
+}
+
+TEST(Bursts, LossBetweenTheNicsWithBurstsAboveWhatArrivedIsTheBursts) {
+    // Bursts of 150 kB in a ms every 40 ms (30.6 Mbit/s over the 1,961 ms from the first to the
+    // last); arrivals at 50 Mbit/s.
+    const auto e = explain(with_bins(bursty(50, 1, 150000, 39), bursty(50, 10, 6250, 30)));
+    ASSERT_NE(find(e, "LOSS_ON_WIRE"), nullptr);
+    const Finding* f = find(e, "LOSS_IN_BURSTS");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::warn);
+    EXPECT_NE(f->title.find("the mean of 30.60 Mbit/s fits the path"), std::string::npos)
+        << f->title;
+    EXPECT_NE(f->title.find("up to 1200.00 Mbit/s"), std::string::npos) << f->title;
+    EXPECT_NE(f->detail.find("ran at 50.00 Mbit/s while it arrived"), std::string::npos)
+        << f->detail;
+    EXPECT_NE(f->next_step.find("-b RATE/N"), std::string::npos) << f->next_step;
+}
+
+TEST(Bursts, ASmoothSenderOrAMeanThatDoesNotFitIsNotTheBursts) {
+    // The sender as smooth as what arrived.
+    EXPECT_EQ(find(explain(with_bins(std::vector<uint64_t>(2000, 3750),
+                                     std::vector<uint64_t>(2000, 3750))),
+                   "LOSS_IN_BURSTS"),
+              nullptr);
+    // Bursty, but its mean (48 Mbit/s) needs nearly all the 50 the path carried.
+    EXPECT_EQ(find(explain(with_bins(bursty(50, 16, 150000, 24), bursty(50, 40, 6250, 0))),
+                   "LOSS_IN_BURSTS"),
+              nullptr);
+    // Without bins on the receiver nothing says what the path carried.
+    auto in = with_bins(bursty(50, 1, 150000, 39), {});
+    for (auto& p : in.traces[1].phases) p.bins.reset();
+    EXPECT_EQ(find(explain(in), "LOSS_IN_BURSTS"), nullptr);
+}
+
+}  // namespace
+}  // namespace np

@@ -142,10 +142,27 @@ using KeyReader = void (*)(KeyReading&, const std::string&, const YAML::Node&);
 
 // A rate as iperf3's -b and --fq-rate read it, as written, checked: at least 1 bit/s, at most
 // 1 Tbit/s (iperf3 keeps it in 64 bits, and no link modelled is above 400G: more is a typo).
+// iperf3's -b: RATE, or RATE/BURST to send BURST packets back to back at each pacing interval
+// (1 to 1,000: iperf3's MAX_BURST). Returns the rate.
 double offered_rate(const std::string& key, const YAML::Node& value, const std::string& text) {
     double bps = 0;
+    std::string rate = text;
+    if (const auto slash = text.find('/'); slash != std::string::npos) {
+        const std::string burst = text.substr(slash + 1);
+        int packets = 0;
+        const auto [ptr, ec] = std::from_chars(burst.data(), burst.data() + burst.size(), packets);
+        if (ec != std::errc() || ptr != burst.data() + burst.size() || packets < 1 ||
+            packets > 1000) {
+            throw InputError(key,
+                             fmt::format("'{}': the burst after '/' must be a number of packets "
+                                         "from 1 to 1000, as iperf3 -b RATE/BURST takes it",
+                                         text),
+                             yaml_line(value));
+        }
+        rate = text.substr(0, slash);
+    }
     try {
-        bps = parse_rate_bps(text, key);
+        bps = parse_rate_bps(rate, key);
     } catch (const InputError& e) {
         throw InputError(key, e.what(), yaml_line(value));
     }

@@ -973,6 +973,29 @@ TEST(Faults, AChokedAckPathBeyondTheNodesIsAQueueNoProbeSees) {
                   .named_down_to = "drops-without-reasons"});
 }
 
+// "-b 30M loses most of its datagrams at the router, though 30 Mbit/s fits its 50" — iperf3
+// sends its UDP in bursts of 100 datagrams (-b 30M/100), which leave the client at its link's
+// 100 Mbit/s and meet a hop (the switch's port towards the server: 50 Mbit/s, a queue of ~20
+// datagrams) that drops what each burst brings beyond it. The 1 ms bins on both nodes show the
+// bursts and the rate the hop drains at, so the loss on the wire is named the bursts'.
+TEST(Faults, BurstsAboveAHopsRateAreTheLoss) {
+    SwitchedTestbed hop;
+    ASSERT_TRUE(hop.up());
+    run_scenario({.name = "UDP bursts through a slower hop",
+                  .fault = "tbf 50 Mbit/s, 30 kB queue, on the switch's port towards node A; "
+                           "UDP -b 30M/100",
+                  .inject = {{"", "tc qdisc add dev " + hop.port(1) +
+                                      " root tbf rate 50mbit burst 3kb limit 30kb"}},
+                  .args = {"--udp-bandwidth", "30M/100"},
+                  .expect = {"LOSS_ON_WIRE", "UDP_LOSS", "LOSS_IN_BURSTS"},
+                  // TCP meets the 50 Mbit/s hop too: below the 100 Mbit/s link's ceiling, with
+                  // what it lost there.
+                  .allow = {"BELOW_CEILING", "PATH_SLOWER_THAN_LINK", "LIMIT_NOT_LOCATED"},
+                  .detail_mentions = "so the loss is the bursts'",
+                  // The bins are the tracing tiers' (a timer program beside the tc ones).
+                  .named_down_to = "drops-without-reasons"});
+}
+
 // "iperf3 loses 1 % of UDP and TCP crawls — where?" — a hop between the nodes drops about one
 // in a hundred of the test's data packets at random (a tc program on the switch's port towards
 // the server). No kernel of either node sees those drops: what left the client's NIC and never

@@ -135,6 +135,14 @@ TEST(Params, UdpBandwidthIsParsedAsIperfWritesRates) {
     EXPECT_DOUBLE_EQ(parse_params("np_udp_bandwidth: 500M\n", "p").params.udp_bandwidth_bps, 500e6);
     EXPECT_EQ(rejected("np_udp_bandwidth: fast\n"),
               std::make_pair(std::string("np_udp_bandwidth"), 1));
+    // iperf3's RATE/BURST: the rate is offered in bursts of that many packets, kept as written.
+    const auto burst = parse_params("np_udp_bandwidth: 30M/100\n", "p").params;
+    EXPECT_DOUBLE_EQ(burst.udp_bandwidth_bps, 30e6);
+    EXPECT_EQ(burst.udp_bandwidth, "30M/100");
+    for (const char* bad : {"30M/0", "30M/1001", "30M/", "30M/ten", "30M/5x", "/100"})
+        EXPECT_EQ(rejected(std::string("np_udp_bandwidth: ") + bad + "\n"),
+                  std::make_pair(std::string("np_udp_bandwidth"), 1))
+            << bad;
 }
 
 TEST(Params, IfaceWithShellMetacharactersIsRejectedNamingTheKey) {

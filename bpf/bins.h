@@ -3,8 +3,9 @@
  * every CPU (a cpu-clock perf event of 1 ms, src/probe/kernel_objects.hpp, PerCpuTimer) runs
  * np_bin_tick, which adds what this CPU's counters in the traffic map (tc_count.h) grew by since
  * its last tick to the bin of now. Each CPU's share lands in the bin its own tick fell in, so a
- * bin's edges are as sharp as the timer (microseconds), not the packets' own times. Included by
- * probe.bpf.c after tc_count.h. */
+ * bin's edges are as sharp as the timer (microseconds), not the packets' own times. The same
+ * tick samples the CPU account (cpu_account.h). Included by probe.bpf.c after tc_count.h and
+ * cpu_account.h. */
 #ifndef NP_BINS_H
 #define NP_BINS_H
 
@@ -45,7 +46,7 @@ static __always_inline __u64 flow_wire_bytes(__u32 dir)
 }
 
 SEC("perf_event")
-int np_bin_tick(void *ctx)
+int np_bin_tick(struct bpf_perf_event_data *ctx)
 {
 	const __u64 tx = flow_wire_bytes(NP_DIR_XMIT), rx = flow_wire_bytes(NP_DIR_RX);
 	const __u64 start = bins_start_ns;
@@ -53,6 +54,7 @@ int np_bin_tick(void *ctx)
 	struct np_bin *seen = bpf_map_lookup_elem(&bin_seen, &zero), *b;
 	__u64 now, dtx, drx;
 
+	account_sample(ctx, NP_BIN_NS);
 	if (!seen)
 		return 0;
 	dtx = tx - seen->tx_wire_bytes;

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The probe's CPU account: on each CPU, how long the test's own processes ran, how long each
- * softirq vector and the data NIC's hard IRQs took, and how much of those ran while a tool
- * thread was the CPU's current task (softirqs run on the stack of whatever task was
- * interrupted, so the scheduler's view counts them as that task's). The core that set a test's
- * pace is named from these, not from the host's CPU totals alone.
+/* The probe's CPU account: on each CPU, how long the test's own processes ran, how long the
+ * NET_RX and NET_TX softirqs (and the others) and the data NIC's hard IRQs took, and how much of
+ * those ran while a tool thread was the CPU's current task (softirqs run on the stack of
+ * whatever task was interrupted, so the scheduler's view counts them as that task's). The core
+ * that set a test's pace is named from these, not from the host's CPU totals alone.
  *
- * The tracepoints fire for every task on the host, in any network namespace: the tools map
- * holds only this probe's node's processes, and the softirq and IRQ times are the CPU's, as
- * /proc/stat's are. */
+ * Sampled, not traced: at each tick of the bins' 1 ms timer (bins.h, np_bin_tick) the CPU's
+ * current task and the kernel stack the tick interrupted place that millisecond — a tool's or
+ * not, in which softirq or none — so the account costs a stack walk a millisecond a CPU instead
+ * of two programs on every task switch and softirq (docs/performance.md). The NIC's hard IRQs,
+ * which the tick cannot interrupt, are timed at their handlers' entry and exit (a NIC's queues
+ * interrupt once per NAPI poll, not per packet).
+ *
+ * The timer and the tracepoints fire for every task on the host, in any network namespace: the
+ * tools map holds only this probe's node's processes, and the softirq and IRQ times are the
+ * CPU's, as /proc/stat's are. */
 #ifndef NP_CPU_ACCOUNT_H
 #define NP_CPU_ACCOUNT_H
 
@@ -20,22 +27,13 @@ struct {
 	__type(value, struct np_cpu_time);
 } cpu_time SEC(".maps");
 
-/* Where each CPU is: since when its current task ran and whether it is a tool's, and the start
- * of the softirq or NIC IRQ it is in (0: none). */
-struct np_cpu_state {
-	__u64 since;
-	__u64 softirq_since;
-	__u64 irq_since;
-	__u32 tool;
-	__u32 pad;
-};
-
+/* When the NIC IRQ this CPU is in began (0: none). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct np_cpu_state);
-} cpu_state SEC(".maps");
+	__type(value, __u64);
+} irq_since SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -51,67 +49,102 @@ struct {
 	__type(value, __u8);
 } nic_irqs SEC(".maps");
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(np_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	__u32 zero = 0, tgid = next->tgid;
-	struct np_cpu_state *st = bpf_map_lookup_elem(&cpu_state, &zero);
-	struct np_cpu_time *t = bpf_map_lookup_elem(&cpu_time, &zero);
-	__u64 now = bpf_ktime_get_ns();
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NP_SOFTIRQ_FNS);
+	__type(key, __u32);
+	__type(value, struct np_fn_range);
+} softirq_fns SEC(".maps");
 
-	if (!st || !t)
-		return 0;
-	/* The CPU's first switch after attaching only starts the clock. */
-	if (st->tool && st->since)
-		t->tool_ns += now - st->since;
-	st->tool = bpf_map_lookup_elem(&tools, &tgid) != 0;
-	st->since = now;
-	if (st->tool)
-		t->tool_switches++;
-	return 0;
+/* A sampled stack, per CPU: too large for the program's own stack. */
+struct np_stack {
+	__u64 ip[NP_STACK_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct np_stack);
+} stack_buf SEC(".maps");
+
+static __always_inline bool current_is_tool(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return tgid && bpf_map_lookup_elem(&tools, &tgid);
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(np_softirq_entry, unsigned int vec_nr)
+static __always_inline bool in_range(const struct np_fn_range *r, __u64 ip)
 {
-	__u32 zero = 0;
-	struct np_cpu_state *st = bpf_map_lookup_elem(&cpu_state, &zero);
-
-	if (st)
-		st->softirq_since = bpf_ktime_get_ns();
-	return 0;
+	return r && r->start && ip >= r->start && ip < r->end;
 }
 
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(np_softirq_exit, unsigned int vec_nr)
+/* The softirq vector the interrupted code ran in (NP_SOFTIRQ_*), or -1 for none: the first of
+ * the softirq functions found walking out from where the tick landed. */
+static __always_inline int sampled_softirq(void *ctx)
+{
+	__u32 zero = 0, rx = NP_FN_NET_RX, tx = NP_FN_NET_TX, any = NP_FN_SOFTIRQS;
+	struct np_stack *s = bpf_map_lookup_elem(&stack_buf, &zero);
+	const struct np_fn_range *r_rx = bpf_map_lookup_elem(&softirq_fns, &rx);
+	const struct np_fn_range *r_tx = bpf_map_lookup_elem(&softirq_fns, &tx);
+	const struct np_fn_range *r_any = bpf_map_lookup_elem(&softirq_fns, &any);
+	long bytes;
+
+	if (!s)
+		return -1;
+	bytes = bpf_get_stack(ctx, s->ip, sizeof(s->ip), 0);
+	if (bytes <= 0)
+		return -1;
+	for (__u32 i = 0; i < NP_STACK_DEPTH; i++) {
+		__u64 ip;
+
+		if ((long)(i * sizeof(__u64)) >= bytes)
+			break;
+		ip = s->ip[i];
+		if (in_range(r_rx, ip))
+			return NP_SOFTIRQ_NET_RX;
+		if (in_range(r_tx, ip))
+			return NP_SOFTIRQ_NET_TX;
+		if (in_range(r_any, ip))
+			return NP_SOFTIRQ_OTHER;
+	}
+	return -1;
+}
+
+/* One tick of the bins' timer: this CPU's last `period_ns` placed by what it was doing. */
+static __always_inline void account_sample(void *ctx, __u64 period_ns)
 {
 	__u32 zero = 0;
-	struct np_cpu_state *st = bpf_map_lookup_elem(&cpu_state, &zero);
 	struct np_cpu_time *t = bpf_map_lookup_elem(&cpu_time, &zero);
-	__u64 d;
+	bool tool;
+	int vec;
 
-	if (!st || !t || !st->softirq_since)
-		return 0;
-	d = bpf_ktime_get_ns() - st->softirq_since;
-	st->softirq_since = 0;
-	if (vec_nr < NP_SOFTIRQS)
-		t->softirq_ns[vec_nr] += d;
-	if (st->tool)
-		t->tool_in_irq_ns += d;
-	return 0;
+	if (!t)
+		return;
+	t->samples++;
+	tool = current_is_tool();
+	vec = sampled_softirq(ctx);
+	if (tool)
+		t->tool_ns += period_ns;
+	if (vec >= 0 && vec < NP_SOFTIRQS) {
+		t->softirq_ns[vec] += period_ns;
+		if (tool)
+			t->tool_in_irq_ns += period_ns;
+	}
 }
 
 SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(np_irq_entry, int irq, struct irqaction *action)
 {
 	__u32 zero = 0;
-	struct np_cpu_state *st;
+	__u64 *since;
 
 	if (!bpf_map_lookup_elem(&nic_irqs, &irq))
 		return 0;
-	st = bpf_map_lookup_elem(&cpu_state, &zero);
-	if (st)
-		st->irq_since = bpf_ktime_get_ns();
+	since = bpf_map_lookup_elem(&irq_since, &zero);
+	if (since)
+		*since = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -119,17 +152,16 @@ SEC("tp_btf/irq_handler_exit")
 int BPF_PROG(np_irq_exit, int irq, struct irqaction *action, int ret)
 {
 	__u32 zero = 0;
-	struct np_cpu_state *st = bpf_map_lookup_elem(&cpu_state, &zero);
+	__u64 *since = bpf_map_lookup_elem(&irq_since, &zero);
 	struct np_cpu_time *t = bpf_map_lookup_elem(&cpu_time, &zero);
 	__u64 d;
 
-	if (!st || !t || !st->irq_since)
+	if (!since || !t || !*since)
 		return 0;
-	d = bpf_ktime_get_ns() - st->irq_since;
-	st->irq_since = 0;
+	d = bpf_ktime_get_ns() - *since;
+	*since = 0;
 	t->nic_irq_ns += d;
-	/* Inside a softirq the tool's share already holds the whole softirq. */
-	if (st->tool && !st->softirq_since)
+	if (current_is_tool())
 		t->tool_in_irq_ns += d;
 	return 0;
 }

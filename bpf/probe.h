@@ -134,10 +134,14 @@ struct np_drop_site_key {
 };
 
 /* cpu_time map: where each CPU's time went while the probe counted (cpu_account.h), a per-CPU
- * array of one slot, in ns. The tools are the test's own processes (src/probe/tool_processes),
- * by process ID, in the tools map; the data NIC's hard IRQs are its queues' IRQ numbers, in the
- * nic_irqs map. Both are filled by user space as it finds them. */
+ * array of one slot, in ns. Sampled: at each tick of the bins' 1 ms timer (bins.h) the CPU's
+ * current task and the kernel stack it was interrupted in say whether a tool ran and whether in
+ * a softirq, and which (the softirq_fns map: the functions each vector runs in), and that ms is
+ * added there. The tools are the test's own processes (src/probe/tool_processes), by process
+ * ID, in the tools map; the data NIC's hard IRQs, timed at their handlers' entry and exit, are
+ * its queues' IRQ numbers, in the nic_irqs map. User space fills all three. */
 #define NP_SOFTIRQS 10 /* NR_SOFTIRQS: HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, … */
+#define NP_SOFTIRQ_OTHER 0 /* a softirq but NET_TX's or NET_RX's, summed in HI's slot */
 #define NP_SOFTIRQ_NET_TX 2
 #define NP_SOFTIRQ_NET_RX 3
 #define NP_TOOLS 64
@@ -146,10 +150,28 @@ struct np_drop_site_key {
 struct np_cpu_time {
 	unsigned long long tool_ns;        /* a tool's threads current on the CPU */
 	unsigned long long tool_in_irq_ns; /* of tool_ns: softirqs and the NIC's IRQs run meanwhile */
-	unsigned long long softirq_ns[NP_SOFTIRQS]; /* by vector */
+	unsigned long long softirq_ns[NP_SOFTIRQS]; /* by vector (see NP_SOFTIRQ_OTHER) */
 	unsigned long long nic_irq_ns;     /* the data NIC's hard IRQ handlers */
-	unsigned long long tool_switches;  /* times a tool thread was switched in */
+	unsigned long long samples;        /* the timer's ticks on this CPU */
 };
+
+/* softirq_fns map: the kernel functions whose frames on a sampled stack place it in a softirq —
+ * net_rx_action (NET_RX), net_tx_action (NET_TX), and handle_softirqs (or __do_softirq before
+ * 6.8: any other vector) — as [start, end) from /proc/kallsyms. */
+enum np_softirq_fn {
+	NP_FN_NET_RX = 0,
+	NP_FN_NET_TX = 1,
+	NP_FN_SOFTIRQS = 2,
+	NP_SOFTIRQ_FNS = 3,
+};
+
+struct np_fn_range {
+	unsigned long long start;
+	unsigned long long end;
+};
+
+/* How many frames of a sampled stack are searched for them. */
+#define NP_STACK_DEPTH 96
 
 /* echoes map: each ICMP echo (ping's request and its reply) stamped with the node's monotonic
  * clock where the probe saw it: at the egress hook (before the qdisc), at the driver handoff

@@ -135,7 +135,7 @@ constexpr std::pair<const char*, int64_t CpuAccount::*> kCpuAccountFields[] = {
     {"net_rx_us", &CpuAccount::net_rx_us},
     {"other_softirq_us", &CpuAccount::other_softirq_us},
     {"nic_irq_us", &CpuAccount::nic_irq_us},
-    {"tool_switches", &CpuAccount::tool_switches}};
+    {"samples", &CpuAccount::samples}};
 
 namespace {
 
@@ -446,6 +446,8 @@ PhaseBins read_bins(const JsonField& b) {
 CpuAccount read_cpu_account(const JsonField& a) {
     CpuAccount out;
     for (const auto& [key, field] : kCpuAccountFields) {
+        const auto v = a.find(key);
+        if (!v && std::string_view(key) == "samples") continue;  // a traced account's
         out.*field = a.at(key).i64();
         if (out.*field < 0) a.at(key).fail("is negative");
     }

@@ -120,8 +120,10 @@ struct CpuAccount {
     int64_t net_tx_us = 0;       // the NET_TX softirq
     int64_t net_rx_us = 0;       // the NET_RX softirq
     int64_t other_softirq_us = 0;
-    int64_t nic_irq_us = 0;     // the data NIC's hard IRQ handlers (none on a veth)
-    int64_t tool_switches = 0;  // times a tool thread was switched in
+    int64_t nic_irq_us = 0;  // the data NIC's hard IRQ handlers (none on a veth)
+    // The 1 ms ticks the account was sampled at on this CPU (all but nic_irq_us are whole ms of
+    // them); 0 in traces of probes that traced every switch instead.
+    int64_t samples = 0;
     // The tool's own time: its threads' time less what interrupted them.
     int64_t tool_own_us() const { return std::max<int64_t>(0, tool_us - tool_in_irq_us); }
 };

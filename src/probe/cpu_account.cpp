@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <utility>
+
+#include "probe.h"
 
 namespace np::probe {
 
@@ -50,6 +53,26 @@ void mark_tools(int map_fd, const std::vector<int>& pids) {
         const uint32_t tgid = static_cast<uint32_t>(pid);
         bpf_map_update_elem(map_fd, &tgid, &yes, BPF_NOEXIST);
     }
+}
+
+bool mark_softirq_functions(int map_fd, const KernelSymbols& symbols) {
+    if (map_fd < 0) return false;
+    const std::pair<uint32_t, std::vector<const char*>> wanted[] = {
+        {NP_FN_NET_RX, {"net_rx_action"}},
+        {NP_FN_NET_TX, {"net_tx_action"}},
+        {NP_FN_SOFTIRQS, {"handle_softirqs", "__do_softirq"}}};
+    bool any = false;
+    for (const auto& [slot, names] : wanted) {
+        for (const char* name : names) {
+            const auto r = symbols.range(name);
+            if (!r) continue;
+            const np_fn_range value{r->first, r->second};
+            bpf_map_update_elem(map_fd, &slot, &value, BPF_ANY);
+            any = true;
+            break;
+        }
+    }
+    return any;
 }
 
 }  // namespace np::probe

@@ -1,8 +1,10 @@
 #pragma once
 // What the probe's CPU account (bpf/cpu_account.h) needs from user space: which processes are
-// the test's own and which hard IRQs are the data NIC's.
+// the test's own, which hard IRQs are the data NIC's, and where the softirq functions lie.
 #include <string>
 #include <vector>
+
+#include "src/probe/kernel_symbols.hpp"
 
 namespace np::probe {
 
@@ -15,5 +17,10 @@ std::vector<int> nic_irq_numbers(const std::string& iface);
 // and a reused one would be another test's tool on the same port). -1: the tier has no map.
 void mark_nic_irqs(int map_fd, const std::vector<int>& irqs);
 void mark_tools(int map_fd, const std::vector<int>& pids);
+
+// Writes where net_rx_action, net_tx_action and handle_softirqs (__do_softirq before 6.8) lie
+// into the softirq_fns map; false when `symbols` has none of them (kptr_restrict hid the
+// addresses): the samples then find no softirq.
+bool mark_softirq_functions(int map_fd, const KernelSymbols& symbols);
 
 }  // namespace np::probe

@@ -149,7 +149,7 @@ void minus_cpu_time(np_cpu_time& a, const np_cpu_time& b) {
     a.tool_in_irq_ns -= b.tool_in_irq_ns;
     for (int v = 0; v < NP_SOFTIRQS; ++v) a.softirq_ns[v] -= b.softirq_ns[v];
     a.nic_irq_ns -= b.nic_irq_ns;
-    a.tool_switches -= b.tool_switches;
+    a.samples -= b.samples;
 }
 
 void minus_stream(np_stream& a, const np_stream& b) {
@@ -294,14 +294,15 @@ void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>
         const np_cpu_time& t = delta[static_cast<size_t>(c.cpu)];
         CpuAccount a;
         a.tool_us = us(t.tool_ns);
-        a.tool_in_irq_us = us(t.tool_in_irq_ns);
+        // A NIC IRQ timed while a tool was current can outgrow the tool's sampled time.
+        a.tool_in_irq_us = std::min(us(t.tool_in_irq_ns), a.tool_us);
         a.net_tx_us = us(t.softirq_ns[NP_SOFTIRQ_NET_TX]);
         a.net_rx_us = us(t.softirq_ns[NP_SOFTIRQ_NET_RX]);
         for (int v = 0; v < NP_SOFTIRQS; ++v)
             if (v != NP_SOFTIRQ_NET_TX && v != NP_SOFTIRQ_NET_RX)
                 a.other_softirq_us += us(t.softirq_ns[v]);
         a.nic_irq_us = us(t.nic_irq_ns);
-        a.tool_switches = static_cast<int64_t>(t.tool_switches);
+        a.samples = static_cast<int64_t>(t.samples);
         c.account = a;
     }
 }

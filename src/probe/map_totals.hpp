@@ -52,6 +52,7 @@ struct ProbeMaps {
     int cpu_time = -1;
     int tools = -1;     // the CPU account's: which processes are the test's
     int nic_irqs = -1;  // and which IRQs the data NIC's
+    int softirq_fns = -1;  // and where the softirq functions lie
     int echoes = -1;    // the ICMP echoes' stamps
     // The flow's 1 ms bins (bpf/bins.h), mapped into memory, and their start on the monotonic
     // clock; null where the bins' timer could not run.

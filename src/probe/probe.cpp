@@ -161,10 +161,8 @@ class Attached {
             bins_timer_.reset();
             bins_memory_.reset();
         }
-        if (!o.cpu_account) return;
-        sched_.emplace(k->progs.np_sched_switch, "tp_btf/sched_switch");
-        softirq_entry_.emplace(k->progs.np_softirq_entry, "tp_btf/softirq_entry");
-        softirq_exit_.emplace(k->progs.np_softirq_exit, "tp_btf/softirq_exit");
+        // The CPU account is sampled at the bins' timer: without it there is none.
+        if (!bins_timer_) return;
         irq_entry_.emplace(k->progs.np_irq_entry, "tp_btf/irq_handler_entry");
         irq_exit_.emplace(k->progs.np_irq_exit, "tp_btf/irq_handler_exit");
     }
@@ -190,8 +188,9 @@ class Attached {
             m.bins = static_cast<np_bin*>(bins_memory_->data());
             m.bins_start_ns = &k->bss->bins_start_ns;
         }
-        if (sched_) {
+        if (irq_entry_) {
             m.cpu_time = bpf_map__fd(k->maps.cpu_time);
+            m.softirq_fns = bpf_map__fd(k->maps.softirq_fns);
             m.tools = bpf_map__fd(k->maps.tools);
             m.nic_irqs = bpf_map__fd(k->maps.nic_irqs);
         }
@@ -209,10 +208,7 @@ class Attached {
             k->progs.np_tcp_retransmit,
             kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb};
         if (bins_timer_) out.push_back(k->progs.np_bin_tick);
-        if (sched_)
-            out.insert(out.end(),
-                       {k->progs.np_sched_switch, k->progs.np_softirq_entry,
-                        k->progs.np_softirq_exit, k->progs.np_irq_entry, k->progs.np_irq_exit});
+        if (irq_entry_) out.insert(out.end(), {k->progs.np_irq_entry, k->progs.np_irq_exit});
         return out;
     }
 
@@ -230,8 +226,8 @@ class Attached {
     std::optional<TracingLink> retransmit_, kfree_, xmit_;
     std::optional<MappedMap> bins_memory_;
     std::optional<PerCpuTimer> bins_timer_;
-    // The CPU account's (bpf/cpu_account.h).
-    std::optional<TracingLink> sched_, softirq_entry_, softirq_exit_, irq_entry_, irq_exit_;
+    // The CPU account's NIC IRQs (bpf/cpu_account.h; the rest is sampled at the bins' timer).
+    std::optional<TracingLink> irq_entry_, irq_exit_;
 };
 
 uint32_t program_id(const bpf_program* prog) {
@@ -339,6 +335,11 @@ class Recorder {
           tools_(std::move(tools)),
           tcp_(port) {
         mark_nic_irqs(maps_.nic_irqs, nic_irq_numbers(iface_));
+        if (maps_.softirq_fns >= 0 &&
+            !(naming_.symbols && mark_softirq_functions(maps_.softirq_fns, *naming_.symbols)))
+            std::fprintf(stderr,
+                         "np-probe: /proc/kallsyms shows no softirq functions: the CPU account "
+                         "finds no softirq time\n");
         phase_maps_ = read_map_totals(maps_, true);
         last_sample_maps_ = read_map_totals(maps_, false);
         start_bins(maps_);

@@ -36,10 +36,6 @@ struct ProbeOptions {
     // exit 3 when below require_tier. Empty: no bound.
     std::string max_tier;
     std::string require_tier;
-    // The CPU account (bpf/cpu_account.h) beside the counts, at the tiers that trace: its
-    // programs run for every task switch and softirq on the host, for each probe attached
-    // (docs/performance.md), so it is asked for rather than always on.
-    bool cpu_account = false;
     // Not a probe at all: send this command to the probe listening on control_path and print
     // its answer (send_to_probe).
     std::string send_command;

@@ -41,9 +41,6 @@ std::unique_ptr<CLI::App> make_probe_app(ProbeOptions& o) {
     app->add_option("--require-tier", o.require_tier,
                     "Exit 3 unless the node allows at least this tier (default: count at the "
                     "best tier the node allows, down to kernel-counters)");
-    app->add_flag("--cpu-account", o.cpu_account,
-                  "Also account each CPU's time: the test's processes, each softirq, the NIC's "
-                  "IRQs (costs up to a few % of a core per probe on a busy host)");
     app->add_option("--send", o.send_command,
                     "With --control: send this command to the running probe, print its answer");
     return app;

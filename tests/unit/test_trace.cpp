@@ -60,7 +60,7 @@ TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTimeOrAccount) {
     Trace t = trace("udp-overload-client.json");
     ASSERT_FALSE(t.phases.empty());
     t.phases[0].cpus = {
-        {0, 900, 100, 20, 80, 5, 600, CpuAccount{700000, 90000, 60000, 25000, 5000, 0, 1200}},
+        {0, 900, 100, 20, 80, 5, 600, CpuAccount{700000, 90000, 60000, 25000, 5000, 0, 1000}},
         {1, 300, 10, 0, 700, 0, 0, std::nullopt}};
     auto doc = to_json(t);
     const Trace back = parse_trace(doc);

@@ -355,21 +355,33 @@ TEST(ProbeKernel, EachTierForcedHereCountsWhatItMeasuresAndPlacesTheReceiverSock
     expect_clean(b, ifb, {});
 }
 
+// a -> r -> b: a router namespace between two veth links (198.18.22.0/24, 198.18.27.0/24), with
+// `qdisc` on r's port towards b: a hop neither end's probe sees.
+struct RoutedPath {
+    explicit RoutedPath(const std::string& qdisc)
+        : a("npp-" + std::to_string(getpid()) + "-a"),
+          r("npp-" + std::to_string(getpid()) + "-r"),
+          b("npp-" + std::to_string(getpid()) + "-b") {
+        link_veth(a, ifa, r, ifra, 22);
+        link_veth(r, ifrb, b, ifb, 27);
+        sh(r.exec() + " sysctl -qw net.ipv4.ip_forward=1");
+        sh(a.exec() + " ip route add 198.18.27.0/24 via 198.18.22.2");
+        sh(b.exec() + " ip route add 198.18.22.0/24 via 198.18.27.1");
+        sh(r.exec() + " tc qdisc add dev " + ifrb + " root " + qdisc);
+    }
+    Netns a, r, b;
+    const std::string ifa = "npp" + tag() + "a", ifra = "npp" + tag() + "ra";
+    const std::string ifrb = "npp" + tag() + "rb", ifb = "npp" + tag() + "b";
+};
+
 TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
     REQUIRE_ROOT();
     // a -> r -> b, with a shaper on r whose queue holds only a few frames: bursts overflow it,
     // the segments are lost in the network and TCP on a retransmits them. (A tbf on a's own
     // iface would not do: TCP re-queues what its local qdisc refuses, without a retransmit.)
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), r("npp-" + std::to_string(getpid()) + "-r"),
-        b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifra = "npp" + tag() + "ra";
-    const std::string ifrb = "npp" + tag() + "rb", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, r, ifra, 22);
-    link_veth(r, ifrb, b, ifb, 27);
-    sh(r.exec() + " sysctl -qw net.ipv4.ip_forward=1");
-    sh(a.exec() + " ip route add 198.18.27.0/24 via 198.18.22.2");
-    sh(b.exec() + " ip route add 198.18.22.0/24 via 198.18.27.1");
-    sh(r.exec() + " tc qdisc add dev " + ifrb + " root tbf rate 200mbit burst 32kb limit 6kb");
+    const RoutedPath path("tbf rate 200mbit burst 32kb limit 6kb");
+    const Netns &a = path.a, &b = path.b;
+    const std::string& ifa = path.ifa;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5303"});
     Probe probe(a, ifa, {"--port", "5303", "--role", "client"});
     probe.phase("tcp");
@@ -796,16 +808,9 @@ TEST(ProbeKernel, ARoundTripGrownUnderLoadIsPlacedInTheSendersQueue) {
 // receiver, and the explanation puts the loss on the bursts.
 TEST(ProbeKernel, BurstsAboveTheHopsRateAreBinnedAndTheirLossIsNamed) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), r("npp-" + std::to_string(getpid()) + "-r"),
-        b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifra = "npp" + tag() + "ra";
-    const std::string ifrb = "npp" + tag() + "rb", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, r, ifra, 22);
-    link_veth(r, ifrb, b, ifb, 27);
-    sh(r.exec() + " sysctl -qw net.ipv4.ip_forward=1");
-    sh(a.exec() + " ip route add 198.18.27.0/24 via 198.18.22.2");
-    sh(b.exec() + " ip route add 198.18.22.0/24 via 198.18.27.1");
-    sh(r.exec() + " tc qdisc add dev " + ifrb + " root tbf rate 50mbit burst 3kb limit 30kb");
+    const RoutedPath path("tbf rate 50mbit burst 3kb limit 30kb");
+    const Netns &a = path.a, &b = path.b;
+    const std::string &ifa = path.ifa, &ifb = path.ifb;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5312"});
     Probe sender(a, ifa, {"--port", "5312", "--role", "client"});
     Probe receiver(b, ifb, {"--port", "5312", "--role", "server"});

@@ -15,6 +15,16 @@
 
 namespace np::testing {
 
+// The field an np-trace/1 document's parse error names, or "(no error)".
+inline std::string trace_error_field(const nlohmann::json& doc) {
+    try {
+        parse_trace(doc);
+    } catch (const InputError& e) {
+        return e.field();
+    }
+    return "(no error)";
+}
+
 // The explanation's finding with `code`, or nullptr.
 inline const Finding* find_finding(const Explanation& e, const std::string& code) {
     for (const auto& f : e.findings)

@@ -72,12 +72,7 @@ TEST(Bursts, BinsRoundTripThroughTheTraceAndBadOnesNameTheirField) {
     const auto field = [&](auto change) {
         auto bad = doc;
         change(bad["phases"][0]["bins"]);
-        try {
-            parse_trace(bad);
-        } catch (const InputError& e) {
-            return std::string(e.field());
-        }
-        return std::string("(accepted)");
+        return testing::trace_error_field(bad);
     };
     EXPECT_EQ(field([](auto& b) { b["bin_ms"] = 10; }), "phases[0].bins.bin_ms");
     EXPECT_EQ(field([](auto& b) { b["rx_wire_bytes"].push_back(1); }),
@@ -119,9 +114,7 @@ ExplainInput with_bins(std::vector<uint64_t> sent, std::vector<uint64_t> arrived
 }
 
 const Finding* find(const Explanation& e, const std::string& code) {
-    const auto f = std::find_if(e.findings.begin(), e.findings.end(),
-                                [&](const Finding& x) { return x.code == code; });
-    return f == e.findings.end() ? nullptr : &*f;
+    return testing::find_finding(e, code);
 }
 
 TEST(Bursts, LossBetweenTheNicsWithBurstsAboveWhatArrivedIsTheBursts) {

@@ -90,12 +90,7 @@ TEST(Latency, EchoesRoundTripThroughTheTraceAndBadOnesNameTheirField) {
     const auto field = [&](auto change) {
         auto bad = doc;
         change(bad["phases"][0]["echoes"][0]);
-        try {
-            parse_trace(bad);
-        } catch (const InputError& e) {
-            return std::string(e.field());
-        }
-        return std::string("(accepted)");
+        return testing::trace_error_field(bad);
     };
     EXPECT_EQ(field([](auto& e) { e["seq"] = 70000; }), "phases[0].echoes[0].seq");
     EXPECT_EQ(field([](auto& e) { e["family"] = 5; }), "phases[0].echoes[0].family");
@@ -133,15 +128,11 @@ ExplainInput with_echoes(Stages idle, Stages loaded, int loaded_echoes = 20) {
 }
 
 const Finding* rtt_finding(const Explanation& e) {
-    const auto f = std::find_if(e.findings.begin(), e.findings.end(),
-                                [](const Finding& x) { return x.code == "RTT_UNDER_LOAD"; });
-    return f == e.findings.end() ? nullptr : &*f;
+    return testing::find_finding(e, "RTT_UNDER_LOAD");
 }
 
 std::string evidence(const Finding& f, const std::string& key) {
-    for (const auto& [k, v] : f.evidence)
-        if (k == key) return evidence_text(v);
-    return "(none)";
+    return evidence_text(testing::evidence(f, key));
 }
 
 const Stages kIdle{.queue = 5, .path_out = 10, .host = 15, .answer_queue = 2, .path_back = 10};

@@ -19,15 +19,6 @@ Trace trace(const std::string& name) {
     return parse_trace_text(testing::fixture("probe/" + name));
 }
 
-std::string field_of_error(const nlohmann::json& doc) {
-    try {
-        parse_trace(doc);
-    } catch (const InputError& e) {
-        return e.field();
-    }
-    return "(no error)";
-}
-
 TEST(Trace, ReadsWhatTheProbeWrote) {
     const Trace t = trace("udp-overload-server.json");
     EXPECT_EQ(t.schema, "np-trace/1");
@@ -104,7 +95,7 @@ TEST(Trace, ToolProcessesRoundTripAndBadCountsNameTheirField) {
     EXPECT_FALSE(back.phases[0].processes[1].quota_cores);
     EXPECT_EQ(to_json(back), doc);
     doc["phases"][0]["processes"][0]["throttled_periods"] = 31;
-    EXPECT_EQ(field_of_error(doc), "phases[0].processes[0].throttled_periods");
+    EXPECT_EQ(testing::trace_error_field(doc), "phases[0].processes[0].throttled_periods");
     doc["phases"][0].erase("processes");
     EXPECT_TRUE(parse_trace(doc).phases[0].processes.empty());
 }
@@ -129,9 +120,9 @@ TEST(Trace, TcpsOwnAccountRoundTripsAndBadTimesNameTheirField) {
     EXPECT_EQ(back.phases[0].tcp->rwnd_limited_us, 1672000);
     EXPECT_EQ(to_json(back), doc);
     doc["phases"][0]["tcp"]["sndbuf_limited_us"] = 300000;
-    EXPECT_EQ(field_of_error(doc), "phases[0].tcp.busy_us");
+    EXPECT_EQ(testing::trace_error_field(doc), "phases[0].tcp.busy_us");
     doc["phases"][0]["tcp"]["snd_cwnd"] = -1;
-    EXPECT_EQ(field_of_error(doc), "phases[0].tcp.snd_cwnd");
+    EXPECT_EQ(testing::trace_error_field(doc), "phases[0].tcp.snd_cwnd");
     doc["phases"][0].erase("tcp");
     EXPECT_FALSE(parse_trace(doc).phases[0].tcp);
 }
@@ -140,13 +131,13 @@ TEST(Trace, NamesTheFieldOfBadInput) {
     const auto good = nlohmann::json::parse(testing::fixture("probe/udp-overload-server.json"));
     auto doc = good;
     doc["phases"][1]["tx"].erase("wire_bytes");
-    EXPECT_EQ(field_of_error(doc), "phases[1].tx.wire_bytes");
+    EXPECT_EQ(testing::trace_error_field(doc), "phases[1].tx.wire_bytes");
     doc = good;
     doc["schema"] = "np-trace/2";
-    EXPECT_EQ(field_of_error(doc), "schema");
+    EXPECT_EQ(testing::trace_error_field(doc), "schema");
     doc = good;
     doc["samples"][0]["drops"] = -1;
-    EXPECT_EQ(field_of_error(doc), "samples[0].drops");
+    EXPECT_EQ(testing::trace_error_field(doc), "samples[0].drops");
     EXPECT_THROW(parse_trace_text("{not json"), InputError);
 }
 

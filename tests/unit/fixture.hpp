@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/explanation/explain.hpp"
+#include "analysis/readers/inputs.hpp"
 #include "analysis/readers/source.hpp"
 #include "common/errors.hpp"
 
@@ -70,6 +71,18 @@ inline std::string fixture(const std::string& relative) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+// The real probe's traces of a UDP test on a 10 GbE veth whose receiving socket overflowed, and
+// iperf3's output of it (tests/fixtures/probe), as explain takes them.
+inline ExplainInput udp_overload_input() {
+    ExplainInput in;
+    in.link_bps = 10e9;
+    in.measurements =
+        parse_measurements(fixture("probe/udp-overload-iperf3.json"), "udp-overload-iperf3.json");
+    in.traces = {parse_trace_text(fixture("probe/udp-overload-client.json")),
+                 parse_trace_text(fixture("probe/udp-overload-server.json"))};
+    return in;
 }
 
 // "field: what" of the InputError `f` throws, or "(no error)".

@@ -89,12 +89,7 @@ TEST(Bursts, BinsRoundTripThroughTheTraceAndBadOnesNameTheirField) {
 // socket overflowed) with the ledger's loss moved onto the wire — the receiver's socket drops
 // taken out — and bins laid in: the sender's and the receiver's.
 ExplainInput with_bins(std::vector<uint64_t> sent, std::vector<uint64_t> arrived) {
-    ExplainInput in;
-    in.link_bps = 10e9;
-    in.measurements = parse_measurements(testing::fixture("probe/udp-overload-iperf3.json"),
-                                         "udp-overload-iperf3.json");
-    in.traces = {parse_trace_text(testing::fixture("probe/udp-overload-client.json")),
-                 parse_trace_text(testing::fixture("probe/udp-overload-server.json"))};
+    ExplainInput in = testing::udp_overload_input();
     for (auto& p : in.traces[0].phases)
         if (p.name == "udp") p.bins = PhaseBins{1, sent, std::vector<uint64_t>(sent.size(), 0)};
     for (auto& p : in.traces[1].phases) {

@@ -105,12 +105,7 @@ TEST(Latency, EchoesRoundTripThroughTheTraceAndBadOnesNameTheirField) {
 // The real probe's traces of a UDP test (tests/fixtures/probe), with ping's echoes laid in: an
 // idle phase before the test and the test's own.
 ExplainInput with_echoes(Stages idle, Stages loaded, int loaded_echoes = 20) {
-    ExplainInput in;
-    in.link_bps = 10e9;
-    in.measurements = parse_measurements(testing::fixture("probe/udp-overload-iperf3.json"),
-                                         "udp-overload-iperf3.json");
-    in.traces = {parse_trace_text(testing::fixture("probe/udp-overload-client.json")),
-                 parse_trace_text(testing::fixture("probe/udp-overload-server.json"))};
+    ExplainInput in = testing::udp_overload_input();
     Phases at_idle, under_load;
     for (uint16_t k = 1; k <= 5; ++k) at_idle.add(k, idle);
     for (int k = 0; k < loaded_echoes; ++k) under_load.add(static_cast<uint16_t>(100 + k), loaded);

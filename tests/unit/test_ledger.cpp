@@ -848,12 +848,7 @@ Trace probe_fixture(const std::string& name) {
 }
 
 TEST(Explain, RealTracesLocateUdpOverloadAtTheReceivingSocket) {
-    ExplainInput in;
-    in.link_bps = 10e9;
-    in.measurements = parse_measurements(testing::fixture("probe/udp-overload-iperf3.json"),
-                                         "udp-overload-iperf3.json");
-    in.traces = {probe_fixture("udp-overload-client.json"),
-                 probe_fixture("udp-overload-server.json")};
+    const ExplainInput in = testing::udp_overload_input();
     const auto e = explain(in);
     const Finding* f = find_finding(e, "LOSS_AT_RECEIVER_SOCKET");
     ASSERT_NE(f, nullptr) << codes_of(e);

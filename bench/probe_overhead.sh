@@ -10,8 +10,8 @@
 # timer (the flow's bins and the sampled CPU account) and the NIC IRQs' programs are timed in
 # the TCP runs.
 #
-#   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 to change; PROBE_ARGS
-#   adds np-probe options)
+#   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 to change;
+#   PROBE_ARGS=--cpu-account adds the CPU account's samples to the timer's runs)
 #
 # Run it on a quiet machine (check `uptime`): other load moves the medians.
 set -euo pipefail

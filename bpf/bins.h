@@ -54,7 +54,8 @@ int np_bin_tick(struct bpf_perf_event_data *ctx)
 	struct np_bin *seen = bpf_map_lookup_elem(&bin_seen, &zero), *b;
 	__u64 now, dtx, drx;
 
-	account_sample(ctx, NP_BIN_NS);
+	if (cpu_account)
+		account_sample(ctx, NP_BIN_NS);
 	if (!seen)
 		return 0;
 	dtx = tx - seen->tx_wire_bytes;

@@ -20,6 +20,9 @@
 
 #include "probe.h"
 
+/* The account is kept (set by user space before load: np-probe --cpu-account). */
+const volatile bool cpu_account = false;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

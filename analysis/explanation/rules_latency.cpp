@@ -73,8 +73,8 @@ std::string next_step(RttStage s, const Trace& pinger, const Trace& responder) {
                    "it).";
         case RttStage::responder_host:
             return fmt::format(
-                "{} was slow to answer while the test ran: a busy host. Look at its CPUs' "
-                "account in the trace (what each core ran) and at what else runs there.",
+                "{} was slow to answer while the test ran: a busy host. Run again with "
+                "--cpu-account for what each core ran, and look at what else runs there.",
                 responder.node);
     }
     return "";

@@ -627,7 +627,8 @@ class Measurement {
                                const std::string& node) {
             if (!probe) return 0;
             try {
-                probe->start(p_.data_iface, role, p_.port, o_.probe_tier, o_.require_tier);
+                probe->start(p_.data_iface, role, p_.port, o_.probe_tier, o_.require_tier,
+                             o_.cpu_account);
             } catch (const EnvironmentError& e) {
                 if (!remote_fault_spares_the_run(e)) throw;
                 without_probe(node, e.what());

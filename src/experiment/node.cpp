@@ -424,7 +424,8 @@ RemoteProbe::RemoteProbe(remote::CommandShell& sh, const RunState& st,
 }
 
 void RemoteProbe::start(const std::string& iface, const std::string& role, int port,
-                        const std::string& max_tier, const std::string& require_tier) {
+                        const std::string& max_tier, const std::string& require_tier,
+                        bool cpu_account) {
     const std::string& node = state_.node;
     // tc filters stay attached when the probe that attached them is killed (they belong to the
     // qdisc, not to the process): if its np_tc_* filters are still there once it is stopped,
@@ -442,6 +443,7 @@ void RemoteProbe::start(const std::string& iface, const std::string& role, int p
     std::string tiers;
     if (!max_tier.empty()) tiers += " --max-tier " + shell_quote(max_tier);
     if (!require_tier.empty()) tiers += " --require-tier " + shell_quote(require_tier);
+    if (cpu_account) tiers += " --cpu-account";
     const auto started = sh_.run(
         fmt::format("{} --iface {} --role {} --node {} --port {} --control {} --out {} "
                     "--pidfile {} --exit-with $$ --background{}",

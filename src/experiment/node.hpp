@@ -162,7 +162,7 @@ class RemoteProbe {
     // Throws EnvironmentError when the probe did not start (at require_tier, when given, or at
     // any tier); max_tier bounds the tier it counts at.
     void start(const std::string& iface, const std::string& role, int port,
-               const std::string& max_tier, const std::string& require_tier);
+               const std::string& max_tier, const std::string& require_tier, bool cpu_account);
     // The phases the probe has closed so far, as it answered `phase`: the node's partial
     // trace, kept by the run while the whole trace is not in hand yet.
     const std::vector<nlohmann::json>& closed_phases() const { return closed_phases_; }

@@ -90,6 +90,7 @@ ProbeSkeleton::ProbeSkeleton(const ProbeConfig& c) {
     skel_->rodata->iperf_port = c.iperf_port;
     skel_->rodata->kfree_skb_has_rx_sk = c.kfree_skb_has_rx_sk;
     skel_->rodata->retransmit_has_err = c.retransmit_has_err;
+    skel_->rodata->cpu_account = c.cpu_account;
     bpf_program__set_autoload(skel_->progs.np_kfree_skb, !c.drop_sites);
     bpf_program__set_autoload(skel_->progs.np_kfree_skb_site, c.drop_sites);
     if (const int err = probe_bpf__load(skel_)) {

@@ -30,6 +30,8 @@ struct ProbeConfig {
     // The drops-without-reasons tier: np_kfree_skb_site (by code address) is loaded instead of
     // np_kfree_skb (by reason).
     bool drop_sites = false;
+    // The CPU account, sampled at the bins' timer (bpf/cpu_account.h).
+    bool cpu_account = false;
 };
 
 // open -> set rodata -> load; destroy on scope exit. The full and drops-without-reasons tiers.

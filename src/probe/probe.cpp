@@ -137,7 +137,7 @@ class Attached {
             const bool sites = tier == ProbeTier::drops_without_reasons;
             skel_ = std::make_unique<ProbeSkeleton>(
                 ProbeConfig{netns, ifindex, o.iperf_port, btf && btf->kfree_skb_has_rx_sk && !sites,
-                            btf && btf->retransmit_has_err, sites});
+                            btf && btf->retransmit_has_err, sites, o.cpu_account});
             ingress = skel_->get()->progs.np_tc_ingress;
             egress = skel_->get()->progs.np_tc_egress;
         }
@@ -162,7 +162,7 @@ class Attached {
             bins_memory_.reset();
         }
         // The CPU account is sampled at the bins' timer: without it there is none.
-        if (!bins_timer_) return;
+        if (!o.cpu_account || !bins_timer_) return;
         irq_entry_.emplace(k->progs.np_irq_entry, "tp_btf/irq_handler_entry");
         irq_exit_.emplace(k->progs.np_irq_exit, "tp_btf/irq_handler_exit");
     }

@@ -36,6 +36,11 @@ struct ProbeOptions {
     // exit 3 when below require_tier. Empty: no bound.
     std::string max_tier;
     std::string require_tier;
+    // The CPU account (bpf/cpu_account.h) beside the counts, at the tiers that trace: a stack walk
+    // at every tick of the 1 ms timer on every CPU, for each probe attached (docs/performance.md).
+    // Always on, it went with testbed runs that fell short of their rate (three clean clones of
+    // eight probes on two CPUs), so it is asked for until that is understood.
+    bool cpu_account = false;
     // Not a probe at all: send this command to the probe listening on control_path and print
     // its answer (send_to_probe).
     std::string send_command;

@@ -45,6 +45,7 @@ Bursts bursts_above(const std::vector<uint64_t>& bins, int64_t bin_ms, double bp
     for (const uint64_t bytes : bins) {
         if (bin_ms > 0 && bin_bps(bytes, bin_ms) > bps) {
             ++b.bins_above;
+            b.excess_bytes += bytes - static_cast<uint64_t>(bps * double(bin_ms) / 8000.0);
             run_bytes += bytes;
             run_ms += bin_ms;
             if (run_bytes > b.largest_bytes) b.largest_bytes = run_bytes, b.largest_ms = run_ms;

@@ -26,6 +26,7 @@ struct Bursts {
     int64_t bins_above = 0;      // bins that ran above the rate
     uint64_t largest_bytes = 0;  // the most bytes of one run of such bins, back to back
     int64_t largest_ms = 0;      // that run's length
+    uint64_t excess_bytes = 0;   // what those bins held above the rate: more than it carries
 };
 
 // The runs of consecutive bins above `bps`.

@@ -57,9 +57,11 @@ const std::vector<FindingCode>& finding_codes() {
         {"LOSS_IN_BURSTS",
          S::warn,
          "",
-         "loss between the NICs that came with the sender's bursts: in 1 ms bins the sender's "
-         "NIC ran far above (1.5 times or more) the most that arrived at the receiver's in any "
-         "millisecond, while the test's mean fits that rate",
+         "UDP lost between the NICs beside bursts the path could not carry at once: in 1 ms bins "
+         "the sender's NIC ran 1.5 times or more the rate the flow arrived at, its mean fits "
+         "that rate, and the loss is no more than the bursts brought above it; which packets "
+         "the hop dropped is not seen, and the same mean without bursts tells a random loss "
+         "apart",
          {}},
         {"RTT_UNDER_LOAD",
          S::info,

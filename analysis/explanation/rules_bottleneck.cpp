@@ -702,9 +702,13 @@ std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& 
                   {"idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3)}};
     // Ping's echoes beside the test, stamped on both nodes, measure the time spent between the
     // NICs itself: where most of their growth was there, the queue is placed by its own numbers.
+    // Only where both nodes' queues are split from the path (the driver handoff: full tiers),
+    // else the path's time holds theirs too.
     if (const auto g = rtt_growth(v)) {
         const auto path = g->stage_growth_us(RttStage::path);
-        if (path && g->growth_us() > 0 && *path >= g->growth_us() * 0.5) {
+        const bool split =
+            g->loaded.stage(RttStage::pinger_queue) && g->loaded.stage(RttStage::responder_queue);
+        if (split && path && g->growth_us() > 0 && *path >= g->growth_us() * 0.5) {
             q.text += fmt::format(
                 " — and ping's echoes beside the test, stamped on both nodes, spent {:.2f} ms "
                 "beyond both NICs against {:.3f} ms idle ({} of their round trip's growth): the "

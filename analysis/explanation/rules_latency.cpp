@@ -22,17 +22,23 @@ constexpr int kMinLoadedEchoes = 3;
 // tens of µs).
 constexpr double kMinGrowthUs = 200;
 
-struct Side {
-    const TracedSide* under_load;
-    const PhaseTrace* idle;
-};
-
 std::string ms(double us) {
     return us >= 10000 ? fmt::format("{:.1f} ms", us / 1000) : fmt::format("{:.3f} ms", us / 1000);
 }
 
+// The nodes whose egress queue the path stage holds: those whose probe had no driver handoff
+// (below the full tiers), so their queue is not split from the path.
+std::vector<std::string> queues_in_path(const RttSplit& split, const Trace& pinger,
+                                        const Trace& responder) {
+    std::vector<std::string> nodes;
+    if (!split.stage(RttStage::pinger_queue)) nodes.push_back(pinger.node);
+    if (!split.stage(RttStage::responder_queue)) nodes.push_back(responder.node);
+    return nodes;
+}
+
 // How a stage is named in the text, by the node it is on.
-std::string stage_words(RttStage s, const Trace& pinger, const Trace& responder) {
+std::string stage_words(RttStage s, const Trace& pinger, const Trace& responder,
+                        const RttSplit& split) {
     const auto queue = [](const Trace& t) {
         return fmt::format("{}'s egress queue ({}{} on {}, between its tc hook and the driver)",
                            t.node, t.link.qdisc.empty() ? "qdisc" : t.link.qdisc,
@@ -46,8 +52,16 @@ std::string stage_words(RttStage s, const Trace& pinger, const Trace& responder)
             return queue(pinger);
         case RttStage::responder_queue:
             return queue(responder);
-        case RttStage::path:
-            return "the path beyond both NICs (the wire and any hop between them)";
+        case RttStage::path: {
+            const auto queues = queues_in_path(split, pinger, responder);
+            if (queues.empty())
+                return "the path beyond both NICs (the wire and any hop between them)";
+            return fmt::format(
+                "the path beyond the NICs together with {}'s egress queue{} (not told apart: no "
+                "driver handoff at {} probe tier)",
+                fmt::join(queues, "'s and "), queues.size() > 1 ? "s" : "",
+                queues.size() > 1 ? "their" : "its");
+        }
         case RttStage::responder_host:
             return fmt::format("{}'s host answering (its ingress hook to its egress hook)",
                                responder.node);
@@ -55,7 +69,8 @@ std::string stage_words(RttStage s, const Trace& pinger, const Trace& responder)
     return "";
 }
 
-std::string next_step(RttStage s, const Trace& pinger, const Trace& responder) {
+std::string next_step(RttStage s, const Trace& pinger, const Trace& responder,
+                      const RttSplit& split) {
     switch (s) {
         case RttStage::pinger_queue:
         case RttStage::responder_queue: {
@@ -68,6 +83,13 @@ std::string next_step(RttStage s, const Trace& pinger, const Trace& responder) {
                 t.node, t.iface);
         }
         case RttStage::path:
+            if (const auto queues = queues_in_path(split, pinger, responder); !queues.empty())
+                return fmt::format(
+                    "A queue held the echoes — {}'s own egress queue or one between the NICs: "
+                    "this probe tier cannot tell which. Run with the probe at the full tier "
+                    "(the driver handoff splits a node's queue from the path), or look at that "
+                    "queue's backlog (tc -s qdisc show dev IFACE) while a test runs.",
+                    fmt::join(queues, " or "));
             return "A queue between the NICs held the echoes — a switch or router port, a shaper "
                    "on a hop: look at that hop's queue and its rate (neither node's probe sees "
                    "it).";
@@ -118,8 +140,8 @@ void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out) {
         const double d = *now - *before;
         if (d > 0) located += d;
         if (d > top_growth) top_growth = d, top = s;
-        stages.push_back(fmt::format("{} {} (idle {})", stage_words(s, pinger, responder), ms(*now),
-                                     ms(*before)));
+        stages.push_back(fmt::format("{} {} (idle {})", stage_words(s, pinger, responder, *loaded),
+                                     ms(*now), ms(*before)));
         f.evidence.emplace_back(fmt::format("{}_us", to_string(s)), rounded(*now, 1));
         f.evidence.emplace_back(fmt::format("idle_{}_us", to_string(s)), rounded(*before, 1));
     }
@@ -127,7 +149,7 @@ void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out) {
     f.title =
         fmt::format("The round trip grew under load: {} against {} idle, {} of the growth in {}",
                     ms(loaded->round_trip_us), ms(idle->round_trip_us), format_pct(share, 0),
-                    stage_words(top, pinger, responder));
+                    stage_words(top, pinger, responder, *loaded));
     f.detail = fmt::format(
         "Ping ran beside the test from {} to {}; both nodes' probes stamped its echoes ({} under "
         "load, {} idle), which splits each round trip as {}'s NIC saw it: {}. Of the {} it "
@@ -140,7 +162,7 @@ void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out) {
     f.evidence.emplace_back("idle_round_trip_us", rounded(idle->round_trip_us, 1));
     f.evidence.emplace_back("stage", to_string(top));
     f.evidence.emplace_back("stage_share", rounded(share, 3));
-    f.next_step = next_step(top, pinger, responder);
+    f.next_step = next_step(top, pinger, responder, *loaded);
     out.push_back(std::move(f));
 }
 

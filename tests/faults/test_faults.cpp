@@ -991,7 +991,7 @@ TEST(Faults, BurstsAboveAHopsRateAreTheLoss) {
                   // TCP meets the 50 Mbit/s hop too: below the 100 Mbit/s link's ceiling, with
                   // what it lost there.
                   .allow = {"BELOW_CEILING", "PATH_SLOWER_THAN_LINK", "LIMIT_NOT_LOCATED"},
-                  .detail_mentions = "so the loss is the bursts'",
+                  .detail_mentions = "a queue on the path shorter than a burst",
                   // The bins are the tracing tiers' (a timer program beside the tc ones).
                   .named_down_to = "drops-without-reasons"});
 }

@@ -149,6 +149,29 @@ TEST(Latency, AGrownQueueAtTheSenderIsNamedWithItsShareAndWhatToDo) {
     for (const auto& v : e.verdicts) EXPECT_NE(v.verdict, "");
 }
 
+// Below the full tiers no driver handoff splits a node's queue from the path: a queue that grew
+// is not said to be on the path, but the two together, not told apart.
+TEST(Latency, WithoutTheDriverHandoffAGrownQueueIsNotTakenForThePath) {
+    Stages loaded = kIdle;
+    loaded.queue = 40000;
+    ExplainInput in = with_echoes(kIdle, loaded);
+    for (auto& t : in.traces)
+        for (auto& p : t.phases)
+            for (auto& e : p.echoes) {
+                e.ns[size_t(S::request_xmit)].reset();
+                e.ns[size_t(S::reply_xmit)].reset();
+            }
+    const auto e = explain(in);
+    const Finding* f = rtt_finding(e);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(evidence(*f, "stage"), "path");
+    EXPECT_NE(f->title.find("together with node1-1's and node1-2's egress queues (not told "
+                            "apart: no driver handoff at their probe tier)"),
+              std::string::npos)
+        << f->title;
+    EXPECT_NE(f->next_step.find("cannot tell which"), std::string::npos) << f->next_step;
+}
+
 TEST(Latency, AQueueBeyondBothNicsIsThePathsAndAnAnswerLateIsTheHosts) {
     Stages hop = kIdle;
     hop.path_back = 8000;

@@ -906,11 +906,11 @@ json round_trip_rows(const ReportInput& in) {
         for (const auto& p : m.traces[0].phases) {
             const PhaseTrace* q = m.traces[1].find_phase(p.name);
             if (!q) continue;
-            const bool first_pinged = echoes_sent(p) >= echoes_sent(*q);
-            const Trace& pinger = m.traces[first_pinged ? 0 : 1];
-            const Trace& responder = m.traces[first_pinged ? 1 : 0];
-            const auto split = first_pinged ? split_round_trip(p, *q) : split_round_trip(*q, p);
-            if (!split) continue;
+            const auto pinged = split_either_way(p, *q);
+            if (!pinged) continue;
+            const Trace& pinger = m.traces[pinged->first_pinged ? 0 : 1];
+            const Trace& responder = m.traces[pinged->first_pinged ? 1 : 0];
+            const RttSplit* split = &pinged->split;
             const std::string phase = series_prefix(in, m) + p.name;
             for (const auto s : kRttStages) {
                 const auto us = split->stage(s);

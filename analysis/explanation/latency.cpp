@@ -83,4 +83,11 @@ std::optional<RttSplit> split_round_trip(const PhaseTrace& pinger, const PhaseTr
     return out;
 }
 
+std::optional<PingedSplit> split_either_way(const PhaseTrace& first, const PhaseTrace& second) {
+    const bool first_pinged = echoes_sent(first) >= echoes_sent(second);
+    auto split = first_pinged ? split_round_trip(first, second) : split_round_trip(second, first);
+    if (!split) return std::nullopt;
+    return PingedSplit{first_pinged, *split};
+}
+
 }  // namespace np

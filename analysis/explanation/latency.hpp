@@ -42,4 +42,12 @@ std::optional<RttSplit> split_round_trip(const PhaseTrace& pinger, const PhaseTr
 // How many of a phase's echoes this node sent (stamped a request at its egress hook).
 int echoes_sent(const PhaseTrace& p);
 
+// Two nodes' phases split whichever of them pinged: the one whose probe saw more echoes go out
+// (the first on a tie). Empty when no echo was stamped on both.
+struct PingedSplit {
+    bool first_pinged = true;
+    RttSplit split;
+};
+std::optional<PingedSplit> split_either_way(const PhaseTrace& first, const PhaseTrace& second);
+
 }  // namespace np

@@ -106,16 +106,16 @@ std::string next_step(RttStage s, const Trace& pinger, const Trace& responder,
 
 std::optional<RttGrowth> rtt_growth(const TestEvidence& v) {
     if (!v.traces.sender || !v.traces.receiver) return std::nullopt;
-    // The node that pinged is the one whose probe saw the echoes go out.
-    const TracedSide* sides[2] = {&*v.traces.sender, &*v.traces.receiver};
-    if (echoes_sent(sides[1]->phase) > echoes_sent(sides[0]->phase)) std::swap(sides[0], sides[1]);
-    const auto loaded = split_round_trip(sides[0]->phase, sides[1]->phase);
-    const PhaseTrace* idle_p = sides[0]->trace->find_phase(kIdlePhase);
-    const PhaseTrace* idle_r = sides[1]->trace->find_phase(kIdlePhase);
-    if (!loaded || loaded->echoes < kMinLoadedEchoes || !idle_p || !idle_r) return std::nullopt;
+    const auto loaded = split_either_way(v.traces.sender->phase, v.traces.receiver->phase);
+    if (!loaded || loaded->split.echoes < kMinLoadedEchoes) return std::nullopt;
+    const Trace* pinger = (loaded->first_pinged ? v.traces.sender : v.traces.receiver)->trace;
+    const Trace* responder = (loaded->first_pinged ? v.traces.receiver : v.traces.sender)->trace;
+    const PhaseTrace* idle_p = pinger->find_phase(kIdlePhase);
+    const PhaseTrace* idle_r = responder->find_phase(kIdlePhase);
+    if (!idle_p || !idle_r) return std::nullopt;
     const auto idle = split_round_trip(*idle_p, *idle_r);
     if (!idle) return std::nullopt;
-    return RttGrowth{sides[0]->trace, sides[1]->trace, *loaded, *idle};
+    return RttGrowth{pinger, responder, loaded->split, *idle};
 }
 
 void rtt_under_load(const TestEvidence& v, std::vector<Finding>& out) {

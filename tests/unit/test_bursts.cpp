@@ -108,17 +108,13 @@ ExplainInput with_bins(std::vector<uint64_t> sent, std::vector<uint64_t> arrived
     return in;
 }
 
-const Finding* find(const Explanation& e, const std::string& code) {
-    return testing::find_finding(e, code);
-}
-
 TEST(Bursts, LossBetweenTheNicsWithinWhatBurstsBroughtAboveThePathIsSaidWithHowToTell) {
     // 500 bursts of 150 kB in a ms every 40 ms (30.06 Mbit/s over the 19,961 ms from the first
     // to the last), arrivals at 50 Mbit/s: the bursts bring 47,474 frames (of the fixture's
     // 1,514 bytes) more than the path carries at once, more than the 42,063 lost.
     const auto e = explain(with_bins(bursty(500, 1, 150000, 39), bursty(500, 10, 6250, 30)));
-    ASSERT_NE(find(e, "LOSS_ON_WIRE"), nullptr);
-    const Finding* f = find(e, "LOSS_IN_BURSTS");
+    ASSERT_NE(testing::find_finding(e, "LOSS_ON_WIRE"), nullptr);
+    const Finding* f = testing::find_finding(e, "LOSS_IN_BURSTS");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->severity, Severity::warn);
     EXPECT_NE(f->title.find("the mean of 30.06 Mbit/s fits it"), std::string::npos) << f->title;
@@ -131,16 +127,17 @@ TEST(Bursts, LossBetweenTheNicsWithinWhatBurstsBroughtAboveThePathIsSaidWithHowT
     EXPECT_NE(f->next_step.find("loss that stays is not the bursts'"), std::string::npos)
         << f->next_step;
     // Fifty such bursts bring only 4,747 frames above the path: 42,063 lost are not theirs.
-    EXPECT_EQ(find(explain(with_bins(bursty(50, 1, 150000, 39), bursty(50, 10, 6250, 30))),
-                   "LOSS_IN_BURSTS"),
+    EXPECT_EQ(testing::find_finding(
+                  explain(with_bins(bursty(50, 1, 150000, 39), bursty(50, 10, 6250, 30))),
+                  "LOSS_IN_BURSTS"),
               nullptr);
 }
 
 TEST(Bursts, ASmoothSenderOrAMeanThatDoesNotFitIsNotTheBursts) {
     // The sender as smooth as what arrived.
-    EXPECT_EQ(find(explain(with_bins(std::vector<uint64_t>(2000, 3750),
-                                     std::vector<uint64_t>(2000, 3750))),
-                   "LOSS_IN_BURSTS"),
+    EXPECT_EQ(testing::find_finding(explain(with_bins(std::vector<uint64_t>(2000, 3750),
+                                                      std::vector<uint64_t>(2000, 3750))),
+                                    "LOSS_IN_BURSTS"),
               nullptr);
     // Smooth, but a late tick now and then doubles a single bin: a lone bin is no burst (a
     // random loss on a hop and a link that flapped were taken for bursts so).
@@ -149,20 +146,22 @@ TEST(Bursts, ASmoothSenderOrAMeanThatDoesNotFitIsNotTheBursts) {
         late[i] = 0;
         late[i + 1] = 7500;
     }
-    EXPECT_EQ(find(explain(with_bins(late, std::vector<uint64_t>(2000, 3750))), "LOSS_IN_BURSTS"),
+    EXPECT_EQ(testing::find_finding(explain(with_bins(late, std::vector<uint64_t>(2000, 3750))),
+                                    "LOSS_IN_BURSTS"),
               nullptr);
     const auto smooth = bin_rates(late, 1);  // read as the path's rate is: no burst at all
     ASSERT_TRUE(smooth);
     EXPECT_DOUBLE_EQ(smooth->peak_bps, 60e6);
     EXPECT_DOUBLE_EQ(smooth->busy_bps, 30e6);
     // Bursty, but its mean (48 Mbit/s) needs nearly all the 50 the path carried.
-    EXPECT_EQ(find(explain(with_bins(bursty(50, 16, 150000, 24), bursty(50, 40, 6250, 0))),
-                   "LOSS_IN_BURSTS"),
+    EXPECT_EQ(testing::find_finding(
+                  explain(with_bins(bursty(50, 16, 150000, 24), bursty(50, 40, 6250, 0))),
+                  "LOSS_IN_BURSTS"),
               nullptr);
     // Without bins on the receiver nothing says what the path carried.
     auto in = with_bins(bursty(50, 1, 150000, 39), {});
     for (auto& p : in.traces[1].phases) p.bins.reset();
-    EXPECT_EQ(find(explain(in), "LOSS_IN_BURSTS"), nullptr);
+    EXPECT_EQ(testing::find_finding(explain(in), "LOSS_IN_BURSTS"), nullptr);
 }
 
 }  // namespace

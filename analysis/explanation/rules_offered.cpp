@@ -163,6 +163,42 @@ void offered_above_ceiling(const TestEvidence& v, std::vector<Finding>& out) {
     out.push_back(std::move(f));
 }
 
+namespace {
+
+// Whether iperf3 sent with UDP GSO (test_start.gso), and what turning it on would change.
+void say_gso(Finding& f, const ThroughputTest& t) {
+    if (!t.udp_gso) return;
+    f.detail += *t.udp_gso ? " UDP GSO was on (iperf3's test_start.gso)."
+                           : " UDP GSO was off (iperf3's test_start.gso): one system call "
+                             "per datagram.";
+    f.evidence.emplace_back("udp_gso", *t.udp_gso);
+    if (!*t.udp_gso)
+        f.next_step += " With iperf3 3.21 or newer, --gsro sends many datagrams per call.";
+}
+
+// The datagram rate the sender reached and, from one sending thread, what each datagram cost it.
+void say_datagram_cost(Finding& f, const ThroughputTest& t, double dgram_rate) {
+    f.detail += fmt::format(" That is ~{:.0f} k datagrams/s", dgram_rate / 1e3);
+    if (t.datagrams_sent)
+        f.detail += fmt::format(" ({} datagrams of {} B in {:.1f} s)",
+                                format_count(static_cast<double>(*t.datagrams_sent)),
+                                t.payload_bytes.value_or(0), t.duration_s);
+    // One sending thread (iperf2 -P 1, iperf3 -P 1): the time it had for each datagram is what
+    // a datagram cost it, system call and copy included.
+    if (t.streams == 1 && dgram_rate > 0) {
+        const double ns = 1e9 / dgram_rate;
+        f.detail += fmt::format(
+            ": from one sending thread, one datagram every {:.2f} µs, which is what each cost it "
+            "(a system call and a copy) if that thread was never idle",
+            ns / 1e3);
+        f.evidence.emplace_back("ns_per_datagram", rounded(ns, 0));
+    }
+    f.detail += ".";
+    f.evidence.emplace_back("datagrams_per_s", rounded(dgram_rate, 0));
+}
+
+}  // namespace
+
 void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
     const auto& t = v.test;
     if (!is_udp(t) || !t.offered_bps || !t.sent_bps || reached_offered(t)) return;
@@ -189,33 +225,8 @@ void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
     f.next_step =
         "Spread the sending over more threads/cores (-P 2 … 4) or check the sender's CPU; the "
         "offered load itself fits the link.";
-    if (t.udp_gso) {
-        f.detail += *t.udp_gso ? " UDP GSO was on (iperf3's test_start.gso)."
-                               : " UDP GSO was off (iperf3's test_start.gso): one system call "
-                                 "per datagram.";
-        f.evidence.emplace_back("udp_gso", *t.udp_gso);
-        if (!*t.udp_gso)
-            f.next_step += " With iperf3 3.21 or newer, --gsro sends many datagrams per call.";
-    }
-    if (dgram_rate) {
-        f.detail += fmt::format(" That is ~{:.0f} k datagrams/s", *dgram_rate / 1e3);
-        if (t.datagrams_sent)
-            f.detail += fmt::format(" ({} datagrams of {} B in {:.1f} s)",
-                                    format_count(static_cast<double>(*t.datagrams_sent)), payload,
-                                    t.duration_s);
-        // One sending thread (iperf2 -P 1, iperf3 -P 1): the time it had for each datagram is
-        // what a datagram cost it, system call and copy included.
-        if (t.streams == 1 && *dgram_rate > 0) {
-            const double ns = 1e9 / *dgram_rate;
-            f.detail += fmt::format(
-                ": from one sending thread, one datagram every {:.2f} µs, which is what each "
-                "cost it (a system call and a copy) if that thread was never idle",
-                ns / 1e3);
-            f.evidence.emplace_back("ns_per_datagram", rounded(ns, 0));
-        }
-        f.detail += ".";
-        f.evidence.emplace_back("datagrams_per_s", rounded(*dgram_rate, 0));
-    }
+    say_gso(f, t);
+    if (dgram_rate) say_datagram_cost(f, t, *dgram_rate);
     if (wire) {
         f.detail += fmt::format(
             " The offered {} needs {} on the wire ({} B per {}-byte datagram), under the {}: the "

@@ -25,6 +25,7 @@ std::unique_ptr<CLI::App> make_app(Runner& run) {
     add_pairs_command(*app, run);
     add_report_command(*app, run);
     add_codes_command(*app, run);
+    add_node_steps_command(*app, run);
     return app;
 }
 

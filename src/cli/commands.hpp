@@ -25,5 +25,6 @@ void add_params_command(CLI::App& app, Runner& run);
 void add_pairs_command(CLI::App& app, Runner& run);
 void add_report_command(CLI::App& app, Runner& run);
 void add_codes_command(CLI::App& app, Runner& run);
+void add_node_steps_command(CLI::App& app, Runner& run);
 
 }  // namespace np::cli

@@ -38,6 +38,7 @@
 #include "rundir/writer.hpp"
 #include "src/experiment/interrupt.hpp"
 #include "src/experiment/node.hpp"
+#include "src/experiment/node_steps.hpp"
 #include "src/experiment/progress.hpp"
 #include "src/experiment/test_pause.hpp"
 #include "src/remote/command_shell.hpp"
@@ -126,6 +127,7 @@ Node open_node(const RunOptions& o, const std::string& name, const std::string& 
                CleanupReport report) {
     Node n{name, run_state(name, run, std::move(report)), connect(o, name), nullptr, nullptr};
     n.sh = std::make_unique<CommandShell>(*n.ssh);
+    n.sh->define(std::string(node_steps_script()));
     return n;
 }
 
@@ -559,10 +561,10 @@ class Measurement {
         explicit Clients(Node& b)
             : dir_(b.st.dir),
               undo_(*b.sh, b.st, "05-client",
-                    fmt::format("( {} ); ( {} ); ( {} )",
-                                stop_pidfile_script(pid_file("ping"), "ping"),
-                                stop_pidfile_script(pid_file("iperf3"), "iperf3"),
-                                stop_foreign_group_script(dir_ + "/shell.pgid", "iperf3|ping"))) {
+                    fmt::format("{}; {}; {}", shell_join({"np_stop_pid", pid_file("ping"), "ping"}),
+                                shell_join({"np_stop_pid", pid_file("iperf3"), "iperf3"}),
+                                shell_join({"np_stop_foreign_group", dir_ + "/shell.pgid",
+                                            "iperf3|ping"}))) {
             b.sh->check(fmt::format("ps -o pgid= -p $$ | tr -d ' ' > {}",
                                     shell_quote(dir_ + "/shell.pgid")));
         }

@@ -1,7 +1,9 @@
 #pragma once
-// What a run changes on a node, each change an object that undoes itself. Every change also
-// leaves its undo script in the node's state dir, so that `np-explain teardown` can undo what
-// a run killed with SIGKILL, or cut off from the node, could not.
+// What a run changes on a node, each change an object that undoes itself. The changes are made
+// by node_steps.sh's functions, defined in the node's command shell (the one implementation,
+// shared with the tutorial's modes); each leaves its undo step in the node's state dir first, so
+// that `np-explain teardown` can undo what a run killed with SIGKILL, or cut off from the node,
+// could not.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -17,7 +19,7 @@
 
 namespace np::experiment {
 
-// The longest a run waits for an IPv6 address's duplicate address detection.
+// The longest a run waits for an IPv6 address's duplicate address detection (np_dad_wait).
 inline constexpr std::chrono::milliseconds kDadWait{10000};
 
 // Where one run keeps its state on a node: /run/np-explain/<node>/<run>/ (0700, one dir per
@@ -62,12 +64,17 @@ class NodeLock {
 // <pid>)".
 std::string lock_holder(const std::string& what, const std::string& id);
 
-// An undo script NAME.undo in the run's state dir, run (then removed) by the destructor.
-// Names sort in teardown order: 05-client, 10-probe, 20-server, 30-upload, 40-iface.
+// An undo step NAME.undo in the run's state dir (node_steps.sh's calls that reverse a change),
+// run (then removed) by the destructor. Names sort in teardown order: 05-client, 10-probe,
+// 20-server, 30-upload, 40-iface.
 class UndoStep {
   public:
+    // Records `calls` as the step.
     UndoStep(remote::CommandShell& sh, const RunState& st, std::string name,
-             const std::string& script);
+             const std::string& calls);
+    // The step a node_steps.sh function records itself before its change (none yet: nothing to
+    // undo).
+    UndoStep(remote::CommandShell& sh, const RunState& st, std::string name);
     ~UndoStep();
     UndoStep(const UndoStep&) = delete;
     UndoStep& operator=(const UndoStep&) = delete;
@@ -77,6 +84,7 @@ class UndoStep {
 
   private:
     remote::CommandShell& sh_;
+    std::string name_;
     std::string path_;
     CleanupReport report_;
     bool done_ = false;
@@ -89,19 +97,6 @@ std::string undo_all(remote::CommandShell& sh, const RunState& st);
 // node's lock held, so none of them is a live run's.
 std::string undo_leftovers(remote::CommandShell& sh, const std::string& node);
 
-// A shell fragment that stops the process whose PID is in `pidfile` if its command line still
-// starts with `program` (a recycled PID is left alone): TERM, up to 2 s, then KILL.
-std::string stop_pidfile_script(const std::string& pidfile, const std::string& program);
-// The same for a process that leads a session of its own (setsid): its whole process group is
-// stopped — what a wrapper that did not exec started with it too — if a member's command line
-// still names `program`. Fails, keeping the pidfile for `teardown`, when the group outlives
-// KILL.
-std::string stop_group_script(const std::string& pidfile, const std::string& program);
-// Stops the process group in `pgidfile` (a command shell's, where a run's clients ran) when a
-// member's command line matches the extended regex `programs` — unless the script runs in that
-// group itself (the run's own teardown, from that shell).
-std::string stop_foreign_group_script(const std::string& pgidfile, const std::string& programs);
-
 // The data iface configured for the run: link up, address replaced, the MTU set when the run
 // asks for one (np_mtu); undone as found.
 class IfaceConfig {
@@ -111,13 +106,11 @@ class IfaceConfig {
     // has carrier (up to kDadWait).
     IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
                 const std::string& cidr, std::optional<int> mtu, bool keep);
-    bool was_up() const { return was_up_; }
     // The kernel marked the IPv6 address "dadfailed": another host on the segment answered
     // duplicate address detection for it (it holds the address).
     bool dad_failed() const { return dad_failed_; }
 
   private:
-    bool was_up_ = false;
     bool dad_failed_ = false;
     std::unique_ptr<UndoStep> undo_;
 };
@@ -143,9 +136,9 @@ class IperfServer {
   private:
     remote::CommandShell& sh_;
     std::string supervisor_;
+    std::string dir_;  // the run's state dir on the node: the server's pidfile and how it runs
+    int port_;
     std::string node_;
-    std::string is_alive_cmd_;
-    std::string main_pid_cmd_;  // prints the server's PID
     CleanupReport report_;
     std::unique_ptr<UndoStep> undo_;
 };

@@ -38,6 +38,13 @@ void CommandShell::ensure_started() {
     token_ = random_token();
     shell_ = session_.start("exec sh");
     err_seen_ = shell_->err().size();
+    if (!functions_.empty()) shell_->write_line(functions_);
+}
+
+void CommandShell::define(std::string functions) {
+    if (running_) throw std::logic_error("CommandShell: a command is still running");
+    functions_ = std::move(functions);
+    if (shell_) shell_->write_line(functions_);
 }
 
 void CommandShell::abort() {

@@ -22,6 +22,10 @@ class CommandShell {
     CommandShell(const CommandShell&) = delete;
     CommandShell& operator=(const CommandShell&) = delete;
 
+    // Shell functions every later command can call: defined in the shell itself (each command
+    // runs in a subshell of it), now and again whenever the shell restarts.
+    void define(std::string functions);
+
     // Runs a command line to completion. On timeout the shell and what it runs are stopped
     // (a new shell starts on the next call) and EnvironmentError is thrown.
     CommandResult run(const std::string& command, Millis timeout = Millis(30000));
@@ -77,7 +81,8 @@ class CommandShell {
 
     Session& session_;
     std::unique_ptr<Process> shell_;
-    std::string token_;  // end-of-command marker, random per shell
+    std::string token_;      // end-of-command marker, random per shell
+    std::string functions_;  // define()d: sent to each shell as it starts
     bool running_ = false;
     int status_ = -1;
     bool held_empty_ = false;        // an empty line that may be our own separator

@@ -261,6 +261,19 @@ TEST(CommandShell, ATimedOutCommandIsStoppedAndTheNextCommandGetsAFreshShell) {
     EXPECT_EQ(shell.run("echo again").out, "again\n");
 }
 
+// Functions define()d in the shell reach every command, before and after the shell restarts
+// (a command that timed out takes the shell with it).
+TEST(CommandShell, DefinedFunctionsReachEveryCommandAndOutliveARestart) {
+    Session s(node(B()));
+    CommandShell shell(s);
+    EXPECT_NE(shell.run("np_greet world").exit_status, 0);
+    shell.define("np_greet() { echo \"hello $1\"; }");
+    EXPECT_EQ(shell.run("np_greet world").out, "hello world\n");
+    EXPECT_EQ(shell.run("(np_greet sub)").out, "hello sub\n");
+    EXPECT_THROW(shell.run("exec sleep 300", Millis(500)), EnvironmentError);
+    EXPECT_EQ(shell.run("np_greet again").out, "hello again\n");
+}
+
 // What a flood may add to the console's peak memory: the bounds' worth, plus, under
 // AddressSanitizer, its quarantine of freed memory (256 MiB by default) and shadow — a sanitized
 // run grew 429 MiB where the product grows 40; unbounded, it grew 2 GiB in 16 s.

@@ -23,6 +23,9 @@ else
     nodes=("$node_a" "$node_b")
 fi
 work=$(mktemp -d /tmp/np-tutorial-test.XXXXXX)
+# The node steps every mode runs (np-explain node-steps), for the test's own steps on the nodes.
+node_steps=$work/node-steps.sh
+"${NP_EXPLAIN:?}" node-steps >"$node_steps"
 bg_pid=""
 # The SSH connections this test's Ansible and scripts keep open (ControlPersist) in DIR's
 # control sockets, closed, so that none outlives the test on a node the next test judges.
@@ -40,7 +43,7 @@ cleanup() {
     # Whatever the test did, the nodes are handed back clean for the next test.
     for n in "${nodes[@]}"; do
         ssh -F "$state/ssh_config" "root@$n" sh -s -- teardown "$n" enp0s25 \
-            <"$tut/network-performance_node.sh" >/dev/null 2>&1 || true
+            <"$node_steps" >/dev/null 2>&1 || true
         # The testbed's data ports are up (a test that set them down may have failed midway).
         ip netns exec "$n" ip link set enp0s25 up 2>/dev/null || true
     done
@@ -311,7 +314,7 @@ refusals)
     # A mode holds its nodes from configure to teardown with np-explain's own lock: a run on a
     # node the mode holds is refused naming it, and the mode's teardown frees the node.
     ssh -F "$state/ssh_config" "root@$node_a" sh -s -- configure "$node_a" enp0s25 "$data_net.1" 24 \
-        <"$tut/network-performance_node.sh" >/dev/null
+        <"$node_steps" >/dev/null
     set +e
     "${NP_EXPLAIN:?}" run "$node_a" "$node_b" --ssh-config "$state/ssh_config" \
         --params "$NETWORK_PERFORMANCE_PARAMS" --run-dir "$work/held" >"$work/held.out" 2>&1
@@ -321,7 +324,7 @@ refusals)
     grep -q "held by another np-explain tutorial mode on $node_a" "$work/held.out" ||
         { cat "$work/held.out"; fail "the refusal does not name the mode"; }
     ssh -F "$state/ssh_config" "root@$node_a" sh -s -- teardown "$node_a" enp0s25 \
-        <"$tut/network-performance_node.sh" >/dev/null
+        <"$node_steps" >/dev/null
     lock=/run/np-explain/net-$(stat -L -c %i "/run/netns/$node_a").lock
     flock -n "$lock" true || fail "$node_a still locked after the mode's teardown"
     assert_clean "a run refused on a node a mode holds"

@@ -2,7 +2,7 @@
 
 Every figure, check and comparison comes from np-explain (`params`, `attach`, `parity`,
 `explain`, all JSON); this module only runs commands (np-explain on the console, the node steps
-of network-performance_node.sh over ssh) and loads the JSON np-explain wrote. It does no parsing
+of `np-explain node-steps` over ssh) and loads the JSON np-explain wrote. It does no parsing
 of tool output and no arithmetic of its own.
 
 Environment (the same for every mode): NETWORK_PERFORMANCE_SSH_CONFIG (default: your own ssh
@@ -25,7 +25,6 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NODE_SH = os.path.join(HERE, "network-performance_node.sh")
 
 
 def np_explain():
@@ -80,6 +79,7 @@ def params():
 
 
 _CM_DIR = None
+_NODE_STEPS = None
 
 
 def _close_ssh():
@@ -106,10 +106,20 @@ def _ssh(node, *remote, stdin=None, stdout=subprocess.PIPE):
                           stderr=subprocess.PIPE, text=stdout is subprocess.PIPE)
 
 
+def node_steps():
+    """The node steps every mode shares (`np-explain node-steps`), kept in a file for ssh's stdin."""
+    global _NODE_STEPS
+    if _NODE_STEPS is None:
+        _NODE_STEPS = tempfile.TemporaryFile()
+        _NODE_STEPS.write(subprocess.run([np_explain(), "node-steps"], capture_output=True,
+                                         check=True).stdout)
+    _NODE_STEPS.seek(0)
+    return _NODE_STEPS
+
+
 def step(node, *args):
-    """One step of network-performance_node.sh on a node; prints what it said."""
-    with open(NODE_SH, "rb") as script:
-        p = _ssh(node, "sh", "-s", "--", args[0], node, *map(str, args[1:]), stdin=script)
+    """One node step on a node; prints what it said."""
+    p = _ssh(node, "sh", "-s", "--", args[0], node, *map(str, args[1:]), stdin=node_steps())
     if p.stdout:
         print(p.stdout, end="")
     if p.returncode != 0:
@@ -141,8 +151,8 @@ def upload_probe(node):
 def stop_probe(node, mode):
     """Stops the node's probe and brings its trace (np-trace/1) to the run dir."""
     out = os.path.join(run_dir(), f"{mode}_trace_{node}.json")
-    with open(NODE_SH, "rb") as script, open(out, "wb") as f:
-        p = _ssh(node, "sh", "-s", "--", "probe-stop", node, "--print-trace", stdin=script, stdout=f)
+    with open(out, "wb") as f:
+        p = _ssh(node, "sh", "-s", "--", "probe-stop", node, "--print-trace", stdin=node_steps(), stdout=f)
     if p.returncode != 0:
         raise RuntimeError(f"{node}: probe-stop: {p.stderr.decode().strip()}")
     print(p.stderr.decode().strip())

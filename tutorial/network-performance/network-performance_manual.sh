@@ -23,10 +23,13 @@ np_probe=${NP_PROBE:-$(dirname "$(readlink -f "$np_explain")")/np-probe}
 [[ -x $np_probe ]] || { echo "np-probe not found beside $np_explain: set NP_PROBE" >&2; exit 3; }
 params=${NETWORK_PERFORMANCE_PARAMS:-$here/network-performance_params.yml}
 run_dir=${NETWORK_PERFORMANCE_RUN_DIR:-/tmp/network-performance-${USER:-$(id -un)}}
-node_sh=$here/network-performance_node.sh
 
 # One SSH connection per node for all the steps (a master that ends 30 s after its last use).
 cm_dir=$(mktemp -d /tmp/network-performance-ssh.XXXXXX)
+# The node steps every mode shares, as np-explain's own runs take them: each step below pipes
+# them to `sh -s` on a node.
+node_sh=$cm_dir/node-steps.sh
+"$np_explain" node-steps >"$node_sh"
 ssh_opts=(-o StrictHostKeyChecking=yes -o BatchMode=yes
     -o ControlMaster=auto -o "ControlPath=$cm_dir/%C" -o ControlPersist=30)
 [[ -n ${NETWORK_PERFORMANCE_SSH_CONFIG:-} ]] && ssh_opts=(-F "$NETWORK_PERFORMANCE_SSH_CONFIG" "${ssh_opts[@]}")
@@ -35,7 +38,7 @@ close_ssh() {
     rm -rf "$cm_dir"
 }
 on() { ssh "${ssh_opts[@]}" "root@$1" "${@:2}"; }                     # a command on a node
-step() { ssh "${ssh_opts[@]}" "root@$1" sh -s -- "${@:2}" <"$node_sh"; } # a step of node.sh
+step() { ssh "${ssh_opts[@]}" "root@$1" sh -s -- "${@:2}" <"$node_sh"; } # a node step
 
 # The parameters as np-explain checks them (the same reader as `np-explain run`).
 eval "$("$np_explain" params "$params" --shell)"

@@ -1,0 +1,81 @@
+// `np-explain node-steps`: the node side as the tutorial's modes get it — the very file np-explain
+// defines in its command shells, valid sh that does nothing when only sourced, whose steps refuse
+// what they cannot do naming it. (What the steps change is tested for real by the run and
+// tutorial tests on the testbed.)
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/cli/run_command.hpp"
+
+namespace np::testing {
+namespace {
+
+std::string source_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// The printed script in a file of its own, removed with the fixture.
+class CliNodeSteps : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        const auto r = np_explain({"node-steps"});
+        ASSERT_EQ(r.exit_status, 0) << r.err;
+        printed_ = r.out;
+        char path[] = "/tmp/np-node-steps-XXXXXX";
+        const int fd = mkstemp(path);
+        ASSERT_GE(fd, 0);
+        close(fd);
+        path_ = path;
+        std::ofstream(path_) << printed_;
+    }
+    void TearDown() override {
+        if (!path_.empty()) unlink(path_.c_str());
+    }
+    Shell step(const std::string& args) {
+        return sh("sh -s -- " + args + " < " + shell_quote(path_));
+    }
+    std::string printed_;
+    std::string path_;
+};
+
+TEST_F(CliNodeSteps, PrintsTheFileRunsUseAsValidSh) {
+    EXPECT_EQ(printed_, source_file(NP_SOURCE_DIR "/src/experiment/node_steps.sh"));
+    const auto syntax = sh("sh -n " + shell_quote(path_));
+    EXPECT_EQ(syntax.status, 0) << syntax.out;
+}
+
+TEST_F(CliNodeSteps, SourcedWithoutAStepItOnlyDefinesFunctions) {
+    // As np-explain's command shell reads it: a shell without positional parameters.
+    const auto r =
+        sh("sh -c 'f=$1; set --; . \"$f\"; for n in np_lock np_iface_up np_undo_all; do command -v "
+           "$n; done' sh " +
+           shell_quote(path_));
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(r.out, "np_lock\nnp_iface_up\nnp_undo_all\n");
+}
+
+TEST_F(CliNodeSteps, AStepThatCannotRunIsRefusedNamingWhat) {
+    auto r = step("calibrate node1-1");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("unknown step 'calibrate'"), std::string::npos) << r.out;
+    r = step("teardown '../etc' eth0");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("bad node name '../etc'"), std::string::npos) << r.out;
+    r = step("configure node1-1 eth0");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("usage: configure NODE IFACE ADDR PREFIX [MTU]"), std::string::npos)
+        << r.out;
+    // Preflight changes nothing: a port this machine does not have is named, with the ones it has.
+    r = step("preflight node1-1 np-no-such0 /nonexistent-marker");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("no interface np-no-such0 (ports: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("no /nonexistent-marker"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace np::testing

@@ -84,7 +84,8 @@ static __always_inline bool in_range(const struct np_fn_range *r, __u64 ip)
 }
 
 /* The softirq vector the interrupted code ran in (NP_SOFTIRQ_*), or -1 for none: the first of
- * the softirq functions found walking out from where the tick landed. */
+ * the softirq functions found walking out from where the tick landed; NP_SOFTIRQ_DISPATCH when
+ * the tick landed in the dispatcher itself. */
 static __always_inline int sampled_softirq(void *ctx)
 {
 	__u32 zero = 0, rx = NP_FN_NET_RX, tx = NP_FN_NET_TX, any = NP_FN_SOFTIRQS;
@@ -110,7 +111,7 @@ static __always_inline int sampled_softirq(void *ctx)
 		if (in_range(r_tx, ip))
 			return NP_SOFTIRQ_NET_TX;
 		if (in_range(r_any, ip))
-			return NP_SOFTIRQ_OTHER;
+			return i == 0 ? NP_SOFTIRQ_DISPATCH : NP_SOFTIRQ_OTHER;
 	}
 	return -1;
 }

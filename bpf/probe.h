@@ -142,6 +142,10 @@ struct np_drop_site_key {
  * its queues' IRQ numbers, in the nic_irqs map. User space fills all three. */
 #define NP_SOFTIRQS 10 /* NR_SOFTIRQS: HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, … */
 #define NP_SOFTIRQ_OTHER 0 /* a softirq but NET_TX's or NET_RX's, summed in HI's slot */
+/* In the dispatcher itself, between handlers (TIMER's slot): in a VM the timer's interrupt often
+ * waits behind another (an IPI that raised NET_RX, RPS's) and lands where the dispatcher turns
+ * interrupts back on. User space shares these ticks among the vectors (map_totals.cpp). */
+#define NP_SOFTIRQ_DISPATCH 1
 #define NP_SOFTIRQ_NET_TX 2
 #define NP_SOFTIRQ_NET_RX 3
 #define NP_TOOLS 64

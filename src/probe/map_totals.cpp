@@ -287,6 +287,31 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier) {
     return d;
 }
 
+SoftirqShares share_dispatch(const unsigned long long (&softirq_ns)[NP_SOFTIRQS]) {
+    SoftirqShares s;
+    s.net_tx_ns = softirq_ns[NP_SOFTIRQ_NET_TX];
+    s.net_rx_ns = softirq_ns[NP_SOFTIRQ_NET_RX];
+    for (int v = 0; v < NP_SOFTIRQS; ++v)
+        if (v != NP_SOFTIRQ_NET_TX && v != NP_SOFTIRQ_NET_RX && v != NP_SOFTIRQ_DISPATCH)
+            s.other_ns += softirq_ns[v];
+    // The dispatcher's ticks go to the vectors in proportion to the ticks that landed in each
+    // one's handler on this CPU; with none there, they stay "other".
+    const unsigned long long dispatch = softirq_ns[NP_SOFTIRQ_DISPATCH];
+    const long double handlers = static_cast<long double>(s.net_tx_ns) + s.net_rx_ns + s.other_ns;
+    if (handlers <= 0) {
+        s.other_ns += dispatch;
+        return s;
+    }
+    const auto part = [&](unsigned long long ns) {
+        return static_cast<unsigned long long>(static_cast<long double>(dispatch) * ns / handlers);
+    };
+    const unsigned long long tx = part(s.net_tx_ns), rx = part(s.net_rx_ns);
+    s.net_tx_ns += tx;
+    s.net_rx_ns += rx;
+    s.other_ns += dispatch - tx - rx;
+    return s;
+}
+
 void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>& delta) {
     const auto us = [](unsigned long long ns) { return static_cast<int64_t>(ns / 1000); };
     for (auto& c : cpus) {
@@ -296,11 +321,10 @@ void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>
         a.tool_us = us(t.tool_ns);
         // A NIC IRQ timed while a tool was current can outgrow the tool's sampled time.
         a.tool_in_irq_us = std::min(us(t.tool_in_irq_ns), a.tool_us);
-        a.net_tx_us = us(t.softirq_ns[NP_SOFTIRQ_NET_TX]);
-        a.net_rx_us = us(t.softirq_ns[NP_SOFTIRQ_NET_RX]);
-        for (int v = 0; v < NP_SOFTIRQS; ++v)
-            if (v != NP_SOFTIRQ_NET_TX && v != NP_SOFTIRQ_NET_RX)
-                a.other_softirq_us += us(t.softirq_ns[v]);
+        const SoftirqShares s = share_dispatch(t.softirq_ns);
+        a.net_tx_us = us(s.net_tx_ns);
+        a.net_rx_us = us(s.net_rx_ns);
+        a.other_softirq_us = us(s.other_ns);
         a.nic_irq_us = us(t.nic_irq_ns);
         a.samples = static_cast<int64_t>(t.samples);
         c.account = a;

@@ -50,10 +50,10 @@ struct ProbeMaps {
     int streams = -1;
     int stream_drops = -1;
     int cpu_time = -1;
-    int tools = -1;     // the CPU account's: which processes are the test's
-    int nic_irqs = -1;  // and which IRQs the data NIC's
+    int tools = -1;        // the CPU account's: which processes are the test's
+    int nic_irqs = -1;     // and which IRQs the data NIC's
     int softirq_fns = -1;  // and where the softirq functions lie
-    int echoes = -1;    // the ICMP echoes' stamps
+    int echoes = -1;       // the ICMP echoes' stamps
     // The flow's 1 ms bins (bpf/bins.h), mapped into memory, and their start on the monotonic
     // clock; null where the bins' timer could not run.
     np_bin* bins = nullptr;
@@ -79,6 +79,13 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier);
 // counts), and from `now`, the snapshot the next phase is counted from: streams that ended, so
 // that a run of many tests does not fill the maps. A stream that moves again starts a new key.
 void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now);
+
+// One CPU's softirq time by vector, the dispatcher's ticks (NP_SOFTIRQ_DISPATCH: the tick landed
+// between handlers) shared among the vectors in proportion to the ticks in each one's handler.
+struct SoftirqShares {
+    unsigned long long net_tx_ns = 0, net_rx_ns = 0, other_ns = 0;
+};
+SoftirqShares share_dispatch(const unsigned long long (&softirq_ns)[NP_SOFTIRQS]);
 
 // Each CPU of a phase (from /proc/stat) given the probe's account of it (`delta`: a phase's
 // MapTotals::cpu_time, by CPU number); left without one where the tier counted none.

@@ -203,7 +203,9 @@ const std::vector<FindingCode>& finding_codes() {
          S::warn,
          "",
          "the receiving socket dropped packets of the flow (SOCKET_RCVBUFF: its buffer was "
-         "full), compared with the tool's lost count",
+         "full), compared with the tool's lost count; why the application did not read faster "
+         "where its own evidence says (its cgroup's CPU limit, or its core saturated, by the "
+         "probe's account)",
          {},
          true},
         {"LOSS_AT_RECEIVER_TCP",

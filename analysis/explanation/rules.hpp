@@ -148,6 +148,9 @@ struct SaturatedCpu {
     std::string next_step;  // what would move the rate, where the account says; else empty
 };
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s);
+// The CPU the test's own process ran on most, by the probe's account, when it was saturated
+// (≥ 95 % busy), said by its account; empty without an account or when that CPU had room.
+std::optional<SaturatedCpu> saturated_tool_cpu(const TracedSide& side, double test_s);
 // The busiest CPU of a traced node during the test, for what was ruled out ("node1-1's busiest
 // CPU, 1, was busy 62 % of the test"); empty without CPU times.
 std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_s);

@@ -449,6 +449,27 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
     return std::nullopt;
 }
 
+std::optional<SaturatedCpu> saturated_tool_cpu(const TracedSide& side, double test_s) {
+    const CpuTime* tools = nullptr;
+    for (const auto& c : side.phase.cpus)
+        if (c.account && c.account->tool_us > 0 &&
+            (!tools || c.account->tool_us > tools->account->tool_us))
+            tools = &c;
+    if (!tools) return std::nullopt;
+    const double window = cpu_window_s(side, test_s);
+    const double busy = busy_of(*tools, window);
+    if (busy < 0.95) return std::nullopt;
+    const std::string& node = side.trace->node;
+    SaturatedCpu s{node,
+                   fmt::format("{}: CPU {}, where its process ran, busy {} of the {:.1f} s test",
+                               node, tools->cpu, format_pct(busy, 0), window),
+                   busy,
+                   {},
+                   {}};
+    add_core_account(s, side, *tools, window);
+    return s;
+}
+
 std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_s) {
     const auto& cpus = side.phase.cpus;
     if (cpus.empty()) return std::nullopt;

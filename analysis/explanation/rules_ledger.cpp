@@ -368,6 +368,28 @@ void wrong_interface(const TestEvidence& v, std::vector<Finding>& out) {
 // cross the probed NIC: its ledger counts other traffic.
 namespace {
 
+// Why the receiving application did not read faster, where its own evidence says: its process
+// held back by its cgroup's CPU limit, or the CPU it ran on saturated (by the probe's account of
+// that CPU, with what took its time). Else the stage's own next step.
+void say_why_not_read(Finding& f, const TestEvidence& v, Stage stage,
+                      const std::string& next_step) {
+    f.next_step = next_step;
+    if ((stage != Stage::receiver_socket && stage != Stage::receiver_tcp) || !v.traces.receiver)
+        return;
+    if (const auto tool = starved_tool(*v.traces.receiver)) {
+        f.detail += " Why it did not read faster: " + tool->text + ".";
+        for (const auto& e : tool->evidence) f.evidence.push_back(e);
+        f.next_step = lift_limit_step(*tool);
+        return;
+    }
+    const auto cpu = saturated_tool_cpu(*v.traces.receiver, v.test.duration_s);
+    if (!cpu) return;
+    f.detail += " Why it did not read faster: " + cpu->text + ".";
+    f.evidence.emplace_back(cpu->node + ".cpu_busy_pct", rounded(100 * cpu->busy_fraction, 1));
+    for (const auto& e : cpu->evidence) f.evidence.push_back(e);
+    if (!cpu->next_step.empty()) f.next_step = cpu->next_step;
+}
+
 // The loss the ledger places in one stage: its drops, where and why, with the tool's own count
 // beside it and, for a receiving socket, the receiving process held back where it runs.
 Finding stage_loss_finding(const TestEvidence& v, Stage stage, const std::vector<LedgerDrop>& drops,
@@ -393,16 +415,7 @@ Finding stage_loss_finding(const TestEvidence& v, Stage stage, const std::vector
     if (!udp && l.retransmitted && *l.retransmitted > 0)
         f.detail += fmt::format(" TCP resent what it lost ({} retransmits on the data NIC).",
                                 format_count(double(*l.retransmitted)));
-    // Why the application did not read: its own process, held back where it runs.
-    const auto tool =
-        (stage == Stage::receiver_socket || stage == Stage::receiver_tcp) && v.traces.receiver
-            ? starved_tool(*v.traces.receiver)
-            : std::nullopt;
-    if (tool) {
-        f.detail += " Why it did not read faster: " + tool->text + ".";
-        for (const auto& e : tool->evidence) f.evidence.push_back(e);
-    }
-    f.next_step = tool ? lift_limit_step(*tool) : reading.next_step;
+    say_why_not_read(f, v, stage, reading.next_step);
     return f;
 }
 

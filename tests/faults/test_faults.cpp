@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -490,6 +491,32 @@ TEST(FaultsOfCpuBoundHosts, SlowHostsWithoutASaturatedCoreAreNotBlamedByEliminat
                           .named_down_to = "drops-without-reasons",
                           // A machine whose hosts do fill the link: its TCP is line-rate bound.
                           .if_not_reproduced = {"LINE_RATE_BOUND"}}));
+}
+
+// The receiver's network work on the receiving iperf3's own core: unshaped, the server pinned to
+// CPU 1 (-A 0,1: the client on CPU 0) and its data port's receive work steered to CPU 1 (RPS, as
+// a NIC queue's IRQ affinity would put it on a real host). CPU 1 cannot both receive the flow
+// and read it: the socket overflows, and the probe's account of that core says why — NET_RX's
+// share of it beside the tool's — with the step that moves the network's work off it.
+TEST(FaultsOfCpuBoundHosts, AReceiversNicWorkOnItsToolsCoreIsNamedByThatCore) {
+    if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
+    const std::string rps = "/sys/class/net/enp0s25/queues/rx-0/rps_cpus";
+    run_scenario({.name = "receiver's NIC work on its tool's core",
+                  .fault = "unshaped, iperf3 -A 0,1 and node A's receive work on CPU 1 (RPS)",
+                  .inject = {{server(), "tc qdisc del dev enp0s25 root"},
+                             {client(), "tc qdisc del dev enp0s25 root"},
+                             {server(), "sh -c 'echo 2 > " + rps + "'"}},
+                  .restore = {{server(), "sh -c 'echo 0 > " + rps + "'"},
+                              {server(), kShaper100M},
+                              {client(), kShaper100M}},
+                  .args = {"--udp-bandwidth", "5G", "-A", "0,1", "--cpu-account"},
+                  .params = {{"np_link_rate", "100G"}},
+                  .expect = {"LOSS_AT_RECEIVER_SOCKET", "UDP_LOSS"},
+                  // The sender's one core cannot offer 5G either; TCP has no link to fill.
+                  .allow = {"SENDER_LIMITED", "HOST_LIMITED", "LIMIT_NOT_LOCATED"},
+                  .detail_mentions = "CPU 1, where its process ran, busy",
+                  // The account is the tracing tiers'.
+                  .named_down_to = "full"});
 }
 
 TEST(Faults, WrongPortIsNamedBeforeAnythingRuns) {

@@ -646,6 +646,39 @@ TEST(Explain, AFewDropsTheKernelNamedAreLossNoMatterHowFew) {
         << render_explanation(e);
 }
 
+// A receiving socket that overflowed while the receiver's core was saturated: the probe's account
+// of that core — the receiving iperf3 and the NET_RX softirq sharing it — says why it did not
+// read faster, and the next step is to move the network's work off the tool's core. Without the
+// tool on that core (or without an account) nothing is said of why.
+TEST(Explain, AReceiversSaturatedCoreSaysWhyItsSocketOverflowed) {
+    const auto test = udp_test(1200, 950, 1000000, 210000, 1000000, 2e9);
+    const Trace client = node_trace("node1-2", "client", "udp", "udp", 1000000, 1000000, 0);
+    const int64_t window_us = 10000 * 1000;
+    for (const bool tool_there : {true, false}) {
+        Trace server = node_trace("node1-1", "server", "udp", "udp", 0, 0, 1000000,
+                                  {{"SOCKET_RCVBUFF", 210000}});
+        const CpuAccount shared{
+            tool_there ? window_us * 48 / 100 : 0, 0, 0, window_us * 50 / 100, 0, 0, 9990};
+        server.phases[0].cpus = {{0, 3000, 100, 0, 7000, 0, 0, CpuAccount{}},
+                                 {1, 9990, 5000, 0, 10, 0, 0, shared}};
+        const auto e = explain_tests({test}, {client, server}, 10e9);
+        const Finding* f = find_finding(e, "LOSS_AT_RECEIVER_SOCKET");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_EQ(contains(f->detail,
+                           "Why it did not read faster: node1-1: CPU 1, where its "
+                           "process ran, busy 100 %"),
+                  tool_there)
+            << f->detail;
+        if (!tool_there) continue;
+        EXPECT_TRUE(contains(f->detail,
+                             "48 % in the test's own process, 50 % in the NET_RX "
+                             "softirq"))
+            << f->detail;
+        EXPECT_EQ(testing::evidence(*f, "node1-1.cpu"), 1);
+        EXPECT_TRUE(contains(f->next_step, "NET_RX softirq work shares CPU 1")) << f->next_step;
+    }
+}
+
 // -R: the server sends, so the server's trace is the sender's and its node the ledger's first;
 // the ledger says the roles swapped, and keeps it through its JSON.
 TEST(Explain, AReverseTestsLedgerStartsAtTheServerAndSaysSo) {

@@ -117,6 +117,17 @@ np_undo_leftovers() {
 
 # --- stopping what a run started, never by name -------------------------------------------------
 
+# np_wait_while TENTHS COMMAND…: up to TENTHS tenths of a second, while COMMAND succeeds.
+np_wait_while() {
+    _n=$1 _i=0
+    shift
+    while "$@" && [ $_i -lt "$_n" ]; do
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    return 0
+}
+
 # Whether process PID still runs one of PROGRAMS (an extended regex, 'iperf3|ping'), by its
 # argv[0]: a recycled PID is left alone.
 np_runs() {
@@ -135,11 +146,7 @@ np_stop_pid() {
     esac
     if np_runs "$_pid" "$2"; then
         kill -TERM "$_pid" 2>/dev/null || true
-        _i=0
-        while np_runs "$_pid" "$2" && [ $_i -lt 20 ]; do
-            sleep 0.1
-            _i=$((_i + 1))
-        done
+        np_wait_while 20 np_runs "$_pid" "$2"
         if np_runs "$_pid" "$2"; then kill -KILL "$_pid" 2>/dev/null || true; fi
     fi
     rm -f "$1"
@@ -159,19 +166,10 @@ np_stop_pgroup() {
     np_group_runs "$1" "$2" || return 0
     kill -TERM "-$1" 2>/dev/null || true
     kill -CONT "-$1" 2>/dev/null || true
-    _i=0
-    while np_group_runs "$1" "$2" && [ $_i -lt 20 ]; do
-        sleep 0.1
-        _i=$((_i + 1))
-    done
+    np_wait_while 20 np_group_runs "$1" "$2"
     np_group_runs "$1" "$2" || return 0
     kill -KILL "-$1" 2>/dev/null || true
-    _i=0
-    while np_group_runs "$1" "$2" && [ $_i -lt 10 ]; do
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-    return 0
+    np_wait_while 10 np_group_runs "$1" "$2"
 }
 
 # np_stop_group PIDFILE PROGRAMS: a process that leads a session of its own (setsid), with what
@@ -549,11 +547,7 @@ np_tut_probe_stop() { # [--print-trace]: the trace on stdout, the message on std
         return 0
     fi
     "$np_state/np-probe" --control "$np_state/probe.sock" --send stop >/dev/null 2>&1 || true
-    _i=0
-    while np_runs "$_p" np-probe && [ $_i -lt 100 ]; do
-        sleep 0.1
-        _i=$((_i + 1))
-    done
+    np_wait_while 100 np_runs "$_p" np-probe
     np_undo_run "$np_state/10-probe.undo" # TERM, then KILL, if it did not take stop
     if [ "${1:-}" = --print-trace ]; then
         cat "$np_state/trace.json"

@@ -433,6 +433,8 @@ struct BusyHosts {
     Evidence evidence;
     std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
     std::string core_step;   // a core the probe's account named: what would move it
+    bool probed = false;     // a probe's trace of either node has CPU times
+    bool accounted = false;  // … and its account of them (run --cpu-account)
     bool found() const { return !said.empty(); }
     std::string list() const {
         std::string out;
@@ -451,6 +453,10 @@ BusyHosts busy_hosts(const TestEvidence& v, const Ledger& l) {
                 fmt::format("{} ({} side: iperf3 at {:.0f} % of a core)", node, side, *cpu));
     for (const auto* side : {&v.traces.sender, &v.traces.receiver}) {
         if (!*side) continue;
+        for (const auto& c : (*side)->phase.cpus) {
+            b.probed = true;
+            b.accounted = b.accounted || c.account.has_value();
+        }
         if (const auto cpu = saturated_cpu(**side, t.duration_s)) {
             b.said.push_back(cpu->text);
             b.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
@@ -507,9 +513,19 @@ std::string nothing_lost_next_step(const BusyHosts& busy, bool rwnd, bool sndbuf
     if (sndbuf)
         return "Raise the sender's send buffer (net.ipv4.tcp_wmem, iperf3 -w) to at least the "
                "path's bandwidth-delay product.";
-    return "Measure what was not: CPU and softirq per core on both nodes during the test "
-           "(mpstat -P ALL 1), the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), a "
-           "longer test (-t) to leave slow start behind.";
+    // The cores: measured and none saturated (said among what was ruled out), measured without
+    // the probe's account of them, or not measured.
+    const std::string cores =
+        busy.accounted ? ""
+        : busy.probed  ? "each core's time on both nodes by what took it (run again with "
+                         "--cpu-account: the probes then account the tool, NET_RX, NET_TX and "
+                         "the NIC's IRQs per core), "
+                       : "CPU and softirq per core on both nodes during the test (mpstat -P ALL "
+                         "1), ";
+    return fmt::format(
+        "Measure what was not: {}the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), a "
+        "longer test (-t) to leave slow start behind.",
+        cores);
 }
 
 // The stage TCP's own account or the hosts name, said after what arrived: a host by its own

@@ -133,7 +133,7 @@ IfaceConfig::IfaceConfig(remote::CommandShell& sh, const RunState& st, const std
     const auto r =
         sh.run(shell_join({"np_iface_up", st.dir, iface, cidr,
                            mtu ? std::to_string(*mtu) : std::string(), keep ? "keep" : ""}),
-               remote::Millis(30000) + kDadWait);
+               remote::Millis(40000));  // np_dad_wait's 10 s at most within it
     if (r.exit_status != 0)
         throw EnvironmentError(
             EnvironmentError::Kind::remote,

@@ -4,7 +4,6 @@
 // shared with the tutorial's modes); each leaves its undo step in the node's state dir first, so
 // that `np-explain teardown` can undo what a run killed with SIGKILL, or cut off from the node,
 // could not.
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -18,9 +17,6 @@
 #include "src/remote/session.hpp"
 
 namespace np::experiment {
-
-// The longest a run waits for an IPv6 address's duplicate address detection (np_dad_wait).
-inline constexpr std::chrono::milliseconds kDadWait{10000};
 
 // Where one run keeps its state on a node: /run/np-explain/<node>/<run>/ (0700, one dir per
 // node name: two testbed "nodes" share one /run) — its undo scripts and the PIDs of what it
@@ -103,7 +99,7 @@ class IfaceConfig {
   public:
     // An IPv6 address is usable only once duplicate address detection has passed (~1 s after
     // it is added, while it is "tentative"): the constructor waits for that, as long as the link
-    // has carrier (up to kDadWait).
+    // has carrier (np_dad_wait: up to 10 s).
     IfaceConfig(remote::CommandShell& sh, const RunState& st, const std::string& iface,
                 const std::string& cidr, std::optional<int> mtu, bool keep);
     // The kernel marked the IPv6 address "dadfailed": another host on the segment answered

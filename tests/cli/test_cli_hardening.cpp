@@ -35,12 +35,6 @@ class CliHardening : public ::testing::Test {
         std::ofstream(dir_ / name, std::ios::binary) << text;
         return dir_ / name;
     }
-    std::string read(const fs::path& p) const {
-        std::ifstream in(p);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
     static std::string fixture(const std::string& f) {
         return (fs::path(NP_FIXTURES_DIR) / f).string();
     }
@@ -51,14 +45,14 @@ TEST_F(CliHardening, AContractNested100000DeepIsRefusedQuicklyNamingTheFile) {
     const auto c =
         write("np_contract_m.json", "{\"mode\": \"m\", \"a\": " + std::string(100000, '[') +
                                         std::string(100000, ']') + "}");
-    const std::string before = read(c);
+    const std::string before = read_file(c);
     const auto start = std::chrono::steady_clock::now();
     const auto r = np_explain({"attach", c.string()});
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
     EXPECT_EQ(r.exit_status, 2) << r.err;
     EXPECT_NE(r.err.find(c.string() + ": a: nested deeper than 64 levels"), std::string::npos)
         << r.err;
-    EXPECT_EQ(read(c), before);
+    EXPECT_EQ(read_file(c), before);
 }
 
 TEST_F(CliHardening, AContractHolding1e400IsBadInputNamingFileAndField) {
@@ -127,7 +121,7 @@ TEST_F(CliHardening, FifosAreRefusedAtOpenAsInputsTracesAndContractsNamingThem) 
 
 TEST_F(CliHardening, AModeOrTraceClimbingOutOfTheRunDirIsRefused) {
     fs::create_directories(dir_ / "outside");
-    write("outside/secret_ping.txt", read(fixture("ping/iputils-ok.txt")));
+    write("outside/secret_ping.txt", read_file(fixture("ping/iputils-ok.txt")));
     fs::create_directories(dir_ / "run");
     write("run/np_contract_x.json", R"({"mode": "../outside/secret", "tcp_mbps": 94})");
     auto r = np_explain({"report", (dir_ / "run").string(), "--format", "md"});
@@ -168,14 +162,14 @@ TEST_F(CliHardening, OutRefusesADeviceAFifoAndALinkAndLeavesThemAsTheyWere) {
     }
     EXPECT_TRUE(fs::is_fifo(dir_ / "fifo"));
     EXPECT_TRUE(fs::is_symlink(dir_ / "link.html"));
-    EXPECT_EQ(read(dir_ / "victim"), "precious");
+    EXPECT_EQ(read_file(dir_ / "victim"), "precious");
     if (outs.size() == 3) {
         EXPECT_TRUE(fs::is_character_file(dir_ / "full"));
     }
 }
 
 TEST_F(CliHardening, TextFromFilesReachesTheTerminalEscaped) {
-    auto doc = nlohmann::json::parse(read(fixture("iperf3/tcp-100m.json")));
+    auto doc = nlohmann::json::parse(read_file(fixture("iperf3/tcp-100m.json")));
     doc["error"] = "boom \x1b]0;pwned\x07\x1b[2J";
     const auto f = write("esc\x1b[31m.json", doc.dump());
     const auto r = np_explain({"explain", "--iperf3", f.string()});
@@ -197,12 +191,12 @@ TEST_F(CliHardening, TextFromFilesReachesTheTerminalEscaped) {
 TEST_F(CliHardening, TheHtmlReportEscapesHostileStrings) {
     write("np_contract_m.json", R"({"mode": "m", "tcp_mbps": 94, "link_mbps": 100,
         "node1": "<script>alert(1)</script>\u001b[31mred", "node2": "\"><img src=x onerror=alert(2)>"})");
-    auto doc = nlohmann::json::parse(read(fixture("iperf3/tcp-100m.json")));
+    auto doc = nlohmann::json::parse(read_file(fixture("iperf3/tcp-100m.json")));
     doc["error"] = "</script><script>alert(3)</script><!--";
     write("m_tcp.json", doc.dump());
     const auto r = np_explain({"report", dir_.string(), "--out", (dir_ / "r.html").string()});
     ASSERT_EQ(r.exit_status, 0) << r.err;
-    const std::string html = read(dir_ / "r.html");
+    const std::string html = read_file(dir_ / "r.html");
     for (const char* raw : {"<script>alert", "<img src=x", "</script><script>alert(3)"})
         EXPECT_EQ(html.find(raw), std::string::npos) << raw;
     EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
@@ -212,7 +206,7 @@ TEST_F(CliHardening, TheHtmlReportEscapesHostileStrings) {
         np_explain({"report", dir_.string(), "--format", "md", "--out", (dir_ / "r.md").string()});
     ASSERT_EQ(md.exit_status, 0) << md.err;
     for (const auto& [name, text] :
-         {std::pair{"html", html}, std::pair{"md", read(dir_ / "r.md")}}) {
+         {std::pair{"html", html}, std::pair{"md", read_file(dir_ / "r.md")}}) {
         EXPECT_EQ(text.find('\x1b'), std::string::npos) << name;
         EXPECT_NE(text.find("[31mred"), std::string::npos) << name << ": the error is not shown";
     }

@@ -12,13 +12,6 @@
 namespace np::testing {
 namespace {
 
-std::string source_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 // The printed script in a file of its own, removed with the fixture.
 class CliNodeSteps : public ::testing::Test {
   protected:
@@ -44,7 +37,7 @@ class CliNodeSteps : public ::testing::Test {
 };
 
 TEST_F(CliNodeSteps, PrintsTheFileRunsUseAsValidSh) {
-    EXPECT_EQ(printed_, source_file(NP_SOURCE_DIR "/src/experiment/node_steps.sh"));
+    EXPECT_EQ(printed_, read_file(NP_SOURCE_DIR "/src/experiment/node_steps.sh"));
     const auto syntax = sh("sh -n " + shell_quote(path_));
     EXPECT_EQ(syntax.status, 0) << syntax.out;
 }

@@ -25,12 +25,6 @@ class CliReport : public ::testing::Test {
     }
     void TearDown() override { fs::remove_all(dir_); }
     fs::path run() const { return dir_ / "run"; }
-    std::string read(const fs::path& p) const {
-        std::ifstream in(p);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
     fs::path dir_;
 };
 
@@ -44,7 +38,7 @@ TEST_F(CliReport, WritesOneSelfContainedPageIntoTheRunDir) {
     const auto r = np_explain({"report", run().string()});
     ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("report.html (1 mode,"), std::string::npos) << r.out;
-    const std::string page = read(run() / "report.html");
+    const std::string page = read_file(run() / "report.html");
     EXPECT_EQ(occurrences(page, "<div class=\"vega\""), 7u);
     // vega, vega-lite and vega-embed are inlined, whole: no <script src=…>, no map to fetch.
     EXPECT_EQ(occurrences(page, "<script src"), 0u);
@@ -86,7 +80,7 @@ TEST_F(CliReport, SeveralModesGetTheParityTable) {
     const auto r = np_explain(
         {"report", run().string(), "--format", "md", "--out", (dir_ / "summary.md").string()});
     ASSERT_EQ(r.exit_status, 0) << r.err;
-    const std::string md = read(dir_ / "summary.md");
+    const std::string md = read_file(dir_ / "summary.md");
     EXPECT_NE(md.find("## Parity\n\n```text\n=== network-performance parity ==="),
               std::string::npos)
         << md;

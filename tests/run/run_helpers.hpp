@@ -30,13 +30,6 @@ extern char** environ;
 
 namespace np::testing {
 
-inline std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 inline nlohmann::json read_json(const std::filesystem::path& path) {
     return nlohmann::json::parse(read_file(path), nullptr, false);
 }

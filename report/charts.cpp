@@ -936,7 +936,8 @@ std::optional<Chart> round_trip_chart(const ReportInput& in) {
         "round-trip", "Round trip by stage: idle and under each test's load",
         "Ping's echoes, stamped by the probes of both nodes, split by where their round trip "
         "was spent: the pinging node's egress queue (between its tc hook and the driver), the "
-        "path beyond both NICs, the answering node's host and its egress queue. The ping phase "
+        "path beyond both NICs (with each receiving NIC's ring before its ingress hook), the "
+        "answering node's host and its egress queue. The ping phase "
         "is idle; in the others ping ran beside the test. A queue that grows under load holds "
         "the echoes behind the test's own packets (bufferbloat); RTT_UNDER_LOAD says so.",
         round_trip_rows(in),

@@ -5,7 +5,8 @@
 // need not agree:
 //   pinger queue     request_xmit - request_tx   its own egress queue (the qdisc), bufferbloat
 //   path             (reply_rx - request_xmit) - (reply_xmit - request_rx)
-//                    beyond both NICs, both ways: the wire and any hop between the nodes
+//                    beyond both NICs, both ways: the wire, any hop between the nodes, and
+//                    each receiving NIC's ring or backlog before that node's ingress hook
 //   responder host   reply_tx - request_rx       the answering host, ingress hook to egress hook
 //   responder queue  reply_xmit - reply_tx       the answering node's egress queue
 // They add up to the round trip the pinger's own hooks saw (reply_rx - request_tx). Where a

@@ -733,7 +733,8 @@ std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& 
             q.text += fmt::format(
                 " — and ping's echoes beside the test, stamped on both nodes, spent {:.2f} ms "
                 "beyond both NICs against {:.3f} ms idle ({} of their round trip's growth): the "
-                "queue is between the NICs",
+                "queue is between the NICs (or a receiving NIC's ring before its ingress hook, "
+                "which the stamps count there too)",
                 *g->loaded.stage(RttStage::path) / 1000, *g->idle.stage(RttStage::path) / 1000,
                 format_pct(std::min(1.0, *path / g->growth_us()), 0));
             q.evidence.emplace_back("echo_path_ms",

@@ -55,7 +55,8 @@ std::string stage_words(RttStage s, const Trace& pinger, const Trace& responder,
         case RttStage::path: {
             const auto queues = queues_in_path(split, pinger, responder);
             if (queues.empty())
-                return "the path beyond both NICs (the wire and any hop between them)";
+                return "the path beyond both NICs (the wire, any hop between them, and each "
+                       "receiving NIC's ring before its ingress hook)";
             return fmt::format(
                 "the path beyond the NICs together with {}'s egress queue{} (not told apart: no "
                 "driver handoff at {} probe tier)",
@@ -92,7 +93,9 @@ std::string next_step(RttStage s, const Trace& pinger, const Trace& responder,
                     fmt::join(queues, " or "));
             return "A queue between the NICs held the echoes — a switch or router port, a shaper "
                    "on a hop: look at that hop's queue and its rate (neither node's probe sees "
-                   "it).";
+                   "it). The stamps also count the time frames wait in a receiving NIC's ring "
+                   "before its ingress hook: with no such hop, look at the receivers' softirq "
+                   "time (run again with --cpu-account).";
         case RttStage::responder_host:
             return fmt::format(
                 "{} was slow to answer while the test ran: a busy host. Run again with "

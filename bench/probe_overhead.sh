@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Probe overhead: iperf3 TCP over an unshaped veth pair (CPU-bound: the worst case for a
-# per-packet hook), alternating runs without a probe, with np-probe attached and with
-# `tcpdump -i IF -w /dev/null`; prints the median throughput ratios. Then the probe's own
-# cost per program from run_time_ns/run_cnt (BPF_STATS_RUN_TIME): tc per invocation from the
+# per-packet hook), alternating runs without a probe, with np-probe attached as `run` attaches
+# it and with `tcpdump -i IF -w /dev/null`; prints the median throughput ratios. Then the
+# probe's own cost per program from run_time_ns/run_cnt (BPF_STATS_RUN_TIME, which
+# np-probe --time-programs holds on, in COST_ROUNDS more TCP runs of their own: the statistics
+# slow every program on the host, so the ratio's runs go without): tc per invocation from the
 # TCP runs, tp_btf/kfree_skb per hit from a UDP overload whose drops the probe counts, each
 # also net of the floor: the same figure for an empty program at the same hook (np-probe-floor),
 # which on a virtual machine is mostly the cost of reading its clock twice. Last, the tc
@@ -10,7 +12,7 @@
 # timer (the flow's bins and the sampled CPU account) and the NIC IRQs' programs are timed in
 # the TCP runs.
 #
-#   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 to change;
+#   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 COST_ROUNDS=3 to change;
 #   PROBE_ARGS=--cpu-account adds the CPU account's samples to the timer's runs)
 #
 # Run it on a quiet machine (check `uptime`): other load moves the medians.
@@ -21,6 +23,7 @@ floor=$build/bench/np-probe-floor
 testrun=$build/bench/np-probe-testrun
 rounds=${ROUNDS:-7}
 secs=${SECS:-5}
+cost_rounds=${COST_ROUNDS:-3}
 for bin in "$probe" "$floor" "$testrun"; do [ -x "$bin" ] || { echo "bench: $bin not built" >&2; exit 3; }; done
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (namespaces, BPF)" >&2; exit 3; }
 command -v tcpdump >/dev/null || { echo "bench: tcpdump missing (scripts/setup.sh installs it)" >&2; exit 3; }
@@ -46,10 +49,11 @@ sleep 0.5
 gbps() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['end']['sum_received']['bits_per_second']/1e9)" "$1"; }
 run_iperf() { ip netns exec $a iperf3 -c 198.18.26.2 -p 5201 -t "$secs" -J >"$1"; gbps "$1"; }
 
-# np-probe on $1/$2 with stdin on a pipe; sets probe_pid and probe_fd.
+# np-probe on $1/$2 with stdin on a pipe, any further arguments its own; sets probe_pid and
+# probe_fd.
 start_probe() {
   local fifo=$work/fifo; mkfifo "$fifo"
-  ip netns exec "$1" "$probe" --iface "$2" --out "$3" ${PROBE_ARGS:-} <"$fifo" >/dev/null \
+  ip netns exec "$1" "$probe" --iface "$2" --out "$3" ${PROBE_ARGS:-} "${@:4}" <"$fifo" >/dev/null \
     2>"$work/probe.err" &
   probe_pid=$!
   exec {probe_fd}>"$fifo"; rm "$fifo"
@@ -89,10 +93,17 @@ for r in $(seq "$rounds"); do
   echo "round $r: base ${base[-1]} Gbit/s, probe ${with[-1]}, tcpdump ${dump[-1]}"
 done
 
+# The programs timed, in TCP runs of their own.
+for r in $(seq "$cost_rounds"); do
+  start_probe $a $ifa "$work/trace-cost-$r.json" --time-programs
+  run_iperf "$work/cost.json" >/dev/null
+  stop_probe
+done
+
 # UDP overload with the probe on the receiver: its socket drops, kfree_skb counts them.
 ip netns exec $b iperf3 -s -p 5202 -1 >/dev/null 2>&1 & pids="$pids $!"
 sleep 0.3
-start_probe $b $ifb "$work/trace-udp.json"
+start_probe $b $ifb "$work/trace-udp.json" --time-programs
 ip netns exec $a iperf3 -c 198.18.26.2 -p 5202 -u -b 0 -l 1448 -w 64K -t 3 -J >"$work/udp.json"
 stop_probe
 
@@ -103,7 +114,7 @@ sleep 0.3
 with_floor $b $ifb "ip netns exec $a iperf3 -c 198.18.26.2 -p 5202 -u -b 0 -l 1448 -w 64K -t 3" \
   "$work/floor-udp.json"
 
-python3 - "$work" "${base[*]}" "${with[*]}" "${dump[*]}" "$secs" <<'PY'
+python3 - "$work" "${base[*]}" "${with[*]}" "${dump[*]}" "$secs" "$cost_rounds" <<'PY'
 import json, statistics, sys, glob
 work = sys.argv[1]
 base, probe, dump = ([float(x) for x in s.split()] for s in sys.argv[2:5])
@@ -115,7 +126,7 @@ print(f"  no probe       {statistics.median(base):7.2f} Gbit/s")
 print(f"  np-probe       {statistics.median(probe):7.2f} Gbit/s   ratio {ratio(probe):.3f}  ({spread(probe)}; goal >= 0.97)")
 print(f"  tcpdump -w     {statistics.median(dump):7.2f} Gbit/s   ratio {ratio(dump):.3f}  ({spread(dump)})")
 cost = {}
-for path in glob.glob(f"{work}/trace-[0-9]*.json"):
+for path in glob.glob(f"{work}/trace-cost-*.json"):
     for c in json.load(open(path))["probe_cost"]:
         t = cost.setdefault(c["program"], [0, 0]); t[0] += c["run_time_ns"]; t[1] += c["run_cnt"]
 udp = {c["program"]: c for c in json.load(open(f"{work}/trace-udp.json"))["probe_cost"]}
@@ -138,8 +149,8 @@ k = udp["np_kfree_skb"]
 v = per(k["run_time_ns"], k["run_cnt"])
 print(f"  {'np_kfree_skb':18s} {v:7.1f}ns {f_kfree:5.1f}ns {v - f_kfree:5.1f}ns  (goal <= 40; {k['run_cnt']} hits, UDP overload, drops counted)")
 busy_ns = sum(t[0] for t in cost.values())
-seconds = len(probe) * float(sys.argv[5])
-print(f"  all programs: {busy_ns / 1e6 / seconds:.2f} ms of CPU per second of the TCP runs "
+seconds = int(sys.argv[6]) * float(sys.argv[5])
+print(f"  all programs: {busy_ns / 1e6 / seconds:.2f} ms of CPU per second of the timed TCP runs "
       f"= {busy_ns / 1e7 / seconds:.2f} % of one core, an upper bound for the probe's effect "
       f"on a CPU-bound flow that the throughput medians above cannot resolve on a noisy host")
 # The 1 ms timer on every CPU (bpf/bins.h: the flow's bins, and the CPU account's sample with
@@ -158,4 +169,4 @@ echo
 # Without the clock reads: the tc program run back to back by BPF_PROG_TEST_RUN.
 "$testrun"
 echo
-echo "rerun: sudo ROUNDS=${rounds} SECS=${secs}${PROBE_ARGS:+ PROBE_ARGS=$PROBE_ARGS} bash bench/probe_overhead.sh ${1:-build}"
+echo "rerun: sudo ROUNDS=${rounds} SECS=${secs} COST_ROUNDS=${cost_rounds}${PROBE_ARGS:+ PROBE_ARGS=$PROBE_ARGS} bash bench/probe_overhead.sh ${1:-build}"

@@ -267,11 +267,12 @@ json to_json(const Trace& t) {
     for (const auto& s : t.samples) samples.push_back(to_json(s));
     json cost = json::array();
     for (const auto& c : t.probe_cost) {
+        const auto timed = [&](auto v) { return c.timed ? json(v) : json(nullptr); };
         cost.push_back({{"program", c.program},
-                        {"run_cnt", c.run_cnt},
+                        {"run_cnt", timed(c.run_cnt)},
                         {"recursion_misses", c.recursion_misses},
-                        {"run_time_ns", c.run_time_ns},
-                        {"ns_per_run", c.ns_per_run()}});
+                        {"run_time_ns", timed(c.run_time_ns)},
+                        {"ns_per_run", timed(c.ns_per_run())}});
     }
     json link = {
         {"carrier", t.link.carrier},
@@ -585,8 +586,10 @@ Trace parse_trace(const json& doc) {
     for (size_t i = 0; i < cost.array_size(); ++i) {
         const JsonField c = cost.at(i);
         const auto misses = c.find("recursion_misses");
-        t.probe_cost.push_back({c.at("program").str(), c.at("run_cnt").u64(),
-                                c.at("run_time_ns").u64(), misses ? misses->u64() : 0});
+        const bool timed = !c.at("run_cnt").is_null();
+        t.probe_cost.push_back({c.at("program").str(), timed ? c.at("run_cnt").u64() : 0,
+                                timed ? c.at("run_time_ns").u64() : 0, misses ? misses->u64() : 0,
+                                timed});
     }
     return t;
 }

@@ -300,11 +300,15 @@ struct TraceSample {
 
 struct ProgramCost {
     std::string program;
+    // Counted by the kernel's BPF run-time statistics, only while they are on: np-probe
+    // --time-programs (they cost every BPF program on the host two clock reads a run). Not
+    // timed: both 0, null in the JSON.
     uint64_t run_cnt = 0;
     uint64_t run_time_ns = 0;
     // Runs the kernel skipped because the program was already running on that CPU (tracing
     // programs do not nest): events the probe did not count. Absent in older traces (0).
     uint64_t recursion_misses = 0;
+    bool timed = true;
     double ns_per_run() const { return run_cnt ? double(run_time_ns) / double(run_cnt) : 0; }
 };
 

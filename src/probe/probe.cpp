@@ -109,13 +109,18 @@ std::string utc_now_iso8601() {
     return buf;
 }
 
-ProgramCost program_cost(const bpf_program* prog) {
+// A program's runs and time when the probe held the run-time statistics on (`timed`); the
+// kernel's counts otherwise hold only what other holders of the statistics switched on, so
+// they are left out.
+ProgramCost program_cost(const bpf_program* prog, bool timed) {
     bpf_prog_info info{};
     uint32_t len = sizeof(info);
-    ProgramCost c{bpf_program__name(prog), 0, 0};
+    ProgramCost c{bpf_program__name(prog), 0, 0, 0, timed};
     if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
-        c.run_cnt = info.run_cnt;
-        c.run_time_ns = info.run_time_ns;
+        if (timed) {
+            c.run_cnt = info.run_cnt;
+            c.run_time_ns = info.run_time_ns;
+        }
         c.recursion_misses = info.recursion_misses;
     }
     return c;
@@ -762,13 +767,14 @@ Stop count_until_stopped(const ProbeOptions& o, uint32_t ifindex, Recorder& rec,
 // The last sample and phase, the probe's own cost; the trace to --out, stdout and the
 // control socket; a warning when it covers almost nothing.
 void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const Attached& attached,
-                  ControlSocket* control, Stop stop) {
+                  bool timed, ControlSocket* control, Stop stop) {
     rec.sample();
     rec.cut_phase(std::nullopt);
     trace.duration_ms = rec.now_ms();
     trace.phases = rec.take_phases();
     trace.samples = rec.take_samples();
-    for (const bpf_program* p : attached.programs()) trace.probe_cost.push_back(program_cost(p));
+    for (const bpf_program* p : attached.programs())
+        trace.probe_cost.push_back(program_cost(p, timed));
 
     const nlohmann::json doc = to_json(trace);
     // Mode 0644, as fopen made it under the usual umask: `sudo np-probe --out` writes a trace
@@ -840,10 +846,12 @@ std::unique_ptr<Attached> attach_best(const ProbeOptions& o, uint32_t ifindex, u
     }
 }
 
-// BPF run-time statistics, on while the probe counts, for the trace's probe_cost; none at the
-// kernel-counters tier, which loads no program.
-std::unique_ptr<RunTimeStats> run_time_stats(ProbeTier tier) {
-    if (tier == ProbeTier::kernel_counters) return nullptr;
+// BPF run-time statistics, on while the probe counts when --time-programs asks, for the trace's
+// probe_cost; none at the kernel-counters tier, which loads no program. They are the host's,
+// not the probe's: while on, every BPF program on the host pays two clock reads a run, more
+// than the probe's own programs cost (docs/performance.md, "Timing the programs").
+std::unique_ptr<RunTimeStats> run_time_stats(ProbeTier tier, bool asked) {
+    if (!asked || tier == ProbeTier::kernel_counters) return nullptr;
     auto stats = std::make_unique<RunTimeStats>();
     if (!stats->enabled())
         std::fprintf(stderr,
@@ -918,7 +926,7 @@ int run_probe(const ProbeOptions& o) {
     libbpf_set_print(libbpf_print);
     const sigset_t wait_mask = install_signal_handlers();
 
-    const std::unique_ptr<RunTimeStats> stats = run_time_stats(choice.tier);
+    const std::unique_ptr<RunTimeStats> stats = run_time_stats(choice.tier, o.time_programs);
     const std::unique_ptr<Attached> attached = attach_best(o, ifindex, netns, features.btf, choice);
     // Named while the probe still may read the addresses (kptr_restrict hides them after).
     const KernelSymbols symbols = drop_symbols(choice.tier);
@@ -943,7 +951,8 @@ int run_probe(const ProbeOptions& o) {
     const Stop stop = count_until_stopped(o, ifindex, rec, control ? &*control : nullptr, watched,
                                           input_use, wait_mask);
 
-    finish_trace(o, trace, rec, *attached, control ? &*control : nullptr, stop);
+    finish_trace(o, trace, rec, *attached, stats && stats->enabled(), control ? &*control : nullptr,
+                 stop);
     if (stop == Stop::iface_gone)
         throw EnvironmentError(fmt::format(
             "interface '{}' (ifindex {}) disappeared after {:.3f} s: the trace ends there", o.iface,

@@ -41,6 +41,8 @@ struct ProbeOptions {
     // Always on, it went with testbed runs that fell short of their rate (three clean clones of
     // eight probes on two CPUs), so it is asked for until that is understood.
     bool cpu_account = false;
+    // BPF run-time statistics on while counting, for the trace's probe_cost (run_time_stats).
+    bool time_programs = false;
     // Not a probe at all: send this command to the probe listening on control_path and print
     // its answer (send_to_probe).
     std::string send_command;

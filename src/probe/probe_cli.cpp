@@ -44,6 +44,10 @@ std::unique_ptr<CLI::App> make_probe_app(ProbeOptions& o) {
     app->add_flag("--cpu-account", o.cpu_account,
                   "Also account each CPU's time, sampled every ms: the test's processes, the "
                   "NET_RX and NET_TX softirqs, the NIC's IRQs (about 0.4 % of a core per probe)");
+    app->add_flag("--time-programs", o.time_programs,
+                  "Time the probe's programs for the trace's probe_cost (the kernel's BPF "
+                  "run-time statistics: while on, every BPF program on the host pays two clock "
+                  "reads a run)");
     app->add_option("--send", o.send_command,
                     "With --control: send this command to the running probe, print its answer");
     return app;

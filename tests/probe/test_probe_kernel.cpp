@@ -200,6 +200,10 @@ TEST(ProbeKernel, TcpWireBytesMatchIperf3BytesPlusModelHeaders) {
     EXPECT_NEAR(seen / expected, 1.0, 0.005);
     // Every frame of the flow was counted once per segment, not once per GSO skb.
     EXPECT_GT(p->tx.by_flow.at("iperf_tcp").wire_packets, p->tx.by_flow.at("iperf_tcp").packets);
+    // Not asked to time its programs, the probe left the host's BPF run-time statistics off:
+    // its programs are listed, untimed.
+    ASSERT_FALSE(t.probe_cost.empty());
+    for (const auto& c : t.probe_cost) EXPECT_FALSE(c.timed) << c.program;
 }
 
 TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
@@ -383,7 +387,7 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
     const Netns &a = path.a, &b = path.b;
     const std::string& ifa = path.ifa;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5303"});
-    Probe probe(a, ifa, {"--port", "5303", "--role", "client"});
+    Probe probe(a, ifa, {"--port", "5303", "--role", "client", "--time-programs"});
     probe.phase("tcp");
     const auto j = iperf3_client(a, "-c 198.18.27.2 -p 5303 -t 3");
     const Trace t = probe.stop();
@@ -402,6 +406,10 @@ TEST(ProbeKernel, RetransmitsForcedByTinyTbfMatchIperf3) {
         static_cast<unsigned long long>(skbs), static_cast<unsigned long long>(misses),
         static_cast<long long>(p->nstat.at("TcpRetransSegs")));
     ASSERT_GT(iperf_retrans, 50) << "the tbf did not force retransmits";
+    // Asked to, it timed its programs: the retransmit program ran once per retransmitted skb.
+    for (const auto& c : t.probe_cost) EXPECT_TRUE(c.timed) << c.program;
+    EXPECT_GE(skbs, 1U);
+    EXPECT_LE(skbs, probe_retrans);
     // iperf3 reads its count from tcp_info before the connection ends; a few resent as it
     // closes are the probe's and the kernel's only (201 against iperf3's 197 in one clean
     // clone, the probe equal to TcpRetransSegs).

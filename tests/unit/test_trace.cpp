@@ -44,6 +44,25 @@ TEST(Trace, RoundTripsThroughItsJson) {
     EXPECT_EQ(to_json(parse_trace(to_json(t))), to_json(t));
 }
 
+// A probe that did not time its programs writes their runs and time as null, not as a cost of
+// zero, and reads back the same; a timed one's zero stays a zero.
+TEST(Trace, UntimedProgramsAreNullNotFree) {
+    Trace t = trace("udp-overload-client.json");
+    ASSERT_GE(t.probe_cost.size(), 2U);
+    t.probe_cost[0] = {"np_tc_ingress", 0, 0, 3, false};
+    t.probe_cost[1] = {"np_tc_egress", 0, 0, 0, true};
+    const nlohmann::json j = to_json(t);
+    EXPECT_TRUE(j["probe_cost"][0]["run_cnt"].is_null());
+    EXPECT_TRUE(j["probe_cost"][0]["run_time_ns"].is_null());
+    EXPECT_TRUE(j["probe_cost"][0]["ns_per_run"].is_null());
+    EXPECT_EQ(j["probe_cost"][0]["recursion_misses"], 3);
+    EXPECT_EQ(j["probe_cost"][1]["run_cnt"], 0);
+    const Trace back = parse_trace(j);
+    EXPECT_FALSE(back.probe_cost[0].timed);
+    EXPECT_EQ(back.probe_cost[0].recursion_misses, 3U);
+    EXPECT_TRUE(back.probe_cost[1].timed);
+}
+
 // Each CPU's time, the niced part and the probe's account too, survives the JSON; a trace of a
 // probe from before the niced part was counted reads it as none, and one from before the
 // account has none.

@@ -13,7 +13,7 @@
 # the TCP runs.
 #
 #   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 COST_ROUNDS=3 to change;
-#   PROBE_ARGS=--cpu-account adds the CPU account's samples to the timer's runs)
+#   PROBE_ARGS=--no-cpu-account leaves the CPU account's samples out of the timer's runs)
 #
 # Run it on a quiet machine (check `uptime`): other load moves the medians.
 set -euo pipefail

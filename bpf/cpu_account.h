@@ -20,7 +20,7 @@
 
 #include "probe.h"
 
-/* The account is kept (set by user space before load: np-probe --cpu-account). */
+/* The account is kept (set by user space before load; off: np-probe --no-cpu-account). */
 const volatile bool cpu_account = false;
 
 struct {

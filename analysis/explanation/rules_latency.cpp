@@ -95,11 +95,13 @@ std::string next_step(RttStage s, const Trace& pinger, const Trace& responder,
                    "on a hop: look at that hop's queue and its rate (neither node's probe sees "
                    "it). The stamps also count the time frames wait in a receiving NIC's ring "
                    "before its ingress hook: with no such hop, look at the receivers' softirq "
-                   "time (run again with --cpu-account).";
+                   "time (each CPU's account in their traces; mpstat -P ALL 1 where there is "
+                   "none).";
         case RttStage::responder_host:
             return fmt::format(
-                "{} was slow to answer while the test ran: a busy host. Run again with "
-                "--cpu-account for what each core ran, and look at what else runs there.",
+                "{} was slow to answer while the test ran: a busy host. Look at what each of "
+                "its cores ran (each CPU's account in its trace; mpstat -P ALL 1 where there is "
+                "none) and at what else runs there.",
                 responder.node);
     }
     return "";

@@ -434,7 +434,7 @@ struct BusyHosts {
     std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
     std::string core_step;   // a core the probe's account named: what would move it
     bool probed = false;     // a probe's trace of either node has CPU times
-    bool accounted = false;  // … and its account of them (run --cpu-account)
+    bool accounted = false;  // … and its account of them (not with run --no-cpu-account)
     bool found() const { return !said.empty(); }
     std::string list() const {
         std::string out;
@@ -517,9 +517,9 @@ std::string nothing_lost_next_step(const BusyHosts& busy, bool rwnd, bool sndbuf
     // the probe's account of them, or not measured.
     const std::string cores =
         busy.accounted ? ""
-        : busy.probed  ? "each core's time on both nodes by what took it (run again with "
-                         "--cpu-account: the probes then account the tool, NET_RX, NET_TX and "
-                         "the NIC's IRQs per core), "
+        : busy.probed  ? "each core's time on both nodes by what took it (run again without "
+                         "--no-cpu-account and with the probes at a tier that traces: they then "
+                         "account the tool, NET_RX, NET_TX and the NIC's IRQs per core), "
                        : "CPU and softirq per core on both nodes during the test (mpstat -P ALL "
                          "1), ";
     return fmt::format(

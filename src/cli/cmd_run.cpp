@@ -45,7 +45,7 @@ struct RunArgs {
     std::string probe_tier;
     std::string require_tier;
     bool no_probe = false;
-    bool cpu_account = false;
+    bool no_cpu_account = false;
     // Overrides of params keys (flags win over the file), and the flag that set each key.
     std::map<std::string, std::string> overrides;
     std::map<std::string, std::string> override_flags;
@@ -151,8 +151,6 @@ void check_arguments(const RunArgs& args) {
     }
     if (args.no_probe && !args.require_tier.empty())
         throw InputError("--no-probe", "contradicts --require-tier");
-    if (args.no_probe && args.cpu_account)
-        throw InputError("--no-probe", "contradicts --cpu-account");
     if (!args.link.empty()) parse_link_rate_bps(args.link, "--link");
 }
 
@@ -173,7 +171,7 @@ experiment::RunOptions run_options(const RunArgs& args) {
     o.probe_tier = args.probe_tier;
     o.require_tier = args.require_tier;
     o.no_probe = args.no_probe;
-    o.cpu_account = args.cpu_account;
+    o.cpu_account = !args.no_probe && !args.no_cpu_account;
     return o;
 }
 
@@ -312,10 +310,10 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunArgs>& a) {
                     "or better; default: a node that allows less is measured at its own tier");
     sub->add_flag("--no-probe", a->no_probe,
                   "Measure with the tools alone: no probe is uploaded, nothing is traced");
-    sub->add_flag("--cpu-account", a->cpu_account,
-                  "The probes also account each CPU's time, sampled every ms (the test's "
-                  "processes, the NET_RX and NET_TX softirqs, the NIC's IRQs), so a saturated "
-                  "core is named by what it spent it on");
+    sub->add_flag("--no-cpu-account", a->no_cpu_account,
+                  "The probes do not account each CPU's time (by default sampled every ms: the "
+                  "test's processes, the NET_RX and NET_TX softirqs, the NIC's IRQs), so a "
+                  "saturated core is named by its busy time alone");
     sub->add_option("--link", a->link,
                     "Nominal link rate to model against (default: np_link_rate, else the NIC's "
                     "speed as the kernel reports it)");

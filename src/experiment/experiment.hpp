@@ -48,7 +48,7 @@ struct RunOptions {
     std::string probe_tier;
     std::string require_tier;
     bool no_probe = false;
-    bool cpu_account = false;          // the probes' CPU account (np-probe --cpu-account)
+    bool cpu_account = true;           // the probes' CPU account (off: np-probe --no-cpu-account)
     ProgressSink* progress = nullptr;  // none: nothing is reported while it runs
 };
 

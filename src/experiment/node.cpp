@@ -207,7 +207,7 @@ void RemoteProbe::start(const std::string& iface, const std::string& role, int p
     std::string tiers;
     if (!max_tier.empty()) tiers += " --max-tier " + shell_quote(max_tier);
     if (!require_tier.empty()) tiers += " --require-tier " + shell_quote(require_tier);
-    if (cpu_account) tiers += " --cpu-account";
+    if (!cpu_account) tiers += " --no-cpu-account";
     const auto started = sh_.run(
         fmt::format("{} --role {} --node {} --port {} --control {} --out {} --exit-with $${}",
                     shell_join({"np_probe_start", state_.dir, binary_, iface, pidfile_}),

@@ -39,7 +39,8 @@ std::string KernelSymbols::function_at(uint64_t address) const {
 
 std::optional<std::pair<uint64_t, uint64_t>> KernelSymbols::range(std::string_view name) const {
     for (size_t i = 0; i + 1 < addresses_.size(); ++i)
-        if (name == names_.c_str() + name_at_[i]) return std::pair{addresses_[i], addresses_[i + 1]};
+        if (name == names_.c_str() + name_at_[i])
+            return std::pair{addresses_[i], addresses_[i + 1]};
     return std::nullopt;
 }
 

@@ -37,10 +37,9 @@ struct ProbeOptions {
     std::string max_tier;
     std::string require_tier;
     // The CPU account (bpf/cpu_account.h) beside the counts, at the tiers that trace: a stack walk
-    // at every tick of the 1 ms timer on every CPU, for each probe attached (docs/performance.md).
-    // Always on, it went with testbed runs that fell short of their rate (three clean clones of
-    // eight probes on two CPUs), so it is asked for until that is understood.
-    bool cpu_account = false;
+    // at every tick of the 1 ms timer on every CPU, for each probe attached (docs/performance.md,
+    // "The CPU account, sampled"). Off: --no-cpu-account.
+    bool cpu_account = true;
     // BPF run-time statistics on while counting, for the trace's probe_cost (run_time_stats).
     bool time_programs = false;
     // Not a probe at all: send this command to the probe listening on control_path and print

@@ -41,9 +41,11 @@ std::unique_ptr<CLI::App> make_probe_app(ProbeOptions& o) {
     app->add_option("--require-tier", o.require_tier,
                     "Exit 3 unless the node allows at least this tier (default: count at the "
                     "best tier the node allows, down to kernel-counters)");
-    app->add_flag("--cpu-account", o.cpu_account,
-                  "Also account each CPU's time, sampled every ms: the test's processes, the "
-                  "NET_RX and NET_TX softirqs, the NIC's IRQs (about 0.4 % of a core per probe)");
+    app->add_flag_callback(
+        "--no-cpu-account", [&o] { o.cpu_account = false; },
+        "Do not account each CPU's time (by default sampled every ms at the tiers that trace: "
+        "the test's processes, the NET_RX and NET_TX softirqs, the NIC's IRQs; about 0.4 % of a "
+        "core per probe)");
     app->add_flag("--time-programs", o.time_programs,
                   "Time the probe's programs for the trace's probe_cost (the kernel's BPF "
                   "run-time statistics: while on, every BPF program on the host pays two clock "

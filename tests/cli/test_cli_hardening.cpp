@@ -241,7 +241,6 @@ TEST_F(CliHardening, ALocalTestbedOfUnknownProfileOrFamilyIsRefusedNamingTheOpti
              {{"run", "--local", "--profile", "10G"}, "--profile"},
              {{"run", "--local", "--probe-tier", "bogus"}, "--probe-tier"},
              {{"run", "--local", "--no-probe", "--require-tier", "full"}, "--no-probe"},
-             {{"run", "--local", "--no-probe", "--cpu-account"}, "--no-probe"},
              {{"run", "--local", "--link", "7Q"}, "--link"},
              {{"run", "--local", "node1-1", "node1-2"}, "--local"},
              {{"teardown", "node1-1"}, "NODE_A NODE_B"}}) {

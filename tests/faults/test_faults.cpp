@@ -509,7 +509,7 @@ TEST(FaultsOfCpuBoundHosts, AReceiversNicWorkOnItsToolsCoreIsNamedByThatCore) {
                   .restore = {{server(), "sh -c 'echo 0 > " + rps + "'"},
                               {server(), kShaper100M},
                               {client(), kShaper100M}},
-                  .args = {"--udp-bandwidth", "5G", "-A", "0,1", "--cpu-account"},
+                  .args = {"--udp-bandwidth", "5G", "-A", "0,1"},
                   .params = {{"np_link_rate", "100G"}},
                   .expect = {"LOSS_AT_RECEIVER_SOCKET", "UDP_LOSS"},
                   // The sender's one core cannot offer 5G either; TCP has no link to fill.

@@ -252,7 +252,7 @@ TEST(ProbeKernel, ThePinnedSendersCoreIsFoundWithItsOwnTimeAndItsSoftirqs) {
     const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
     link_veth(a, ifa, b, ifb, 26);
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5306"});
-    Probe probe(a, ifa, {"--port", "5306", "--cpu-account"});
+    Probe probe(a, ifa, {"--port", "5306"});
     probe.phase("udp");
     const auto j = iperf3_client(a, "-c 198.18.26.2 -p 5306 -u -b 0 -l 1448 -t 3 -A 1");
     const Trace t = probe.stop();
@@ -1011,10 +1011,14 @@ TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
 
     for (const std::string how : {"stop", "SIGTERM", "SIGINT", "SIGHUP", "stdin EOF"}) {
         SCOPED_TRACE(how);
-        Probe probe(a, ifa);
+        // Two tc, three packet tracepoints, the bins' timer, and the CPU account's two NIC IRQ
+        // programs unless asked not to keep it.
+        const bool account = how != "stop";
+        Probe probe(
+            a, ifa,
+            account ? std::vector<std::string>{} : std::vector<std::string>{"--no-cpu-account"});
         const auto ids = probe.program_ids();
-        // Two tc, three packet tracepoints, the bins' timer (no --cpu-account).
-        ASSERT_EQ(ids.size(), 6U);
+        ASSERT_EQ(ids.size(), account ? 8U : 6U);
         ASSERT_NE(sh(a.exec() + " tc filter show dev " + ifa + " ingress"), "");
         if (how == "stop") probe.child().send("stop");
         if (how == "SIGTERM") probe.child().signal(SIGTERM);

@@ -83,7 +83,7 @@ TEST(RunLocal, AUdpSenderPinnedToOneCoreIsHeldBackByThatCoreByItsAccount) {
     const std::string run_dir = mkdtemp(dir);
     BackgroundRun run({"run", "--local", "--profile", "unshaped", "--tcp-duration", "1",
                        "--udp-duration", "2", "--ping-count", "1", "--udp-bandwidth", "20G", "-A",
-                       "1", "--cpu-account", "--run-dir", run_dir});
+                       "1", "--run-dir", run_dir});
     const CommandResult r = run.wait(std::chrono::seconds(90));
     ASSERT_NE(r.exit_status, -2) << "did not end in time";
     const json c = read_json(run_dir + "/np_contract_np-explain.json");

@@ -260,14 +260,14 @@ TEST(Bottleneck, CpusBusyWithNicedWorkDoNotNameAHost) {
                          "another 90 % in tasks at lowered priority, which yield to the test)"))
         << f->detail;
     // The cores were measured without the probe's account of them: the step says how to get it.
-    EXPECT_TRUE(contains(f->next_step, "run again with --cpu-account")) << f->next_step;
+    EXPECT_TRUE(contains(f->next_step, "run again without --no-cpu-account")) << f->next_step;
     // With the account, the cores were measured and none was saturated: no step about them.
     for (Trace* t : {&s, &c})
         for (auto& cpu : t->phases[0].cpus) cpu.account = CpuAccount{};
     const auto accounted = explain_tests({tcp(57.0)}, {c, s}, 100e6);
     f = find_finding(accounted, "LIMIT_NOT_LOCATED");
     ASSERT_NE(f, nullptr) << codes_of(accounted);
-    EXPECT_FALSE(contains(f->next_step, "--cpu-account")) << f->next_step;
+    EXPECT_FALSE(contains(f->next_step, "cpu-account")) << f->next_step;
     EXPECT_FALSE(contains(f->next_step, "mpstat")) << f->next_step;
     EXPECT_TRUE(contains(f->next_step, "Measure what was not: the socket's limits"))
         << f->next_step;

@@ -434,8 +434,8 @@ np_stop_probe() {
 
 # --- the tutorial's steps -------------------------------------------------------------------------
 # Run as a script: STEP NODE ARGS…, state in /run/network-performance/NODE/ (0700): the uploaded
-# np-probe, its control socket, pidfiles (client.pid: each mode's client test writes it as it
-# starts, `echo $$ > client.pid && exec TOOL …`), the trace, the undo steps.
+# np-probe, its control socket, pidfiles (client.pid and ping.pid: the client's test and the ping
+# beside it, written by the test step), the trace, the undo steps.
 #
 #   preflight NODE IFACE MARKER        checks only; changes nothing (exit 1 naming what failed)
 #   configure NODE IFACE ADDR PREFIX [MTU]  the node locked (as np-explain's runs lock it), the
@@ -447,6 +447,10 @@ np_stop_probe() {
 #   probe-start NODE IFACE PORT ROLE MAX_S   the uploaded np-probe in the background
 #   phase NODE NAME                    a phase announced to the probe (its counters are cut there)
 #   probe-stop NODE [--print-trace]    the probe stopped: it writes STATE/trace.json (printed)
+#   test NODE IFACE PEER SECONDS COMMAND…  the client's test, its output on stdout; with SECONDS
+#                                      above 0 (a test of that length), ping to PEER over IFACE
+#                                      beside it, as np-explain's runs do (its echoes, which the
+#                                      probes stamp, split the round trip under load by stage)
 #   server-start NODE PORT             iperf3 -s supervised (np_server_start, unit np-iperf3)
 #   server-stop NODE                   stops exactly that unit / PID
 #   teardown NODE IFACE                every undo step, then the lock; safe twice and after kill -9
@@ -499,7 +503,7 @@ np_tut_configure() { # IFACE ADDR PREFIX [MTU]
         fi
     fi
     # A client test a killed mode left running (ping or iperf3 -c) stops before the rest.
-    np_undo_record "$np_state" 05-client "np_stop_pid $(np_q "$np_state/client.pid") 'iperf3|ping'"
+    np_undo_record "$np_state" 05-client "np_stop_pid $(np_q "$np_state/client.pid") 'iperf3|ping'; np_stop_pid $(np_q "$np_state/ping.pid") ping"
     _dad=$(np_iface_up "$np_state" "$1" "$2/$3" "${4:-}") || np_die "network-performance: $1 of $np_node could not be configured"
     [ "$_dad" != dad=failed ] || np_die "network-performance: another host on the segment holds $2 ($np_node's address on $1): IPv6 duplicate address detection failed (dadfailed); find that host, or choose another address"
     echo "$np_node: $1 up, $2/$3"
@@ -538,6 +542,25 @@ np_tut_probe_start() { # IFACE PORT ROLE MAX_S
         --out "$np_state/trace.json" >"$np_state/probe.ready" 2>"$np_state/probe.log" ||
         np_die "network-performance: np-probe did not start on $np_node: $(cat "$np_state/probe.log")"
     echo "$np_node: probe counting on $1 (pid $(cat "$np_state/probe.pid"))"
+}
+
+np_tut_test() { # IFACE PEER SECONDS COMMAND…
+    _if=$1 _peer=$2 _s=$3
+    shift 3
+    case $_s in '' | *[!0-9]*) np_die "network-performance: test: SECONDS must be a whole number, not '$_s'" ;; esac
+    if [ "$_s" -gt 0 ]; then
+        # Five echoes a second (the shortest interval ping allows a user who is not root), ended
+        # with the test, or by its deadline should this shell be cut; its output is not kept.
+        ping -q -i 0.2 -w $((_s + 2)) -I "$_if" "$_peer" >/dev/null 2>&1 &
+        echo $! >"$np_state/ping.pid"
+    fi
+    "$@" &
+    echo $! >"$np_state/client.pid"
+    _rc=0
+    wait $! || _rc=$?
+    rm -f "$np_state/client.pid"
+    np_stop_pid "$np_state/ping.pid" ping
+    return $_rc
 }
 
 np_tut_probe_stop() { # [--print-trace]: the trace on stdout, the message on stderr
@@ -590,6 +613,7 @@ np_tutorial_step() {
                 np_die "network-performance: the probe on $np_node did not take phase $1"
             ;;
         probe-stop) np_tut_probe_stop "$@" ;;
+        test) [ $# -ge 4 ] || np_die "usage: test NODE IFACE PEER SECONDS COMMAND…"; np_tut_test "$@" ;;
         server-start)
             [ $# -eq 1 ] || np_die "usage: server-start NODE PORT"
             np_private_dir "$np_state" || np_die "network-performance: cannot make $np_state on $np_node"

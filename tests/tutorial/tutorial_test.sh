@@ -140,6 +140,11 @@ for mode in ("manual", "ansible", "jupyter"):
     # The model followed the run's MTU: a 9000-byte frame carries 8948 bytes of TCP.
     verdict = next(v for v in c["explain"]["verdicts"] if v["test"].startswith("iperf3 TCP"))
     assert abs(verdict["ceiling_mbps"] - 99.00) < 0.01, (mode, verdict)
+    # Ping ran beside the TCP test (the test step), and both probes stamped its echoes: the round
+    # trip it grew by under load is placed in the client's egress queue, the tbf TCP fills.
+    rtt = [f for f in c["explain"]["findings"]
+           if f["code"] == "RTT_UNDER_LOAD" and f.get("test") == verdict["test"]]
+    assert rtt and f"{node_b}'s egress queue" in rtt[0]["title"] + rtt[0]["detail"], (mode, codes)
     print(f"{mode}: tcp {c['tcp_mbps']:.2f} udp {c['udp_mbps']:.2f} Mbit/s, 2 traces, findings {codes}")
 nb = json.load(open(os.path.join(d, "network-performance_tutorial.executed.ipynb")))
 last = [c for c in nb["cells"] if c["cell_type"] == "code"][-1]

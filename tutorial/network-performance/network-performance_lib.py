@@ -126,12 +126,14 @@ def step(node, *args):
         raise RuntimeError(f"{node}: {args[0]}: {p.stderr.strip()}")
 
 
-def on(node, command, out_file):
-    """A measurement command on a node, its output into out_file (raw, for np-explain). Its PID
-    is recorded first, so a teardown after a killed run stops exactly that test."""
-    pidfile = f"/run/network-performance/{node}/client.pid"
+def test(node, iface, peer, seconds, command, out_file):
+    """A measurement command on a node (the test step), its output into out_file (raw, for
+    np-explain). The step records its PID, so a teardown after a killed run stops exactly that
+    test; for a test of `seconds` (above 0) it pings `peer` over `iface` beside it, as
+    `np-explain run` does (the probes stamp the echoes: the round trip under load, by stage)."""
     with open(out_file, "wb") as f:
-        p = _ssh(node, f"echo $$ > {pidfile} && exec {command}", stdout=f)
+        p = _ssh(node, "sh", "-s", "--", "test", node, iface, peer, str(seconds), command,
+                 stdin=node_steps(), stdout=f)
     print(f"{node}$ {command}  -> {out_file} (exit {p.returncode})")
 
 

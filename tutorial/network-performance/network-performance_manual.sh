@@ -89,15 +89,17 @@ step "$node_a" server-start "$node_a" "$np_port"
 
 # 3. Measure from the client, BOUND to the data path; each phase announced to both probes
 phase() { step "$node_a" phase "$node_a" "$1" && step "$node_b" phase "$node_b" "$1"; }
-# (its PID recorded first, so a teardown after a killed run can stop exactly that test)
-measure() { on "$node_b" "echo \$\$ > /run/network-performance/$node_b/client.pid && exec $1" >"$2" || true; }
+# OUT SECONDS COMMAND…: the test step records the test's PID, so a teardown after a killed run
+# can stop exactly that test; for a test of SECONDS it pings the server beside it, as
+# `np-explain run` does (the probes stamp the echoes: the round trip under load, by stage).
+measure() { step "$node_b" test "$node_b" "$iface" "$np_server_ip" "${@:2}" >"$1" || true; }
 phase ping
-measure "ping -c $np_ping_count -I $iface $np_server_ip" "${out}_ping.txt"
+measure "${out}_ping.txt" 0 ping -c "$np_ping_count" -I "$iface" "$np_server_ip"
 phase tcp
 # iperf3's options as np-explain makes them from the params (port, duration, streams, direction…)
-measure "iperf3 -c $np_server_ip $np_iperf3_tcp_options" "${out}_tcp.json"
+measure "${out}_tcp.json" "$np_tcp_duration_s" iperf3 -c "$np_server_ip" "$np_iperf3_tcp_options"
 phase udp
-measure "iperf3 -c $np_server_ip $np_iperf3_udp_options" "${out}_udp.json"
+measure "${out}_udp.json" "$np_udp_duration_s" iperf3 -c "$np_server_ip" "$np_iperf3_udp_options"
 
 # 4. Stop exactly that server, stop the probes, bring their traces to the console
 step "$node_a" server-stop "$node_a"

@@ -126,6 +126,11 @@ struct {
 	__type(value, struct np_stream_slot);
 } streams SEC(".maps");
 
+/* Stream slots claimed so far, on any CPU: user space looks for new TCP connections in the
+ * kernel's socket tables when this grows, instead of walking them on a timer
+ * (src/probe/tcp_sockets.hpp). */
+volatile __u64 streams_claimed = 0;
+
 struct l4_class {
 	__u8 proto;    /* enum np_proto */
 	__u8 flow;     /* enum np_flow */
@@ -209,6 +214,7 @@ static __always_inline struct np_stream *stream_slot(__u16 port, __u8 proto, __u
 			s->port = port;
 			s->proto = proto;
 			s->claimed = 1;
+			__sync_fetch_and_add(&streams_claimed, 1);
 		} else if (s->port != port || s->proto != proto) {
 			continue;
 		}

@@ -58,6 +58,8 @@ struct ProbeMaps {
     // clock; null where the bins' timer could not run.
     np_bin* bins = nullptr;
     volatile unsigned long long* bins_start_ns = nullptr;
+    // How many stream slots the tc programs have claimed (bpf/tc_count.h); null without them.
+    const volatile unsigned long long* streams_claimed = nullptr;
 };
 
 // The echoes map's entries, each as offsets from its first stamp, and the map emptied: what a

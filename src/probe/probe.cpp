@@ -177,12 +177,14 @@ class Attached {
         if (tc_) {
             m.traffic = bpf_map__fd(tc_->get()->maps.traffic);
             m.streams = bpf_map__fd(tc_->get()->maps.streams);
+            m.streams_claimed = &tc_->get()->bss->streams_claimed;
             m.echoes = bpf_map__fd(tc_->get()->maps.echoes);
         }
         if (!skel_) return m;
         const probe_bpf* k = skel_->get();
         m.traffic = bpf_map__fd(k->maps.traffic);
         m.streams = bpf_map__fd(k->maps.streams);
+        m.streams_claimed = &k->bss->streams_claimed;
         m.stream_drops = bpf_map__fd(k->maps.stream_drops);
         m.echoes = bpf_map__fd(k->maps.echoes);
         m.retransmits = bpf_map__fd(k->maps.retransmits);
@@ -384,7 +386,8 @@ class Recorder {
         sample_backlog();
         tools_.watch(s.t_ms);
         mark_tools(maps_.tools, tools_.pids());
-        tcp_.read();
+        tcp_.read(false, maps_.streams_claimed ? std::optional<uint64_t>(*maps_.streams_claimed)
+                                               : std::nullopt);
         emit(message(proto::kMessageSample, to_json(s)));
         samples_.push_back(std::move(s));
     }

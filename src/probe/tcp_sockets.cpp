@@ -143,10 +143,29 @@ void TcpSockets::lookup(const Seen& seen, std::map<uint64_t, TcpSocketReading>& 
     for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s;
 }
 
-void TcpSockets::read(bool walk) {
+bool WalkSchedule::next(bool cut, std::optional<uint64_t> streams_claimed) {
+    const int sample = samples_++;
+    if (!streams_claimed) return cut || sample % kWalkEvery == 0;
+    // The first sample walks for the connections that were there before the probe.
+    if (!claimed_) {
+        claimed_ = streams_claimed;
+        return true;
+    }
+    if (streams_claimed != claimed_) {
+        claimed_ = streams_claimed;
+        pending_ = kWalksAfterClaim;
+    }
+    if (pending_ > 0) {
+        --pending_;
+        return true;
+    }
+    return cut;
+}
+
+void TcpSockets::read(bool walk, std::optional<uint64_t> streams_claimed) {
     if (fd_ < 0) return;
     std::map<uint64_t, TcpSocketReading> now;
-    if (walk || reads_++ % kWalkEvery == 0) {
+    if (schedule_.next(walk, streams_claimed)) {
         dump(AF_INET, now);
         dump(AF_INET6, now);
     } else {

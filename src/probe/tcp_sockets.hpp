@@ -3,13 +3,14 @@
 // socket on the iperf port in this network namespace, read over sock_diag netlink (what `ss -ti`
 // reads; no capability needed) at each sample, so the last reading before a connection closes
 // stands for it. Finding new sockets walks the kernel's whole established hash (shared by all
-// namespaces: 262,144 buckets on a 2-vCPU VM, a few milliseconds a walk), so that is done every
-// kWalkEvery samples and at each cut; in between, each known socket is asked for by its id,
-// which the kernel finds by its hash. tcp_info's counters run from the connection's start, so
-// a socket found a few samples late has lost nothing. At a phase cut, the connection that moved the
-// most bytes in the phase is the phase's (the data connection, not iperf3's control one): how long
-// it had data to send and how long the peer's receive window or its own send buffer held it — the
-// evidence that names TCP's own limit (docs/design.md, "The bottleneck").
+// namespaces: 262,144 buckets on a 2-vCPU VM, a few milliseconds a walk), so that is done only
+// when the probe's tc programs saw a new stream (WalkSchedule), and at each cut; otherwise each
+// known socket is asked for by its id, which the kernel finds by its hash. tcp_info's counters
+// run from the connection's start, so a socket found a few samples late has lost nothing. At a
+// phase cut, the connection that moved the most bytes in the phase is the phase's (the data
+// connection, not iperf3's control one): how long it had data to send and how long the peer's
+// receive window or its own send buffer held it — the evidence that names TCP's own limit
+// (docs/design.md, "The bottleneck").
 #include <linux/inet_diag.h>
 
 #include <cstddef>
@@ -36,6 +37,23 @@ struct TcpSocketReading {
 std::vector<TcpSocketReading> parse_tcp_diag(const uint8_t* data, size_t len, uint16_t port,
                                              bool& done);
 
+// Which samples walk the socket tables for new connections. Where the probe's tc programs count
+// the flow's streams, their count of stream slots claimed says when a connection is new: it is
+// in the tables once established, a round trip or so after its first packet, so the tables are
+// walked at the sample that sees the count grow and the kWalksAfterClaim after it. Without that
+// count (the kernel-counters tier), every kWalkEvery samples. A cut always walks.
+class WalkSchedule {
+  public:
+    static constexpr int kWalkEvery = 5;
+    static constexpr int kWalksAfterClaim = 10;
+    bool next(bool cut, std::optional<uint64_t> streams_claimed);
+
+  private:
+    std::optional<uint64_t> claimed_;
+    int pending_ = 0;
+    int samples_ = 0;
+};
+
 class TcpSockets {
   public:
     explicit TcpSockets(uint16_t port);
@@ -43,9 +61,8 @@ class TcpSockets {
     TcpSockets(const TcpSockets&) = delete;
     TcpSockets& operator=(const TcpSockets&) = delete;
     // At each sample: every TCP socket on the port, IPv4 and IPv6 — those already known by
-    // their ids, new ones by a walk of the tables every kWalkEvery samples, or when `walk`.
-    void read(bool walk = false);
-    static constexpr int kWalkEvery = 5;
+    // their ids, new ones by a walk of the tables when the schedule says (always when `walk`).
+    void read(bool walk = false, std::optional<uint64_t> streams_claimed = std::nullopt);
     // At a phase cut: the connection that moved the most bytes since the last cut, at its last
     // reading (none when no TCP socket on the port moved any); then forgets the closed ones.
     std::optional<TcpAccount> cut();
@@ -67,7 +84,7 @@ class TcpSockets {
     uint16_t port_;
     int fd_ = -1;
     std::map<uint64_t, Seen> seen_;  // by cookie
-    int reads_ = 0;
+    WalkSchedule schedule_;
 };
 
 }  // namespace np::probe

@@ -1,7 +1,9 @@
-// The probe's user space on values, no kernel: how the CPU account's samples become a trace's.
+// The probe's user space on values, no kernel: how the CPU account's samples become a trace's,
+// and when the sampler walks the kernel's socket tables.
 #include <gtest/gtest.h>
 
 #include "src/probe/map_totals.hpp"
+#include "src/probe/tcp_sockets.hpp"
 
 namespace {
 
@@ -43,6 +45,34 @@ TEST(ProbeAccount, TicksInTheSoftirqDispatcherAreSharedByTheHandlersTicks) {
     s = np::probe::share_dispatch(only_dispatch.ns);
     EXPECT_EQ(s.other_ns, 7000000ULL);
     EXPECT_EQ(s.net_rx_ns + s.net_tx_ns, 0ULL);
+}
+
+// The socket tables are walked for the connections there before the probe, then only when the tc
+// programs claim a stream slot (a new connection) and for the samples after it while it is being
+// established, and at every cut; a long test with no new connection walks nothing between cuts.
+TEST(TcpSocketsWalk, TheTablesAreWalkedWhenANewStreamIsSeenNotOnATimer) {
+    using np::probe::WalkSchedule;
+    WalkSchedule w;
+    EXPECT_TRUE(w.next(false, 0));  // the first sample
+    int walks = 0;
+    for (int i = 0; i < 100; ++i) walks += w.next(false, 0);
+    EXPECT_EQ(walks, 0);
+    EXPECT_TRUE(w.next(true, 0));  // a cut
+    walks = 0;
+    for (int i = 0; i < 100; ++i) walks += w.next(false, i < 3 ? 2 : 3);  // two, then a third
+    EXPECT_EQ(walks, WalkSchedule::kWalksAfterClaim + 3);
+    EXPECT_FALSE(w.next(false, 3));
+}
+
+// Without the tc programs' count (the kernel-counters tier) the tables are walked every
+// kWalkEvery samples, and at each cut.
+TEST(TcpSocketsWalk, WithoutTheStreamCountTheTablesAreWalkedEveryFewSamples) {
+    using np::probe::WalkSchedule;
+    WalkSchedule w;
+    int walks = 0;
+    for (int i = 0; i < 10 * WalkSchedule::kWalkEvery; ++i) walks += w.next(false, std::nullopt);
+    EXPECT_EQ(walks, 10);
+    EXPECT_TRUE(w.next(true, std::nullopt));
 }
 
 }  // namespace

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The probe's throughput cost by tier and option, side by side: iperf3 TCP over an unshaped veth
+# pair (CPU-bound: the worst case), each round one run without a probe and one with np-probe
+# for each VARIANT (LABEL:NP-PROBE OPTIONS), in an order that alternates between rounds so drift
+# favours none; prints each variant's median ratio to the runs without a probe.
+#
+#   sudo bash bench/probe_variants.sh [build-dir] [LABEL:OPTIONS ...]   (ROUNDS=11 SECS=3)
+#
+# Default variants: every tier the probe can be held to, and the full tier without the CPU
+# account. Run it on a quiet machine (check `uptime`): other load moves the medians.
+set -euo pipefail
+build=$(realpath "${1:-build}")
+shift || true
+probe=$build/src/probe/np-probe
+rounds=${ROUNDS:-11}
+secs=${SECS:-3}
+variants=("$@")
+[[ ${#variants[@]} -gt 0 ]] || variants=("kernel-counters:--max-tier kernel-counters"
+    "tc-counters:--max-tier tc-counters" "drops-without-reasons:--max-tier drops-without-reasons"
+    "full, no CPU account:--no-cpu-account" "full:")
+[ -x "$probe" ] || { echo "bench: $probe not built" >&2; exit 3; }
+[ "$(id -u)" -eq 0 ] || { echo "bench: needs root (namespaces, BPF)" >&2; exit 3; }
+for v in "${variants[@]}"; do
+  [[ $v == *:* ]] || { echo "bench: variant '$v' is not LABEL:OPTIONS" >&2; exit 2; }
+done
+
+a=npp-var-a b=npp-var-b ifa=npp-var-a0 ifb=npp-var-b0
+work=$(mktemp -d /tmp/npp-var.XXXXXX)
+server=""
+cleanup() {
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi
+  wait 2>/dev/null || true
+  ip netns del $a 2>/dev/null || true
+  ip netns del $b 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+ip netns add $a; ip netns add $b
+ip link add $ifa netns $a type veth peer name $ifb netns $b
+ip -n $a addr add 198.18.31.1/24 dev $ifa; ip -n $b addr add 198.18.31.2/24 dev $ifb
+ip -n $a link set $ifa up; ip -n $b link set $ifb up
+ip netns exec $b iperf3 -s -p 5201 >/dev/null 2>&1 & server=$!
+sleep 0.5
+
+gbps() {
+  ip netns exec $a iperf3 -c 198.18.31.2 -p 5201 -t "$secs" -J >"$work/iperf.json"
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['end']['sum_received']['bits_per_second']/1e9)" "$work/iperf.json"
+}
+
+# One run with np-probe counting, started with the options in $1 (word-split on purpose).
+with_probe() {
+  local fifo=$work/fifo pid fd
+  mkfifo "$fifo"
+  # shellcheck disable=SC2086
+  ip netns exec $a "$probe" --iface $ifa $1 <"$fifo" >/dev/null 2>"$work/probe.err" &
+  pid=$!
+  exec {fd}>"$fifo"; rm "$fifo"
+  for _ in $(seq 100); do grep -q counting "$work/probe.err" && break; sleep 0.05; done
+  grep -q counting "$work/probe.err" || { echo "bench: probe did not start: $(cat "$work/probe.err")" >&2; exit 3; }
+  gbps
+  echo stop >&"$fd"; exec {fd}>&-; wait "$pid"
+}
+
+# results: one line per run, "INDEX GBPS" (index 0: no probe, i: variants[i-1]).
+: >"$work/results"
+for r in $(seq "$rounds"); do
+  order=$(seq 0 "${#variants[@]}")
+  [ $((r % 2)) -eq 0 ] && order=$(seq "${#variants[@]}" -1 0)
+  got=()
+  for i in $order; do
+    if [ "$i" -eq 0 ]; then g=$(gbps); else g=$(with_probe "${variants[i - 1]#*:}"); fi
+    echo "$r $i $g" >>"$work/results"
+    got[i]=$(printf '%.1f' "$g")
+  done
+  echo "round $r: no probe ${got[0]}, then each variant in turn ${got[*]:1} Gbit/s"
+done
+
+python3 - "$work/results" "${variants[@]}" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    r, i, g = line.split()
+    runs.setdefault(int(i), {})[int(r)] = float(g)
+base = runs[0]
+print(f"\nno probe: median {statistics.median(base.values()):.2f} Gbit/s over {len(base)} rounds")
+for i, v in enumerate(sys.argv[2:], 1):
+    ratios = [runs[i][r] / base[r] for r in base]
+    label, opts = v.split(":", 1)
+    print(f"  {label:24s} median ratio {statistics.median(ratios):.3f} (rounds {min(ratios):.2f} .. {max(ratios):.2f})  np-probe {opts or '(defaults)'}")
+PY
+echo
+extra=""
+[ $# -gt 0 ] && extra=$(printf " '%s'" "$@")
+echo "rerun: sudo ROUNDS=$rounds SECS=$secs bash bench/probe_variants.sh ${build#"$PWD"/}$extra"

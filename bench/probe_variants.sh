@@ -2,9 +2,13 @@
 # The probe's throughput cost by tier and option, side by side: iperf3 TCP over an unshaped veth
 # pair (CPU-bound: the worst case), each round one run without a probe and one with np-probe
 # for each VARIANT (LABEL:NP-PROBE OPTIONS), in an order that alternates between rounds so drift
-# favours none; prints each variant's median ratio to the runs without a probe.
+# favours none; prints each variant's median ratio to the runs without a probe. With RATE
+# (iperf3 -b, e.g. RATE=10G: below what the CPUs can carry) the throughput is held and the cost
+# shows as CPU instead: the host's busy time (/proc/stat, every CPU) per gigabyte received, each
+# variant's median ratio to it without a probe — steadier than a CPU-bound flow's throughput,
+# which moves with whatever else the machine's host runs.
 #
-#   sudo bash bench/probe_variants.sh [build-dir] [LABEL:OPTIONS ...]   (ROUNDS=11 SECS=3)
+#   sudo bash bench/probe_variants.sh [build-dir] [LABEL:OPTIONS ...]   (ROUNDS=11 SECS=3 RATE=)
 #
 # Default variants: every tier the probe can be held to, and the full tier without the CPU
 # account. Run it on a quiet machine (check `uptime`): other load moves the medians.
@@ -14,6 +18,7 @@ shift || true
 probe=$build/src/probe/np-probe
 rounds=${ROUNDS:-11}
 secs=${SECS:-3}
+rate=${RATE:-}
 variants=("$@")
 [[ ${#variants[@]} -gt 0 ]] || variants=("kernel-counters:--max-tier kernel-counters"
     "tc-counters:--max-tier tc-counters" "drops-without-reasons:--max-tier drops-without-reasons"
@@ -42,9 +47,26 @@ ip -n $a link set $ifa up; ip -n $b link set $ifb up
 ip netns exec $b iperf3 -s -p 5201 >/dev/null 2>&1 & server=$!
 sleep 0.5
 
+# The wall clock and every CPU's time not spent busy so far, in seconds: idle and iowait (which
+# the kernel times exactly where a CPU idles without its tick) and steal. Busy time is the rest:
+# the kernel's user and system times come from its tick, which a test that sleeps between bursts
+# of work (iperf3 -b) mostly misses (here: 4 ticks busy in a 3-s test at 10 Gbit/s).
+not_busy() {
+  echo "$(date +%s.%N) $(awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.2f", ($5 + $6 + $9) / hz }' /proc/stat)"
+}
+
+# One test: "GBIT_PER_S BUSY_SECONDS_PER_GB".
 gbps() {
-  ip netns exec $a iperf3 -c 198.18.31.2 -p 5201 -t "$secs" -J >"$work/iperf.json"
-  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['end']['sum_received']['bits_per_second']/1e9)" "$work/iperf.json"
+  local t0 t1
+  t0=$(not_busy)
+  ip netns exec $a iperf3 -c 198.18.31.2 -p 5201 -t "$secs" ${rate:+-b "$rate"} -J >"$work/iperf.json"
+  t1=$(not_busy)
+  python3 -c "
+import json, os, sys
+e = json.load(open(sys.argv[1]))['end']['sum_received']
+(w0, n0), (w1, n1) = (map(float, t.split()) for t in sys.argv[2:4])
+busy = (w1 - w0) * os.cpu_count() - (n1 - n0)
+print(e['bits_per_second'] / 1e9, busy / (e['bytes'] / 1e9))" "$work/iperf.json" "$t0" "$t1"
 }
 
 # One run with np-probe counting, started with the options in $1 (word-split on purpose).
@@ -70,25 +92,30 @@ for r in $(seq "$rounds"); do
   for i in $order; do
     if [ "$i" -eq 0 ]; then g=$(gbps); else g=$(with_probe "${variants[i - 1]#*:}"); fi
     echo "$r $i $g" >>"$work/results"
-    got[i]=$(printf '%.1f' "$g")
+    got[i]=$(printf '%.1f' "${g% *}")
   done
   echo "round $r: no probe ${got[0]}, then each variant in turn ${got[*]:1} Gbit/s"
 done
 
-python3 - "$work/results" "${variants[@]}" <<'PY'
+python3 - "$work/results" "$rate" "${variants[@]}" <<'PY'
 import statistics, sys
-runs = {}
+runs, cpu = {}, {}
 for line in open(sys.argv[1]):
-    r, i, g = line.split()
+    r, i, g, c = line.split()
     runs.setdefault(int(i), {})[int(r)] = float(g)
-base = runs[0]
-print(f"\nno probe: median {statistics.median(base.values()):.2f} Gbit/s over {len(base)} rounds")
-for i, v in enumerate(sys.argv[2:], 1):
-    ratios = [runs[i][r] / base[r] for r in base]
+    cpu.setdefault(int(i), {})[int(r)] = float(c)
+rate = sys.argv[2]
+base, base_cpu = runs[0], cpu[0]
+print(f"\nno probe: median {statistics.median(base.values()):.2f} Gbit/s, "
+      f"{statistics.median(base_cpu.values()):.3f} busy CPU-seconds per GB, over {len(base)} rounds"
+      + (f" (iperf3 -b {rate})" if rate else ""))
+what = "CPU per GB" if rate else "throughput"
+for i, v in enumerate(sys.argv[3:], 1):
+    ratios = [(cpu[i][r] / base_cpu[r]) if rate else (runs[i][r] / base[r]) for r in base]
     label, opts = v.split(":", 1)
-    print(f"  {label:24s} median ratio {statistics.median(ratios):.3f} (rounds {min(ratios):.2f} .. {max(ratios):.2f})  np-probe {opts or '(defaults)'}")
+    print(f"  {label:24s} {what} ratio {statistics.median(ratios):.3f} (rounds {min(ratios):.2f} .. {max(ratios):.2f})  np-probe {opts or '(defaults)'}")
 PY
 echo
 extra=""
 [ $# -gt 0 ] && extra=$(printf " '%s'" "$@")
-echo "rerun: sudo ROUNDS=$rounds SECS=$secs bash bench/probe_variants.sh ${build#"$PWD"/}$extra"
+echo "rerun: sudo ROUNDS=$rounds SECS=$secs${rate:+ RATE=$rate} bash bench/probe_variants.sh ${build#"$PWD"/}$extra"

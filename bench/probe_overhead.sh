@@ -24,6 +24,7 @@ testrun=$build/bench/np-probe-testrun
 rounds=${ROUNDS:-7}
 secs=${SECS:-5}
 cost_rounds=${COST_ROUNDS:-3}
+[ "$cost_rounds" -ge 1 ] 2>/dev/null || { echo "bench: COST_ROUNDS must be 1 or more, not '$cost_rounds'" >&2; exit 2; }
 for bin in "$probe" "$floor" "$testrun"; do [ -x "$bin" ] || { echo "bench: $bin not built" >&2; exit 3; }; done
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (namespaces, BPF)" >&2; exit 3; }
 command -v tcpdump >/dev/null || { echo "bench: tcpdump missing (scripts/setup.sh installs it)" >&2; exit 3; }
@@ -38,7 +39,9 @@ cleanup() {
   ip netns del $b 2>/dev/null || true
   rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 ip netns add $a; ip netns add $b
 ip link add $ifa netns $a type veth peer name $ifb netns $b
 ip -n $a addr add 198.18.26.1/24 dev $ifa; ip -n $b addr add 198.18.26.2/24 dev $ifb
@@ -126,6 +129,11 @@ print(f"  no probe       {statistics.median(base):7.2f} Gbit/s")
 print(f"  np-probe       {statistics.median(probe):7.2f} Gbit/s   ratio {ratio(probe):.3f}  ({spread(probe)}; goal >= 0.97)")
 print(f"  tcpdump -w     {statistics.median(dump):7.2f} Gbit/s   ratio {ratio(dump):.3f}  ({spread(dump)})")
 cost = {}
+untimed = sorted({c["program"] for path in glob.glob(f"{work}/trace-*.json")
+                  for c in json.load(open(path))["probe_cost"] if c["run_cnt"] is None})
+if untimed:
+    sys.exit(f"bench: the probe could not time {', '.join(untimed)} "
+             "(np-probe --time-programs: BPF run-time statistics unavailable)")
 for path in glob.glob(f"{work}/trace-cost-*.json"):
     for c in json.load(open(path))["probe_cost"]:
         t = cost.setdefault(c["program"], [0, 0]); t[0] += c["run_time_ns"]; t[1] += c["run_cnt"]

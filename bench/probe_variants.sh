@@ -10,8 +10,9 @@
 #
 #   sudo bash bench/probe_variants.sh [build-dir] [LABEL:OPTIONS ...]   (ROUNDS=11 SECS=3 RATE=)
 #
-# Default variants: every tier the probe can be held to, and the full tier without the CPU
-# account. Run it on a quiet machine (check `uptime`): other load moves the medians.
+# Default variants: every tier the probe can be held to (each required, so a host that allows
+# less stops the bench instead of mislabelling it), and the full tier without the CPU account.
+# Run it on a quiet machine (check `uptime`): other load moves the medians.
 set -euo pipefail
 build=$(realpath "${1:-build}")
 shift || true
@@ -21,8 +22,9 @@ secs=${SECS:-3}
 rate=${RATE:-}
 variants=("$@")
 [[ ${#variants[@]} -gt 0 ]] || variants=("kernel-counters:--max-tier kernel-counters"
-    "tc-counters:--max-tier tc-counters" "drops-without-reasons:--max-tier drops-without-reasons"
-    "full, no CPU account:--no-cpu-account" "full:")
+    "tc-counters:--max-tier tc-counters --require-tier tc-counters"
+    "drops-without-reasons:--max-tier drops-without-reasons --require-tier drops-without-reasons"
+    "full, no CPU account:--no-cpu-account --require-tier full" "full:--require-tier full")
 [ -x "$probe" ] || { echo "bench: $probe not built" >&2; exit 3; }
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (namespaces, BPF)" >&2; exit 3; }
 for v in "${variants[@]}"; do
@@ -39,7 +41,9 @@ cleanup() {
   ip netns del $b 2>/dev/null || true
   rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 ip netns add $a; ip netns add $b
 ip link add $ifa netns $a type veth peer name $ifb netns $b
 ip -n $a addr add 198.18.31.1/24 dev $ifa; ip -n $b addr add 198.18.31.2/24 dev $ifb

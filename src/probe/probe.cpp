@@ -177,14 +177,15 @@ class Attached {
         if (tc_) {
             m.traffic = bpf_map__fd(tc_->get()->maps.traffic);
             m.streams = bpf_map__fd(tc_->get()->maps.streams);
-            m.streams_claimed = &tc_->get()->bss->streams_claimed;
+            // Global data is mapped where the kernel allows mmap of arrays (5.5); else none.
+            if (tc_->get()->bss) m.streams_claimed = &tc_->get()->bss->streams_claimed;
             m.echoes = bpf_map__fd(tc_->get()->maps.echoes);
         }
         if (!skel_) return m;
         const probe_bpf* k = skel_->get();
         m.traffic = bpf_map__fd(k->maps.traffic);
         m.streams = bpf_map__fd(k->maps.streams);
-        m.streams_claimed = &k->bss->streams_claimed;
+        if (k->bss) m.streams_claimed = &k->bss->streams_claimed;
         m.stream_drops = bpf_map__fd(k->maps.stream_drops);
         m.echoes = bpf_map__fd(k->maps.echoes);
         m.retransmits = bpf_map__fd(k->maps.retransmits);
@@ -386,8 +387,9 @@ class Recorder {
         sample_backlog();
         tools_.watch(s.t_ms);
         mark_tools(maps_.tools, tools_.pids());
-        tcp_.read(false, maps_.streams_claimed ? std::optional<uint64_t>(*maps_.streams_claimed)
-                                               : std::nullopt);
+        tcp_.read(
+            s.t_ms, false,
+            maps_.streams_claimed ? std::optional<uint64_t>(*maps_.streams_claimed) : std::nullopt);
         emit(message(proto::kMessageSample, to_json(s)));
         samples_.push_back(std::move(s));
     }
@@ -419,7 +421,7 @@ class Recorder {
         p.dev_stats = d.dev_stats;
         p.processes = tools_.cut(p.end_ms);
         mark_tools(maps_.tools, tools_.pids());
-        tcp_.read(true);
+        tcp_.read(now_ms(), true);
         p.tcp = tcp_.cut();
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
@@ -858,7 +860,7 @@ std::unique_ptr<RunTimeStats> run_time_stats(ProbeTier tier, bool asked) {
     auto stats = std::make_unique<RunTimeStats>();
     if (!stats->enabled())
         std::fprintf(stderr,
-                     "np-probe: BPF run-time statistics unavailable; probe_cost will be 0\n");
+                     "np-probe: BPF run-time statistics unavailable; probe_cost stays untimed\n");
     return stats;
 }
 

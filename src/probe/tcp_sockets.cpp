@@ -143,29 +143,24 @@ void TcpSockets::lookup(const Seen& seen, std::map<uint64_t, TcpSocketReading>& 
     for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s;
 }
 
-bool WalkSchedule::next(bool cut, std::optional<uint64_t> streams_claimed) {
-    const int sample = samples_++;
-    if (!streams_claimed) return cut || sample % kWalkEvery == 0;
+bool WalkSchedule::next(bool cut, std::optional<uint64_t> streams_claimed, int64_t now_ms) {
     // The first sample walks for the connections that were there before the probe.
-    if (!claimed_) {
+    bool walk = cut || !last_walk_ms_;
+    if (!streams_claimed) {
+        walk = walk || now_ms - *last_walk_ms_ >= kWalkEveryMs;
+    } else {
+        if (claimed_ && *streams_claimed != *claimed_) walk_until_ms_ = now_ms + kAfterClaimMs;
         claimed_ = streams_claimed;
-        return true;
+        walk = walk || now_ms <= walk_until_ms_ || now_ms - *last_walk_ms_ >= kFallbackMs;
     }
-    if (streams_claimed != claimed_) {
-        claimed_ = streams_claimed;
-        pending_ = kWalksAfterClaim;
-    }
-    if (pending_ > 0) {
-        --pending_;
-        return true;
-    }
-    return cut;
+    if (walk) last_walk_ms_ = now_ms;
+    return walk;
 }
 
-void TcpSockets::read(bool walk, std::optional<uint64_t> streams_claimed) {
+void TcpSockets::read(int64_t now_ms, bool walk, std::optional<uint64_t> streams_claimed) {
     if (fd_ < 0) return;
     std::map<uint64_t, TcpSocketReading> now;
-    if (schedule_.next(walk, streams_claimed)) {
+    if (schedule_.next(walk, streams_claimed, now_ms)) {
         dump(AF_INET, now);
         dump(AF_INET6, now);
     } else {

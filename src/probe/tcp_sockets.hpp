@@ -37,21 +37,25 @@ struct TcpSocketReading {
 std::vector<TcpSocketReading> parse_tcp_diag(const uint8_t* data, size_t len, uint16_t port,
                                              bool& done);
 
-// Which samples walk the socket tables for new connections. Where the probe's tc programs count
-// the flow's streams, their count of stream slots claimed says when a connection is new: it is
-// in the tables once established, a round trip or so after its first packet, so the tables are
-// walked at the sample that sees the count grow and the kWalksAfterClaim after it. Without that
-// count (the kernel-counters tier), every kWalkEvery samples. A cut always walks.
+// Which samples walk the socket tables for new connections (times in ms on the probe's clock).
+// Where the probe's tc programs count the flow's streams, their count of stream slots claimed
+// says when a connection is new. It is in the tables (with a tcp_info) once established: on the
+// server a round trip after the SYN that claimed the slot, or after a SYN-ACK resent at 1 s and
+// 3 s, so every sample walks for kAfterClaimMs after the count grows. A connection that claimed
+// no slot (its port's slot still held, or every slot it may take held by others) is found by a
+// walk every kFallbackMs. Without the count (the kernel-counters tier), every kWalkEveryMs. The
+// first sample and every cut walk.
 class WalkSchedule {
   public:
-    static constexpr int kWalkEvery = 5;
-    static constexpr int kWalksAfterClaim = 10;
-    bool next(bool cut, std::optional<uint64_t> streams_claimed);
+    static constexpr int64_t kWalkEveryMs = 500;
+    static constexpr int64_t kAfterClaimMs = 4000;
+    static constexpr int64_t kFallbackMs = 2000;
+    bool next(bool cut, std::optional<uint64_t> streams_claimed, int64_t now_ms);
 
   private:
     std::optional<uint64_t> claimed_;
-    int pending_ = 0;
-    int samples_ = 0;
+    int64_t walk_until_ms_ = -1;
+    std::optional<int64_t> last_walk_ms_;
 };
 
 class TcpSockets {
@@ -62,7 +66,8 @@ class TcpSockets {
     TcpSockets& operator=(const TcpSockets&) = delete;
     // At each sample: every TCP socket on the port, IPv4 and IPv6 — those already known by
     // their ids, new ones by a walk of the tables when the schedule says (always when `walk`).
-    void read(bool walk = false, std::optional<uint64_t> streams_claimed = std::nullopt);
+    void read(int64_t now_ms, bool walk = false,
+              std::optional<uint64_t> streams_claimed = std::nullopt);
     // At a phase cut: the connection that moved the most bytes since the last cut, at its last
     // reading (none when no TCP socket on the port moved any); then forgets the closed ones.
     std::optional<TcpAccount> cut();

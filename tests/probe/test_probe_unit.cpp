@@ -47,32 +47,46 @@ TEST(ProbeAccount, TicksInTheSoftirqDispatcherAreSharedByTheHandlersTicks) {
     EXPECT_EQ(s.net_rx_ns + s.net_tx_ns, 0ULL);
 }
 
-// The socket tables are walked for the connections there before the probe, then only when the tc
-// programs claim a stream slot (a new connection) and for the samples after it while it is being
-// established, and at every cut; a long test with no new connection walks nothing between cuts.
+// The socket tables are walked for the connections there before the probe, then every sample
+// for a while after the tc programs claim a stream slot (a new connection, on the server in the
+// tables only once its handshake is done, a SYN-ACK resent at 1 s and 3 s included), at every
+// cut, and otherwise seldom: for a connection that claimed no slot.
 TEST(TcpSocketsWalk, TheTablesAreWalkedWhenANewStreamIsSeenNotOnATimer) {
     using np::probe::WalkSchedule;
     WalkSchedule w;
-    EXPECT_TRUE(w.next(false, 0));  // the first sample
+    int64_t t = 0;
+    EXPECT_TRUE(w.next(false, 0, t));  // the first sample
+    // No new stream for a minute of 100-ms samples: only the fallback's walks.
     int walks = 0;
-    for (int i = 0; i < 100; ++i) walks += w.next(false, 0);
-    EXPECT_EQ(walks, 0);
-    EXPECT_TRUE(w.next(true, 0));  // a cut
+    for (int i = 0; i < 600; ++i) walks += w.next(false, 0, t += 100);
+    EXPECT_EQ(walks, 60000 / WalkSchedule::kFallbackMs);
+    EXPECT_TRUE(w.next(true, 0, t += 100));  // a cut
+    // A stream claimed: every sample walks until kAfterClaimMs after it, then the fallback.
+    const int64_t claimed_at = t += 100;
+    EXPECT_TRUE(w.next(false, 1, claimed_at));
+    while (t + 100 <= claimed_at + WalkSchedule::kAfterClaimMs)
+        EXPECT_TRUE(w.next(false, 1, t += 100)) << t - claimed_at << " ms after the claim";
+    EXPECT_FALSE(w.next(false, 1, t += 100));
+    // With 10-ms samples the same time, not the same number of samples.
+    WalkSchedule fast;
+    t = 0;
+    fast.next(false, 0, t);
+    fast.next(false, 1, t += 10);
     walks = 0;
-    for (int i = 0; i < 100; ++i) walks += w.next(false, i < 3 ? 2 : 3);  // two, then a third
-    EXPECT_EQ(walks, WalkSchedule::kWalksAfterClaim + 3);
-    EXPECT_FALSE(w.next(false, 3));
+    for (int i = 0; i < 300; ++i) walks += fast.next(false, 1, t += 10);
+    EXPECT_EQ(walks, 300);  // 3 s, all inside kAfterClaimMs
 }
 
 // Without the tc programs' count (the kernel-counters tier) the tables are walked every
-// kWalkEvery samples, and at each cut.
-TEST(TcpSocketsWalk, WithoutTheStreamCountTheTablesAreWalkedEveryFewSamples) {
+// kWalkEveryMs, and at each cut.
+TEST(TcpSocketsWalk, WithoutTheStreamCountTheTablesAreWalkedEveryHalfSecond) {
     using np::probe::WalkSchedule;
     WalkSchedule w;
-    int walks = 0;
-    for (int i = 0; i < 10 * WalkSchedule::kWalkEvery; ++i) walks += w.next(false, std::nullopt);
-    EXPECT_EQ(walks, 10);
-    EXPECT_TRUE(w.next(true, std::nullopt));
+    int64_t t = 0;
+    int walks = w.next(false, std::nullopt, t);
+    for (int i = 0; i < 100; ++i) walks += w.next(false, std::nullopt, t += 100);
+    EXPECT_EQ(walks, 1 + 10000 / WalkSchedule::kWalkEveryMs);
+    EXPECT_TRUE(w.next(true, std::nullopt, t += 100));
 }
 
 }  // namespace

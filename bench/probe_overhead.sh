@@ -29,25 +29,9 @@ for bin in "$probe" "$floor" "$testrun"; do [ -x "$bin" ] || { echo "bench: $bin
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (namespaces, BPF)" >&2; exit 3; }
 command -v tcpdump >/dev/null || { echo "bench: tcpdump missing (scripts/setup.sh installs it)" >&2; exit 3; }
 
-a=npp-bench-a b=npp-bench-b ifa=npp-bench-a0 ifb=npp-bench-b0
-work=$(mktemp -d /tmp/npp-bench.XXXXXX)
-pids=""
-cleanup() {
-  for p in $pids; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  ip netns del $a 2>/dev/null || true
-  ip netns del $b 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-ip netns add $a; ip netns add $b
-ip link add $ifa netns $a type veth peer name $ifb netns $b
-ip -n $a addr add 198.18.26.1/24 dev $ifa; ip -n $b addr add 198.18.26.2/24 dev $ifb
-ip -n $a link set $ifa up; ip -n $b link set $ifb up
-ip netns exec $b iperf3 -s -p 5201 >/dev/null 2>&1 & server=$!; pids="$pids $server"
-sleep 0.5
+# shellcheck source=bench/veth_pair.sh
+. "$(dirname "$0")/veth_pair.sh"
+bench_pair bench 26
 
 gbps() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['end']['sum_received']['bits_per_second']/1e9)" "$1"; }
 run_iperf() { ip netns exec $a iperf3 -c 198.18.26.2 -p 5201 -t "$secs" -J >"$1"; gbps "$1"; }
@@ -129,7 +113,8 @@ print(f"  no probe       {statistics.median(base):7.2f} Gbit/s")
 print(f"  np-probe       {statistics.median(probe):7.2f} Gbit/s   ratio {ratio(probe):.3f}  ({spread(probe)}; goal >= 0.97)")
 print(f"  tcpdump -w     {statistics.median(dump):7.2f} Gbit/s   ratio {ratio(dump):.3f}  ({spread(dump)})")
 cost = {}
-untimed = sorted({c["program"] for path in glob.glob(f"{work}/trace-*.json")
+timed = glob.glob(f"{work}/trace-cost-*.json") + [f"{work}/trace-udp.json"]
+untimed = sorted({c["program"] for path in timed
                   for c in json.load(open(path))["probe_cost"] if c["run_cnt"] is None})
 if untimed:
     sys.exit(f"bench: the probe could not time {', '.join(untimed)} "

@@ -31,25 +31,9 @@ for v in "${variants[@]}"; do
   [[ $v == *:* ]] || { echo "bench: variant '$v' is not LABEL:OPTIONS" >&2; exit 2; }
 done
 
-a=npp-var-a b=npp-var-b ifa=npp-var-a0 ifb=npp-var-b0
-work=$(mktemp -d /tmp/npp-var.XXXXXX)
-server=""
-cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  ip netns del $a 2>/dev/null || true
-  ip netns del $b 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-ip netns add $a; ip netns add $b
-ip link add $ifa netns $a type veth peer name $ifb netns $b
-ip -n $a addr add 198.18.31.1/24 dev $ifa; ip -n $b addr add 198.18.31.2/24 dev $ifb
-ip -n $a link set $ifa up; ip -n $b link set $ifb up
-ip netns exec $b iperf3 -s -p 5201 >/dev/null 2>&1 & server=$!
-sleep 0.5
+# shellcheck source=bench/veth_pair.sh
+. "$(dirname "$0")/veth_pair.sh"
+bench_pair var 31
 
 # The wall clock and every CPU's time not spent busy so far, in seconds: idle and iowait (which
 # the kernel times exactly where a CPU idles without its tick) and steal. Busy time is the rest:

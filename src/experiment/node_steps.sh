@@ -548,6 +548,8 @@ np_tut_test() { # IFACE PEER SECONDS COMMAND…
     _if=$1 _peer=$2 _s=$3
     shift 3
     case $_s in '' | *[!0-9]*) np_die "network-performance: test: SECONDS must be a whole number, not '$_s'" ;; esac
+    # Its PIDs are kept for the teardown in the state dir configure made.
+    [ -d "$np_state" ] || np_die "network-performance: $np_node is not configured (no $np_state): run configure first"
     if [ "$_s" -gt 0 ]; then
         # Five echoes a second (the shortest interval ping allows a user who is not root), ended
         # with the test, or by its deadline should this shell be cut; its output is not kept.

@@ -68,6 +68,14 @@ TEST_F(CliNodeSteps, AStepThatCannotRunIsRefusedNamingWhat) {
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.out.find("no interface np-no-such0 (ports: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("no /nonexistent-marker"), std::string::npos) << r.out;
+    // A test on a node no mode configured starts nothing (no state dir to keep its PIDs in).
+    r = step("test np-unconfigured-9 lo 198.18.0.1 3 true");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("np-unconfigured-9 is not configured"), std::string::npos) << r.out;
+    r = step("test node1-1 lo 198.18.0.1 three true");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("SECONDS must be a whole number, not 'three'"), std::string::npos)
+        << r.out;
 }
 
 }  // namespace

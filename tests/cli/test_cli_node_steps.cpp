@@ -6,6 +6,9 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/cli/run_command.hpp"
 
@@ -53,29 +56,22 @@ TEST_F(CliNodeSteps, SourcedWithoutAStepItOnlyDefinesFunctions) {
 }
 
 TEST_F(CliNodeSteps, AStepThatCannotRunIsRefusedNamingWhat) {
-    auto r = step("calibrate node1-1");
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("unknown step 'calibrate'"), std::string::npos) << r.out;
-    r = step("teardown '../etc' eth0");
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("bad node name '../etc'"), std::string::npos) << r.out;
-    r = step("configure node1-1 eth0");
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("usage: configure NODE IFACE ADDR PREFIX [MTU]"), std::string::npos)
-        << r.out;
-    // Preflight changes nothing: a port this machine does not have is named, with the ones it has.
-    r = step("preflight node1-1 np-no-such0 /nonexistent-marker");
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("no interface np-no-such0 (ports: "), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("no /nonexistent-marker"), std::string::npos) << r.out;
-    // A test on a node no mode configured starts nothing (no state dir to keep its PIDs in).
-    r = step("test np-unconfigured-9 lo 198.18.0.1 3 true");
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("np-unconfigured-9 is not configured"), std::string::npos) << r.out;
-    r = step("test node1-1 lo 198.18.0.1 three true");
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.out.find("SECONDS must be a whole number, not 'three'"), std::string::npos)
-        << r.out;
+    // Each refused with exit 1, naming what it lacks. Preflight changes nothing: a port this
+    // machine does not have is named, with the ones it has. A test on a node no mode configured
+    // starts nothing (no state dir to keep its PIDs in).
+    const std::vector<std::pair<std::string, std::vector<std::string>>> refused = {
+        {"calibrate node1-1", {"unknown step 'calibrate'"}},
+        {"teardown '../etc' eth0", {"bad node name '../etc'"}},
+        {"configure node1-1 eth0", {"usage: configure NODE IFACE ADDR PREFIX [MTU]"}},
+        {"preflight node1-1 np-no-such0 /nonexistent-marker",
+         {"no interface np-no-such0 (ports: ", "no /nonexistent-marker"}},
+        {"test np-unconfigured-9 lo 198.18.0.1 3 true", {"np-unconfigured-9 is not configured"}},
+        {"test node1-1 lo 198.18.0.1 three true", {"SECONDS must be a whole number, not 'three'"}}};
+    for (const auto& [args, said] : refused) {
+        const auto r = step(args);
+        EXPECT_EQ(r.status, 1) << args;
+        for (const auto& text : said) EXPECT_NE(r.out.find(text), std::string::npos) << r.out;
+    }
 }
 
 }  // namespace

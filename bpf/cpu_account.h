@@ -5,10 +5,11 @@
  * whatever task was interrupted, so the scheduler's view counts them as that task's). The core
  * that set a test's pace is named from these, not from the host's CPU totals alone.
  *
- * Sampled, not traced: at each tick of the bins' 1 ms timer (bins.h, np_bin_tick) the CPU's
- * current task and the kernel stack the tick interrupted place that millisecond — a tool's or
- * not, in which softirq or none — so the account costs a stack walk a millisecond a CPU instead
- * of two programs on every task switch and softirq (docs/performance.md). The NIC's hard IRQs,
+ * Sampled, not traced: at each tick of a timer on every CPU (NP_ACCOUNT_NS, bins.h's
+ * np_account_tick; on kernels where the bins tick on every CPU, their 1 ms tick) the CPU's
+ * current task and the kernel stack the tick interrupted place that period — a tool's or not, in
+ * which softirq or none — so the account costs a stack walk a tick instead of two programs on
+ * every task switch and softirq (docs/performance.md). The NIC's hard IRQs,
  * which the tick cannot interrupt, are timed at their handlers' entry and exit (a NIC's queues
  * interrupt once per NAPI poll, not per packet).
  *
@@ -116,7 +117,7 @@ static __always_inline int sampled_softirq(void *ctx)
 	return -1;
 }
 
-/* One tick of the bins' timer: this CPU's last `period_ns` placed by what it was doing. */
+/* One tick: this CPU's last `period_ns` placed by what it was doing. */
 static __always_inline void account_sample(void *ctx, __u64 period_ns)
 {
 	__u32 zero = 0;

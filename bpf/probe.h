@@ -213,6 +213,12 @@ struct np_echo {
  * NP_BINS ms binned. */
 #define NP_BINS 16384
 #define NP_BIN_NS 1000000ULL
+/* The most CPUs one timer sums the bins over (bins.h); a host with more ticks on every CPU. */
+#define NP_BIN_CPUS 512
+
+/* The CPU account's sampling period where it has a timer of its own (cpu_account.h): the
+ * kernel's own tick-based CPU times are as fine at HZ=250. */
+#define NP_ACCOUNT_NS 4000000ULL
 
 struct np_bin {
 	unsigned long long tx_wire_bytes;

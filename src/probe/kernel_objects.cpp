@@ -91,6 +91,9 @@ ProbeSkeleton::ProbeSkeleton(const ProbeConfig& c) {
     skel_->rodata->kfree_skb_has_rx_sk = c.kfree_skb_has_rx_sk;
     skel_->rodata->retransmit_has_err = c.retransmit_has_err;
     skel_->rodata->cpu_account = c.cpu_account;
+    skel_->rodata->bins_one_timer = c.bins_one_timer;
+    skel_->rodata->bins_cpus = c.cpus;
+    bpf_program__set_autoload(skel_->progs.np_account_tick, c.cpu_account && c.bins_one_timer);
     bpf_program__set_autoload(skel_->progs.np_kfree_skb, !c.drop_sites);
     bpf_program__set_autoload(skel_->progs.np_kfree_skb_site, c.drop_sites);
     if (const int err = probe_bpf__load(skel_)) {
@@ -293,7 +296,7 @@ TracingLink::~TracingLink() {
     bpf_link__destroy(link_);
 }
 
-PerCpuTimer::PerCpuTimer(bpf_program* prog, uint64_t period_ns) {
+CpuTimers::CpuTimers(bpf_program* prog, uint64_t period_ns, On on, const char* what) {
     const int cpus = libbpf_num_possible_cpus();
     for (int cpu = 0; cpu < cpus; ++cpu) {
         perf_event_attr attr{};
@@ -308,7 +311,7 @@ PerCpuTimer::PerCpuTimer(bpf_program* prog, uint64_t period_ns) {
             const int e = errno;
             release();
             throw EnvironmentError(
-                fmt::format("cannot open a timer on CPU {}: {}", cpu, errstr(e)));
+                fmt::format("cannot open {} on CPU {}: {}", what, cpu, errstr(e)));
         }
         bpf_link* link = bpf_program__attach_perf_event(prog, fd);
         if (!link) {
@@ -316,17 +319,19 @@ PerCpuTimer::PerCpuTimer(bpf_program* prog, uint64_t period_ns) {
             close(fd);
             release();
             throw EnvironmentError(
-                fmt::format("cannot attach the bins' timer on CPU {}: {}", cpu, errstr(e)));
+                fmt::format("cannot attach {} on CPU {}: {}", what, cpu, errstr(e)));
         }
         links_.push_back(link);  // the link owns the event's fd
+        if (on == On::one_cpu) return;
     }
+    if (links_.empty()) throw EnvironmentError(fmt::format("no online CPU for {}", what));
 }
 
-PerCpuTimer::~PerCpuTimer() {
+CpuTimers::~CpuTimers() {
     release();
 }
 
-void PerCpuTimer::release() {
+void CpuTimers::release() {
     for (auto* l : links_) bpf_link__destroy(l);
     links_.clear();
 }

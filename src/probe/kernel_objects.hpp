@@ -30,8 +30,11 @@ struct ProbeConfig {
     // The drops-without-reasons tier: np_kfree_skb_site (by code address) is loaded instead of
     // np_kfree_skb (by reason).
     bool drop_sites = false;
-    // The CPU account, sampled at the bins' timer (bpf/cpu_account.h).
+    // The CPU account (bpf/cpu_account.h).
     bool cpu_account = false;
+    // The bins' timer on one CPU, summing the CPUs' counters (bpf/bins.h); `cpus` possible.
+    bool bins_one_timer = false;
+    uint32_t cpus = 1;
 };
 
 // open -> set rodata -> load; destroy on scope exit. The full and drops-without-reasons tiers.
@@ -126,15 +129,17 @@ class TracingLink {
     bpf_link* link_ = nullptr;
 };
 
-// `prog` run by a timer of `period_ns` on every online CPU (a cpu-clock perf event each, which
-// fires whether the CPU is busy or idle), detached on destruction. Throws EnvironmentError when a
-// CPU's event cannot be opened (perf_event_paranoid, no CAP_PERFMON) or the program attached.
-class PerCpuTimer {
+// `prog` run by a timer of `period_ns` on every online CPU, or on the first online CPU alone
+// (a cpu-clock perf event each, which fires whether the CPU is busy or idle), detached on
+// destruction. `what` names the timer in errors. Throws EnvironmentError when a CPU's event
+// cannot be opened (perf_event_paranoid, no CAP_PERFMON) or the program attached.
+class CpuTimers {
   public:
-    PerCpuTimer(bpf_program* prog, uint64_t period_ns);
-    ~PerCpuTimer();
-    PerCpuTimer(const PerCpuTimer&) = delete;
-    PerCpuTimer& operator=(const PerCpuTimer&) = delete;
+    enum class On { every_cpu, one_cpu };
+    CpuTimers(bpf_program* prog, uint64_t period_ns, On on, const char* what);
+    ~CpuTimers();
+    CpuTimers(const CpuTimers&) = delete;
+    CpuTimers& operator=(const CpuTimers&) = delete;
 
   private:
     void release();

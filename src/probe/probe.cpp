@@ -12,6 +12,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -140,9 +141,16 @@ class Attached {
             egress = tc_->get()->progs.np_tc_egress;
         } else {
             const bool sites = tier == ProbeTier::drops_without_reasons;
+            // One timer for the bins where a program can read the other CPUs' counters.
+            const int cpus = libbpf_num_possible_cpus();
+            const bool one_timer =
+                cpus > 0 && cpus <= NP_BIN_CPUS &&
+                libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_map_lookup_percpu_elem,
+                                        nullptr) == 1;
             skel_ = std::make_unique<ProbeSkeleton>(
                 ProbeConfig{netns, ifindex, o.iperf_port, btf && btf->kfree_skb_has_rx_sk && !sites,
-                            btf && btf->retransmit_has_err, sites, o.cpu_account});
+                            btf && btf->retransmit_has_err, sites, o.cpu_account, one_timer,
+                            static_cast<uint32_t>(std::max(cpus, 1))});
             ingress = skel_->get()->progs.np_tc_ingress;
             egress = skel_->get()->progs.np_tc_egress;
         }
@@ -157,17 +165,28 @@ class Attached {
                                                                 : k->progs.np_kfree_skb,
                        "tp_btf/kfree_skb");
         xmit_.emplace(k->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
-        // The flow's 1 ms bins: without a timer on every CPU there are none, and nothing else
-        // is lost.
+        // The flow's 1 ms bins: without their timer there are none, and nothing else is lost.
+        const bool one_timer = k->rodata->bins_one_timer;
         try {
             bins_memory_.emplace(bpf_map__fd(k->maps.bins), sizeof(np_bin) * NP_BINS);
-            bins_timer_.emplace(k->progs.np_bin_tick, NP_BIN_NS);
+            bins_timer_.emplace(k->progs.np_bin_tick, NP_BIN_NS,
+                                one_timer ? CpuTimers::On::one_cpu : CpuTimers::On::every_cpu,
+                                "the bins' timer");
         } catch (const EnvironmentError&) {
             bins_timer_.reset();
             bins_memory_.reset();
         }
-        // The CPU account is sampled at the bins' timer: without it there is none.
+        // The CPU account is sampled at a timer on every CPU, its own or the bins': without
+        // one there is none.
         if (!o.cpu_account || !bins_timer_) return;
+        if (one_timer) {
+            try {
+                account_timer_.emplace(k->progs.np_account_tick, NP_ACCOUNT_NS,
+                                       CpuTimers::On::every_cpu, "the CPU account's timer");
+            } catch (const EnvironmentError&) {
+                return;
+            }
+        }
         irq_entry_.emplace(k->progs.np_irq_entry, "tp_btf/irq_handler_entry");
         irq_exit_.emplace(k->progs.np_irq_exit, "tp_btf/irq_handler_exit");
     }
@@ -216,6 +235,7 @@ class Attached {
             k->progs.np_tcp_retransmit,
             kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb};
         if (bins_timer_) out.push_back(k->progs.np_bin_tick);
+        if (account_timer_) out.push_back(k->progs.np_account_tick);
         if (irq_entry_) out.insert(out.end(), {k->progs.np_irq_entry, k->progs.np_irq_exit});
         return out;
     }
@@ -233,8 +253,10 @@ class Attached {
     std::optional<TcFilter> ingress_, egress_;
     std::optional<TracingLink> retransmit_, kfree_, xmit_;
     std::optional<MappedMap> bins_memory_;
-    std::optional<PerCpuTimer> bins_timer_;
-    // The CPU account's NIC IRQs (bpf/cpu_account.h; the rest is sampled at the bins' timer).
+    std::optional<CpuTimers> bins_timer_;
+    // The CPU account: its timer where the bins' runs on one CPU (bpf/bins.h), and the NIC's
+    // IRQs (bpf/cpu_account.h).
+    std::optional<CpuTimers> account_timer_;
     std::optional<TracingLink> irq_entry_, irq_exit_;
 };
 

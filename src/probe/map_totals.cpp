@@ -263,6 +263,26 @@ void read_drop_detail(const ProbeMaps& maps, MapTotals& m) {
 
 }  // namespace
 
+std::vector<ClaimedStream> claimed_streams(int fd) {
+    std::vector<ClaimedStream> out;
+    std::vector<np_stream_slot> per_cpu(possible_cpus());
+    for (uint32_t i = 0; i < NP_STREAM_SLOTS; ++i) {
+        if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
+        for (const auto& s : per_cpu) {
+            const ClaimedStream c{s.port, s.proto};
+            if (s.claimed && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+        }
+    }
+    return out;
+}
+
+bool flow_moved(const MapTotals& delta) {
+    for (uint32_t dir = 0; dir < NP_DIR_COUNT; ++dir)
+        for (uint32_t proto = 0; proto < NP_PROTO_COUNT; ++proto)
+            if (delta.traffic[np_traffic_slot(dir, proto, NP_FLOW_IPERF)].packets) return true;
+    return false;
+}
+
 MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
     MapTotals m;
     read_sample_counts(maps, m);

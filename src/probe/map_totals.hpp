@@ -12,6 +12,7 @@
 #include "probe.h"
 #include "src/probe/kernel_btf.hpp"
 #include "src/probe/kernel_symbols.hpp"
+#include "src/probe/walk_schedule.hpp"
 
 namespace np::probe {
 
@@ -76,6 +77,12 @@ void start_bins(const ProbeMaps& maps);
 // traffic, retransmits and the total number of drops.
 MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail);
 MapTotals operator-(const MapTotals& later, const MapTotals& earlier);
+
+// The streams the tc programs claimed a slot for on any CPU (the streams map's owners), once
+// each; what tells the socket walks there is something new to find (walk_schedule.hpp).
+std::vector<ClaimedStream> claimed_streams(int streams_fd);
+// Whether the measured flow moved any packet in `delta`.
+bool flow_moved(const MapTotals& delta);
 
 // Removes from the streams maps the keys that did not move in a phase just closed (`delta`, its
 // counts), and from `now`, the snapshot the next phase is counted from: streams that ended, so

@@ -389,7 +389,8 @@ class Recorder {
         s.t_ms = now_ms();
         s.interval_ms = s.t_ms - last_sample_ms_;
         s.phase = phase_name_;
-        fill_sample(s, now - last_sample_maps_);
+        const MapTotals delta = now - last_sample_maps_;
+        fill_sample(s, delta);
         last_sample_maps_ = now;
         if (!measures(naming_.tier).flows) {
             // No tc hooks: the iface's own counters give the rate (frames plus the 24 bytes of
@@ -407,13 +408,25 @@ class Recorder {
         }
         last_sample_ms_ = s.t_ms;
         sample_backlog();
-        tools_.watch(s.t_ms);
+        const std::optional<StreamNews> news = stream_news(delta);
+        tools_.watch(s.t_ms, news);
         mark_tools(maps_.tools, tools_.pids());
-        tcp_.read(
-            s.t_ms, false,
-            maps_.streams_claimed ? std::optional<uint64_t>(*maps_.streams_claimed) : std::nullopt);
+        tcp_.read(s.t_ms, false, news);
         emit(message(proto::kMessageSample, to_json(s)));
         samples_.push_back(std::move(s));
+    }
+
+    // What the tc programs said since the last sample (none at the kernel-counters tier): the
+    // streams map is read again only when the count of slots claimed grew.
+    std::optional<StreamNews> stream_news(const MapTotals& delta) {
+        if (!maps_.streams_claimed || maps_.streams < 0) return std::nullopt;
+        const uint64_t claimed = *maps_.streams_claimed;
+        if (claimed != streams_claimed_) {
+            streams_claimed_ = claimed;
+            news_.streams = claimed_streams(maps_.streams);
+        }
+        news_.moved = flow_moved(delta);
+        return news_;
     }
 
     // Closes the current phase and starts `next` (none when stopping); returns the closed
@@ -443,7 +456,7 @@ class Recorder {
         p.dev_stats = d.dev_stats;
         p.processes = tools_.cut(p.end_ms);
         mark_tools(maps_.tools, tools_.pids());
-        tcp_.read(now_ms(), true);
+        tcp_.read(now_ms(), true, std::nullopt);
         p.tcp = tcp_.cut();
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
@@ -494,6 +507,8 @@ class Recorder {
     Naming naming_;
     std::string iface_;
     ToolProcesses tools_;
+    std::optional<uint64_t> streams_claimed_;  // at the last read of the streams map
+    StreamNews news_;
     TcpSockets tcp_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     std::string phase_name_{proto::kFirstPhase};

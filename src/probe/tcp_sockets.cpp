@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "probe.h"
+
 namespace np::probe {
 namespace {
 
@@ -143,24 +145,22 @@ void TcpSockets::lookup(const Seen& seen, std::map<uint64_t, TcpSocketReading>& 
     for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s;
 }
 
-bool WalkSchedule::next(bool cut, std::optional<uint64_t> streams_claimed, int64_t now_ms) {
-    // The first sample walks for the connections that were there before the probe.
-    bool walk = cut || !last_walk_ms_;
-    if (!streams_claimed) {
-        walk = walk || now_ms - *last_walk_ms_ >= kWalkEveryMs;
-    } else {
-        if (claimed_ && *streams_claimed != *claimed_) walk_until_ms_ = now_ms + kAfterClaimMs;
-        claimed_ = streams_claimed;
-        walk = walk || now_ms <= walk_until_ms_ || now_ms - *last_walk_ms_ >= kFallbackMs;
-    }
-    if (walk) last_walk_ms_ = now_ms;
-    return walk;
-}
-
-void TcpSockets::read(int64_t now_ms, bool walk, std::optional<uint64_t> streams_claimed) {
+void TcpSockets::read(int64_t now_ms, bool walk, const std::optional<StreamNews>& news) {
     if (fd_ < 0) return;
+    // The TCP streams named by the tc programs that no socket found so far is the end of.
+    std::vector<uint16_t> unfound;
+    if (news) {
+        for (const ClaimedStream& c : news->streams) {
+            if (c.proto != NP_PROTO_TCP || c.port == 0) continue;
+            const bool found = std::any_of(seen_.begin(), seen_.end(), [&](const auto& s) {
+                const TcpAccount& a = s.second.last;
+                return (a.local_port == port_ ? a.remote_port : a.local_port) == c.port;
+            });
+            if (!found) unfound.push_back(c.port);
+        }
+    }
     std::map<uint64_t, TcpSocketReading> now;
-    if (schedule_.next(walk, streams_claimed, now_ms)) {
+    if (schedule_.next(walk, news, unfound, now_ms)) {
         dump(AF_INET, now);
         dump(AF_INET6, now);
     } else {

@@ -2,10 +2,10 @@
 // TCP's own account of the test's connections on this node: the kernel's tcp_info for every TCP
 // socket on the iperf port in this network namespace, read over sock_diag netlink (what `ss -ti`
 // reads; no capability needed) at each sample, so the last reading before a connection closes
-// stands for it. Finding new sockets walks the kernel's whole established hash (shared by all
-// namespaces: 262,144 buckets on a 2-vCPU VM, a few milliseconds a walk), so that is done only
-// when the probe's tc programs saw a new stream (WalkSchedule), and at each cut; otherwise each
-// known socket is asked for by its id, which the kernel finds by its hash. tcp_info's counters
+// stands for it. Finding new sockets walks the kernel's whole established hash, so that is done
+// only while a TCP stream the probe's tc programs named has no socket found yet (WalkSchedule),
+// and at each cut; otherwise each known socket is asked for by its id, which the kernel finds by
+// its hash. tcp_info's counters
 // run from the connection's start, so a socket found a few samples late has lost nothing. At a
 // phase cut, the connection that moved the most bytes in the phase is the phase's (the data
 // connection, not iperf3's control one): how long it had data to send and how long the peer's
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/trace.hpp"
+#include "src/probe/walk_schedule.hpp"
 
 namespace np::probe {
 
@@ -37,27 +38,6 @@ struct TcpSocketReading {
 std::vector<TcpSocketReading> parse_tcp_diag(const uint8_t* data, size_t len, uint16_t port,
                                              bool& done);
 
-// Which samples walk the socket tables for new connections (times in ms on the probe's clock).
-// Where the probe's tc programs count the flow's streams, their count of stream slots claimed
-// says when a connection is new. It is in the tables (with a tcp_info) once established: on the
-// server a round trip after the SYN that claimed the slot, or after a SYN-ACK resent at 1 s and
-// 3 s, so every sample walks for kAfterClaimMs after the count grows. A connection that claimed
-// no slot (its port's slot still held, or every slot it may take held by others) is found by a
-// walk every kFallbackMs. Without the count (the kernel-counters tier), every kWalkEveryMs. The
-// first sample and every cut walk.
-class WalkSchedule {
-  public:
-    static constexpr int64_t kWalkEveryMs = 500;
-    static constexpr int64_t kAfterClaimMs = 4000;
-    static constexpr int64_t kFallbackMs = 2000;
-    bool next(bool cut, std::optional<uint64_t> streams_claimed, int64_t now_ms);
-
-  private:
-    std::optional<uint64_t> claimed_;
-    int64_t walk_until_ms_ = -1;
-    std::optional<int64_t> last_walk_ms_;
-};
-
 class TcpSockets {
   public:
     explicit TcpSockets(uint16_t port);
@@ -66,8 +46,8 @@ class TcpSockets {
     TcpSockets& operator=(const TcpSockets&) = delete;
     // At each sample: every TCP socket on the port, IPv4 and IPv6 — those already known by
     // their ids, new ones by a walk of the tables when the schedule says (always when `walk`).
-    void read(int64_t now_ms, bool walk = false,
-              std::optional<uint64_t> streams_claimed = std::nullopt);
+    // `news`: the tc programs' streams; none at the kernel-counters tier.
+    void read(int64_t now_ms, bool walk, const std::optional<StreamNews>& news);
     // At a phase cut: the connection that moved the most bytes since the last cut, at its last
     // reading (none when no TCP socket on the port moved any); then forgets the closed ones.
     std::optional<TcpAccount> cut();
@@ -89,7 +69,8 @@ class TcpSockets {
     uint16_t port_;
     int fd_ = -1;
     std::map<uint64_t, Seen> seen_;  // by cookie
-    WalkSchedule schedule_;
+    // A connection is in the tables once established: a lost SYN-ACK is resent at 1 s and 3 s.
+    WalkSchedule schedule_{4000};
 };
 
 }  // namespace np::probe

@@ -225,18 +225,26 @@ void ToolProcesses::read(Watched& w, int64_t now_ms) {
     }
 }
 
-void ToolProcesses::watch(int64_t now_ms) {
+void ToolProcesses::watch(int64_t now_ms, const std::optional<StreamNews>& news, bool cut) {
     bool watching = false;
     for (auto& [pid, w] : watched_) {
         read(w, now_ms);
         watching = watching || w.alive;
     }
-    // Looking for new sockets reads the kernel's socket tables whole (/proc/net/tcp walks every
-    // bucket of the established hash, shared by all namespaces: ~5 ms a read on a 2-vCPU VM with
-    // 262,144 buckets, four tables every 100 ms). A tool runs as one process (its streams are
-    // threads), so while one is watched and alive, no other is looked for: the next is found
-    // once it has ended (the UDP test's client after the TCP test's).
-    if (!watching) find_new(now_ms);
+    // Looking for new sockets reads the kernel's socket tables whole (walk_schedule.hpp). A tool
+    // runs as one process (its streams are threads), so while one is watched and alive, no
+    // other is looked for: the next is found once it has ended (the UDP test's client after the
+    // TCP test's).
+    if (watching) return;
+    std::vector<uint16_t> unfound;
+    if (news)
+        for (const ClaimedStream& c : news->streams)
+            if (c.port != 0 && std::find(searched_ports_.begin(), searched_ports_.end(), c.port) ==
+                                   searched_ports_.end())
+                unfound.push_back(c.port);
+    if (!schedule_.next(cut, news, unfound, now_ms)) return;
+    searched_ports_.insert(searched_ports_.end(), unfound.begin(), unfound.end());
+    find_new(now_ms);
 }
 
 std::vector<int> ToolProcesses::pids() const {
@@ -246,7 +254,7 @@ std::vector<int> ToolProcesses::pids() const {
 }
 
 std::vector<ProcessCpu> ToolProcesses::cut(int64_t now_ms) {
-    watch(now_ms);
+    watch(now_ms, std::nullopt, true);
     std::vector<ProcessCpu> out;
     for (auto it = watched_.begin(); it != watched_.end();) {
         Watched& w = it->second;

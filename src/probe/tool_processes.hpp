@@ -7,11 +7,13 @@
 // whole show nothing: one throttled or core-bound process on an otherwise idle machine.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/process_stats.hpp"
 #include "common/trace.hpp"
+#include "src/probe/walk_schedule.hpp"
 
 namespace np::probe {
 
@@ -38,9 +40,10 @@ class ToolProcesses {
   public:
     ToolProcesses(uint16_t port, SocketOwners& owners);
     // At each sample: reads every watched process's CPU time and its cgroups' counters, and,
-    // while none of them is alive, finds processes that opened sockets on the port since.
-    // `now_ms`: the probe's clock.
-    void watch(int64_t now_ms);
+    // while none of them is alive, finds processes that opened sockets on the port since, when
+    // the schedule says: a stream the tc programs named (`news`; none at the kernel-counters
+    // tier) that no search has looked for yet, or `cut`. `now_ms`: the probe's clock.
+    void watch(int64_t now_ms, const std::optional<StreamNews>& news, bool cut = false);
     // At a phase cut: what each process watched in the phase used and met since it was first
     // seen (or the phase began), then starts the next phase from here.
     std::vector<ProcessCpu> cut(int64_t now_ms);
@@ -77,6 +80,10 @@ class ToolProcesses {
     long ticks_per_s_;
     std::map<int, Watched> watched_;      // by PID
     std::vector<uint64_t> known_inodes_;  // sockets already traced to a process (or to none)
+    // A process holds its socket before the stream's first packet: each new stream is looked
+    // for once.
+    WalkSchedule schedule_{0};
+    std::vector<uint16_t> searched_ports_;  // the streams' ports at each search so far
 };
 
 }  // namespace np::probe

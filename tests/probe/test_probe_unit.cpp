@@ -48,45 +48,72 @@ TEST(ProbeAccount, TicksInTheSoftirqDispatcherAreSharedByTheHandlersTicks) {
 }
 
 // The socket tables are walked for the connections there before the probe, then every sample
-// for a while after the tc programs claim a stream slot (a new connection, on the server in the
-// tables only once its handshake is done, a SYN-ACK resent at 1 s and 3 s included), at every
-// cut, and otherwise seldom: for a connection that claimed no slot.
-TEST(TcpSocketsWalk, TheTablesAreWalkedWhenANewStreamIsSeenNotOnATimer) {
+// while a stream the tc programs named has no socket found, for a while (on the server a
+// connection is in the tables only once its handshake is done, a SYN-ACK resent at 1 s and 3 s
+// included), at every cut, and otherwise seldom and only while the flow moves: for a connection
+// that claimed no slot.
+TEST(TcpSocketsWalk, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
+    using np::probe::StreamNews;
     using np::probe::WalkSchedule;
-    WalkSchedule w;
+    WalkSchedule w(4000);
+    const StreamNews idle, moving{{}, true};
     int64_t t = 0;
-    EXPECT_TRUE(w.next(false, 0, t));  // the first sample
-    // No new stream for a minute of 100-ms samples: only the fallback's walks.
+    EXPECT_TRUE(w.next(false, idle, {}, t));  // the first sample
+    // A minute of 100-ms samples with nothing new and the flow still: no walk.
     int walks = 0;
-    for (int i = 0; i < 600; ++i) walks += w.next(false, 0, t += 100);
+    for (int i = 0; i < 600; ++i) walks += w.next(false, idle, {}, t += 100);
+    EXPECT_EQ(walks, 0);
+    // The flow moving with every stream found: the fallback's walks alone.
+    for (int i = 0; i < 600; ++i) walks += w.next(false, moving, {}, t += 100);
     EXPECT_EQ(walks, 60000 / WalkSchedule::kFallbackMs);
-    EXPECT_TRUE(w.next(true, 0, t += 100));  // a cut
-    // A stream claimed: every sample walks until kAfterClaimMs after it, then the fallback.
+    EXPECT_TRUE(w.next(true, idle, {}, t += 100));  // a cut
+    // A stream without a socket found: every sample walks for 4 s, then none while it is
+    // still not found (a flow this namespace only forwards) and the flow is still.
     const int64_t claimed_at = t += 100;
-    EXPECT_TRUE(w.next(false, 1, claimed_at));
-    while (t + 100 <= claimed_at + WalkSchedule::kAfterClaimMs)
-        EXPECT_TRUE(w.next(false, 1, t += 100)) << t - claimed_at << " ms after the claim";
-    EXPECT_FALSE(w.next(false, 1, t += 100));
-    // With 10-ms samples the same time, not the same number of samples.
-    WalkSchedule fast;
-    t = 0;
-    fast.next(false, 0, t);
-    fast.next(false, 1, t += 10);
+    EXPECT_TRUE(w.next(false, idle, {40000}, claimed_at));
+    while (t + 100 <= claimed_at + 4000)
+        EXPECT_TRUE(w.next(false, idle, {40000}, t += 100)) << t - claimed_at << " ms after";
     walks = 0;
-    for (int i = 0; i < 300; ++i) walks += fast.next(false, 1, t += 10);
-    EXPECT_EQ(walks, 300);  // 3 s, all inside kAfterClaimMs
+    for (int i = 0; i < 100; ++i) walks += w.next(false, idle, {40000}, t += 100);
+    EXPECT_EQ(walks, 0);
+    // Another stream: walks until it is found, then not.
+    EXPECT_TRUE(w.next(false, idle, {40000, 40001}, t += 100));
+    EXPECT_TRUE(w.next(false, idle, {40000, 40001}, t += 100));
+    EXPECT_FALSE(w.next(false, idle, {40000}, t += 100));
+    // With 10-ms samples the same time, not the same number of samples.
+    WalkSchedule fast(4000);
+    t = 0;
+    fast.next(false, idle, {}, t);
+    walks = 0;
+    for (int i = 0; i < 300; ++i) walks += fast.next(false, idle, {40000}, t += 10);
+    EXPECT_EQ(walks, 300);  // 3 s, all inside the 4 s
 }
 
-// Without the tc programs' count (the kernel-counters tier) the tables are walked every
-// kWalkEveryMs, and at each cut.
-TEST(TcpSocketsWalk, WithoutTheStreamCountTheTablesAreWalkedEveryHalfSecond) {
+// A schedule without a retry (the test's processes: a process holds its socket before the
+// first packet) looks once for each stream not looked for.
+TEST(TcpSocketsWalk, WithoutARetryEachNewStreamIsLookedForOnce) {
+    using np::probe::StreamNews;
     using np::probe::WalkSchedule;
-    WalkSchedule w;
+    WalkSchedule w(0);
+    const StreamNews idle;
     int64_t t = 0;
-    int walks = w.next(false, std::nullopt, t);
-    for (int i = 0; i < 100; ++i) walks += w.next(false, std::nullopt, t += 100);
+    EXPECT_TRUE(w.next(false, idle, {}, t));
+    EXPECT_TRUE(w.next(false, idle, {40000}, t += 100));
+    EXPECT_FALSE(w.next(false, idle, {40000}, t += 100));
+    EXPECT_TRUE(w.next(false, idle, {40000, 40001}, t += 100));
+    EXPECT_FALSE(w.next(false, idle, {40000, 40001}, t += 100));
+}
+
+// Without the tc programs' streams (the kernel-counters tier) the tables are walked every
+// kWalkEveryMs, and at each cut.
+TEST(TcpSocketsWalk, WithoutTheStreamsTheTablesAreWalkedEveryHalfSecond) {
+    using np::probe::WalkSchedule;
+    WalkSchedule w(4000);
+    int64_t t = 0;
+    int walks = w.next(false, std::nullopt, {}, t);
+    for (int i = 0; i < 100; ++i) walks += w.next(false, std::nullopt, {}, t += 100);
     EXPECT_EQ(walks, 1 + 10000 / WalkSchedule::kWalkEveryMs);
-    EXPECT_TRUE(w.next(true, std::nullopt, t += 100));
+    EXPECT_TRUE(w.next(true, std::nullopt, {}, t += 100));
 }
 
 }  // namespace

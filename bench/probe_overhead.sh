@@ -8,9 +8,9 @@
 # TCP runs, tp_btf/kfree_skb per hit from a UDP overload whose drops the probe counts, each
 # also net of the floor: the same figure for an empty program at the same hook (np-probe-floor),
 # which on a virtual machine is mostly the cost of reading its clock twice. Last, the tc
-# program's cost without any clock reads, from BPF_PROG_TEST_RUN (np-probe-testrun). The 1 ms
-# timer (the flow's bins and the sampled CPU account) and the NIC IRQs' programs are timed in
-# the TCP runs.
+# program's cost without any clock reads, from BPF_PROG_TEST_RUN (np-probe-testrun). The
+# timers' programs (the flow's bins, the sampled CPU account) and the NIC IRQs' are timed in the
+# TCP runs, every program's share of a core listed.
 #
 #   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 COST_ROUNDS=3 to change;
 #   PROBE_ARGS=--no-cpu-account leaves the CPU account's samples out of the timer's runs)

@@ -43,7 +43,7 @@ std::unique_ptr<CLI::App> make_probe_app(ProbeOptions& o) {
                     "best tier the node allows, down to kernel-counters)");
     app->add_flag_callback(
         "--no-cpu-account", [&o] { o.cpu_account = false; },
-        "Do not account each CPU's time (by default sampled every ms at the tiers that trace: "
+        "Do not account each CPU's time (by default sampled every 4 ms at the tiers that trace: "
         "the test's processes, the NET_RX and NET_TX softirqs, the NIC's IRQs; about 0.4 % of a "
         "core per probe)");
     app->add_flag("--time-programs", o.time_programs,

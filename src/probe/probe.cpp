@@ -392,6 +392,7 @@ class Recorder {
         const MapTotals delta = now - last_sample_maps_;
         fill_sample(s, delta);
         last_sample_maps_ = now;
+        bool iface_moved = false;
         if (!measures(naming_.tier).flows) {
             // No tc hooks: the iface's own counters give the rate (frames plus the 24 bytes of
             // preamble, FCS and gap each; short frames' padding is not counted).
@@ -404,11 +405,12 @@ class Recorder {
             s.rx_wire_packets = delta("rx_packets");
             s.tx_wire_bytes = delta("tx_bytes") + 24 * s.tx_wire_packets;
             s.rx_wire_bytes = delta("rx_bytes") + 24 * s.rx_wire_packets;
+            iface_moved = s.tx_wire_packets + s.rx_wire_packets > 0;
             last_sample_dev_ = std::move(dev);
         }
         last_sample_ms_ = s.t_ms;
         sample_backlog();
-        const std::optional<StreamNews> news = stream_news(delta);
+        const StreamNews news = stream_news(delta, iface_moved);
         tools_.watch(s.t_ms, news);
         mark_tools(maps_.tools, tools_.pids());
         tcp_.read(s.t_ms, false, news);
@@ -416,10 +418,11 @@ class Recorder {
         samples_.push_back(std::move(s));
     }
 
-    // What the tc programs said since the last sample (none at the kernel-counters tier): the
-    // streams map is read again only when the count of slots claimed grew.
-    std::optional<StreamNews> stream_news(const MapTotals& delta) {
-        if (!maps_.streams_claimed || maps_.streams < 0) return std::nullopt;
+    // What the tc programs said since the last sample (at the kernel-counters tier, whether the
+    // iface moved): the streams map is read again only when the count of slots claimed grew.
+    StreamNews stream_news(const MapTotals& delta, bool iface_moved) {
+        if (!maps_.streams_claimed || maps_.streams < 0) return {false, {}, iface_moved};
+        news_.counted = true;
         const uint64_t claimed = *maps_.streams_claimed;
         if (claimed != streams_claimed_) {
             streams_claimed_ = claimed;
@@ -456,7 +459,7 @@ class Recorder {
         p.dev_stats = d.dev_stats;
         p.processes = tools_.cut(p.end_ms);
         mark_tools(maps_.tools, tools_.pids());
-        tcp_.read(now_ms(), true, std::nullopt);
+        tcp_.read(now_ms(), true, StreamNews{});
         p.tcp = tcp_.cut();
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);

@@ -145,19 +145,17 @@ void TcpSockets::lookup(const Seen& seen, std::map<uint64_t, TcpSocketReading>& 
     for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s;
 }
 
-void TcpSockets::read(int64_t now_ms, bool walk, const std::optional<StreamNews>& news) {
+void TcpSockets::read(int64_t now_ms, bool walk, const StreamNews& news) {
     if (fd_ < 0) return;
     // The TCP streams named by the tc programs that no socket found so far is the end of.
     std::vector<uint16_t> unfound;
-    if (news) {
-        for (const ClaimedStream& c : news->streams) {
-            if (c.proto != NP_PROTO_TCP || c.port == 0) continue;
-            const bool found = std::any_of(seen_.begin(), seen_.end(), [&](const auto& s) {
-                const TcpAccount& a = s.second.last;
-                return (a.local_port == port_ ? a.remote_port : a.local_port) == c.port;
-            });
-            if (!found) unfound.push_back(c.port);
-        }
+    for (const ClaimedStream& c : news.streams) {
+        if (c.proto != NP_PROTO_TCP || c.port == 0) continue;
+        const bool found = std::any_of(seen_.begin(), seen_.end(), [&](const auto& s) {
+            const TcpAccount& a = s.second.last;
+            return (a.local_port == port_ ? a.remote_port : a.local_port) == c.port;
+        });
+        if (!found) unfound.push_back(c.port);
     }
     std::map<uint64_t, TcpSocketReading> now;
     if (schedule_.next(walk, news, unfound, now_ms)) {

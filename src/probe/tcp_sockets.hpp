@@ -46,8 +46,8 @@ class TcpSockets {
     TcpSockets& operator=(const TcpSockets&) = delete;
     // At each sample: every TCP socket on the port, IPv4 and IPv6 — those already known by
     // their ids, new ones by a walk of the tables when the schedule says (always when `walk`).
-    // `news`: the tc programs' streams; none at the kernel-counters tier.
-    void read(int64_t now_ms, bool walk, const std::optional<StreamNews>& news);
+    // `news`: what the tc programs counted since the last sample.
+    void read(int64_t now_ms, bool walk, const StreamNews& news);
     // At a phase cut: the connection that moved the most bytes since the last cut, at its last
     // reading (none when no TCP socket on the port moved any); then forgets the closed ones.
     std::optional<TcpAccount> cut();

@@ -225,7 +225,7 @@ void ToolProcesses::read(Watched& w, int64_t now_ms) {
     }
 }
 
-void ToolProcesses::watch(int64_t now_ms, const std::optional<StreamNews>& news, bool cut) {
+void ToolProcesses::watch(int64_t now_ms, const StreamNews& news, bool cut) {
     bool watching = false;
     for (auto& [pid, w] : watched_) {
         read(w, now_ms);
@@ -237,11 +237,10 @@ void ToolProcesses::watch(int64_t now_ms, const std::optional<StreamNews>& news,
     // TCP test's).
     if (watching) return;
     std::vector<uint16_t> unfound;
-    if (news)
-        for (const ClaimedStream& c : news->streams)
-            if (c.port != 0 && std::find(searched_ports_.begin(), searched_ports_.end(), c.port) ==
-                                   searched_ports_.end())
-                unfound.push_back(c.port);
+    for (const ClaimedStream& c : news.streams)
+        if (c.port != 0 && std::find(searched_ports_.begin(), searched_ports_.end(), c.port) ==
+                               searched_ports_.end())
+            unfound.push_back(c.port);
     if (!schedule_.next(cut, news, unfound, now_ms)) return;
     searched_ports_.insert(searched_ports_.end(), unfound.begin(), unfound.end());
     find_new(now_ms);
@@ -254,7 +253,7 @@ std::vector<int> ToolProcesses::pids() const {
 }
 
 std::vector<ProcessCpu> ToolProcesses::cut(int64_t now_ms) {
-    watch(now_ms, std::nullopt, true);
+    watch(now_ms, StreamNews{}, true);
     std::vector<ProcessCpu> out;
     for (auto it = watched_.begin(); it != watched_.end();) {
         Watched& w = it->second;

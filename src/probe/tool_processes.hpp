@@ -41,9 +41,9 @@ class ToolProcesses {
     ToolProcesses(uint16_t port, SocketOwners& owners);
     // At each sample: reads every watched process's CPU time and its cgroups' counters, and,
     // while none of them is alive, finds processes that opened sockets on the port since, when
-    // the schedule says: a stream the tc programs named (`news`; none at the kernel-counters
-    // tier) that no search has looked for yet, or `cut`. `now_ms`: the probe's clock.
-    void watch(int64_t now_ms, const std::optional<StreamNews>& news, bool cut = false);
+    // the schedule says: a stream the tc programs named (`news`) that no search has looked for
+    // yet, or `cut`. `now_ms`: the probe's clock.
+    void watch(int64_t now_ms, const StreamNews& news, bool cut = false);
     // At a phase cut: what each process watched in the phase used and met since it was first
     // seen (or the phase began), then starts the next phase from here.
     std::vector<ProcessCpu> cut(int64_t now_ms);

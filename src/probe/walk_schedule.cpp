@@ -2,12 +2,13 @@
 
 namespace np::probe {
 
-bool WalkSchedule::next(bool cut, const std::optional<StreamNews>& news,
-                        const std::vector<uint16_t>& unfound, int64_t now_ms) {
+bool WalkSchedule::next(bool cut, const StreamNews& news, const std::vector<uint16_t>& unfound,
+                        int64_t now_ms) {
     // The first sample walks for what was there before the probe.
     bool walk = cut || !last_walk_ms_;
-    if (!news) {
-        walk = walk || now_ms - *last_walk_ms_ >= kWalkEveryMs;
+    moved_ = moved_ || news.moved;
+    if (!news.counted) {
+        walk = walk || (moved_ && now_ms - *last_walk_ms_ >= kWalkEveryMs);
     } else {
         std::map<uint16_t, int64_t> still;
         for (const uint16_t port : unfound) {
@@ -17,7 +18,6 @@ bool WalkSchedule::next(bool cut, const std::optional<StreamNews>& news,
             walk = walk || now_ms - since <= retry_ms_;
         }
         unfound_since_ = std::move(still);
-        moved_ = moved_ || news->moved;
         walk = walk || (moved_ && now_ms - *last_walk_ms_ >= kFallbackMs);
     }
     if (walk) {

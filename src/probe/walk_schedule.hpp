@@ -5,7 +5,7 @@
 // 2.5 ms a sock_diag dump, 5 ms a read of /proc/net/tcp), so walking at every sample cost an idle
 // probe 4 % of a core (docs/performance.md, "The probe's own process"). Where the probe's tc
 // programs count the flow by stream, the streams they name say when there is something new to
-// find; without them (the kernel-counters tier), a walk every kWalkEveryMs.
+// find; without them (the kernel-counters tier), a walk every kWalkEveryMs while the iface moves.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -21,25 +21,28 @@ struct ClaimedStream {
     bool operator==(const ClaimedStream&) const = default;
 };
 
-// What the tc programs said at a sample: every stream claimed so far (slots freed at a phase's
-// end may still be listed) and whether the measured flow moved any packet since the last sample.
+// What the tc programs said at a sample (`counted`): every stream claimed so far (slots freed at
+// a phase's end may still be listed) and whether the measured flow moved any packet since the
+// last sample. At the kernel-counters tier, which loads no programs, no streams, and `moved` is
+// the iface's own counters'.
 struct StreamNews {
+    bool counted = false;
     std::vector<ClaimedStream> streams;
     bool moved = false;
 };
 
-// Whether a sample walks. The first sample and every cut walk. With news, a sample walks while a
-// stream's port is among `unfound` (what the walker has not found yet) and was first listed
+// Whether a sample walks. The first sample and every cut walk. With the streams, a sample walks
+// while a stream's port is among `unfound` (what the walker has not found yet) and was first listed
 // there at most `retry_ms` ago (a TCP connection enters the tables once established, which a
 // lost SYN-ACK delays by seconds; a process holds its socket before the first packet), and every
 // kFallbackMs while the flow moves, for a stream that claimed no slot (its slots all held by
-// others). Without news, every kWalkEveryMs.
+// others). Without them, every kWalkEveryMs while the iface moves.
 class WalkSchedule {
   public:
     static constexpr int64_t kWalkEveryMs = 500;
     static constexpr int64_t kFallbackMs = 2000;
     explicit WalkSchedule(int64_t retry_ms) : retry_ms_(retry_ms) {}
-    bool next(bool cut, const std::optional<StreamNews>& news, const std::vector<uint16_t>& unfound,
+    bool next(bool cut, const StreamNews& news, const std::vector<uint16_t>& unfound,
               int64_t now_ms);
 
   private:

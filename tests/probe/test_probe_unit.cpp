@@ -56,7 +56,7 @@ TEST(TcpSocketsWalk, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
     using np::probe::StreamNews;
     using np::probe::WalkSchedule;
     WalkSchedule w(4000);
-    const StreamNews idle, moving{{}, true};
+    const StreamNews idle{true, {}, false}, moving{true, {}, true};
     int64_t t = 0;
     EXPECT_TRUE(w.next(false, idle, {}, t));  // the first sample
     // A minute of 100-ms samples with nothing new and the flow still: no walk.
@@ -95,7 +95,7 @@ TEST(TcpSocketsWalk, WithoutARetryEachNewStreamIsLookedForOnce) {
     using np::probe::StreamNews;
     using np::probe::WalkSchedule;
     WalkSchedule w(0);
-    const StreamNews idle;
+    const StreamNews idle{true, {}, false};
     int64_t t = 0;
     EXPECT_TRUE(w.next(false, idle, {}, t));
     EXPECT_TRUE(w.next(false, idle, {40000}, t += 100));
@@ -105,15 +105,24 @@ TEST(TcpSocketsWalk, WithoutARetryEachNewStreamIsLookedForOnce) {
 }
 
 // Without the tc programs' streams (the kernel-counters tier) the tables are walked every
-// kWalkEveryMs, and at each cut.
-TEST(TcpSocketsWalk, WithoutTheStreamsTheTablesAreWalkedEveryHalfSecond) {
+// kWalkEveryMs while the iface moves, and at each cut.
+TEST(TcpSocketsWalk, WithoutTheStreamsTheTablesAreWalkedEveryHalfSecondWhileTheIfaceMoves) {
+    using np::probe::StreamNews;
     using np::probe::WalkSchedule;
     WalkSchedule w(4000);
+    const StreamNews still{false, {}, false}, moving{false, {}, true};
     int64_t t = 0;
-    int walks = w.next(false, std::nullopt, {}, t);
-    for (int i = 0; i < 100; ++i) walks += w.next(false, std::nullopt, {}, t += 100);
+    int walks = w.next(false, moving, {}, t);
+    for (int i = 0; i < 100; ++i) walks += w.next(false, moving, {}, t += 100);
     EXPECT_EQ(walks, 1 + 10000 / WalkSchedule::kWalkEveryMs);
-    EXPECT_TRUE(w.next(true, std::nullopt, {}, t += 100));
+    walks = 0;
+    for (int i = 0; i < 100; ++i) walks += w.next(false, still, {}, t += 100);
+    EXPECT_EQ(walks, 0);
+    EXPECT_TRUE(w.next(true, still, {}, t += 100));
+    // A packet seen between walks is walked for at the next due sample.
+    EXPECT_FALSE(w.next(false, moving, {}, t += 100));
+    for (int i = 0; i < 3; ++i) EXPECT_FALSE(w.next(false, still, {}, t += 100));
+    EXPECT_TRUE(w.next(false, still, {}, t += 100));
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ std::unique_ptr<CLI::App> make_probe_app(ProbeOptions& o) {
     app->add_flag_callback(
         "--no-cpu-account", [&o] { o.cpu_account = false; },
         "Do not account each CPU's time (by default sampled every 4 ms at the tiers that trace: "
-        "the test's processes, the NET_RX and NET_TX softirqs, the NIC's IRQs; about 0.4 % of a "
+        "the test's processes, the NET_RX and NET_TX softirqs, the NIC's IRQs; about 0.15 % of a "
         "core per probe)");
     app->add_flag("--time-programs", o.time_programs,
                   "Time the probe's programs for the trace's probe_cost (the kernel's BPF "

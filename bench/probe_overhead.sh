@@ -36,18 +36,9 @@ bench_pair bench 26
 gbps() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['end']['sum_received']['bits_per_second']/1e9)" "$1"; }
 run_iperf() { ip netns exec $a iperf3 -c 198.18.26.2 -p 5201 -t "$secs" -J >"$1"; gbps "$1"; }
 
-# np-probe on $1/$2 with stdin on a pipe, any further arguments its own; sets probe_pid and
-# probe_fd.
-start_probe() {
-  local fifo=$work/fifo; mkfifo "$fifo"
-  ip netns exec "$1" "$probe" --iface "$2" --out "$3" ${PROBE_ARGS:-} "${@:4}" <"$fifo" >/dev/null \
-    2>"$work/probe.err" &
-  probe_pid=$!
-  exec {probe_fd}>"$fifo"; rm "$fifo"
-  for _ in $(seq 100); do grep -q counting "$work/probe.err" && return; sleep 0.05; done
-  echo "bench: probe did not start: $(cat "$work/probe.err")" >&2; exit 3
-}
-stop_probe() { echo stop >&"$probe_fd"; exec {probe_fd}>&-; wait "$probe_pid"; }
+# np-probe on $1/$2 writing its trace to $3, with PROBE_ARGS and any further arguments.
+# shellcheck disable=SC2086 # PROBE_ARGS are words on purpose
+start_probe() { bench_probe_start "$1" "$2" --out "$3" ${PROBE_ARGS:-} "${@:4}"; }
 
 # The empty programs on $1/$2 while "$3" runs; their costs go to $4.
 with_floor() {
@@ -69,7 +60,7 @@ for r in $(seq "$rounds"); do
       probe)
         start_probe $a $ifa "$work/trace-$r.json"
         with+=("$(run_iperf "$work/probe.json")")
-        stop_probe ;;
+        bench_probe_stop ;;
       dump)
         ip netns exec $a tcpdump -i $ifa -w /dev/null -q 2>/dev/null & dpid=$!; pids="$pids $dpid"
         sleep 1
@@ -84,7 +75,7 @@ done
 for r in $(seq "$cost_rounds"); do
   start_probe $a $ifa "$work/trace-cost-$r.json" --time-programs
   run_iperf "$work/cost.json" >/dev/null
-  stop_probe
+  bench_probe_stop
 done
 
 # UDP overload with the probe on the receiver: its socket drops, kfree_skb counts them.
@@ -92,7 +83,7 @@ ip netns exec $b iperf3 -s -p 5202 -1 >/dev/null 2>&1 & pids="$pids $!"
 sleep 0.3
 start_probe $b $ifb "$work/trace-udp.json" --time-programs
 ip netns exec $a iperf3 -c 198.18.26.2 -p 5202 -u -b 0 -l 1448 -w 64K -t 3 -J >"$work/udp.json"
-stop_probe
+bench_probe_stop
 
 # The floor: one TCP run with empty tc programs, one UDP overload with an empty kfree_skb.
 with_floor $a $ifa "run_iperf $work/floor-tcp-iperf.json" "$work/floor-tcp.json"

@@ -34,21 +34,15 @@ ms_per_s() { echo $(( ($2 - $1) / 1000000 / $3 )); }
 echo "np-probe's own on-CPU time, ms per second (${secs} s idle after a 1.5 s start, then ${secs} s of an iperf3 TCP test from its second second):"
 for v in "${variants[@]}"; do
   label=${v%%:*} opts=${v#*:}
-  fifo=$work/fifo; mkfifo "$fifo"
   # shellcheck disable=SC2086 # the options are words on purpose
-  ip netns exec "$a" "$probe" --iface "$ifa" --out "$work/trace.json" $opts <"$fifo" >/dev/null \
-    2>"$work/probe.err" &
-  pid=$!; pids="$pids $pid"
-  exec {fd}>"$fifo"; rm "$fifo"
-  for _ in $(seq 200); do grep -q counting "$work/probe.err" && break; sleep 0.05; done
-  grep -q counting "$work/probe.err" || { echo "bench: probe did not start: $(cat "$work/probe.err")" >&2; exit 3; }
+  bench_probe_start "$a" "$ifa" --out "$work/trace.json" $opts
   sleep 1.5
-  x=$(on_cpu "$pid"); sleep "$secs"; y=$(on_cpu "$pid")
-  ip netns exec "$a" iperf3 -c 198.18.28.2 -p 5201 -t $((secs + 2)) >/dev/null & ipid=$!; pids="$pids $ipid"
+  x=$(on_cpu "$probe_pid"); sleep "$secs"; y=$(on_cpu "$probe_pid")
+  ip netns exec "$a" iperf3 -c 198.18.28.2 -p 5201 -t $((secs + 2)) >/dev/null & ipid=$!
   sleep 1
-  u=$(on_cpu "$pid"); sleep "$secs"; w=$(on_cpu "$pid")
+  u=$(on_cpu "$probe_pid"); sleep "$secs"; w=$(on_cpu "$probe_pid")
   wait "$ipid"
-  echo stop >&"$fd"; exec {fd}>&-; wait "$pid"
+  bench_probe_stop
   printf '  %-24s idle %4d   during the test %4d   np-probe %s\n' "$label" \
     "$(ms_per_s "$x" "$y" "$secs")" "$(ms_per_s "$u" "$w" "$secs")" "${opts:-(defaults)}"
 done

@@ -59,16 +59,10 @@ print(e['bits_per_second'] / 1e9, busy / (e['bytes'] / 1e9))" "$work/iperf.json"
 
 # One run with np-probe counting, started with the options in $1 (word-split on purpose).
 with_probe() {
-  local fifo=$work/fifo pid fd
-  mkfifo "$fifo"
   # shellcheck disable=SC2086
-  ip netns exec $a "$probe" --iface $ifa $1 <"$fifo" >/dev/null 2>"$work/probe.err" &
-  pid=$!
-  exec {fd}>"$fifo"; rm "$fifo"
-  for _ in $(seq 100); do grep -q counting "$work/probe.err" && break; sleep 0.05; done
-  grep -q counting "$work/probe.err" || { echo "bench: probe did not start: $(cat "$work/probe.err")" >&2; exit 3; }
+  bench_probe_start "$a" "$ifa" $1
   gbps
-  echo stop >&"$fd"; exec {fd}>&-; wait "$pid"
+  bench_probe_stop
 }
 
 # results: one line per run, "INDEX GBPS" (index 0: no probe, i: variants[i-1]).

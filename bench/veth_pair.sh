@@ -3,6 +3,7 @@
 # joined by a veth pair (npp-TAG-a0 198.18.OCTET.1/24, npp-TAG-b0 .2), starts an iperf3 server on
 # port 5201 in b, and sets a, b, ifa, ifb, work (a temporary dir) and pids (what cleanup stops:
 # append the PIDs the bench starts). On exit, Ctrl-C or TERM everything is removed.
+# `bench_probe_start NS IFACE [OPTIONS...]` and `bench_probe_stop` run $probe (np-probe) on it.
 bench_pair() {
   a=npp-$1-a b=npp-$1-b ifa=npp-$1-a0 ifb=npp-$1-b0
   work=$(mktemp -d "/tmp/npp-$1.XXXXXX")
@@ -26,3 +27,20 @@ bench_cleanup() {
   ip netns del "$b" 2>/dev/null || true
   rm -rf "$work"
 }
+
+# np-probe ($probe) in namespace $1 on iface $2, any further arguments its own, its stdin a pipe
+# that `bench_probe_stop` (or the bench's exit) closes; returns once it counts, with probe_pid
+# and probe_fd set. Exits 3 when it does not start.
+bench_probe_start() {
+  local ns=$1 iface=$2 fifo=$work/probe-fifo
+  shift 2
+  mkfifo "$fifo"
+  # shellcheck disable=SC2154 # $probe is the sourcing bench's
+  ip netns exec "$ns" "$probe" --iface "$iface" "$@" <"$fifo" >/dev/null 2>"$work/probe.err" &
+  probe_pid=$!
+  exec {probe_fd}>"$fifo"; rm "$fifo"
+  for _ in $(seq 200); do grep -q counting "$work/probe.err" && return; sleep 0.05; done
+  echo "bench: probe did not start: $(cat "$work/probe.err")" >&2; exit 3
+}
+
+bench_probe_stop() { echo stop >&"$probe_fd"; exec {probe_fd}>&-; wait "$probe_pid"; }

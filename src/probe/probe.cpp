@@ -422,7 +422,6 @@ class Recorder {
     // iface moved): the streams map is read again only when the count of slots claimed grew.
     StreamNews stream_news(const MapTotals& delta, bool iface_moved) {
         if (!maps_.streams_claimed || maps_.streams < 0) return {false, {}, iface_moved};
-        news_.counted = true;
         const uint64_t claimed = *maps_.streams_claimed;
         if (claimed != streams_claimed_) {
             streams_claimed_ = claimed;
@@ -511,7 +510,7 @@ class Recorder {
     std::string iface_;
     ToolProcesses tools_;
     std::optional<uint64_t> streams_claimed_;  // at the last read of the streams map
-    StreamNews news_;
+    StreamNews news_{true, {}, false};
     TcpSockets tcp_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     std::string phase_name_{proto::kFirstPhase};

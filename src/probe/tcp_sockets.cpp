@@ -147,7 +147,8 @@ void TcpSockets::lookup(const Seen& seen, std::map<uint64_t, TcpSocketReading>& 
 
 void TcpSockets::read(int64_t now_ms, bool walk, const StreamNews& news) {
     if (fd_ < 0) return;
-    // The TCP streams named by the tc programs that no socket found so far is the end of.
+    // The TCP streams the tc programs named whose socket (by its port that is not the iperf
+    // port) has not been found.
     std::vector<uint16_t> unfound;
     for (const ClaimedStream& c : news.streams) {
         if (c.proto != NP_PROTO_TCP || c.port == 0) continue;

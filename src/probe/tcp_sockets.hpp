@@ -5,12 +5,11 @@
 // stands for it. Finding new sockets walks the kernel's whole established hash, so that is done
 // only while a TCP stream the probe's tc programs named has no socket found yet (WalkSchedule),
 // and at each cut; otherwise each known socket is asked for by its id, which the kernel finds by
-// its hash. tcp_info's counters
-// run from the connection's start, so a socket found a few samples late has lost nothing. At a
-// phase cut, the connection that moved the most bytes in the phase is the phase's (the data
-// connection, not iperf3's control one): how long it had data to send and how long the peer's
-// receive window or its own send buffer held it — the evidence that names TCP's own limit
-// (docs/design.md, "The bottleneck").
+// its hash. tcp_info's counters run from the connection's start, so a socket found a few samples
+// late has lost nothing. At a phase cut, the connection that moved the most bytes in the phase is
+// the phase's (the data connection, not iperf3's control one): how long it had data to send and
+// how long the peer's receive window or its own send buffer held it — the evidence that names
+// TCP's own limit (docs/design.md, "The bottleneck").
 #include <linux/inet_diag.h>
 
 #include <cstddef>

@@ -7,7 +7,6 @@
 // whole show nothing: one throttled or core-bound process on an otherwise idle machine.
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 

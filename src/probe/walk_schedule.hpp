@@ -3,7 +3,7 @@
 // connections (tcp_sockets.hpp) and for the test's processes (tool_processes.hpp). A walk reads
 // the whole established hash, shared by all network namespaces (262,144 buckets on a 2-vCPU VM:
 // 2.5 ms a sock_diag dump, 5 ms a read of /proc/net/tcp), so walking at every sample cost an idle
-// probe 4 % of a core (docs/performance.md, "The probe's own process"). Where the probe's tc
+// probe 4 % of a core (docs/performance.md, "The sampler's own cost"). Where the probe's tc
 // programs count the flow by stream, the streams they name say when there is something new to
 // find; without them (the kernel-counters tier), a walk every kWalkEveryMs while the iface moves.
 #include <cstdint>

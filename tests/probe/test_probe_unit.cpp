@@ -4,6 +4,7 @@
 
 #include "src/probe/map_totals.hpp"
 #include "src/probe/tcp_sockets.hpp"
+#include "src/probe/walk_schedule.hpp"
 
 namespace {
 
@@ -47,25 +48,31 @@ TEST(ProbeAccount, TicksInTheSoftirqDispatcherAreSharedByTheHandlersTicks) {
     EXPECT_EQ(s.net_rx_ns + s.net_tx_ns, 0ULL);
 }
 
+using np::probe::StreamNews;
+using np::probe::WalkSchedule;
+
+// `n` samples `step_ms` apart from `t` (advanced), each with `news` and `unfound`: how many walked.
+int walks(WalkSchedule& w, const StreamNews& news, const std::vector<uint16_t>& unfound, int n,
+          int64_t step_ms, int64_t& t) {
+    int walked = 0;
+    for (int i = 0; i < n; ++i) walked += w.next(false, news, unfound, t += step_ms);
+    return walked;
+}
+
 // The socket tables are walked for the connections there before the probe, then every sample
 // while a stream the tc programs named has no socket found, for a while (on the server a
 // connection is in the tables only once its handshake is done, a SYN-ACK resent at 1 s and 3 s
 // included), at every cut, and otherwise seldom and only while the flow moves: for a connection
 // that claimed no slot.
-TEST(TcpSocketsWalk, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
-    using np::probe::StreamNews;
-    using np::probe::WalkSchedule;
+TEST(WalkSchedule, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
     WalkSchedule w(4000);
     const StreamNews idle{true, {}, false}, moving{true, {}, true};
     int64_t t = 0;
     EXPECT_TRUE(w.next(false, idle, {}, t));  // the first sample
     // A minute of 100-ms samples with nothing new and the flow still: no walk.
-    int walks = 0;
-    for (int i = 0; i < 600; ++i) walks += w.next(false, idle, {}, t += 100);
-    EXPECT_EQ(walks, 0);
+    EXPECT_EQ(walks(w, idle, {}, 600, 100, t), 0);
     // The flow moving with every stream found: the fallback's walks alone.
-    for (int i = 0; i < 600; ++i) walks += w.next(false, moving, {}, t += 100);
-    EXPECT_EQ(walks, 60000 / WalkSchedule::kFallbackMs);
+    EXPECT_EQ(walks(w, moving, {}, 600, 100, t), 60000 / WalkSchedule::kFallbackMs);
     EXPECT_TRUE(w.next(true, idle, {}, t += 100));  // a cut
     // A stream without a socket found: every sample walks for 4 s, then none while it is
     // still not found (a flow this namespace only forwards) and the flow is still.
@@ -73,9 +80,7 @@ TEST(TcpSocketsWalk, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
     EXPECT_TRUE(w.next(false, idle, {40000}, claimed_at));
     while (t + 100 <= claimed_at + 4000)
         EXPECT_TRUE(w.next(false, idle, {40000}, t += 100)) << t - claimed_at << " ms after";
-    walks = 0;
-    for (int i = 0; i < 100; ++i) walks += w.next(false, idle, {40000}, t += 100);
-    EXPECT_EQ(walks, 0);
+    EXPECT_EQ(walks(w, idle, {40000}, 100, 100, t), 0);
     // Another stream: walks until it is found, then not.
     EXPECT_TRUE(w.next(false, idle, {40000, 40001}, t += 100));
     EXPECT_TRUE(w.next(false, idle, {40000, 40001}, t += 100));
@@ -84,16 +89,12 @@ TEST(TcpSocketsWalk, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
     WalkSchedule fast(4000);
     t = 0;
     fast.next(false, idle, {}, t);
-    walks = 0;
-    for (int i = 0; i < 300; ++i) walks += fast.next(false, idle, {40000}, t += 10);
-    EXPECT_EQ(walks, 300);  // 3 s, all inside the 4 s
+    EXPECT_EQ(walks(fast, idle, {40000}, 300, 10, t), 300);  // 3 s, all inside the 4 s
 }
 
 // A schedule without a retry (the test's processes: a process holds its socket before the
 // first packet) looks once for each stream not looked for.
-TEST(TcpSocketsWalk, WithoutARetryEachNewStreamIsLookedForOnce) {
-    using np::probe::StreamNews;
-    using np::probe::WalkSchedule;
+TEST(WalkSchedule, WithoutARetryEachNewStreamIsLookedForOnce) {
     WalkSchedule w(0);
     const StreamNews idle{true, {}, false};
     int64_t t = 0;
@@ -106,22 +107,17 @@ TEST(TcpSocketsWalk, WithoutARetryEachNewStreamIsLookedForOnce) {
 
 // Without the tc programs' streams (the kernel-counters tier) the tables are walked every
 // kWalkEveryMs while the iface moves, and at each cut.
-TEST(TcpSocketsWalk, WithoutTheStreamsTheTablesAreWalkedEveryHalfSecondWhileTheIfaceMoves) {
-    using np::probe::StreamNews;
-    using np::probe::WalkSchedule;
+TEST(WalkSchedule, WithoutTheStreamsTheTablesAreWalkedEveryHalfSecondWhileTheIfaceMoves) {
     WalkSchedule w(4000);
     const StreamNews still{false, {}, false}, moving{false, {}, true};
     int64_t t = 0;
-    int walks = w.next(false, moving, {}, t);
-    for (int i = 0; i < 100; ++i) walks += w.next(false, moving, {}, t += 100);
-    EXPECT_EQ(walks, 1 + 10000 / WalkSchedule::kWalkEveryMs);
-    walks = 0;
-    for (int i = 0; i < 100; ++i) walks += w.next(false, still, {}, t += 100);
-    EXPECT_EQ(walks, 0);
+    const int first = w.next(false, moving, {}, t);
+    EXPECT_EQ(first + walks(w, moving, {}, 100, 100, t), 1 + 10000 / WalkSchedule::kWalkEveryMs);
+    EXPECT_EQ(walks(w, still, {}, 100, 100, t), 0);
     EXPECT_TRUE(w.next(true, still, {}, t += 100));
     // A packet seen between walks is walked for at the next due sample.
     EXPECT_FALSE(w.next(false, moving, {}, t += 100));
-    for (int i = 0; i < 3; ++i) EXPECT_FALSE(w.next(false, still, {}, t += 100));
+    EXPECT_EQ(walks(w, still, {}, 3, 100, t), 0);
     EXPECT_TRUE(w.next(false, still, {}, t += 100));
 }
 

@@ -19,9 +19,6 @@ struct StreamShare {
     uint64_t lost = 0;    // data lost in its ledger's stages, and unattributed
     uint64_t resent = 0;  // TCP segments it resent (0 for UDP)
     const Ledger* ledger = nullptr;
-    // What cost it: TCP resends what it lost, so the larger count holds each loss once (and a
-    // resend of what was not lost); UDP's loss alone.
-    uint64_t cost() const { return std::max(lost, resent); }
 };
 
 // Each stream's rate and its own ledger's loss; empty when a stream's rate or ledger is missing.
@@ -40,12 +37,29 @@ std::vector<StreamShare> shares(const TestEvidence& v) {
     return out;
 }
 
-// The mean of what the streams other than `slow` lost (or resent).
-double others_mean_cost(const std::vector<StreamShare>& all, const StreamShare& slow) {
+// The mean of one count over the streams other than `slow`.
+double others_mean(const std::vector<StreamShare>& all, const StreamShare& slow,
+                   uint64_t StreamShare::*count) {
     double others = 0;
     for (const auto& s : all)
-        if (&s != &slow) others += double(s.cost());
+        if (&s != &slow) others += double(s.*count);
     return others / double(all.size() - 1);
+}
+
+// One count of the slowest stream set against the others' mean of it: it sets the stream apart
+// when it is more than kUnevenLossFactor times that mean, by more than counting could differ by.
+// Loss and resends are weighed each against its own kind: a stream that resent what no stage
+// lost (spurious resends, which TCP undoes) does not hide another's loss, nor the reverse.
+struct Apart {
+    double own = 0, others = 0;
+    bool apart = false;
+};
+Apart set_apart(const std::vector<StreamShare>& all, const StreamShare& slow,
+                uint64_t StreamShare::*count) {
+    Apart a{double(slow.*count), others_mean(all, slow, count), false};
+    a.apart = a.own > kUnevenLossFactor * a.others &&
+              a.own - a.others > double(ledger_slack(counted_frames(*slow.ledger)));
+    return a;
 }
 
 // Each stream by its client port: its rate, what it lost and, for TCP, what it resent.
@@ -62,16 +76,19 @@ std::string each_stream_text(const std::vector<StreamShare>& all, bool tcp) {
 // The streams' ports, rates and costs side by side, and the slowest one's share of the fastest.
 Evidence streams_evidence(const std::vector<StreamShare>& all, const StreamShare& slow,
                           const StreamShare& fast, bool tcp) {
-    std::vector<nlohmann::json> ports, mbps, lost;
+    std::vector<nlohmann::json> ports, mbps, lost, resent;
     for (const auto& s : all) {
         ports.emplace_back(s.port);
         mbps.push_back(rounded(s.bps / 1e6));
-        lost.emplace_back(s.cost());
+        lost.emplace_back(s.lost);
+        resent.emplace_back(s.resent);
     }
-    return {{"stream_ports", ports},
-            {"stream_mbps", mbps},
-            {tcp ? "stream_lost_or_resent" : "stream_lost", lost},
-            {"slowest_share_of_fastest", rounded(slow.bps / fast.bps, 3)}};
+    Evidence e{{"stream_ports", ports},
+               {"stream_mbps", mbps},
+               {"stream_lost", lost},
+               {"slowest_share_of_fastest", rounded(slow.bps / fast.bps, 3)}};
+    if (tcp) e.emplace_back("stream_resent", resent);
+    return e;
 }
 
 }  // namespace
@@ -84,36 +101,37 @@ void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
         [](const StreamShare& a, const StreamShare& b) { return a.bps < b.bps; });
     if (fast->bps <= 0 || slow->bps >= kEvenStreamShare * fast->bps) return;
     const bool tcp = v.test.transport == Transport::tcp;
-    // What the others lost (or resent) on average, against the slowest stream's own count.
-    const double others = others_mean_cost(all, *slow);
-    const double own = double(slow->cost());
-    // More than the others by a factor, and by more than counting could differ by.
-    const bool its_own_loss = own > kUnevenLossFactor * others &&
-                              own - others > double(ledger_slack(counted_frames(*slow->ledger)));
+    // Its loss first (placed in a stage), then, for TCP, what it resent.
+    const Apart lost = set_apart(all, *slow, &StreamShare::lost);
+    const Apart resent = tcp ? set_apart(all, *slow, &StreamShare::resent) : Apart{};
     Finding f = make_finding("STREAMS_UNEVEN", v.test.label);
     f.title = fmt::format("Stream {} moved {:.2f} Mbit/s, {:.0f} % less than stream {} ({:.2f})",
                           slow->port, slow->bps / 1e6, 100 * (1 - slow->bps / fast->bps),
                           fast->port, fast->bps / 1e6);
     f.detail = fmt::format("The {} streams, by client port, each from its own ledger: {}. ",
                            all.size(), each_stream_text(all, tcp));
-    if (its_own_loss) {
+    if (lost.apart || resent.apart) {
+        const Apart& why = lost.apart ? lost : resent;
+        const char* verb = lost.apart ? "lost" : "resent";
         f.detail += fmt::format(
             "The slowest stream's own counts show why: it {} {} {} where the others {} {} on "
             "average ({}){}.",
-            tcp ? "lost or resent" : "lost", format_count(own), slow->ledger->unit,
-            tcp ? "lost or resent" : "lost", format_count(std::round(others)),
-            slow->lost > 0 ? describe_loss(*slow->ledger) : std::string("resent by TCP"),
+            verb, format_count(why.own), slow->ledger->unit, verb,
+            format_count(std::round(why.others)),
+            lost.apart ? describe_loss(*slow->ledger) : std::string("resent by TCP"),
             tcp ? ": TCP cut that connection's window more often than the others'" : "");
         f.next_step =
             "Run longer (TCP's share between its connections evens out over tens of seconds), "
             "or remove the loss the ledger places.";
     } else {
         f.detail += fmt::format(
-            "The slowest stream's own counts do not explain it: it {} {} {} against {} on "
-            "average for the others. Nothing the probes count sets it apart, so what held it "
+            "The slowest stream's own counts do not explain it: it lost {} {} against {} on "
+            "average for the others{}. Nothing the probes count sets it apart, so what held it "
             "back was not located.",
-            tcp ? "lost or resent" : "lost", format_count(own), slow->ledger->unit,
-            format_count(std::round(others)));
+            format_count(lost.own), slow->ledger->unit, format_count(std::round(lost.others)),
+            tcp ? fmt::format(", and resent {} against {}", format_count(resent.own),
+                              format_count(std::round(resent.others)))
+                : std::string());
         f.next_step =
             "Run longer, and with --repeat, to see whether the same stream stays behind; then "
             "look at each connection with ss -ti while it runs.";

@@ -174,6 +174,50 @@ TEST(Streams, ASlowStreamItsCountsDoNotSetApartIsNotLocated) {
     EXPECT_EQ(f->detail.find("show why"), std::string::npos) << f->detail;
 }
 
+// The sender's probe's count of what each stream resent, set for this test.
+void set_resent(ExplainInput& in, int port, uint64_t n) {
+    for (auto& t : in.traces)
+        for (auto& p : t.phases)
+            for (auto& s : p.streams)
+                if (t.role == "client" && p.name == "tcp" && s.port == port) s.retransmits = n;
+}
+
+// The others resent nearly as much as the slow stream without losing it anywhere (spurious
+// resends): its own loss, weighed against theirs alone, still names the cause.
+TEST(Streams, TheOthersResendsDoNotHideTheSlowStreamsOwnLoss) {
+    ExplainInput in = with_slow_stream(56848);
+    set_resent(in, 56840, 600);
+    set_resent(in, 56846, 600);
+    set_resent(in, 56848, 700);
+    const auto e = explain(in);
+    const Finding* f = find_finding(e, "STREAMS_UNEVEN");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->detail.find("own counts show why: it lost 425"), std::string::npos) << f->detail;
+    EXPECT_NE(f->detail.find("QDISC_DROP"), std::string::npos) << f->detail;
+}
+
+// A slow stream that lost little but resent far more than the others is explained by its
+// resends; the evidence holds each stream's loss and resends apart.
+TEST(Streams, ASlowStreamsOwnResendsNameItsCause) {
+    ExplainInput in = with_slow_stream(56840);
+    set_resent(in, 56840, 2000);
+    set_resent(in, 56846, 100);
+    set_resent(in, 56848, 100);
+    const auto e = explain(in);
+    const Finding* f = find_finding(e, "STREAMS_UNEVEN");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->detail.find("own counts show why: it resent 2,000"), std::string::npos)
+        << f->detail;
+    const auto& ev = f->evidence;
+    const auto at = [&](const std::string& k) {
+        return std::find_if(ev.begin(), ev.end(), [&](const auto& e) { return e.first == k; });
+    };
+    ASSERT_NE(at("stream_resent"), ev.end());
+    ASSERT_NE(at("stream_lost"), ev.end());
+    EXPECT_EQ(at("stream_resent")->second[0], 2000);
+    EXPECT_EQ(at("stream_lost")->second[0], 45);  // its QDISC_DROP; NO_SOCKET was no data
+}
+
 // A trace without per-stream counts (a probe older than them) gives no stream ledgers, not
 // streams that lost everything.
 TEST(Streams, ATraceWithoutStreamsGivesNoStreamLedgers) {

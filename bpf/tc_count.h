@@ -130,6 +130,10 @@ struct {
  * kernel's socket tables when this grows, instead of walking them on a timer
  * (src/probe/tcp_sockets.hpp). */
 volatile __u64 streams_claimed = 0;
+/* Set when a packet of the measured flow found no slot for its stream (every slot it may take
+ * held by others on that CPU): only then does user space walk the socket tables now and then for
+ * a stream the slots cannot name. User space clears it when it reads it. */
+volatile __u32 streams_unslotted = 0;
 
 struct l4_class {
 	__u8 proto;    /* enum np_proto */
@@ -200,7 +204,8 @@ static __always_inline void port_flow(struct l4_class *c, __u16 sport_be, __u16 
 
 /* One stream's counts at `where` on this CPU: the first of its slots it owns or finds free here
  * (claimed on its first packet); none when other streams hold them all (it is still in the
- * flow's counts). The first slot is almost always the stream's own. */
+ * flow's counts, and streams_unslotted says so). The first slot is almost always the stream's
+ * own. */
 static __always_inline struct np_stream *stream_slot(__u16 port, __u8 proto, __u8 where)
 {
 #pragma unroll
@@ -220,6 +225,8 @@ static __always_inline struct np_stream *stream_slot(__u16 port, __u8 proto, __u
 		}
 		return &s->where[where & (NP_STREAM_WHERE - 1)];
 	}
+	if (!streams_unslotted)
+		streams_unslotted = 1;
 	return 0;
 }
 

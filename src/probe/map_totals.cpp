@@ -276,13 +276,6 @@ std::vector<ClaimedStream> claimed_streams(int fd) {
     return out;
 }
 
-bool flow_moved(const MapTotals& delta) {
-    for (uint32_t dir = 0; dir < NP_DIR_COUNT; ++dir)
-        for (uint32_t proto = 0; proto < NP_PROTO_COUNT; ++proto)
-            if (delta.traffic[np_traffic_slot(dir, proto, NP_FLOW_IPERF)].packets) return true;
-    return false;
-}
-
 MapTotals read_map_totals(const ProbeMaps& maps, bool with_drop_detail) {
     MapTotals m;
     read_sample_counts(maps, m);

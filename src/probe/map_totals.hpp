@@ -61,6 +61,8 @@ struct ProbeMaps {
     volatile unsigned long long* bins_start_ns = nullptr;
     // How many stream slots the tc programs have claimed (bpf/tc_count.h); null without them.
     const volatile unsigned long long* streams_claimed = nullptr;
+    // Set by them when a packet of the flow found no slot for its stream; cleared when read.
+    volatile unsigned* streams_unslotted = nullptr;
 };
 
 // The echoes map's entries, each as offsets from its first stamp, and the map emptied: what a
@@ -81,8 +83,6 @@ MapTotals operator-(const MapTotals& later, const MapTotals& earlier);
 // The streams the tc programs claimed a slot for on any CPU (the streams map's owners), once
 // each; what tells the socket walks there is something new to find (walk_schedule.hpp).
 std::vector<ClaimedStream> claimed_streams(int streams_fd);
-// Whether the measured flow moved any packet in `delta`.
-bool flow_moved(const MapTotals& delta);
 
 // Removes from the streams maps the keys that did not move in a phase just closed (`delta`, its
 // counts), and from `now`, the snapshot the next phase is counted from: streams that ended, so

@@ -197,14 +197,20 @@ class Attached {
             m.traffic = bpf_map__fd(tc_->get()->maps.traffic);
             m.streams = bpf_map__fd(tc_->get()->maps.streams);
             // Global data is mapped where the kernel allows mmap of arrays (5.5); else none.
-            if (tc_->get()->bss) m.streams_claimed = &tc_->get()->bss->streams_claimed;
+            if (tc_->get()->bss) {
+                m.streams_claimed = &tc_->get()->bss->streams_claimed;
+                m.streams_unslotted = &tc_->get()->bss->streams_unslotted;
+            }
             m.echoes = bpf_map__fd(tc_->get()->maps.echoes);
         }
         if (!skel_) return m;
         const probe_bpf* k = skel_->get();
         m.traffic = bpf_map__fd(k->maps.traffic);
         m.streams = bpf_map__fd(k->maps.streams);
-        if (k->bss) m.streams_claimed = &k->bss->streams_claimed;
+        if (k->bss) {
+            m.streams_claimed = &k->bss->streams_claimed;
+            m.streams_unslotted = &k->bss->streams_unslotted;
+        }
         m.stream_drops = bpf_map__fd(k->maps.stream_drops);
         m.echoes = bpf_map__fd(k->maps.echoes);
         m.retransmits = bpf_map__fd(k->maps.retransmits);
@@ -410,7 +416,7 @@ class Recorder {
         }
         last_sample_ms_ = s.t_ms;
         sample_backlog();
-        const StreamNews news = stream_news(delta, iface_moved);
+        const StreamNews news = stream_news(iface_moved);
         tools_.watch(s.t_ms, news);
         mark_tools(maps_.tools, tools_.pids());
         tcp_.read(s.t_ms, false, news);
@@ -420,14 +426,16 @@ class Recorder {
 
     // What the tc programs said since the last sample (at the kernel-counters tier, whether the
     // iface moved): the streams map is read again only when the count of slots claimed grew.
-    StreamNews stream_news(const MapTotals& delta, bool iface_moved) {
-        if (!maps_.streams_claimed || maps_.streams < 0) return {false, {}, iface_moved};
+    StreamNews stream_news(bool iface_moved) {
+        if (!maps_.streams_claimed || !maps_.streams_unslotted || maps_.streams < 0)
+            return {false, {}, iface_moved, false};
         const uint64_t claimed = *maps_.streams_claimed;
         if (claimed != streams_claimed_) {
             streams_claimed_ = claimed;
             news_.streams = claimed_streams(maps_.streams);
         }
-        news_.moved = flow_moved(delta);
+        news_.unslotted = *maps_.streams_unslotted != 0;
+        if (news_.unslotted) *maps_.streams_unslotted = 0;
         return news_;
     }
 
@@ -510,7 +518,7 @@ class Recorder {
     std::string iface_;
     ToolProcesses tools_;
     std::optional<uint64_t> streams_claimed_;  // at the last read of the streams map
-    StreamNews news_{true, {}, false};
+    StreamNews news_{true, {}, false, false};
     TcpSockets tcp_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     std::string phase_name_{proto::kFirstPhase};

@@ -6,7 +6,7 @@ bool WalkSchedule::next(bool cut, const StreamNews& news, const std::vector<uint
                         int64_t now_ms) {
     // The first sample walks for what was there before the probe.
     bool walk = cut || !last_walk_ms_;
-    moved_ = moved_ || news.moved;
+    moved_ = moved_ || (news.counted ? news.unslotted : news.moved);
     if (!news.counted) {
         walk = walk || (moved_ && now_ms - *last_walk_ms_ >= kWalkEveryMs);
     } else {

@@ -22,21 +22,23 @@ struct ClaimedStream {
 };
 
 // What the tc programs said at a sample (`counted`): every stream claimed so far (slots freed at
-// a phase's end may still be listed) and whether the measured flow moved any packet since the
-// last sample. At the kernel-counters tier, which loads no programs, no streams, and `moved` is
-// the iface's own counters'.
+// a phase's end may still be listed), and whether a packet of the measured flow found no slot
+// for its stream since the last sample (`unslotted`: a stream they cannot name). At the
+// kernel-counters tier, which loads no programs, no streams, and `moved` says whether the
+// iface's own counters moved.
 struct StreamNews {
     bool counted = false;
     std::vector<ClaimedStream> streams;
-    bool moved = false;
+    bool moved = false;      // without the programs only
+    bool unslotted = false;  // with them only
 };
 
 // Whether a sample walks. The first sample and every cut walk. With the streams, a sample walks
 // while a stream's port is among `unfound` (what the walker has not found yet) and was first listed
 // there at most `retry_ms` ago (a TCP connection enters the tables once established, which a
 // lost SYN-ACK delays by seconds; a process holds its socket before the first packet), and every
-// kFallbackMs while the flow moves, for a stream that claimed no slot (its slots all held by
-// others). Without them, every kWalkEveryMs while the iface moves.
+// kFallbackMs while a stream's packets find no slot (its slots all held by others). Without
+// them, every kWalkEveryMs while the iface moves.
 class WalkSchedule {
   public:
     static constexpr int64_t kWalkEveryMs = 500;
@@ -48,7 +50,8 @@ class WalkSchedule {
   private:
     int64_t retry_ms_;
     std::map<uint16_t, int64_t> unfound_since_;  // by port
-    bool moved_ = false;                         // since the last walk
+    bool moved_ = false;                         // since the last walk: the iface, or
+                                                 // a stream without a slot
     std::optional<int64_t> last_walk_ms_;
 };
 

@@ -62,17 +62,25 @@ int walks(WalkSchedule& w, const StreamNews& news, const std::vector<uint16_t>& 
 // The socket tables are walked for the connections there before the probe, then every sample
 // while a stream the tc programs named has no socket found, for a while (on the server a
 // connection is in the tables only once its handshake is done, a SYN-ACK resent at 1 s and 3 s
-// included), at every cut, and otherwise seldom and only while the flow moves: for a connection
-// that claimed no slot.
+// included), at every cut, and otherwise seldom and only while a stream's packets find no slot:
+// for a connection the slots cannot name.
 TEST(WalkSchedule, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
     WalkSchedule w(4000);
-    const StreamNews idle{true, {}, false}, moving{true, {}, true};
+    const StreamNews idle{true, {}, false, false}, unslotted{true, {}, false, true};
     int64_t t = 0;
     EXPECT_TRUE(w.next(false, idle, {}, t));  // the first sample
-    // A minute of 100-ms samples with nothing new and the flow still: no walk.
+    // A minute of 100-ms samples with nothing new: no walk, however the flow moves (`moved` is
+    // the iface's, which a tier with the programs does not go by).
     EXPECT_EQ(walks(w, idle, {}, 600, 100, t), 0);
-    // The flow moving with every stream found: the fallback's walks alone.
-    EXPECT_EQ(walks(w, moving, {}, 600, 100, t), 60000 / WalkSchedule::kFallbackMs);
+    EXPECT_EQ(walks(w, StreamNews{true, {}, true, false}, {}, 600, 100, t), 0);
+    // A stream whose packets find no slot: the fallback's walks alone.
+    EXPECT_EQ(walks(w, unslotted, {}, 600, 100, t), 60000 / WalkSchedule::kFallbackMs);
+    // Told once, between walks: walked for at the next due sample.
+    EXPECT_TRUE(w.next(true, idle, {}, t += 100));  // a cut
+    EXPECT_FALSE(w.next(false, unslotted, {}, t += 100));
+    EXPECT_EQ(walks(w, idle, {}, 18, 100, t), 0);
+    EXPECT_TRUE(w.next(false, idle, {}, t += 100));
+    EXPECT_EQ(walks(w, idle, {}, 100, 100, t), 0);
     EXPECT_TRUE(w.next(true, idle, {}, t += 100));  // a cut
     // A stream without a socket found: every sample walks for 4 s, then none while it is
     // still not found (a flow this namespace only forwards) and the flow is still.
@@ -96,7 +104,7 @@ TEST(WalkSchedule, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
 // first packet) looks once for each stream not looked for.
 TEST(WalkSchedule, WithoutARetryEachNewStreamIsLookedForOnce) {
     WalkSchedule w(0);
-    const StreamNews idle{true, {}, false};
+    const StreamNews idle{true, {}, false, false};
     int64_t t = 0;
     EXPECT_TRUE(w.next(false, idle, {}, t));
     EXPECT_TRUE(w.next(false, idle, {40000}, t += 100));
@@ -109,7 +117,7 @@ TEST(WalkSchedule, WithoutARetryEachNewStreamIsLookedForOnce) {
 // kWalkEveryMs while the iface moves, and at each cut.
 TEST(WalkSchedule, WithoutTheStreamsTheTablesAreWalkedEveryHalfSecondWhileTheIfaceMoves) {
     WalkSchedule w(4000);
-    const StreamNews still{false, {}, false}, moving{false, {}, true};
+    const StreamNews still{false, {}, false, false}, moving{false, {}, true, false};
     int64_t t = 0;
     const int first = w.next(false, moving, {}, t);
     EXPECT_EQ(first + walks(w, moving, {}, 100, 100, t), 1 + 10000 / WalkSchedule::kWalkEveryMs);

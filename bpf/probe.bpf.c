@@ -445,8 +445,18 @@ int BPF_PROG(np_dev_xmit, const struct sk_buff *skb, const struct net_device *de
 	if (c.flow != NP_FLOW_IPERF)
 		classify_dropped(skb, &c);
 	shinfo = (struct skb_shared_info *)(skb->head + skb->end);
-	bpf_probe_read_kernel(&gso_segs, sizeof(gso_segs), &shinfo->gso_segs);
-	bpf_probe_read_kernel(&gso_size, sizeof(gso_size), &shinfo->gso_size);
+	/* gso_size and gso_segs side by side (as in every kernel so far): one copy, not two. */
+	if (bpf_core_field_offset(struct skb_shared_info, gso_segs) ==
+	    bpf_core_field_offset(struct skb_shared_info, gso_size) + sizeof(gso_size)) {
+		__u16 gso[2] = {};
+
+		bpf_probe_read_kernel(gso, sizeof(gso), &shinfo->gso_size);
+		gso_size = gso[0];
+		gso_segs = gso[1];
+	} else {
+		bpf_probe_read_kernel(&gso_segs, sizeof(gso_segs), &shinfo->gso_segs);
+		bpf_probe_read_kernel(&gso_size, sizeof(gso_size), &shinfo->gso_size);
+	}
 	if (gso_segs > 1) {
 		/* Headers replicated per segment: MAC .. transport, plus the L4 header. */
 		c.hdr_len = skb->transport_header - skb->mac_header;

@@ -92,17 +92,17 @@ sleep 0.3
 with_floor $b $ifb "ip netns exec $a iperf3 -c 198.18.26.2 -p 5202 -u -b 0 -l 1448 -w 64K -t 3" \
   "$work/floor-udp.json"
 
-python3 - "$work" "${base[*]}" "${with[*]}" "${dump[*]}" "$secs" "$cost_rounds" <<'PY'
+python3 - "$work" "${base[*]}" "${with[*]}" "${dump[*]}" "$secs" "$cost_rounds" "$(dirname "$0")" <<'PY'
 import json, statistics, sys, glob
+sys.path.insert(0, sys.argv[7])
+from median_ci import describe
 work = sys.argv[1]
 base, probe, dump = ([float(x) for x in s.split()] for s in sys.argv[2:5])
-ratio = lambda xs: statistics.median(x / b for x, b in zip(xs, base))
-spread = lambda xs: "per-round {:.2f} .. {:.2f}".format(min(x / b for x, b in zip(xs, base)),
-                                                       max(x / b for x, b in zip(xs, base)))
+ratios = lambda xs: [x / b for x, b in zip(xs, base)]
 print(f"\nthroughput (median of {len(base)} alternating runs, iperf3 TCP, unshaped veth):")
 print(f"  no probe       {statistics.median(base):7.2f} Gbit/s")
-print(f"  np-probe       {statistics.median(probe):7.2f} Gbit/s   ratio {ratio(probe):.3f}  ({spread(probe)}; goal >= 0.97)")
-print(f"  tcpdump -w     {statistics.median(dump):7.2f} Gbit/s   ratio {ratio(dump):.3f}  ({spread(dump)})")
+print(f"  np-probe       {statistics.median(probe):7.2f} Gbit/s   ratio {describe(ratios(probe))}; goal >= 0.97")
+print(f"  tcpdump -w     {statistics.median(dump):7.2f} Gbit/s   ratio {describe(ratios(dump))}")
 cost = {}
 timed = glob.glob(f"{work}/trace-cost-*.json") + [f"{work}/trace-udp.json"]
 untimed = sorted({c["program"] for path in timed

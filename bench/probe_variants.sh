@@ -79,8 +79,10 @@ for r in $(seq "$rounds"); do
   echo "round $r: no probe ${got[0]}, then each variant in turn ${got[*]:1} Gbit/s"
 done
 
-python3 - "$work/results" "$rate" "${variants[@]}" <<'PY'
+python3 - "$work/results" "$(dirname "$0")" "$rate" "${variants[@]}" <<'PY'
 import statistics, sys
+sys.path.insert(0, sys.argv.pop(2))
+from median_ci import describe
 runs, cpu = {}, {}
 for line in open(sys.argv[1]):
     r, i, g, c = line.split()
@@ -95,7 +97,7 @@ what = "CPU per GB" if rate else "throughput"
 for i, v in enumerate(sys.argv[3:], 1):
     ratios = [(cpu[i][r] / base_cpu[r]) if rate else (runs[i][r] / base[r]) for r in base]
     label, opts = v.split(":", 1)
-    print(f"  {label:24s} {what} ratio {statistics.median(ratios):.3f} (rounds {min(ratios):.2f} .. {max(ratios):.2f})  np-probe {opts or '(defaults)'}")
+    print(f"  {label:24s} {what} ratio {describe(ratios)}  np-probe {opts or '(defaults)'}")
 PY
 echo
 extra=""

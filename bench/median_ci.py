@@ -3,8 +3,8 @@
 A bench's rounds on a shared virtual machine spread far wider than the probe's effect (one
 run's rounds from 0.85 to 1.10), so a median alone says little: median_ci gives the 95 %
 percentile-bootstrap interval of the median (resampling the rounds, a fixed seed so a rerun of
-the same figures prints the same interval). A goal such as ratio >= 0.97 is shown only where
-the interval's low end clears it.
+the same figures prints the same interval). A median past a goal whose interval still straddles
+it is one reading of a noisy machine: the runs that follow say whether it holds.
 """
 import random
 import statistics

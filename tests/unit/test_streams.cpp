@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "analysis/explanation/explain.hpp"
@@ -174,22 +175,21 @@ TEST(Streams, ASlowStreamItsCountsDoNotSetApartIsNotLocated) {
     EXPECT_EQ(f->detail.find("show why"), std::string::npos) << f->detail;
 }
 
-// The sender's probe's count of what each stream resent, set for this test.
-void set_resent(ExplainInput& in, int port, uint64_t n) {
+// with_slow_stream(slow), with the sender's probe's count of what each stream resent set.
+ExplainInput with_resends(int slow, const std::map<int, uint64_t>& resent) {
+    ExplainInput in = with_slow_stream(slow);
     for (auto& t : in.traces)
         for (auto& p : t.phases)
             for (auto& s : p.streams)
-                if (t.role == "client" && p.name == "tcp" && s.port == port) s.retransmits = n;
+                if (t.role == "client" && p.name == "tcp" && resent.contains(s.port))
+                    s.retransmits = resent.at(s.port);
+    return in;
 }
 
 // The others resent nearly as much as the slow stream without losing it anywhere (spurious
 // resends): its own loss, weighed against theirs alone, still names the cause.
 TEST(Streams, TheOthersResendsDoNotHideTheSlowStreamsOwnLoss) {
-    ExplainInput in = with_slow_stream(56848);
-    set_resent(in, 56840, 600);
-    set_resent(in, 56846, 600);
-    set_resent(in, 56848, 700);
-    const auto e = explain(in);
+    const auto e = explain(with_resends(56848, {{56840, 600}, {56846, 600}, {56848, 700}}));
     const Finding* f = find_finding(e, "STREAMS_UNEVEN");
     ASSERT_NE(f, nullptr);
     EXPECT_NE(f->detail.find("own counts show why: it lost 425"), std::string::npos) << f->detail;
@@ -199,11 +199,7 @@ TEST(Streams, TheOthersResendsDoNotHideTheSlowStreamsOwnLoss) {
 // A slow stream that lost little but resent far more than the others is explained by its
 // resends; the evidence holds each stream's loss and resends apart.
 TEST(Streams, ASlowStreamsOwnResendsNameItsCause) {
-    ExplainInput in = with_slow_stream(56840);
-    set_resent(in, 56840, 2000);
-    set_resent(in, 56846, 100);
-    set_resent(in, 56848, 100);
-    const auto e = explain(in);
+    const auto e = explain(with_resends(56840, {{56840, 2000}, {56846, 100}, {56848, 100}}));
     const Finding* f = find_finding(e, "STREAMS_UNEVEN");
     ASSERT_NE(f, nullptr);
     EXPECT_NE(f->detail.find("own counts show why: it resent 2,000"), std::string::npos)

@@ -281,7 +281,7 @@ const std::vector<FindingCode>& finding_codes() {
          "",
          "a test of several streams (iperf3 -P) whose slowest stream moved less than 75 % of "
          "the fastest: each stream's rate and, from its own ledger, what it lost (and TCP "
-         "resent); the cause named only when the slowest stream's own counts set it apart. "
+         "resent); the cause named only when the slowest stream's own loss sets it apart. "
          "Information: how the streams shared the test, not what limited its sum",
          {}},
         // ------------------------------------------------------------ run --repeat

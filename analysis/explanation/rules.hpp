@@ -243,9 +243,9 @@ void below_ceiling(const TestEvidence& v, std::vector<Finding>& out);
 void retransmits(const TestEvidence& v, std::vector<Finding>& out);
 
 // Per test of several streams (rules_streams.cpp): STREAMS_UNEVEN when the slowest stream moved
-// less than kEvenStreamShare of the fastest, explained by its own ledger when it lost, or TCP
-// resent, more than kUnevenLossFactor times the others' mean of that same count, else said not
-// to be located.
+// less than kEvenStreamShare of the fastest, explained by its own ledger when it lost more than
+// kUnevenLossFactor times the others' mean loss, else said not to be located (its resends told,
+// not taken for a cause).
 void uneven_streams(const TestEvidence& v, std::vector<Finding>& out);
 inline constexpr double kEvenStreamShare = 0.75;
 inline constexpr double kUnevenLossFactor = 1.5;

@@ -1,6 +1,8 @@
 // A test of several streams (iperf3 -P) whose streams did not share the path evenly: each
 // stream's rate from the tool and, from its own ledger, what it lost and resent — so the slowest
-// stream is explained by its own counts, or said to be unexplained by them.
+// stream is explained by its own measured loss, or said to be unexplained by its counts. Its
+// resends are listed but name nothing: a resend of what was not lost (reordering, a spurious
+// timeout) is undone, so resends alone do not show that TCP held the connection back.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -49,7 +51,7 @@ double others_mean(const std::vector<StreamShare>& all, const StreamShare& slow,
 // One count of the slowest stream set against the others' mean of it: it sets the stream apart
 // when it is more than kUnevenLossFactor times that mean, by more than counting could differ by.
 // Loss and resends are weighed each against its own kind: a stream that resent what no stage
-// lost (spurious resends, which TCP undoes) does not hide another's loss, nor the reverse.
+// lost (spurious resends, which TCP undoes) does not hide another's loss.
 struct Apart {
     double own = 0, others = 0;
     bool apart = false;
@@ -101,7 +103,8 @@ void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
         [](const StreamShare& a, const StreamShare& b) { return a.bps < b.bps; });
     if (fast->bps <= 0 || slow->bps >= kEvenStreamShare * fast->bps) return;
     const bool tcp = v.test.transport == Transport::tcp;
-    // Its loss first (placed in a stage), then, for TCP, what it resent.
+    // Its loss, placed in a stage or missing between two counted points, is the one count that
+    // shows a cause; what it resent is told beside it.
     const Apart lost = set_apart(all, *slow, &StreamShare::lost);
     const Apart resent = tcp ? set_apart(all, *slow, &StreamShare::resent) : Apart{};
     Finding f = make_finding("STREAMS_UNEVEN", v.test.label);
@@ -110,15 +113,12 @@ void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
                           fast->port, fast->bps / 1e6);
     f.detail = fmt::format("The {} streams, by client port, each from its own ledger: {}. ",
                            all.size(), each_stream_text(all, tcp));
-    if (lost.apart || resent.apart) {
-        const Apart& why = lost.apart ? lost : resent;
-        const char* verb = lost.apart ? "lost" : "resent";
+    if (lost.apart) {
         f.detail += fmt::format(
-            "The slowest stream's own counts show why: it {} {} {} where the others {} {} on "
+            "The slowest stream's own counts show why: it lost {} {} where the others lost {} on "
             "average ({}){}.",
-            verb, format_count(why.own), slow->ledger->unit, verb,
-            format_count(std::round(why.others)),
-            lost.apart ? describe_loss(*slow->ledger) : std::string("resent by TCP"),
+            format_count(lost.own), slow->ledger->unit, format_count(std::round(lost.others)),
+            describe_loss(*slow->ledger),
             tcp ? ": TCP cut that connection's window more often than the others'" : "");
         f.next_step =
             "Run longer (TCP's share between its connections evens out over tens of seconds), "
@@ -126,15 +126,18 @@ void uneven_streams(const TestEvidence& v, std::vector<Finding>& out) {
     } else {
         f.detail += fmt::format(
             "The slowest stream's own counts do not explain it: it lost {} {} against {} on "
-            "average for the others{}. Nothing the probes count sets it apart, so what held it "
-            "back was not located.",
+            "average for the others{}. {}No stage lost more of it than of the others, so what "
+            "held it back was not located.",
             format_count(lost.own), slow->ledger->unit, format_count(std::round(lost.others)),
             tcp ? fmt::format(", and resent {} against {}", format_count(resent.own),
                               format_count(std::round(resent.others)))
-                : std::string());
+                : std::string(),
+            resent.apart ? "Its resends set it apart but show no cause by themselves: a resend "
+                           "of what was not lost (reordering, a spurious timeout) is undone. "
+                         : "");
         f.next_step =
             "Run longer, and with --repeat, to see whether the same stream stays behind; then "
-            "look at each connection with ss -ti while it runs.";
+            "look at each connection with ss -ti while it runs (reordering, DSACKs, its window).";
     }
     f.evidence = streams_evidence(all, *slow, *fast, tcp);
     out.push_back(std::move(f));

@@ -137,8 +137,9 @@ seconds = int(sys.argv[6]) * float(sys.argv[5])
 print(f"  all programs: {busy_ns / 1e6 / seconds:.2f} ms of CPU per second of the timed TCP runs "
       f"= {busy_ns / 1e7 / seconds:.2f} % of one core, an upper bound for the probe's effect "
       f"on a CPU-bound flow that the throughput medians above cannot resolve on a noisy host")
-# The 1 ms timer on every CPU (bpf/bins.h: the flow's bins, and the CPU account's sample with
-# its stack walk) and the NIC IRQs' handlers (the account's, none on a veth): no cost per packet.
+# Every program by its share of a core; the CPU account's own are its timer (np_account_tick,
+# its stack walk; where the bins' 1 ms timer runs on every CPU, their np_bin_tick samples it
+# instead) and the NIC IRQs' handlers (none on a veth): no cost per packet.
 print("  by program, in the timed TCP runs:")
 for p in sorted(cost, key=lambda p: -cost[p][0]):
     print(f"    {p:18s} {per(*cost[p]):7.1f}ns x {cost[p][1] / seconds:8.0f}/s = "

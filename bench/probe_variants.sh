@@ -8,7 +8,10 @@
 # variant's median ratio to it without a probe — steadier than a CPU-bound flow's throughput,
 # which moves with whatever else the machine's host runs.
 #
-#   sudo bash bench/probe_variants.sh [build-dir] [LABEL:OPTIONS ...]   (ROUNDS=11 SECS=3 RATE=)
+#   sudo bash bench/probe_variants.sh [build-dir] [LABEL[@NP-PROBE]:OPTIONS ...]   (ROUNDS=11 SECS=3 RATE=)
+#
+# A variant's LABEL@PATH runs the np-probe at PATH instead of the build dir's: another commit's
+# build beside this one's, alternated round by round in the same run.
 #
 # Default variants: every tier the probe can be held to (each required, so a host that allows
 # less stops the bench instead of mislabelling it), and the full tier without the CPU account.
@@ -29,6 +32,8 @@ variants=("$@")
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (namespaces, BPF)" >&2; exit 3; }
 for v in "${variants[@]}"; do
   [[ $v == *:* ]] || { echo "bench: variant '$v' is not LABEL:OPTIONS" >&2; exit 2; }
+  label=${v%%:*}
+  [[ $label != *@* || -x ${label#*@} ]] || { echo "bench: ${label#*@} (variant '$label') is not an executable" >&2; exit 2; }
 done
 
 # shellcheck source=bench/veth_pair.sh
@@ -57,10 +62,13 @@ busy = (w1 - w0) * os.cpu_count() - (n1 - n0)
 print(e['bits_per_second'] / 1e9, busy / (e['bytes'] / 1e9))" "$work/iperf.json" "$t0" "$t1"
 }
 
-# One run with np-probe counting, started with the options in $1 (word-split on purpose).
+# One run with np-probe counting for the variant LABEL[@NP-PROBE]:OPTIONS in $1 (the options
+# word-split on purpose).
 with_probe() {
+  local label=${1%%:*} probe=$probe
+  [[ $label == *@* ]] && probe=${label#*@}
   # shellcheck disable=SC2086
-  bench_probe_start "$a" "$ifa" $1
+  bench_probe_start "$a" "$ifa" ${1#*:}
   gbps
   bench_probe_stop
 }
@@ -72,7 +80,7 @@ for r in $(seq "$rounds"); do
   [ $((r % 2)) -eq 0 ] && order=$(seq "${#variants[@]}" -1 0)
   got=()
   for i in $order; do
-    if [ "$i" -eq 0 ]; then g=$(gbps); else g=$(with_probe "${variants[i - 1]#*:}"); fi
+    if [ "$i" -eq 0 ]; then g=$(gbps); else g=$(with_probe "${variants[i - 1]}"); fi
     echo "$r $i $g" >>"$work/results"
     got[i]=$(printf '%.1f' "${g% *}")
   done

@@ -428,14 +428,14 @@ class Recorder {
     // iface moved): the streams map is read again only when the count of slots claimed grew.
     StreamNews stream_news(bool iface_moved) {
         if (!maps_.streams_claimed || !maps_.streams_unslotted || maps_.streams < 0)
-            return {false, {}, iface_moved, false};
+            return {false, {}, iface_moved};
         const uint64_t claimed = *maps_.streams_claimed;
         if (claimed != streams_claimed_) {
             streams_claimed_ = claimed;
             news_.streams = claimed_streams(maps_.streams);
         }
-        news_.unslotted = *maps_.streams_unslotted != 0;
-        if (news_.unslotted) *maps_.streams_unslotted = 0;
+        news_.unnamed = *maps_.streams_unslotted != 0;
+        if (news_.unnamed) *maps_.streams_unslotted = 0;
         return news_;
     }
 
@@ -518,7 +518,7 @@ class Recorder {
     std::string iface_;
     ToolProcesses tools_;
     std::optional<uint64_t> streams_claimed_;  // at the last read of the streams map
-    StreamNews news_{true, {}, false, false};
+    StreamNews news_{true, {}, false};
     TcpSockets tcp_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     std::string phase_name_{proto::kFirstPhase};

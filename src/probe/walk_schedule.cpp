@@ -6,9 +6,9 @@ bool WalkSchedule::next(bool cut, const StreamNews& news, const std::vector<uint
                         int64_t now_ms) {
     // The first sample walks for what was there before the probe.
     bool walk = cut || !last_walk_ms_;
-    moved_ = moved_ || (news.counted ? news.unslotted : news.moved);
+    unnamed_ = unnamed_ || news.unnamed;
     if (!news.counted) {
-        walk = walk || (moved_ && now_ms - *last_walk_ms_ >= kWalkEveryMs);
+        walk = walk || (unnamed_ && now_ms - *last_walk_ms_ >= kWalkEveryMs);
     } else {
         std::map<uint16_t, int64_t> still;
         for (const uint16_t port : unfound) {
@@ -18,11 +18,11 @@ bool WalkSchedule::next(bool cut, const StreamNews& news, const std::vector<uint
             walk = walk || now_ms - since <= retry_ms_;
         }
         unfound_since_ = std::move(still);
-        walk = walk || (moved_ && now_ms - *last_walk_ms_ >= kFallbackMs);
+        walk = walk || (unnamed_ && now_ms - *last_walk_ms_ >= kFallbackMs);
     }
     if (walk) {
         last_walk_ms_ = now_ms;
-        moved_ = false;
+        unnamed_ = false;
     }
     return walk;
 }

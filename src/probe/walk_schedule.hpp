@@ -22,15 +22,14 @@ struct ClaimedStream {
 };
 
 // What the tc programs said at a sample (`counted`): every stream claimed so far (slots freed at
-// a phase's end may still be listed), and whether a packet of the measured flow found no slot
-// for its stream since the last sample (`unslotted`: a stream they cannot name). At the
-// kernel-counters tier, which loads no programs, no streams, and `moved` says whether the
+// a phase's end may still be listed). `unnamed`: traffic since the last sample that no claimed
+// stream names — with the programs, a packet of the measured flow that found no slot for its
+// stream; at the kernel-counters tier, which loads none (and has no streams), any packet the
 // iface's own counters moved.
 struct StreamNews {
     bool counted = false;
     std::vector<ClaimedStream> streams;
-    bool moved = false;      // without the programs only
-    bool unslotted = false;  // with them only
+    bool unnamed = false;
 };
 
 // Whether a sample walks. The first sample and every cut walk. With the streams, a sample walks
@@ -50,8 +49,7 @@ class WalkSchedule {
   private:
     int64_t retry_ms_;
     std::map<uint16_t, int64_t> unfound_since_;  // by port
-    bool moved_ = false;                         // since the last walk: the iface, or
-                                                 // a stream without a slot
+    bool unnamed_ = false;                       // since the last walk
     std::optional<int64_t> last_walk_ms_;
 };
 

@@ -512,18 +512,19 @@ TEST(ProbeKernel, EachStreamIsCountedByItselfAndTheSlowOneIsNamedByItsOwnLoss) {
     EXPECT_NE(uneven->detail.find("own counts show why"), std::string::npos) << uneven->detail;
 }
 
-// A child process in namespace `ns`, on CPU 0 alone (so every packet it sends, and every one its
-// peer on CPU 0 answers with, meets the probe's programs on that CPU), running `body`; its exit
-// status is what `body` returns.
+// A child process in namespace `ns` running `body`, its exit status what `body` returns; with
+// `cpu0`, on CPU 0 alone (so every packet it sends, and every one its peer on CPU 0 answers with,
+// meets the probe's programs on that CPU).
 template <typename Body>
-pid_t child_on_cpu0(const Netns& ns, Body body) {
+pid_t child_in(const Netns& ns, Body body, bool cpu0 = false) {
     const pid_t pid = fork();
     if (pid != 0) return pid;
     const int nsfd = open(("/run/netns/" + ns.name()).c_str(), O_RDONLY | O_CLOEXEC);
-    cpu_set_t cpu0;
-    CPU_ZERO(&cpu0);
-    CPU_SET(0, &cpu0);
-    if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0 || sched_setaffinity(0, sizeof cpu0, &cpu0))
+    cpu_set_t only0;
+    CPU_ZERO(&only0);
+    CPU_SET(0, &only0);
+    if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0 ||
+        (cpu0 && sched_setaffinity(0, sizeof only0, &only0) != 0))
         _exit(90);
     _exit(body());
 }
@@ -566,62 +567,68 @@ TEST(ProbeKernel, AStreamWithoutASlotIsStillFoundForTcpsAccount) {
     int ready[2];
     ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
     // The sink: reads every connection to port 5312 until five have closed.
-    const pid_t sink = child_on_cpu0(b, [&] {
-        const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        const int one = 1;
-        sockaddr_in at{};
-        at.sin_family = AF_INET;
-        at.sin_port = htons(5312);
-        if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-            bind(lfd, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 || listen(lfd, 8) != 0)
-            return 91;
-        if (write(ready[1], "r", 1) != 1) return 92;
-        std::vector<pollfd> fds{{lfd, POLLIN, 0}};
-        std::vector<char> buf(1 << 16);
-        for (int closed = 0; closed < 5;) {
-            if (poll(fds.data(), fds.size(), -1) < 0) return 93;
-            for (size_t i = 1; i < fds.size(); ++i) {
-                if (!fds[i].revents) continue;
-                if (read(fds[i].fd, buf.data(), buf.size()) <= 0) {
-                    close(fds[i].fd);
-                    fds[i].fd = -1;  // poll skips it
-                    ++closed;
+    const pid_t sink = child_in(
+        b,
+        [&] {
+            const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            const int one = 1;
+            sockaddr_in at{};
+            at.sin_family = AF_INET;
+            at.sin_port = htons(5312);
+            if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+                bind(lfd, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 || listen(lfd, 8) != 0)
+                return 91;
+            if (write(ready[1], "r", 1) != 1) return 92;
+            std::vector<pollfd> fds{{lfd, POLLIN, 0}};
+            std::vector<char> buf(1 << 16);
+            for (int closed = 0; closed < 5;) {
+                if (poll(fds.data(), fds.size(), -1) < 0) return 93;
+                for (size_t i = 1; i < fds.size(); ++i) {
+                    if (!fds[i].revents) continue;
+                    if (read(fds[i].fd, buf.data(), buf.size()) <= 0) {
+                        close(fds[i].fd);
+                        fds[i].fd = -1;  // poll skips it
+                        ++closed;
+                    }
                 }
+                if (fds[0].revents & POLLIN)
+                    fds.push_back({accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC), POLLIN, 0});
             }
-            if (fds[0].revents & POLLIN)
-                fds.push_back({accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC), POLLIN, 0});
-        }
-        return 0;
-    });
+            return 0;
+        },
+        true);
     char r = 0;
     ASSERT_EQ(read(ready[0], &r, 1), 1) << "the sink did not start: " << exit_status(sink);
     Probe probe(a, ifa, {"--port", "5312", "--role", "client"});
     probe.phase("tcp");
-    const pid_t sender = child_on_cpu0(a, [&] {
-        const std::vector<char> data(1 << 16, 'x');
-        std::vector<int> held;
-        for (uint16_t port = 40000; port < 40004; ++port) {
-            held.push_back(connect_from(subnet, port, 5312));
-            if (held.back() < 0 || write(held.back(), data.data(), data.size()) <= 0) return 94;
-        }
-        // Long enough for the walks that find the four to end; the fifth then claims nothing.
-        usleep(1'500'000);
-        const int fifth = connect_from(subnet, 40128, 5312);
-        if (fifth < 0) return 95;
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-        while (std::chrono::steady_clock::now() < until)
-            if (write(fifth, data.data(), data.size()) <= 0) return 96;
-        close(fifth);
-        for (const int fd : held) close(fd);
-        return 0;
-    });
+    const pid_t sender = child_in(
+        a,
+        [&] {
+            const std::vector<char> data(1 << 16, 'x');
+            std::vector<int> held;
+            for (uint16_t port = 40000; port < 40004; ++port) {
+                held.push_back(connect_from(subnet, port, 5312));
+                if (held.back() < 0 || write(held.back(), data.data(), data.size()) <= 0) return 94;
+            }
+            // Long enough for the walks that find the four to end; the fifth then claims nothing.
+            usleep(1'500'000);
+            const int fifth = connect_from(subnet, 40128, 5312);
+            if (fifth < 0) return 95;
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+            while (std::chrono::steady_clock::now() < until)
+                if (write(fifth, data.data(), data.size()) <= 0) return 96;
+            close(fifth);
+            for (const int fd : held) close(fd);
+            return 0;
+        },
+        true);
     ASSERT_EQ(exit_status(sender), 0);
     ASSERT_EQ(exit_status(sink), 0);
     const Trace t = probe.stop();
     const PhaseTrace* p = t.find_phase("tcp");
     ASSERT_NE(p, nullptr);
     // The fifth stream has no counts of its own: the streams sum short of the flow by its packets.
-    const auto [tx, rx] = tcp_stream_sums(*p);
+    const uint64_t tx = tcp_stream_sums(*p).first;
     const uint64_t flow_tx = p->tx.by_flow.at("iperf_tcp").packets;
     std::printf("the flow's TCP packets out %llu, its streams' %llu; streams:",
                 static_cast<unsigned long long>(flow_tx), static_cast<unsigned long long>(tx));
@@ -639,7 +646,6 @@ TEST(ProbeKernel, AStreamWithoutASlotIsStillFoundForTcpsAccount) {
         EXPECT_EQ(fifth->tx.packets + fifth->rx.packets, 0u) << "the fifth stream found a slot";
     }
     EXPECT_GT(flow_tx, tx + 100);
-    (void)rx;
     // TCP's account of the phase is the fifth connection's: found by a walk for it.
     ASSERT_TRUE(p->tcp.has_value()) << "no TCP account";
     EXPECT_EQ(p->tcp->local_port, 40128);
@@ -1068,30 +1074,25 @@ void add_ipv6(const Netns& a, const std::string& a_if, const Netns& b, const std
 // options sends, so the L4 header is not right after the fixed IPv6 header.
 void send_with_destination_options(const Netns& ns, const std::string& address, int port, int count,
                                    size_t payload) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-        const int nsfd = open(("/run/netns/" + ns.name()).c_str(), O_RDONLY | O_CLOEXEC);
-        if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0) _exit(2);
+    const pid_t pid = child_in(ns, [&] {
         const int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         const unsigned char dstopts[8] = {0, 0, 1, 4, 0, 0, 0, 0};  // next, length 0, PadN of 4
         if (fd < 0 || setsockopt(fd, IPPROTO_IPV6, IPV6_DSTOPTS, dstopts, sizeof(dstopts)) != 0)
-            _exit(3);
+            return 3;
         sockaddr_in6 to{};
         to.sin6_family = AF_INET6;
         to.sin6_port = htons(uint16_t(port));
-        if (inet_pton(AF_INET6, address.c_str(), &to.sin6_addr) != 1) _exit(4);
+        if (inet_pton(AF_INET6, address.c_str(), &to.sin6_addr) != 1) return 4;
         const std::vector<char> data(payload, 'x');
         for (int i = 0; i < count; ++i) {
             if (sendto(fd, data.data(), data.size(), 0, reinterpret_cast<sockaddr*>(&to),
                        sizeof(to)) != ssize_t(data.size()))
-                _exit(5);
+                return 5;
             usleep(1000);  // a datagram a millisecond: no queue in the way
         }
-        _exit(0);
-    }
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "sender failed: " << status;
+        return 0;
+    });
+    ASSERT_EQ(exit_status(pid), 0) << "sender failed";
 }
 
 // Over IPv6 the flow is found past the extension headers: a fragmented datagram's first fragment

@@ -66,13 +66,11 @@ int walks(WalkSchedule& w, const StreamNews& news, const std::vector<uint16_t>& 
 // for a connection the slots cannot name.
 TEST(WalkSchedule, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
     WalkSchedule w(4000);
-    const StreamNews idle{true, {}, false, false}, unslotted{true, {}, false, true};
+    const StreamNews idle{true, {}, false}, unslotted{true, {}, true};
     int64_t t = 0;
     EXPECT_TRUE(w.next(false, idle, {}, t));  // the first sample
-    // A minute of 100-ms samples with nothing new: no walk, however the flow moves (`moved` is
-    // the iface's, which a tier with the programs does not go by).
+    // A minute of 100-ms samples with nothing new, every packet's stream slotted: no walk.
     EXPECT_EQ(walks(w, idle, {}, 600, 100, t), 0);
-    EXPECT_EQ(walks(w, StreamNews{true, {}, true, false}, {}, 600, 100, t), 0);
     // A stream whose packets find no slot: the fallback's walks alone.
     EXPECT_EQ(walks(w, unslotted, {}, 600, 100, t), 60000 / WalkSchedule::kFallbackMs);
     // Told once, between walks: walked for at the next due sample.
@@ -104,7 +102,7 @@ TEST(WalkSchedule, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
 // first packet) looks once for each stream not looked for.
 TEST(WalkSchedule, WithoutARetryEachNewStreamIsLookedForOnce) {
     WalkSchedule w(0);
-    const StreamNews idle{true, {}, false, false};
+    const StreamNews idle{true, {}, false};
     int64_t t = 0;
     EXPECT_TRUE(w.next(false, idle, {}, t));
     EXPECT_TRUE(w.next(false, idle, {40000}, t += 100));
@@ -117,7 +115,7 @@ TEST(WalkSchedule, WithoutARetryEachNewStreamIsLookedForOnce) {
 // kWalkEveryMs while the iface moves, and at each cut.
 TEST(WalkSchedule, WithoutTheStreamsTheTablesAreWalkedEveryHalfSecondWhileTheIfaceMoves) {
     WalkSchedule w(4000);
-    const StreamNews still{false, {}, false, false}, moving{false, {}, true, false};
+    const StreamNews still{false, {}, false}, moving{false, {}, true};
     int64_t t = 0;
     const int first = w.next(false, moving, {}, t);
     EXPECT_EQ(first + walks(w, moving, {}, 100, 100, t), 1 + 10000 / WalkSchedule::kWalkEveryMs);

@@ -57,4 +57,17 @@ Bursts bursts_above(const std::vector<uint64_t>& bins, int64_t bin_ms, double bp
     return b;
 }
 
+Pause longest_pause(const std::vector<uint64_t>& bins, int64_t bin_ms) {
+    Pause longest;
+    const auto first = std::find_if(bins.begin(), bins.end(), [](uint64_t b) { return b > 0; });
+    for (auto it = first; it != bins.end();) {
+        const auto moved = std::find_if(it, bins.end(), [](uint64_t b) { return b > 0; });
+        if (moved == bins.end()) break;  // the run after the last that moved is no pause
+        const int64_t ms = (moved - it) * bin_ms;
+        if (ms > longest.ms) longest = {(it - bins.begin()) * bin_ms, ms};
+        it = std::find(moved, bins.end(), uint64_t{0});
+    }
+    return longest;
+}
+
 }  // namespace np

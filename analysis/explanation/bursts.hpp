@@ -32,4 +32,12 @@ struct Bursts {
 // The runs of consecutive bins above `bps`.
 Bursts bursts_above(const std::vector<uint64_t>& bins, int64_t bin_ms, double bps);
 
+// The longest run of bins that moved nothing, between the first that moved and the last: where
+// it began (ms from the first bin) and how long it was; none when nothing moved or nothing paused.
+struct Pause {
+    int64_t at_ms = 0;
+    int64_t ms = 0;
+};
+Pause longest_pause(const std::vector<uint64_t>& bins, int64_t bin_ms);
+
 }  // namespace np

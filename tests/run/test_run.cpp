@@ -214,21 +214,36 @@ TEST_F(RunTest, Profile100MIsLineRateBoundAndTheDataNicCarriedWhatIperf3Moved) {
     // line-rate bound. A tighter bound fails on a busy machine for reasons that are not the
     // tool's: measured here at load 4, UDP reached 98.8 % when the sender lost the CPU for
     // ~50 ms of a 4-s test (the probes still accounted for every byte, below).
+    // Where the hypervisor took the VM's CPUs, the explanation says so (CPU_STOLEN) with the
+    // pause of what left the sender's NIC: a CI run's UDP reached 97.5 % with 100 ms of each CPU
+    // stolen and nothing sent for 99 ms. The band is widened by that pause, and only then.
+    const auto paused = [&](const std::string& test) {
+        for (const auto& f : c["explain"]["findings"])
+            if (f.value("code", "") == "CPU_STOLEN" && f.value("test", "") == test) {
+                std::cout << f.value("title", "") << ": " << f.value("detail", "") << "\n";
+                return f.at("evidence").value("longest_pause_ms", 0) / 4000.0;
+            }
+        return 0.0;
+    };
     const double tcp = num(c, "tcp_mbps");
     std::cout << "TCP " << tcp << " Mbit/s = " << 100 * tcp / kTcpCeilingMbps << " % of "
               << kTcpCeilingMbps << "\n";
-    EXPECT_GE(tcp, kTcpCeilingMbps * 0.985) << busy;
+    const double tcp_paused = paused("iperf3 TCP");
+    EXPECT_GE(tcp, kTcpCeilingMbps * (0.985 - tcp_paused)) << busy;
     EXPECT_LE(tcp, kTcpCeilingMbps * 1.01);
     const json* line_rate = finding(c, "LINE_RATE_BOUND");
-    ASSERT_NE(line_rate, nullptr) << codes(c);
-    EXPECT_NE(line_rate->value("title", "").find("TCP"), std::string::npos) << line_rate->dump(2);
+    if (tcp_paused == 0) {
+        ASSERT_NE(line_rate, nullptr) << codes(c);
+        EXPECT_NE(line_rate->value("title", "").find("TCP"), std::string::npos)
+            << line_rate->dump(2);
+    }
 
     // UDP offered 1G (the params) on a 100M link: the ceiling (same band), nothing lost, the
     // sender held back by its own queue.
     const double udp = num(c, "udp_mbps");
     std::cout << "UDP " << udp << " Mbit/s = " << 100 * udp / kUdpCeilingMbps << " % of "
               << kUdpCeilingMbps << ", loss " << c["udp_loss_pct"] << " %\n";
-    EXPECT_GE(udp, kUdpCeilingMbps * 0.985) << busy;
+    EXPECT_GE(udp, kUdpCeilingMbps * (0.985 - paused("iperf3 UDP"))) << busy;
     EXPECT_LE(udp, kUdpCeilingMbps * 1.01);
     const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr) << codes(c);

@@ -58,6 +58,19 @@ TEST(Bursts, RunsAboveARateAreCountedAndTheLargestKept) {
     EXPECT_EQ(bursts_above(bins, 1, 2e9).bins_above, 0);
 }
 
+// The longest run of empty bins inside the span that moved: the quiet before the first and after
+// the last are no pause.
+TEST(Bursts, TheLongestPauseIsBetweenTheFirstBinThatMovedAndTheLast) {
+    const std::vector<uint64_t> bins = {0, 0, 0, 0, 5, 0, 0, 7, 0, 0, 0, 9, 0, 0, 0, 0, 0};
+    const Pause p = longest_pause(bins, 1);
+    EXPECT_EQ(p.at_ms, 8);
+    EXPECT_EQ(p.ms, 3);
+    EXPECT_EQ(longest_pause(bins, 2).ms, 6);
+    EXPECT_EQ(longest_pause({0, 4, 4, 0}, 1).ms, 0);
+    EXPECT_EQ(longest_pause({0, 0}, 1).ms, 0);
+    EXPECT_EQ(longest_pause({}, 1).ms, 0);
+}
+
 // The bins survive the trace's JSON, and a hostile set names its field.
 TEST(Bursts, BinsRoundTripThroughTheTraceAndBadOnesNameTheirField) {
     Trace t = parse_trace_text(testing::fixture("probe/udp-overload-client.json"));

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -173,19 +174,25 @@ std::string params_with(const std::map<std::string, std::string>& changes, const
     return path;
 }
 
+// A node's raw trace, or none where it cannot be read.
+std::optional<np::Trace> read_trace(const std::string& trace_path) {
+    try {
+        return np::parse_trace_text(read_file(trace_path));
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 // The iperf UDP flow's drops at the receiving socket in a trace's udp phase, as the probe wrote
 // them: SOCKET_RCVBUFF, or freed in a socket-stage function (drops-without-reasons); at tiers
 // that count no drops, the kernel's UdpRcvbufErrors.
+
 uint64_t udp_socket_drops(const std::string& trace_path) {
-    np::Trace t;
-    try {
-        t = np::parse_trace_text(read_file(trace_path));
-    } catch (const std::exception&) {
-        return 0;
-    }
-    const np::PhaseTrace* p = t.find_phase("udp");
+    const auto t = read_trace(trace_path);
+    if (!t) return 0;
+    const np::PhaseTrace* p = t->find_phase("udp");
     if (!p) return 0;
-    if (!np::measures(t.tier).drops) {
+    if (!np::measures(t->tier).drops) {
         const auto it = p->nstat.find("UdpRcvbufErrors");
         return it != p->nstat.end() && it->second > 0 ? uint64_t(it->second) : 0;
     }
@@ -201,15 +208,11 @@ uint64_t udp_socket_drops(const std::string& trace_path) {
 // The most time the hypervisor took from one CPU of a node in any phase of its trace (steal),
 // read from the raw trace: 0 where it cannot be read.
 int64_t most_stolen_ms(const std::string& trace_path) {
-    np::Trace t;
-    try {
-        t = np::parse_trace_text(read_file(trace_path));
-    } catch (const std::exception&) {
-        return 0;
-    }
+    const auto t = read_trace(trace_path);
     int64_t most = 0;
-    for (const auto& p : t.phases)
-        for (const auto& c : p.cpus) most = std::max(most, c.steal_ms);
+    if (t)
+        for (const auto& p : t->phases)
+            for (const auto& c : p.cpus) most = std::max(most, c.steal_ms);
     return most;
 }
 

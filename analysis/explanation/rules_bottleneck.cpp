@@ -834,15 +834,22 @@ constexpr double kStolenShare = 0.01;
 constexpr int64_t kStolenMs = 20;
 constexpr int64_t kPauseMs = 10;
 
-// "100 ms of each of node2-2's 2 CPUs", with the steal's evidence, where it reached the bounds.
-std::optional<std::string> stolen_text(const TracedSide& side, double test_s, Evidence& evidence) {
+// The least and the most time the hypervisor took from one of a node's CPUs in the phase.
+std::pair<int64_t, int64_t> steal_range(const TracedSide& side) {
     const auto& cpus = side.phase.cpus;
-    if (cpus.empty()) return std::nullopt;
+    if (cpus.empty()) return {0, 0};
     int64_t least = cpus.front().steal_ms, most = 0;
     for (const auto& c : cpus) {
         least = std::min(least, c.steal_ms);
         most = std::max(most, c.steal_ms);
     }
+    return {least, most};
+}
+
+// "100 ms of each of node2-2's 2 CPUs", with the steal's evidence, where it reached the bounds.
+std::optional<std::string> stolen_text(const TracedSide& side, double test_s, Evidence& evidence) {
+    const auto& cpus = side.phase.cpus;
+    const auto [least, most] = steal_range(side);
     if (most < kStolenMs || double(most) < cpu_window_s(side, test_s) * 1000 * kStolenShare)
         return std::nullopt;
     const std::string& node = side.trace->node;
@@ -858,8 +865,11 @@ std::optional<std::string> stolen_text(const TracedSide& side, double test_s, Ev
 // The hypervisor's own count of the time it gave a node's CPUs to something else: a guest whose
 // CPUs are taken runs nothing, not the tool, not its NIC's queue, not the timers that drain it.
 // Said beside the verdict of a test short of its ceiling, with the longest pause of what left
-// the sender's NIC (1 ms bins). When in the phase the time was taken is not counted (steal is
-// read at the phase's ends), so the pause is set beside it, not placed in it.
+// the sender's NIC (1 ms bins) where the steal could hold it: no longer than the least taken from
+// any of the sender's CPUs, which is how long the whole guest may have stood still. A longer
+// pause (a link that went down, a stalled flow) is not the steal's and is left to the verdict.
+// When in the phase the time was taken is not counted (steal is read at the phase's ends), so
+// even a pause the steal could hold is set beside it, not placed in it.
 void cpus_stolen(const TestEvidence& v, std::vector<Finding>& out) {
     if (!short_of_ceiling(v)) return;
     Evidence evidence;
@@ -878,20 +888,25 @@ void cpus_stolen(const TestEvidence& v, std::vector<Finding>& out) {
         "The kernel counted {} as stolen over this test's phase: time the hypervisor ran "
         "something else on them, in which this guest ran nothing.",
         fmt::join(where, " and "));
-    const auto* bins = v.traces.sender ? &v.traces.sender->phase.bins : nullptr;
-    const Pause pause =
-        bins && *bins ? longest_pause((*bins)->tx_wire_bytes, (*bins)->bin_ms) : Pause{};
-    if (pause.ms >= kPauseMs && v.test.duration_s > 0) {
+    const TracedSide* sender = v.traces.sender ? &*v.traces.sender : nullptr;
+    if (sender && sender->phase.bins && v.test.duration_s > 0) {
+        const PhaseBins& bins = *sender->phase.bins;
+        const Pause pause = longest_pause(bins.tx_wire_bytes, bins.bin_ms);
+        // One bin of slack: a pause's edges are the bins'.
+        const int64_t stood_still_ms = steal_range(*sender).first + bins.bin_ms;
         const double share = double(pause.ms) / (v.test.duration_s * 1000);
-        f.detail += fmt::format(
-            " What left {}'s NIC stopped for {} ms at once, {:.3f} s into the phase (1 ms bins): "
-            "{} of the {:.1f} s test, which fell {} short of its ceiling{}. When in the phase the "
-            "time was taken is not counted, so the pause is set beside it, not placed in it.",
-            v.traces.sender->trace->node, pause.ms, double(pause.at_ms) / 1000,
-            format_pct(share, 1), v.test.duration_s, format_pct(short_by, 1),
-            share >= short_by / 2 ? ": most of what it fell short by" : "");
-        evidence.emplace_back("longest_pause_ms", pause.ms);
-        evidence.emplace_back("pause_at_ms", pause.at_ms);
+        if (pause.ms >= kPauseMs && pause.ms <= stood_still_ms) {
+            f.detail += fmt::format(
+                " What left {}'s NIC stopped for {} ms at once, {:.3f} s into the phase (1 ms "
+                "bins), no longer than the least taken from any of its CPUs: {} of the {:.1f} s "
+                "test, which fell {} short of its ceiling{}. When in the phase the time was taken "
+                "is not counted, so the pause is set beside it, not placed in it.",
+                sender->trace->node, pause.ms, double(pause.at_ms) / 1000, format_pct(share, 1),
+                v.test.duration_s, format_pct(short_by, 1),
+                share >= short_by / 2 ? ": most of what it fell short by" : "");
+            evidence.emplace_back("longest_pause_ms", pause.ms);
+            evidence.emplace_back("pause_at_ms", pause.at_ms);
+        }
     }
     f.evidence = std::move(evidence);
     f.next_step =

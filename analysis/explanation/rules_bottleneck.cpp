@@ -419,6 +419,20 @@ void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& to
     s.next_step = core_step(top.cpu, a, contended_ms(top) * 1000);
 }
 
+// A saturated CPU the probe's account covers: "node1-2: CPU 1 busy 100 % of the 2.0 s test",
+// then its parts (add_core_account).
+SaturatedCpu core_by_account(const TracedSide& side, const CpuTime& cpu, double window) {
+    const double busy = busy_of(cpu, window);
+    SaturatedCpu s{side.trace->node,
+                   fmt::format("{}: CPU {} busy {} of the {:.1f} s test", side.trace->node, cpu.cpu,
+                               format_pct(busy, 0), window),
+                   busy,
+                   {},
+                   {}};
+    add_core_account(s, side, cpu, window);
+    return s;
+}
+
 }  // namespace
 
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s) {
@@ -445,13 +459,7 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
         double others = 1;
         for (const auto& c : cpus)
             if (&c != bound) others = std::min(others, busy_of(c, window));
-        SaturatedCpu s{node,
-                       fmt::format("{}: CPU {} busy {} of the {:.1f} s test", node, bound->cpu,
-                                   format_pct(busy_of(*bound, window), 0), window),
-                       busy_of(*bound, window),
-                       {},
-                       {}};
-        add_core_account(s, side, *bound, window);
+        SaturatedCpu s = core_by_account(side, *bound, window);
         s.text +=
             fmt::format("; the other{} busy too, the least {}, but not with the test's process",
                         cpus.size() > 2 ? " CPUs were" : " CPU was", format_pct(others, 0));
@@ -469,19 +477,15 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
             {}};
     }
     if (top && most >= 0.95) {
-        SaturatedCpu s{node, "", most, {}, {}};
-        if (top->account) {
-            s.text = fmt::format("{}: CPU {} busy {} of the {:.1f} s test", node, top->cpu,
-                                 format_pct(most, 0), window);
-            add_core_account(s, side, *top, window);
-        } else {
-            s.text = fmt::format(
-                "{}: CPU {} busy {} of the {:.1f} s test ({} of it in softirq), "
-                "the other{} less",
-                node, top->cpu, format_pct(most, 0), window, softirq_share(*top),
-                cpus.size() > 2 ? "s" : "");
-        }
-        return s;
+        if (top->account) return core_by_account(side, *top, window);
+        return SaturatedCpu{node,
+                            fmt::format("{}: CPU {} busy {} of the {:.1f} s test ({} of it in "
+                                        "softirq), the other{} less",
+                                        node, top->cpu, format_pct(most, 0), window,
+                                        softirq_share(*top), cpus.size() > 2 ? "s" : ""),
+                            most,
+                            {},
+                            {}};
     }
     return std::nullopt;
 }

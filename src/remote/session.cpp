@@ -390,8 +390,9 @@ Process::~Process() {
         size_t drained = 0;
         while (!eof_ && Clock::now() < deadline && drained <= kMaxLineBytes) {
             pump(Millis(kReadSliceMs));
-            drained += buffer_.size() + err_.size();
+            drained += buffer_.size() - read_at_ + err_.size();
             buffer_.clear();
+            read_at_ = 0;
             err_.clear();
         }
         if (!eof_ && pgid_) session_.kill_group(*pgid_);
@@ -429,12 +430,14 @@ std::optional<std::string> Process::read_line(Millis timeout) {
     const auto deadline = Clock::now() + timeout;
     bool looked = false;
     for (;;) {
-        const size_t nl = buffer_.find('\n');
+        const size_t nl = buffer_.find('\n', read_at_);
         if (nl != std::string::npos) {
-            std::string line = buffer_.substr(0, nl);
-            buffer_.erase(0, nl + 1);
+            std::string line = buffer_.substr(read_at_, nl - read_at_);
+            read_at_ = nl + 1;
             return line;
         }
+        buffer_.erase(0, read_at_);  // what is left is one line's start
+        read_at_ = 0;
         if (buffer_.size() > kMaxLineBytes)
             throw OutputTooLarge(
                 session_.name(), command_,
@@ -475,10 +478,11 @@ int Process::wait(Millis timeout) {
                                                session_.name(), command_, timeout.count()));
         }
         pump(Millis(std::min(remaining_ms(deadline), kReadSliceMs)));
-        if (buffer_.size() > kMaxOutputBytes || err_.size() > kMaxErrBytes)
+        const size_t unread = buffer_.size() - read_at_;
+        if (unread > kMaxOutputBytes || err_.size() > kMaxErrBytes)
             throw OutputTooLarge(
                 session_.name(), command_,
-                buffer_.size() > kMaxOutputBytes
+                unread > kMaxOutputBytes
                     ? fmt::format("printed more than {} MiB on stdout", kMaxOutputBytes >> 20)
                     : fmt::format("printed more than {} MiB on stderr", kMaxErrBytes >> 20));
     }

@@ -78,7 +78,7 @@ class Process {
     // The next stdout line without its newline; nullopt when none came within `timeout` or the
     // process closed its stdout (then eof() is true).
     std::optional<std::string> read_line(Millis timeout);
-    bool eof() const { return eof_ && buffer_.empty(); }
+    bool eof() const { return eof_ && read_at_ == buffer_.size(); }
     void close_stdin();
     // Waits for the process to exit and returns its exit status (-1 when killed by a signal).
     // stdout not yet read stays available to read_line(). Throws on timeout.
@@ -98,6 +98,10 @@ class Process {
     std::unique_ptr<Channel> channel_;
     std::string command_;
     std::string buffer_;
+    // Where read_line() goes on in buffer_: the lines before it are read. Dropped from buffer_
+    // once a chunk is read, not line by line, so a tool that prints many short lines costs
+    // the bytes, not the lines times the chunk.
+    size_t read_at_ = 0;
     std::string err_;
     bool eof_ = false;
     bool stdin_closed_ = false;

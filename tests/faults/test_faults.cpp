@@ -186,7 +186,6 @@ std::optional<np::Trace> read_trace(const std::string& trace_path) {
 // The iperf UDP flow's drops at the receiving socket in a trace's udp phase, as the probe wrote
 // them: SOCKET_RCVBUFF, or freed in a socket-stage function (drops-without-reasons); at tiers
 // that count no drops, the kernel's UdpRcvbufErrors.
-
 uint64_t udp_socket_drops(const std::string& trace_path) {
     const auto t = read_trace(trace_path);
     if (!t) return 0;

@@ -553,7 +553,10 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     for (const char* loss : {"UDP_LOSS", "LOSS_AT_SENDER_QDISC", "LOSS_ON_WIRE",
                              "LOSS_AT_RECEIVER_NIC", "LOSS_AT_RECEIVER_SOCKET"})
         EXPECT_EQ(finding(c, loss), nullptr) << codes(c);
-    EXPECT_GE(num(c, "udp_mbps"), kUdpCeilingMbps * 0.99);
+    // Widened only by a pause the run's own explanation set beside stolen CPU time (seen in the
+    // suite: 93.27 Mbit/s, 98.5 %, with 100-110 ms of each CPU stolen and 100 ms sent nothing).
+    EXPECT_GE(num(c, "udp_mbps"),
+              kUdpCeilingMbps * (0.99 - stolen_pause_share(c, "iperf3 UDP", 4)));
     expect_nodes_clean();
 }
 

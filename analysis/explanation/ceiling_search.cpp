@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/explanation/codes.hpp"
+#include "analysis/explanation/explain.hpp"
 #include "analysis/explanation/format.hpp"
 #include "analysis/explanation/ledger.hpp"
 #include "analysis/explanation/rules.hpp"
@@ -144,29 +145,78 @@ void add_steps(Finding& f, const CeilingSearch& search) {
                            kCeilingStepSeconds, fmt::join(steps, "; "));
 }
 
+// What the engine finds on a step alone, held against its own phase of the traces: the findings
+// about its test above info (what held the sender where its evidence shows it: the cgroup that
+// throttled it, the CPU time the hypervisor took, …).
+std::vector<Finding> step_findings(const CeilingStep& s, const ExplainInput& run) {
+    if (!s.test || s.test->label.empty()) return {};
+    ExplainInput in;
+    in.link_bps = run.link_bps;
+    in.traces = run.traces;
+    in.measurements.throughput.push_back(*s.test);
+    std::vector<Finding> out;
+    for (auto& f : explain(in).findings)
+        if (f.test == s.test->label && f.severity != Severity::info) out.push_back(std::move(f));
+    return out;
+}
+
+// A sender that did not send the step's load, by its own count, and what that step's own
+// findings say held it. The sender's count alone stops the search there: a queue found holding
+// packets is no proof it held the sender (a sender its cgroup throttles sends in bursts that
+// queue too).
+void say_sender_short(Finding& f, const CeilingStep& fail, const ExplainInput& run,
+                      const std::string& at_most) {
+    f.evidence.emplace_back("stopped_at", "sender");
+    f.detail += fmt::format(
+        " At {} offered the sender sent only {} by its own count: the sending host set that "
+        "rate, and the load never reached the path, so the search says nothing of the path "
+        "above it.",
+        format_rate(fail.offered_bps), format_rate(fail.sent_bps().value_or(0)));
+    const std::vector<Finding> held = step_findings(fail, run);
+    std::vector<std::string> said, codes;
+    // Whose next step and evidence are given: the first that says more than "the sender sent
+    // less" and is not about the traces themselves, else that one (its next step names a
+    // cgroup that throttled the sender, where one did).
+    const Finding* cause = nullptr;
+    const auto says_more = [](const Finding& h) {
+        return h.code != "SENDER_LIMITED" && !h.code.starts_with("TRACE_");
+    };
+    for (const auto& h : held) {
+        std::string text = fmt::format("{} ({})", h.title, h.code);
+        if (std::find(said.begin(), said.end(), text) != said.end()) continue;  // one per node
+        said.push_back(std::move(text));
+        codes.push_back(h.code);
+        if (says_more(h) ? !cause || !says_more(*cause) : !cause && h.code == "SENDER_LIMITED")
+            cause = &h;
+    }
+    f.evidence.emplace_back("step_codes", codes);
+    // The evidence behind the next step given, under "step." (step.node2-2.throttled_ms).
+    if (cause)
+        for (const auto& [key, value] : cause->evidence)
+            f.evidence.emplace_back("step." + key, value);
+    if (said.empty())
+        f.detail += " That step's own evidence names nothing that held the sender.";
+    else
+        f.detail +=
+            fmt::format(" That step's own findings ({}): {}.", fail.phase, fmt::join(said, "; "));
+    f.next_step =
+        cause ? cause->next_step + " To test without loss, " + at_most + "."
+              : "Check the sender's CPU and socket buffer during such a test; more streams (-P) "
+                "or a faster host may reach more. To test without loss, " +
+                    at_most + ".";
+}
+
 // What stopped the search at the lowest load that failed: the sender's own count, the stage the
 // probes place the loss in, or nothing located.
 void say_what_stopped_it(Finding& f, const CeilingSearch& search, const CeilingStep& fail,
-                         const std::vector<Trace>& traces) {
+                         const ExplainInput& run) {
     const CeilingStep* pass = search.passed();
     f.evidence.emplace_back("first_lossy_mbps", rounded(fail.offered_bps / 1e6, 2));
     const std::string at_most =
         pass ? "offer at most " + format_rate(pass->offered_bps) : "offer less than was tried";
     if (search.outcome(fail) == StepOutcome::sender_short) {
-        // Only the sender's own count: a queue found holding packets is no proof it held the
-        // sender (a sender its cgroup throttles sends in bursts that queue too).
-        f.evidence.emplace_back("stopped_at", "sender");
-        f.detail += fmt::format(
-            " At {} offered the sender sent only {} by its own count: the sending host set that "
-            "rate, and the load never reached the path, so the search says nothing of the path "
-            "above it (the UDP test's own findings say what held the sender where its evidence "
-            "shows it).",
-            format_rate(fail.offered_bps), format_rate(fail.sent_bps().value_or(0)));
-        f.next_step =
-            "See the UDP test's findings for what held the sender (its CPU, its socket buffer); "
-            "more streams (-P) or a faster host may reach more. To test without loss, " +
-            at_most + ".";
-    } else if (const auto stage = stopping_stage(fail, traces, f.evidence)) {
+        say_sender_short(f, fail, run, at_most);
+    } else if (const auto stage = stopping_stage(fail, run.traces, f.evidence)) {
         f.detail += fmt::format(" At {} the loss was placed by the probes: {}.",
                                 format_rate(fail.offered_bps), stage->text);
         f.next_step = fmt::format("{} To test without loss, {}.",
@@ -184,7 +234,7 @@ void say_what_stopped_it(Finding& f, const CeilingSearch& search, const CeilingS
 
 }  // namespace
 
-Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace>& traces) {
+Finding udp_ceiling_finding(const CeilingSearch& search, const ExplainInput& run) {
     const CeilingStep* pass = search.passed();
     const CeilingStep* fail = search.failed();
     Finding f = make_finding(pass ? "UDP_CEILING_FOUND" : "UDP_CEILING_NOT_FOUND");
@@ -208,7 +258,7 @@ Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace
     f.evidence.emplace_back("steps", search.steps().size());
     add_steps(f, search);
     if (fail) {
-        say_what_stopped_it(f, search, *fail, traces);
+        say_what_stopped_it(f, search, *fail, run);
     } else if (!pass) {
         f.detail +=
             " The last step gave no result the search can judge (the tool failed, or its output "

@@ -9,9 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/explanation/finding.hpp"
-#include "analysis/readers/measurement.hpp"
-#include "common/trace.hpp"
+#include "analysis/explanation/evidence.hpp"
 
 namespace np {
 
@@ -61,9 +59,11 @@ class CeilingSearch {
 
 // UDP_CEILING_FOUND (or, when no load was carried, UDP_CEILING_NOT_FOUND): the load found, its
 // share of the model's ceiling, each step, and what stopped it at the lowest load not carried,
-// from that step's own counts: the sender's count when it did not send the load, else the
-// stage its ledger places the loss in (traces: the run's), else "not located".
-Finding udp_ceiling_finding(const CeilingSearch& search, const std::vector<Trace>& traces);
+// from that step's own counts: the sender's count when it did not send the load (with what the
+// engine finds on that step alone, its phase of the traces with it: what held the sender where
+// its evidence shows), else the stage its ledger places the loss in, else "not located". `run`:
+// the run's link rate and traces (its measurements are not read).
+Finding udp_ceiling_finding(const CeilingSearch& search, const ExplainInput& run);
 
 // UDP_CEILING_NOT_FOUND for a search that could not start, and why (no link rate; the fixed
 // UDP test gave no result).

@@ -313,7 +313,8 @@ const std::vector<FindingCode>& finding_codes() {
          "the highest UDP offered load that was sent and carried with loss under the threshold, "
          "from short traced tests (the model's ceiling first, then a bisection to 1 % of it): "
          "its share of the ceiling, each step, and what stopped it at the lowest load not "
-         "carried, from that step's own counts (the sender's, or the ledger's stage)",
+         "carried, from that step's own counts (the sender's, with the step's own findings in "
+         "`step_codes`; or the ledger's stage)",
          {}},
         {"UDP_CEILING_NOT_FOUND",
          S::warn,

@@ -1317,7 +1317,7 @@ RunOutcome run_experiment(const RunOptions& o) {
         for (auto& f : found) out.explanation.findings.push_back(std::move(f));
     }
     if (rec.udp_ceiling) {
-        out.explanation.findings.push_back(udp_ceiling_finding(*rec.udp_ceiling, in.traces));
+        out.explanation.findings.push_back(udp_ceiling_finding(*rec.udp_ceiling, in));
     } else if (!rec.udp_ceiling_not_searched.empty()) {
         out.explanation.findings.push_back(udp_ceiling_not_searched(rec.udp_ceiling_not_searched));
     }

@@ -7,6 +7,7 @@
 
 #include <tuple>
 
+#include "analysis/explanation/ceiling_search.hpp"
 #include "analysis/explanation/codes.hpp"
 #include "analysis/explanation/explain.hpp"
 #include "tests/unit/fixture.hpp"
@@ -681,6 +682,65 @@ TEST(Bottleneck, CpuTimeTheHypervisorTookIsSaidWithThePauseOfWhatLeftTheNic) {
     // At the ceiling, the stolen time held nothing back.
     e = explain_tests({udp(1000, 95.5)}, traces(250), 100e6);
     EXPECT_EQ(find_finding(e, "CPU_STOLEN"), nullptr) << codes_of(e);
+}
+
+// run --find-udp-ceiling's first step sent 91 of 95 Mbit/s offered (a CI run: 91.01 of the
+// model's 95.64) while the hypervisor took 250 ms of each of the sender's CPUs: the search's
+// finding says what the engine finds on that step alone, in its own phase of the traces, and
+// gives that cause's next step. Without steal, only the sender's count; a trace without the
+// step's phase is not read for it.
+TEST(Bottleneck, WhatHeldTheSenderAtACeilingStepIsThatStepsOwnFindings) {
+    // What the step's output counts (udp(), 1472-byte datagrams) left the client's NIC.
+    const auto sent = static_cast<uint64_t>(91e6 / 8 * (kPhaseMs / 1000.0) / 1472);
+    Side client{.flow_out = {sent, sent * 1514, sent, sent * 1538}};
+    Side server{.flow_in = client.flow_out};
+    const auto traces = [&](int64_t steal_ms, const std::string& phase) {
+        Trace c = node("node1-2", "client", "udp", client);
+        Trace s = node("node1-1", "server", "udp", server);
+        for (int cpu = 0; cpu < 2; ++cpu)
+            c.phases[0].cpus.push_back({cpu, 800, 100, 0, kPhaseMs - 800 - steal_ms, steal_ms});
+        c.phases[0].name = s.phases[0].name = phase;
+        return std::vector<Trace>{c, s};
+    };
+    const auto search = [](const std::vector<Trace>& traces) {
+        CeilingSearch s(95e6, 0.1);
+        ThroughputTest first = udp(95, 91, 1472);
+        first.phase = "udp-ceiling-1";
+        s.record({95e6, first.phase, "np-explain_udp-ceiling-1.json", first});
+        ThroughputTest second = udp(47.5, 47.5, 1472);
+        second.phase = "udp-ceiling-2";
+        s.record({47.5e6, second.phase, "np-explain_udp-ceiling-2.json", second});
+        ExplainInput run;
+        run.link_bps = 100e6;
+        run.traces = traces;
+        return udp_ceiling_finding(s, run);
+    };
+    Finding f = search(traces(250, "udp-ceiling-1"));
+    EXPECT_EQ(f.code, "UDP_CEILING_FOUND");
+    EXPECT_EQ(testing::evidence(f, "stopped_at"), "sender");
+    EXPECT_EQ(testing::evidence(f, "step_codes"), nlohmann::json({"CPU_STOLEN", "SENDER_LIMITED"}))
+        << f.detail;
+    EXPECT_TRUE(contains(f.detail,
+                         "That step's own findings (udp-ceiling-1): The hypervisor took 250 ms "
+                         "of each of node1-2's 2 CPUs during the test (steal) (CPU_STOLEN); The "
+                         "UDP sender reached 91.00 Mbit/s of the 95.00 Mbit/s offered"))
+        << f.detail;
+    EXPECT_EQ(testing::evidence(f, "step.node1-2.steal_ms_least"), 250);
+    EXPECT_TRUE(f.next_step.starts_with("Run again on a host whose virtual CPUs are not shared"))
+        << f.next_step;
+    EXPECT_TRUE(contains(f.next_step, "To test without loss, offer at most 47.50 Mbit/s."))
+        << f.next_step;
+
+    f = search(traces(0, "udp-ceiling-1"));
+    EXPECT_EQ(testing::evidence(f, "step_codes"), nlohmann::json({"SENDER_LIMITED"})) << f.detail;
+    EXPECT_TRUE(f.next_step.starts_with("Spread the sending over more threads")) << f.next_step;
+
+    // The fixed UDP test's phase is not the step's: its steal is not said of the step, and the
+    // step's findings say the traces do not cover it (once, though both nodes' do not).
+    f = search(traces(250, "udp"));
+    EXPECT_EQ(testing::evidence(f, "step_codes"), nlohmann::json({"TRACE_SHORT", "SENDER_LIMITED"}))
+        << f.detail;
+    EXPECT_TRUE(f.next_step.starts_with("Spread the sending over more threads")) << f.next_step;
 }
 
 // The data link down for 1.5 s of a 3-s TCP test (the fault suite's "link flap"): the sender's

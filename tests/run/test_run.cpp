@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -759,6 +760,9 @@ TEST_F(RunTest, ACongestionControlTheNodesLackIsRefusedBeforeAnyTest) {
 
 // run --find-udp-ceiling on the 100M link: the model's ceiling is carried without loss (the
 // sender's queue holds back what the shaper cannot take), so the first step finds it.
+// At the ceiling the link has no room for a sender to catch up: a CI run's first step sent
+// 91.01 of 95.64 Mbit/s, and the search bisected down to 94.89. Only where that step's own
+// findings set the hypervisor's steal beside it (CPU_STOLEN) may the search take more steps.
 TEST_F(RunTest, TheUdpCeilingSearchFindsTheModelsCeilingOnAShapedLink) {
     const CommandResult r = np_explain(run_args(
         {"--tcp-duration", "1", "--udp-duration", "1", "--ping-count", "1", "--find-udp-ceiling"}));
@@ -767,9 +771,18 @@ TEST_F(RunTest, TheUdpCeilingSearchFindsTheModelsCeilingOnAShapedLink) {
     const json* found = finding(c, "UDP_CEILING_FOUND");
     ASSERT_NE(found, nullptr) << codes(c);
     const json& e = found->at("evidence");
-    EXPECT_NEAR(e.value("found_mbps", 0.0), kUdpCeilingMbps, kUdpCeilingMbps * 0.01)
-        << found->dump(2);
-    EXPECT_EQ(e.value("steps", 0), 1) << found->dump(2);
+    const json step_codes = e.value("step_codes", json::array());
+    const bool stolen =
+        e.value("stopped_at", "") == "sender" &&
+        std::find(step_codes.begin(), step_codes.end(), "CPU_STOLEN") != step_codes.end();
+    if (stolen) {
+        std::cout << found->value("detail", "") << "\n";
+        EXPECT_LT(e.value("found_mbps", 0.0), kUdpCeilingMbps) << found->dump(2);
+    } else {
+        EXPECT_NEAR(e.value("found_mbps", 0.0), kUdpCeilingMbps, kUdpCeilingMbps * 0.01)
+            << found->dump(2);
+        EXPECT_EQ(e.value("steps", 0), 1) << found->dump(2);
+    }
     EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/np-explain_udp-ceiling-1.json"));
     expect_nodes_clean();
 }

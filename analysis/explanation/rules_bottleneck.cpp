@@ -866,12 +866,31 @@ std::optional<std::string> stolen_text(const TracedSide& side, double test_s, Ev
         cpus.size());
 }
 
+// What stops a flow by itself in the phase, as the nodes' kernels counted it: a carrier either
+// NIC lost, or for TCP a retransmission timeout on the sender (TcpExtTCPTimeouts: 200 ms at
+// least, in which nothing of the flow leaves). Empty when neither was counted.
+std::optional<std::string> pause_of_its_own(const TestEvidence& v) {
+    for (const auto* side : {&v.traces.sender, &v.traces.receiver})
+        if (*side && carrier_down_count(**side) > 0)
+            return fmt::format("{}'s data NIC lost its carrier in the phase", (*side)->trace->node);
+    if (v.traces.sender && !is_udp(v.test)) {
+        const auto& nstat = v.traces.sender->phase.nstat;
+        const auto it = nstat.find("TcpExtTCPTimeouts");
+        if (it != nstat.end() && it->second > 0)
+            return fmt::format("{}'s kernel counted {} TCP retransmission timeout{} in the phase",
+                               v.traces.sender->trace->node, it->second,
+                               it->second == 1 ? "" : "s");
+    }
+    return std::nullopt;
+}
+
 // The hypervisor's own count of the time it gave a node's CPUs to something else: a guest whose
 // CPUs are taken runs nothing, not the tool, not its NIC's queue, not the timers that drain it.
 // Said beside the verdict of a test short of its ceiling, with the longest pause of what left
 // the sender's NIC (1 ms bins) where the steal could hold it: no longer than the least taken from
 // any of the sender's CPUs, which is how long the whole guest may have stood still. A longer
-// pause (a link that went down, a stalled flow) is not the steal's and is left to the verdict.
+// pause (a link that went down, a stalled flow), or one whose own cause the kernels counted (a
+// carrier lost, a TCP retransmission timeout), is not the steal's and is left to the verdict.
 // When in the phase the time was taken is not counted (steal is read at the phase's ends), so
 // even a pause the steal could hold is set beside it, not placed in it.
 void cpus_stolen(const TestEvidence& v, std::vector<Finding>& out) {
@@ -899,7 +918,14 @@ void cpus_stolen(const TestEvidence& v, std::vector<Finding>& out) {
         // One bin of slack: a pause's edges are the bins'.
         const int64_t stood_still_ms = steal_range(*sender).first + bins.bin_ms;
         const double share = double(pause.ms) / (v.test.duration_s * 1000);
-        if (pause.ms >= kPauseMs && pause.ms <= stood_still_ms) {
+        const bool steal_could_hold = pause.ms >= kPauseMs && pause.ms <= stood_still_ms;
+        const auto own = steal_could_hold ? pause_of_its_own(v) : std::nullopt;
+        if (own) {
+            f.detail += fmt::format(
+                " What left {}'s NIC stopped for {} ms at once, but {}: a pause with a cause of "
+                "its own, so it is not set beside the steal.",
+                sender->trace->node, pause.ms, *own);
+        } else if (steal_could_hold) {
             f.detail += fmt::format(
                 " What left {}'s NIC stopped for {} ms at once, {:.3f} s into the phase (1 ms "
                 "bins), no longer than the least taken from any of its CPUs: {} of the {:.1f} s "

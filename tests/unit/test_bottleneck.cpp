@@ -684,6 +684,54 @@ TEST(Bottleneck, CpuTimeTheHypervisorTookIsSaidWithThePauseOfWhatLeftTheNic) {
     EXPECT_EQ(find_finding(e, "CPU_STOLEN"), nullptr) << codes_of(e);
 }
 
+// A pause whose own cause the kernels counted is not set beside the steal, though the steal
+// could hold it: a TCP sender's retransmission timeout (200 ms at least, nothing of the flow
+// leaves), a carrier lost by either NIC. The steal is still said.
+TEST(Bottleneck, APauseWithItsOwnCauseIsNotSetBesideStolenCpuTime) {
+    const auto traces = [&](const std::string& proto, double mbps, const std::string& counter,
+                            bool on_sender) {
+        Side client{.flow_out = at_rate(mbps, 1514)};
+        Side server{.flow_in = client.flow_out};
+        Trace c = node("node1-2", "client", proto, client);
+        Trace s = node("node1-1", "server", proto, server);
+        for (int cpu = 0; cpu < 2; ++cpu)
+            c.phases[0].cpus.push_back({cpu, 800, 100, 0, kPhaseMs - 800 - 250, 250});
+        PhaseBins bins;
+        bins.tx_wire_bytes.assign(kPhaseMs, 12'000);
+        std::fill_n(bins.tx_wire_bytes.begin() + 3181, 240, 0);
+        c.phases[0].bins = bins;
+        if (counter == "TcpExtTCPTimeouts") c.phases[0].nstat[counter] = 1;
+        if (counter == "carrier_down_count") (on_sender ? c : s).phases[0].dev_stats[counter] = 1;
+        return std::vector<Trace>{c, s};
+    };
+    const auto stolen = [](const Explanation& e) {
+        const Finding* f = find_finding(e, "CPU_STOLEN");
+        EXPECT_NE(f, nullptr) << codes_of(e);
+        return f ? *f : Finding{};
+    };
+    Finding f =
+        stolen(explain_tests({tcp(91.5)}, traces("tcp", 93.0, "TcpExtTCPTimeouts", true), 100e6));
+    EXPECT_TRUE(contains(f.detail,
+                         "What left node1-2's NIC stopped for 240 ms at once, but node1-2's kernel "
+                         "counted 1 TCP retransmission timeout in the phase: a pause with a cause "
+                         "of its own, so it is not set beside the steal."))
+        << f.detail;
+    EXPECT_TRUE(testing::evidence(f, "longest_pause_ms").is_null()) << f.detail;
+    // Without the timeout, the same pause is set beside the steal.
+    f = stolen(explain_tests({tcp(91.5)}, traces("tcp", 93.0, "", true), 100e6));
+    EXPECT_EQ(testing::evidence(f, "longest_pause_ms"), 240) << f.detail;
+    // A UDP test's flow has no retransmission timer: another flow's timeout is not its pause.
+    f = stolen(
+        explain_tests({udp(1000, 93.26)}, traces("udp", 95.0, "TcpExtTCPTimeouts", true), 100e6));
+    EXPECT_EQ(testing::evidence(f, "longest_pause_ms"), 240) << f.detail;
+    // The receiver's NIC lost its carrier.
+    f = stolen(
+        explain_tests({udp(1000, 93.26)}, traces("udp", 95.0, "carrier_down_count", false), 100e6));
+    EXPECT_TRUE(contains(f.detail, "but node1-1's data NIC lost its carrier in the phase"))
+        << f.detail;
+    EXPECT_TRUE(testing::evidence(f, "longest_pause_ms").is_null()) << f.detail;
+}
+
 // run --find-udp-ceiling's first step sent 91 of 95 Mbit/s offered (a CI run: 91.01 of the
 // model's 95.64) while the hypervisor took 250 ms of each of the sender's CPUs: the search's
 // finding says what the engine finds on that step alone, in its own phase of the traces, and

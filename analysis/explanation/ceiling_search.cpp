@@ -160,6 +160,22 @@ std::vector<Finding> step_findings(const CeilingStep& s, const ExplainInput& run
     return out;
 }
 
+// How strongly a step's finding names what held its sender, strongest first; none for one that
+// does not (the step's loss, its traces). A cgroup that throttled the sending process
+// (SENDER_LIMITED with that cgroup's counts) is measured on the process itself; a saturated core
+// (HOST_LIMITED) on its CPU; the hypervisor's steal (CPU_STOLEN) only beside the shortfall; a
+// sender-limited finding without a cause says only that it sent less.
+std::optional<int> cause_rank(const Finding& h) {
+    if (h.code == "SENDER_LIMITED") {
+        for (const auto& [key, value] : h.evidence)
+            if (key.ends_with(".throttled_ms")) return 0;
+        return 3;
+    }
+    if (h.code == "HOST_LIMITED") return 1;
+    if (h.code == "CPU_STOLEN") return 2;
+    return std::nullopt;
+}
+
 // A sender that did not send the step's load, by its own count, and what that step's own
 // findings say held it. The sender's count alone stops the search there: a queue found holding
 // packets is no proof it held the sender (a sender its cgroup throttles sends in bursts that
@@ -174,20 +190,15 @@ void say_sender_short(Finding& f, const CeilingStep& fail, const ExplainInput& r
         format_rate(fail.offered_bps), format_rate(fail.sent_bps().value_or(0)));
     const std::vector<Finding> held = step_findings(fail, run);
     std::vector<std::string> said, codes;
-    // Whose next step and evidence are given: the first that says more than "the sender sent
-    // less" and is not about the traces themselves, else that one (its next step names a
-    // cgroup that throttled the sender, where one did).
+    // Whose next step and evidence are given: the finding that names what held the sender, by
+    // rank (cause_rank); a finding about the step's loss or its traces never.
     const Finding* cause = nullptr;
-    const auto says_more = [](const Finding& h) {
-        return h.code != "SENDER_LIMITED" && !h.code.starts_with("TRACE_");
-    };
     for (const auto& h : held) {
         std::string text = fmt::format("{} ({})", h.title, h.code);
         if (std::find(said.begin(), said.end(), text) != said.end()) continue;  // one per node
         said.push_back(std::move(text));
-        codes.push_back(h.code);
-        if (says_more(h) ? !cause || !says_more(*cause) : !cause && h.code == "SENDER_LIMITED")
-            cause = &h;
+        if (std::find(codes.begin(), codes.end(), h.code) == codes.end()) codes.push_back(h.code);
+        if (cause_rank(h) && (!cause || *cause_rank(h) < *cause_rank(*cause))) cause = &h;
     }
     f.evidence.emplace_back("step_codes", codes);
     // The evidence behind the next step given, under "step." (step.node2-2.throttled_ms).

@@ -866,14 +866,17 @@ std::optional<std::string> stolen_text(const TracedSide& side, double test_s, Ev
         cpus.size());
 }
 
-// What stops a flow by itself in the phase, as the nodes' kernels counted it: a carrier either
-// NIC lost, or for TCP a retransmission timeout on the sender (TcpExtTCPTimeouts: 200 ms at
-// least, in which nothing of the flow leaves). Empty when neither was counted.
-std::optional<std::string> pause_of_its_own(const TestEvidence& v) {
+// A TCP retransmission timeout is at least this long (the kernel's TCP_RTO_MIN).
+constexpr int64_t kRtoMinMs = 200;
+
+// What stops a flow for `pause_ms` by itself in the phase, as the nodes' kernels counted it: a
+// carrier either NIC lost, or for TCP a retransmission timeout on the sender (TcpExtTCPTimeouts,
+// host-wide: at least kRtoMinMs, so never the cause of a shorter pause). Empty when neither.
+std::optional<std::string> pause_of_its_own(const TestEvidence& v, int64_t pause_ms) {
     for (const auto* side : {&v.traces.sender, &v.traces.receiver})
         if (*side && carrier_down_count(**side) > 0)
             return fmt::format("{}'s data NIC lost its carrier in the phase", (*side)->trace->node);
-    if (v.traces.sender && !is_udp(v.test)) {
+    if (v.traces.sender && !is_udp(v.test) && pause_ms >= kRtoMinMs) {
         const auto& nstat = v.traces.sender->phase.nstat;
         const auto it = nstat.find("TcpExtTCPTimeouts");
         if (it != nstat.end() && it->second > 0)
@@ -919,7 +922,7 @@ void cpus_stolen(const TestEvidence& v, std::vector<Finding>& out) {
         const int64_t stood_still_ms = steal_range(*sender).first + bins.bin_ms;
         const double share = double(pause.ms) / (v.test.duration_s * 1000);
         const bool steal_could_hold = pause.ms >= kPauseMs && pause.ms <= stood_still_ms;
-        const auto own = steal_could_hold ? pause_of_its_own(v) : std::nullopt;
+        const auto own = steal_could_hold ? pause_of_its_own(v, pause.ms) : std::nullopt;
         if (own) {
             f.detail += fmt::format(
                 " What left {}'s NIC stopped for {} ms at once, but {}: a pause with a cause of "

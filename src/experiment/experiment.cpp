@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -772,7 +773,8 @@ class Measurement {
                 fmt::format("udp-ceiling-{}", rec_.udp_ceiling->steps().size() + 1);
             const std::string file = run_dir::output(o_.mode, name + ".json");
             Params step = p_;
-            step.udp_bandwidth = fmt::format("{:.0f}", *rate / p_.parallel);
+            // Rounded down: a load rounded up past the model's ceiling would be "above" it.
+            step.udp_bandwidth = fmt::format("{:.0f}", std::floor(*rate / p_.parallel));
             step.udp_duration_s = kCeilingStepSeconds;
             std::string out;
             const bool going = iperf_test(name, step, Transport::udp, file, out);

@@ -686,10 +686,10 @@ TEST(Bottleneck, CpuTimeTheHypervisorTookIsSaidWithThePauseOfWhatLeftTheNic) {
 
 // A pause whose own cause the kernels counted is not set beside the steal, though the steal
 // could hold it: a TCP sender's retransmission timeout (200 ms at least, nothing of the flow
-// leaves), a carrier lost by either NIC. The steal is still said.
+// leaves; a shorter pause is not one), a carrier lost by either NIC. The steal is still said.
 TEST(Bottleneck, APauseWithItsOwnCauseIsNotSetBesideStolenCpuTime) {
     const auto traces = [&](const std::string& proto, double mbps, const std::string& counter,
-                            bool on_sender) {
+                            bool on_sender, int pause_ms = 240) {
         Side client{.flow_out = at_rate(mbps, 1514)};
         Side server{.flow_in = client.flow_out};
         Trace c = node("node1-2", "client", proto, client);
@@ -698,7 +698,7 @@ TEST(Bottleneck, APauseWithItsOwnCauseIsNotSetBesideStolenCpuTime) {
             c.phases[0].cpus.push_back({cpu, 800, 100, 0, kPhaseMs - 800 - 250, 250});
         PhaseBins bins;
         bins.tx_wire_bytes.assign(kPhaseMs, 12'000);
-        std::fill_n(bins.tx_wire_bytes.begin() + 3181, 240, 0);
+        std::fill_n(bins.tx_wire_bytes.begin() + 3181, pause_ms, 0);
         c.phases[0].bins = bins;
         if (counter == "TcpExtTCPTimeouts") c.phases[0].nstat[counter] = 1;
         if (counter == "carrier_down_count") (on_sender ? c : s).phases[0].dev_stats[counter] = 1;
@@ -720,6 +720,10 @@ TEST(Bottleneck, APauseWithItsOwnCauseIsNotSetBesideStolenCpuTime) {
     // Without the timeout, the same pause is set beside the steal.
     f = stolen(explain_tests({tcp(91.5)}, traces("tcp", 93.0, "", true), 100e6));
     EXPECT_EQ(testing::evidence(f, "longest_pause_ms"), 240) << f.detail;
+    // A pause shorter than any retransmission timeout is not one, whatever the host counted.
+    f = stolen(
+        explain_tests({tcp(91.5)}, traces("tcp", 93.0, "TcpExtTCPTimeouts", true, 150), 100e6));
+    EXPECT_EQ(testing::evidence(f, "longest_pause_ms"), 150) << f.detail;
     // A UDP test's flow has no retransmission timer: another flow's timeout is not its pause.
     f = stolen(
         explain_tests({udp(1000, 93.26)}, traces("udp", 95.0, "TcpExtTCPTimeouts", true), 100e6));
@@ -742,17 +746,25 @@ TEST(Bottleneck, WhatHeldTheSenderAtACeilingStepIsThatStepsOwnFindings) {
     const auto sent = static_cast<uint64_t>(91e6 / 8 * (kPhaseMs / 1000.0) / 1472);
     Side client{.flow_out = {sent, sent * 1514, sent, sent * 1538}};
     Side server{.flow_in = client.flow_out};
-    const auto traces = [&](int64_t steal_ms, const std::string& phase) {
+    // `lost`: datagrams the receiving socket dropped (SOCKET_RCVBUFF), under the threshold.
+    const auto traces = [&](int64_t steal_ms, const std::string& phase, uint64_t lost = 0) {
+        Side in = server;
+        in.flow_in.packets -= lost;
+        in.flow_in.wire_packets -= lost;
         Trace c = node("node1-2", "client", "udp", client);
-        Trace s = node("node1-1", "server", "udp", server);
+        Trace s = node("node1-1", "server", "udp", in);
         for (int cpu = 0; cpu < 2; ++cpu)
             c.phases[0].cpus.push_back({cpu, 800, 100, 0, kPhaseMs - 800 - steal_ms, steal_ms});
+        if (lost) add_drops(s, "SOCKET_RCVBUFF", lost, "udp");
         c.phases[0].name = s.phases[0].name = phase;
         return std::vector<Trace>{c, s};
     };
-    const auto search = [](const std::vector<Trace>& traces) {
+    const auto search = [](const std::vector<Trace>& traces, int64_t lost = 0) {
         CeilingSearch s(95e6, 0.1);
         ThroughputTest first = udp(95, 91, 1472);
+        first.datagrams_lost = lost;
+        *first.received_bytes -= double(lost) * 1472;
+        *first.received_bps = *first.received_bytes * 8 / first.duration_s;
         first.phase = "udp-ceiling-1";
         s.record({95e6, first.phase, "np-explain_udp-ceiling-1.json", first});
         ThroughputTest second = udp(47.5, 47.5, 1472);
@@ -781,6 +793,18 @@ TEST(Bottleneck, WhatHeldTheSenderAtACeilingStepIsThatStepsOwnFindings) {
 
     f = search(traces(0, "udp-ceiling-1"));
     EXPECT_EQ(testing::evidence(f, "step_codes"), nlohmann::json({"SENDER_LIMITED"})) << f.detail;
+    EXPECT_TRUE(f.next_step.starts_with("Spread the sending over more threads")) << f.next_step;
+
+    // A few datagrams lost at the receiving socket, under the threshold: that finding is the
+    // step's too, but says nothing of what held the sender; the steal gives the next step, and
+    // without it the sender's own count.
+    f = search(traces(250, "udp-ceiling-1", 20), 20);
+    EXPECT_EQ(testing::evidence(f, "step_codes"),
+              nlohmann::json({"CPU_STOLEN", "SENDER_LIMITED", "LOSS_AT_RECEIVER_SOCKET"}))
+        << f.detail;
+    EXPECT_TRUE(f.next_step.starts_with("Run again on a host whose virtual CPUs are not shared"))
+        << f.next_step;
+    f = search(traces(0, "udp-ceiling-1", 20), 20);
     EXPECT_TRUE(f.next_step.starts_with("Spread the sending over more threads")) << f.next_step;
 
     // The fixed UDP test's phase is not the step's: its steal is not said of the step, and the

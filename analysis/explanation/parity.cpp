@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -119,9 +120,11 @@ std::optional<std::pair<double, std::string>> repeat_spread(const std::vector<Co
 }
 
 // Whether every mode's own explanation put its test of one transport at the line rate: a
-// verdict row for it at kLineRateFraction of its ceiling or more, in each contract. Each mode
-// may then be anywhere in that band, and so two modes as far apart as the band is wide.
+// verdict row for it at kLineRateFraction of its ceiling or more and not above it (no more than
+// kAboveCeilingSlack over), in each contract, all against the same ceiling. Each mode may then be
+// anywhere in that band, and so two modes as far apart as the band is wide.
 bool all_at_line_rate(const std::vector<Contract>& contracts, const std::string& transport) {
+    std::optional<double> ceiling;
     for (const auto& k : contracts) {
         const auto explain = k.document.find("explain");
         if (explain == k.document.end() || !explain->is_object()) return false;
@@ -133,9 +136,14 @@ bool all_at_line_rate(const std::vector<Contract>& contracts, const std::string&
                 v.value("test", std::string{}).find(" " + transport) == std::string::npos)
                 continue;
             const auto pct = v.find("pct_of_ceiling");
-            if (pct == v.end() || !pct->is_number() ||
-                pct->get<double>() < 100 * rules::kLineRateFraction)
+            const auto mbps = v.find("ceiling_mbps");
+            if (pct == v.end() || !pct->is_number() || mbps == v.end() || !mbps->is_number())
                 return false;
+            const double p = pct->get<double>(), c = mbps->get<double>();
+            if (p < 100 * rules::kLineRateFraction || p > 100 * (1 + rules::kAboveCeilingSlack))
+                return false;
+            if (!ceiling) ceiling = c;
+            if (std::abs(c - *ceiling) > 1e-3 * *ceiling) return false;
             found = true;
         }
         if (!found) return false;

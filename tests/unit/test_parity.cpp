@@ -72,11 +72,11 @@ TEST(Parity, TheSpreadOfARunsOwnRepetitionsWidensWhatParityAllows) {
 // Mbit/s ceiling or more. Each may be anywhere in the engine's line-rate band, so the check
 // allows its width and says why; one mode below the band is held to 1 % as before.
 TEST(Parity, ModesAllAtTheLineRateMayDifferByTheLineRateBand) {
-    const auto at = [](const std::string& mode, double udp, double pct) {
+    const auto at = [](const std::string& mode, double udp, double pct, double ceiling = 99.32) {
         const std::string explained =
             ", \"explain\": {\"verdicts\": [{\"test\": \"iperf3 TCP\", \"pct_of_ceiling\": "
-            "99.9}, {\"test\": \"iperf3 UDP\", \"pct_of_ceiling\": " +
-            std::to_string(pct) + "}]}";
+            "99.9, \"ceiling_mbps\": 99.0}, {\"test\": \"iperf3 UDP\", \"pct_of_ceiling\": " +
+            std::to_string(pct) + ", \"ceiling_mbps\": " + std::to_string(ceiling) + "}]}";
         return contract(mode, 0.08, 98.4, udp, 0.0, "node1-2", explained);
     };
     std::vector<Contract> contracts = {at("ansible", 99.01, 99.69), at("manual", 99.25, 99.93),
@@ -99,6 +99,11 @@ TEST(Parity, ModesAllAtTheLineRateMayDifferByTheLineRateBand) {
     EXPECT_FALSE(check_parity(contracts).pass);
     // Even within the band, modes further apart than it is wide fail.
     contracts[2] = at("jupyter", 97.0, 98.6);
+    EXPECT_FALSE(check_parity(contracts).pass);
+    // Above its ceiling is not at the line rate, nor are modes held against other ceilings.
+    contracts[2] = at("jupyter", 98.22, 101.0);
+    EXPECT_FALSE(check_parity(contracts).pass);
+    contracts[2] = at("jupyter", 98.22, 99.5, 98.7);
     EXPECT_FALSE(check_parity(contracts).pass);
 }
 

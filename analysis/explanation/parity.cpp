@@ -74,13 +74,25 @@ ParityCheck nodes_check(const std::vector<Contract>& contracts) {
             fmt::format("modes measured different nodes: {}", fmt::join(each, ", "))};
 }
 
+// The array `key` ("findings", "verdicts") of the explanation attached to a contract; none
+// without one.
+const nlohmann::json* attached(const Contract& k, const char* key) {
+    const auto explain = k.document.find("explain");
+    if (explain == k.document.end() || !explain->is_object()) return nullptr;
+    const auto array = explain->find(key);
+    return array != explain->end() && array->is_array() ? &*array : nullptr;
+}
+
+// Whether a finding or verdict row is about a test of one transport ("iperf3 UDP": "UDP").
+bool of_transport(const nlohmann::json& row, const std::string& transport) {
+    return row.value("test", std::string{}).find(" " + transport) != std::string::npos;
+}
+
 // Problems np-explain found in a mode (warn or error findings attached to its contract).
 std::map<std::string, std::string> attached_problems(const Contract& k) {
     std::map<std::string, std::string> codes;
-    const auto explain = k.document.find("explain");
-    if (explain == k.document.end() || !explain->is_object()) return codes;
-    const auto findings = explain->find("findings");
-    if (findings == explain->end() || !findings->is_array()) return codes;
+    const nlohmann::json* findings = attached(k, "findings");
+    if (!findings) return codes;
     for (const auto& f : *findings) {
         if (!f.is_object()) continue;
         const auto sev = f.value("severity", std::string{});
@@ -97,16 +109,12 @@ std::optional<std::pair<double, std::string>> repeat_spread(const std::vector<Co
                                                             const std::string& transport) {
     std::optional<std::pair<double, std::string>> widest;
     for (const auto& k : contracts) {
-        const auto explain = k.document.find("explain");
-        if (explain == k.document.end() || !explain->is_object()) continue;
-        const auto findings = explain->find("findings");
-        if (findings == explain->end() || !findings->is_array()) continue;
+        const nlohmann::json* findings = attached(k, "findings");
+        if (!findings) continue;
         for (const auto& f : *findings) {
             if (!f.is_object()) continue;
             const std::string code = f.value("code", std::string{});
-            const std::string test = f.value("test", std::string{});
-            if ((code != "REPEAT_SPREAD" && code != "VERDICT_FLIPS") ||
-                test.find(" " + transport) == std::string::npos)
+            if ((code != "REPEAT_SPREAD" && code != "VERDICT_FLIPS") || !of_transport(f, transport))
                 continue;
             const auto ev = f.find("evidence");
             if (ev == f.end() || !ev->is_object()) continue;
@@ -126,15 +134,11 @@ std::optional<std::pair<double, std::string>> repeat_spread(const std::vector<Co
 bool all_at_line_rate(const std::vector<Contract>& contracts, const std::string& transport) {
     std::optional<double> ceiling;
     for (const auto& k : contracts) {
-        const auto explain = k.document.find("explain");
-        if (explain == k.document.end() || !explain->is_object()) return false;
-        const auto verdicts = explain->find("verdicts");
-        if (verdicts == explain->end() || !verdicts->is_array()) return false;
+        const nlohmann::json* verdicts = attached(k, "verdicts");
+        if (!verdicts) return false;
         bool found = false;
         for (const auto& v : *verdicts) {
-            if (!v.is_object() ||
-                v.value("test", std::string{}).find(" " + transport) == std::string::npos)
-                continue;
+            if (!v.is_object() || !of_transport(v, transport)) continue;
             const auto pct = v.find("pct_of_ceiling");
             const auto mbps = v.find("ceiling_mbps");
             if (pct == v.end() || !pct->is_number() || mbps == v.end() || !mbps->is_number())

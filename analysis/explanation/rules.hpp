@@ -7,6 +7,7 @@
 // analysis/explanation/codes.cpp, not decided by the order rules run in.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/explanation/evidence.hpp"
@@ -163,8 +164,9 @@ struct StarvedTool {
     std::string node;
     std::string text;    // "node1-1's iperf3 (pid 812) was held back by the CPU limit of …"
     std::string cgroup;  // the cgroup whose limit throttled it
-    Evidence evidence;
+    Evidence evidence;   // NODE + kThrottledMsKey among them: a finding that carries it names one
 };
+inline constexpr std::string_view kThrottledMsKey = ".throttled_ms";
 std::optional<StarvedTool> starved_tool(const TracedSide& side);
 // The next step for a tool a cgroup's CPU limit held back: lift that limit.
 std::string lift_limit_step(const StarvedTool& tool);

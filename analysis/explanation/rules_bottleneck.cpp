@@ -566,7 +566,7 @@ std::optional<StarvedTool> starved_tool(const TracedSide& side) {
         format_pct(p.cpu_share(), p.cpu_share() < 0.1 ? 1 : 0));
     s.evidence = {{node + ".throttled_periods", p.throttled_periods},
                   {node + ".periods", p.periods},
-                  {node + ".throttled_ms", p.throttled_ms},
+                  {node + std::string(kThrottledMsKey), p.throttled_ms},
                   {node + ".tool_cpu_pct", rounded(100 * p.cpu_share(), 1)}};
     if (p.quota_cores) s.evidence.emplace_back(node + ".cpu_quota_cores", *p.quota_cores);
     return s;

@@ -60,9 +60,9 @@ const std::vector<FindingCode>& finding_codes() {
          "a test short of its ceiling while the hypervisor took a traced node's CPUs (steal in "
          "/proc/stat: on some CPU at least 1 % of the test and 20 ms): said beside the verdict, "
          "with the longest pause of what left the sender's NIC in 1 ms bins where it is no longer "
-         "than the least taken from any of the sender's CPUs and the kernels counted no cause of "
-         "its own (a carrier lost, a TCP retransmission timeout); when in the phase the time was "
-         "taken is not counted",
+         "than the least taken from any of the sender's CPUs and the kernels counted nothing "
+         "that could stop the flow that long by itself (a carrier lost, a TCP retransmission "
+         "timeout); when in the phase the time was taken is not counted",
          {}},
         {"LOSS_IN_BURSTS",
          S::warn,

@@ -880,9 +880,10 @@ std::optional<std::string> pause_of_its_own(const TestEvidence& v, int64_t pause
         const auto& nstat = v.traces.sender->phase.nstat;
         const auto it = nstat.find("TcpExtTCPTimeouts");
         if (it != nstat.end() && it->second > 0)
-            return fmt::format("{}'s kernel counted {} TCP retransmission timeout{} in the phase",
-                               v.traces.sender->trace->node, it->second,
-                               it->second == 1 ? "" : "s");
+            return fmt::format(
+                "{}'s kernel counted {} TCP retransmission timeout{} in the phase (on any of its "
+                "connections)",
+                v.traces.sender->trace->node, it->second, it->second == 1 ? "" : "s");
     }
     return std::nullopt;
 }
@@ -892,8 +893,9 @@ std::optional<std::string> pause_of_its_own(const TestEvidence& v, int64_t pause
 // Said beside the verdict of a test short of its ceiling, with the longest pause of what left
 // the sender's NIC (1 ms bins) where the steal could hold it: no longer than the least taken from
 // any of the sender's CPUs, which is how long the whole guest may have stood still. A longer
-// pause (a link that went down, a stalled flow), or one whose own cause the kernels counted (a
-// carrier lost, a TCP retransmission timeout), is not the steal's and is left to the verdict.
+// pause (a link that went down, a stalled flow), or one beside something the kernels counted
+// that could stop the flow that long by itself (a carrier lost, a TCP retransmission timeout on
+// any of the sender's connections), is not set beside the steal and is left to the verdict.
 // When in the phase the time was taken is not counted (steal is read at the phase's ends), so
 // even a pause the steal could hold is set beside it, not placed in it.
 void cpus_stolen(const TestEvidence& v, std::vector<Finding>& out) {
@@ -925,8 +927,9 @@ void cpus_stolen(const TestEvidence& v, std::vector<Finding>& out) {
         const auto own = steal_could_hold ? pause_of_its_own(v, pause.ms) : std::nullopt;
         if (own) {
             f.detail += fmt::format(
-                " What left {}'s NIC stopped for {} ms at once, but {}: a pause with a cause of "
-                "its own, so it is not set beside the steal.",
+                " What left {}'s NIC stopped for {} ms at once, but {}, which could stop the "
+                "flow that long by itself: the pause is not set beside the steal, nor placed in "
+                "that.",
                 sender->trace->node, pause.ms, *own);
         } else if (steal_could_hold) {
             f.detail += fmt::format(

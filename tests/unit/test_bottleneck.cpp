@@ -713,8 +713,9 @@ TEST(Bottleneck, APauseWithItsOwnCauseIsNotSetBesideStolenCpuTime) {
         stolen(explain_tests({tcp(91.5)}, traces("tcp", 93.0, "TcpExtTCPTimeouts", true), 100e6));
     EXPECT_TRUE(contains(f.detail,
                          "What left node1-2's NIC stopped for 240 ms at once, but node1-2's kernel "
-                         "counted 1 TCP retransmission timeout in the phase: a pause with a cause "
-                         "of its own, so it is not set beside the steal."))
+                         "counted 1 TCP retransmission timeout in the phase (on any of its "
+                         "connections), which could stop the flow that long by itself: the pause "
+                         "is not set beside the steal, nor placed in that."))
         << f.detail;
     EXPECT_TRUE(testing::evidence(f, "longest_pause_ms").is_null()) << f.detail;
     // Without the timeout, the same pause is set beside the steal.

@@ -197,9 +197,10 @@ json to_json(const PhaseTrace& p) {
     if (p.xmit) j["xmit"] = to_json(*p.xmit);
     json cpus = json::array();
     for (const auto& c : p.cpus) {
-        json cpu = {{"cpu", c.cpu},          {"busy_ms", c.busy_ms}, {"softirq_ms", c.softirq_ms},
-                    {"irq_ms", c.irq_ms},    {"idle_ms", c.idle_ms}, {"steal_ms", c.steal_ms},
-                    {"niced_ms", c.niced_ms}};
+        json cpu = {
+            {"cpu", c.cpu},           {"busy_ms", c.busy_ms},        {"softirq_ms", c.softirq_ms},
+            {"irq_ms", c.irq_ms},     {"idle_ms", c.idle_ms},        {"steal_ms", c.steal_ms},
+            {"niced_ms", c.niced_ms}, {"unticked_ms", c.unticked_ms}};
         if (const auto& a = c.account) {
             json account = json::object();
             for (const auto& [key, field] : kCpuAccountFields) account[key] = (*a).*field;
@@ -461,10 +462,12 @@ std::vector<CpuTime> read_cpus(const JsonField& cpus) {
     std::vector<CpuTime> out;
     for (size_t i = 0; i < cpus.array_size(); ++i) {
         const JsonField c = cpus.at(i);
-        const auto niced = c.find("niced_ms");  // absent before probes counted it apart
+        // Absent before probes counted them apart.
+        const auto niced = c.find("niced_ms"), unticked = c.find("unticked_ms");
         out.push_back({static_cast<int>(c.at("cpu").u64()), c.at("busy_ms").i64(),
                        c.at("softirq_ms").i64(), c.at("irq_ms").i64(), c.at("idle_ms").i64(),
                        c.at("steal_ms").i64(), niced ? niced->i64() : 0});
+        if (unticked) out.back().unticked_ms = static_cast<int64_t>(unticked->u64());
         if (const auto a = c.find("account")) out.back().account = read_cpu_account(*a);
     }
     return out;

@@ -143,10 +143,15 @@ struct CpuTime {
     // The probe's CPU account of this CPU; absent in older traces and at the tiers that load
     // no tracing programs.
     std::optional<CpuAccount> account = std::nullopt;
-    double busy_fraction() const {
-        const int64_t all = busy_ms + idle_ms + steal_ms;
-        return all > 0 ? double(busy_ms) / double(all) : 0;
-    }
+    // The phase's time that /proc/stat placed nowhere: the wall time between the probe's two
+    // readings less busy, idle and steal. Where the kernel counts busy time by its tick
+    // (TICK_CPU_ACCOUNTING, without IRQ_TIME_ACCOUNTING) and idle time by its own clock (NO_HZ),
+    // an idle CPU with its tick stopped that runs interrupts and the softirqs they raise (an IPI
+    // of RPS, a NIC's IRQ) is out of idle but never ticked: that work is here. Busy time, then;
+    // 0 in older traces.
+    int64_t unticked_ms = 0;
+    // The CPU's time out of idle and not stolen: busy as ticked, and what no tick saw.
+    int64_t working_ms() const { return busy_ms + unticked_ms; }
 };
 
 // One of the test's own processes on the node (a process holding a socket on the iperf port: the

@@ -308,20 +308,30 @@ double cpu_window_s(const TracedSide& side, double test_s) {
     return test_s > 0 && test_s < phase_s ? test_s : phase_s;
 }
 
-// A CPU's time that a test at the default priority could not have had: its busy time less that
-// of tasks at a lowered priority (CpuTime::niced_ms), which yield to the test. A build or backup
-// run under nice beside the test keeps every CPU busy without taking the test's time.
+// A CPU's time that a test at the default priority could not have had: its busy time (what the
+// ticks counted and what they missed, CpuTime::working_ms) less that of tasks at a lowered
+// priority (CpuTime::niced_ms), which yield to the test. A build or backup run under nice beside
+// the test keeps every CPU busy without taking the test's time.
 int64_t contended_ms(const CpuTime& c) {
-    return std::max<int64_t>(0, c.busy_ms - c.niced_ms);
+    return std::max<int64_t>(0, c.working_ms() - c.niced_ms);
 }
 
 double busy_of(const CpuTime& c, double window_s) {
     return window_s > 0 ? std::min(1.0, double(contended_ms(c)) / (window_s * 1000)) : 0;
 }
 
+// "40 % of it softirq", and where a twentieth of it or more was work no tick counted
+// (CpuTime::unticked_ms), that share too.
 std::string softirq_share(const CpuTime& c) {
-    return contended_ms(c) > 0 ? format_pct(double(c.softirq_ms) / double(contended_ms(c)), 0)
-                               : "0 %";
+    const int64_t busy = contended_ms(c);
+    if (busy <= 0) return "0 % of it softirq";
+    std::string s = format_pct(double(c.softirq_ms) / double(busy), 0) + " of it softirq";
+    if (c.unticked_ms * 20 >= busy)
+        s += fmt::format(
+            ", {} interrupt work between the kernel's ticks, which /proc/stat counts "
+            "as neither busy nor idle",
+            format_pct(std::min(1.0, double(c.unticked_ms) / double(busy)), 0));
+    return s;
 }
 
 // "; another 64 % in tasks at lowered priority", where those kept the CPU busier than the test's.
@@ -389,7 +399,7 @@ void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& to
     const CpuAccount& a = *top.account;
     // Shares of the CPU's own time over the phase, which the account covers (the window is the
     // test's, a little shorter), so that the parts add up to its busy share.
-    const double all_us = double(top.busy_ms + top.idle_ms + top.steal_ms) * 1000;
+    const double all_us = double(top.working_ms() + top.idle_ms + top.steal_ms) * 1000;
     const double window_us = all_us > 0 ? all_us : window_s * 1e6;
     const auto share = [&](int64_t us) { return format_pct(std::min(1.0, us / window_us), 0); };
     const int64_t parts = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us;
@@ -405,7 +415,7 @@ void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& to
             "CPU {}",
             top.cpu);
     if (const uint64_t packets = flow_packets(side.phase); packets > 0) {
-        const double ns = double(top.busy_ms) * 1e6 / double(packets);
+        const double ns = double(top.working_ms()) * 1e6 / double(packets);
         s.text += fmt::format(" (~{:.0f} ns of it per packet of the flow)", ns);
         s.evidence.emplace_back(s.node + ".cpu_ns_per_packet", rounded(ns, 0));
     }
@@ -479,8 +489,8 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
     if (top && most >= 0.95) {
         if (top->account) return core_by_account(side, *top, window);
         return SaturatedCpu{node,
-                            fmt::format("{}: CPU {} busy {} of the {:.1f} s test ({} of it in "
-                                        "softirq), the other{} less",
+                            fmt::format("{}: CPU {} busy {} of the {:.1f} s test ({}), the "
+                                        "other{} less",
                                         node, top->cpu, format_pct(most, 0), window,
                                         softirq_share(*top), cpus.size() > 2 ? "s" : ""),
                             most,
@@ -514,9 +524,9 @@ std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_
     const auto top = std::max_element(cpus.begin(), cpus.end(), [&](const auto& a, const auto& b) {
         return busy_of(a, window) < busy_of(b, window);
     });
-    return fmt::format("{}'s busiest CPU, {}, was busy {} of the test ({} of it softirq{})",
-                       side.trace->node, top->cpu, format_pct(busy_of(*top, window), 0),
-                       softirq_share(*top), niced_share(*top, window));
+    return fmt::format("{}'s busiest CPU, {}, was busy {} of the test ({}{})", side.trace->node,
+                       top->cpu, format_pct(busy_of(*top, window), 0), softirq_share(*top),
+                       niced_share(*top, window));
 }
 
 namespace {

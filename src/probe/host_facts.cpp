@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -285,6 +286,9 @@ KernelCounters read_kernel_counters(const std::string& iface) {
         c.qdisc_queued = q.queued_packets;
     }
     c.cpus = read_cpu_times();
+    c.cpus_read_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count();
     c.dev_stats = read_dev_stats(iface);
     // How often the link lost its carrier (sysfs, since Linux 4.16): a flap between two
     // readings shows here though the link is up at both.
@@ -308,15 +312,24 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
         return d;
     };
     std::vector<CpuTime> cpus;
+    const int64_t elapsed_ms = b.cpus_read_ms - a.cpus_read_ms;
     for (const auto& now : b.cpus) {
-        // A CPU that came online during the phase counts from 0.
+        // A CPU that came online during the phase counts from 0, and its time offline is not
+        // unticked.
         const auto then = std::find_if(a.cpus.begin(), a.cpus.end(),
                                        [&](const CpuTime& c) { return c.cpu == now.cpu; });
         const CpuTime zero{now.cpu};
         const CpuTime& t = then != a.cpus.end() ? *then : zero;
-        cpus.push_back({now.cpu, now.busy_ms - t.busy_ms, now.softirq_ms - t.softirq_ms,
-                        now.irq_ms - t.irq_ms, now.idle_ms - t.idle_ms, now.steal_ms - t.steal_ms,
-                        now.niced_ms - t.niced_ms});
+        CpuTime d{now.cpu,
+                  now.busy_ms - t.busy_ms,
+                  now.softirq_ms - t.softirq_ms,
+                  now.irq_ms - t.irq_ms,
+                  now.idle_ms - t.idle_ms,
+                  now.steal_ms - t.steal_ms,
+                  now.niced_ms - t.niced_ms};
+        if (then != a.cpus.end())
+            d.unticked_ms = std::max<int64_t>(0, elapsed_ms - (d.busy_ms + d.idle_ms + d.steal_ms));
+        cpus.push_back(d);
     }
     return {diff(a.nstat, b.nstat),
             diff(a.ethtool_stats, b.ethtool_stats),
@@ -324,6 +337,7 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
             diff(a.qdisc, b.qdisc),
             b.qdisc_queued,
             std::move(cpus),
+            b.cpus_read_ms,
             diff(a.dev_stats, b.dev_stats)};
 }
 

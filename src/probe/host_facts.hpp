@@ -27,6 +27,7 @@ struct KernelCounters {
     std::map<std::string, int64_t> qdisc;          // the root qdisc's drops, overlimits, …
     int64_t qdisc_queued = 0;   // packets in the root qdisc at the snapshot (a gauge)
     std::vector<CpuTime> cpus;  // /proc/stat's cpuN lines, cumulative since boot
+    int64_t cpus_read_ms = 0;   // when they were read, on the monotonic clock (a delta: b's)
     std::map<std::string, int64_t> dev_stats;  // the iface's /proc/net/dev line: rx_packets, …
 };
 
@@ -36,7 +37,8 @@ struct KernelCounters {
 std::map<std::string, int64_t> read_dev_stats(const std::string& iface);
 
 KernelCounters read_kernel_counters(const std::string& iface);
-// b - a, key by key (a key missing in a counts from 0).
+// b - a, key by key (a key missing in a counts from 0). Each CPU's time /proc/stat placed
+// nowhere between the two readings is its unticked_ms (common/trace.hpp).
 KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b);
 
 }  // namespace np::probe

@@ -1,7 +1,9 @@
 // The probe's user space on values, no kernel: how the CPU account's samples become a trace's,
-// and when the sampler walks the kernel's socket tables.
+// what /proc/stat's readings say of a phase, and when the sampler walks the kernel's socket
+// tables.
 #include <gtest/gtest.h>
 
+#include "src/probe/host_facts.hpp"
 #include "src/probe/map_totals.hpp"
 #include "src/probe/tcp_sockets.hpp"
 #include "src/probe/walk_schedule.hpp"
@@ -57,6 +59,28 @@ int walks(WalkSchedule& w, const StreamNews& news, const std::vector<uint16_t>& 
     int walked = 0;
     for (int i = 0; i < n; ++i) walked += w.next(false, news, unfound, t += step_ms);
     return walked;
+}
+
+// A phase's CPU time from two readings of /proc/stat 2,160 ms apart: what they placed nowhere is
+// the CPU's unticked time (an idle CPU's interrupt work with its tick stopped: RPS's NET_RX on
+// the receiving iperf3's core measured so); a CPU that came online between them has none.
+TEST(ProbeCounters, TimeProcStatPlacedNowhereBetweenTwoReadingsIsUnticked) {
+    np::probe::KernelCounters a, b;
+    a.cpus_read_ms = 10'000;
+    b.cpus_read_ms = 12'160;
+    a.cpus = {{0, 50'000, 1'000, 0, 90'000, 0, 0}, {1, 40'000, 2'000, 0, 99'000, 0, 0}};
+    b.cpus = {{0, 52'080, 1'030, 0, 90'080, 0, 0},
+              {1, 41'120, 2'840, 0, 99'160, 0, 0},
+              {2, 300, 0, 0, 1'000, 0, 0}};
+    const auto d = np::probe::counter_delta(a, b);
+    ASSERT_EQ(d.cpus.size(), 3U);
+    EXPECT_EQ(d.cpus[0].busy_ms, 2'080);
+    EXPECT_EQ(d.cpus[0].unticked_ms, 0);  // 2,080 + 80 = 2,160: all placed
+    EXPECT_EQ(d.cpus[1].busy_ms, 1'120);
+    EXPECT_EQ(d.cpus[1].idle_ms, 160);
+    EXPECT_EQ(d.cpus[1].unticked_ms, 880);
+    EXPECT_EQ(d.cpus[1].working_ms(), 2'000);
+    EXPECT_EQ(d.cpus[2].unticked_ms, 0);
 }
 
 // The socket tables are walked for the connections there before the probe, then every sample

@@ -238,6 +238,22 @@ TEST(Bottleneck, AHostIsNamedByItsSaturatedCpusAndOnlyThen) {
             EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
         }
     }
+    // Interrupt work no tick counted is said beside the softirq time the ticks did.
+    Trace s = node("node1-1", "server", "tcp", server);
+    Trace c = node("node1-2", "client", "tcp", client);
+    for (int cpu = 0; cpu < 2; ++cpu) {
+        s.phases[0].cpus.push_back({cpu, 5000, 2500, 0, 2100, 0});
+        s.phases[0].cpus.back().unticked_ms = cpu == 0 ? 2900 : 0;
+        c.phases[0].cpus.push_back({cpu, 1000, 0, 0, kPhaseMs - 1000, 0});
+    }
+    const auto e = explain_tests({tcp(57.0)}, {c, s}, 100e6);
+    const Finding* f = find_finding(e, "LIMIT_NOT_LOCATED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "node1-1's busiest CPU, 0, was busy 79 % of the test (32 % of it softirq, "
+                         "37 % interrupt work between the kernel's ticks, which /proc/stat counts "
+                         "as neither busy nor idle)"))
+        << f->detail;
 }
 
 // Both CPUs of each node busy the whole test, 90 % of it with a build run under nice: the test,
@@ -550,6 +566,25 @@ TEST(Bottleneck, ASaturatedCoreIsNamedByItsAccountWithThePacketsCostAndWhatWould
         EXPECT_TRUE(contains(f->detail, "in other work")) << f->detail;
         EXPECT_FALSE(contains(f->next_step, "limit on CPU 1")) << f->next_step;
         EXPECT_FALSE(contains(f->next_step, "shares CPU 1")) << f->next_step;
+    }
+    // Half of the core's time out of idle but never ticked (an idle CPU's interrupt work, tick
+    // stopped: CpuTime::unticked_ms) is busy time; a trace without it leaves the core at half.
+    for (const bool unticked : {true, false}) {
+        Trace c = node("node1-2", "client", "udp", client);
+        c.phases[0].cpus = {{0, 600, 10, 0, kPhaseMs - 600, 0, 0, CpuAccount{}},
+                            {1, kPhaseMs / 2, kPhaseMs / 3, 0, 10, 0, 0,
+                             CpuAccount{window_us * 45 / 100, window_us / 100, 0,
+                                        window_us * 52 / 100, 0, 0, 900}}};
+        c.phases[0].cpus[1].unticked_ms = unticked ? kPhaseMs / 2 - 10 : 0;
+        const auto e = explain_tests({test}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+        const Finding* f = find_finding(e, "HOST_LIMITED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        if (!unticked) {
+            EXPECT_FALSE(contains(f->detail, "CPU 1 busy")) << f->detail;
+            continue;
+        }
+        EXPECT_TRUE(contains(f->detail, "node1-2: CPU 1 busy 100 % of the")) << f->detail;
+        EXPECT_TRUE(contains(f->next_step, "NET_RX softirq work shares CPU 1")) << f->next_step;
     }
     // A tool that ran on both CPUs is not said to be bound to one.
     Trace c = node("node1-2", "client", "udp", client);

@@ -63,15 +63,16 @@ TEST(Trace, UntimedProgramsAreNullNotFree) {
     EXPECT_TRUE(back.probe_cost[1].timed);
 }
 
-// Each CPU's time, the niced part and the probe's account too, survives the JSON; a trace of a
-// probe from before the niced part was counted reads it as none, and one from before the
-// account has none.
+// Each CPU's time, the niced and unticked parts and the probe's account too, survives the JSON;
+// a trace of a probe from before those parts were counted reads them as none, and one from
+// before the account has none.
 TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTimeOrAccount) {
     Trace t = trace("udp-overload-client.json");
     ASSERT_FALSE(t.phases.empty());
     t.phases[0].cpus = {
         {0, 900, 100, 20, 80, 5, 600, CpuAccount{700000, 90000, 60000, 25000, 5000, 0, 1000}},
         {1, 300, 10, 0, 700, 0, 0, std::nullopt}};
+    t.phases[0].cpus[1].unticked_ms = 250;
     auto doc = to_json(t);
     const Trace back = parse_trace(doc);
     ASSERT_EQ(back.phases[0].cpus.size(), 2U);
@@ -80,7 +81,11 @@ TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTimeOrAccount) {
     EXPECT_EQ(back.phases[0].cpus[0].account->tool_own_us(), 610000);
     EXPECT_EQ(back.phases[0].cpus[0].account->net_rx_us, 25000);
     EXPECT_FALSE(back.phases[0].cpus[1].account);
+    EXPECT_EQ(back.phases[0].cpus[1].unticked_ms, 250);
+    EXPECT_EQ(back.phases[0].cpus[1].working_ms(), 550);
     EXPECT_EQ(to_json(back), doc);
+    doc["phases"][0]["cpus"][1].erase("unticked_ms");
+    EXPECT_EQ(parse_trace(doc).phases[0].cpus[1].unticked_ms, 0);
     doc["phases"][0]["cpus"][0].erase("niced_ms");
     doc["phases"][0]["cpus"][0].erase("account");
     EXPECT_EQ(parse_trace(doc).phases[0].cpus[0].niced_ms, 0);

@@ -163,12 +163,14 @@ std::vector<Finding> step_findings(const CeilingStep& s, const ExplainInput& run
 // How strongly a step's finding names what held its sender, strongest first; none for one that
 // does not (the step's loss, its traces). A cgroup that throttled the sending process
 // (SENDER_LIMITED with starved_tool's counts) is measured on the process itself; a saturated core
-// (HOST_LIMITED) on its CPU; the hypervisor's steal (CPU_STOLEN) only beside the shortfall; a
-// sender-limited finding without a cause says only that it sent less.
+// (HOST_LIMITED, or SENDER_LIMITED naming one) on its CPU; the hypervisor's steal (CPU_STOLEN) only
+// beside the shortfall; a sender-limited finding without a cause says only that it sent less.
 std::optional<int> cause_rank(const Finding& h) {
     if (h.code == "SENDER_LIMITED") {
         for (const auto& [key, value] : h.evidence)
             if (key.ends_with(rules::kThrottledMsKey)) return 0;
+        for (const auto& [key, value] : h.evidence)
+            if (key.ends_with(rules::kCpuBusyPctKey)) return 1;
         return 3;
     }
     if (h.code == "HOST_LIMITED") return 1;

@@ -149,6 +149,9 @@ struct SaturatedCpu {
     std::string next_step;  // what would move the rate, where the account says; else empty
 };
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s);
+// The evidence key, after the node's name, of a saturated CPU's busy share: a finding that carries
+// it names a core.
+inline constexpr std::string_view kCpuBusyPctKey = ".cpu_busy_pct";
 // The CPU the test's own process ran on most, by the probe's account, when it was saturated
 // (≥ 95 % busy), said by its account; empty without an account or when that CPU had room.
 std::optional<SaturatedCpu> saturated_tool_cpu(const TracedSide& side, double test_s);

@@ -353,12 +353,13 @@ uint64_t flow_packets(const PhaseTrace& p) {
     return std::max(at(p.tx), at(p.rx));
 }
 
-// The next step for a core the account names: by the part that took most of it.
-// Neither the tool nor the network's work, when other work took most of the core: a cause the
-// account does not measure, so no step is named for it.
+// The next step for a core the account names: by the part of the test's work (its process, the
+// network's softirqs and the NIC's IRQs) that took most of it. None when other work took most
+// of the core: a cause the account does not measure.
 std::string core_step(int cpu, const CpuAccount& a, int64_t busy_us) {
     const int64_t softirq = std::max(a.net_rx_us, a.net_tx_us) + a.nic_irq_us;
-    if (2 * std::max(a.tool_own_us(), softirq) < busy_us) return {};
+    const int64_t tests_work = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us;
+    if (2 * tests_work < busy_us) return {};
     if (a.tool_own_us() >= softirq)
         return fmt::format(
             "The tool's own thread is the limit on CPU {}: spread the test over cores with more "

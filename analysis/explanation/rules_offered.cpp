@@ -76,7 +76,8 @@ void say_sending_core(Finding& f, const TestEvidence& v) {
     const auto cpu = saturated_cpu(*v.traces.sender, t.duration_s);
     if (!cpu) return;
     f.detail += " What held it there: " + cpu->text + ".";
-    f.evidence.emplace_back(cpu->node + ".cpu_busy_pct", rounded(100 * cpu->busy_fraction, 1));
+    f.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
+                            rounded(100 * cpu->busy_fraction, 1));
     for (const auto& e : cpu->evidence) f.evidence.push_back(e);
     if (!cpu->next_step.empty()) f.next_step = cpu->next_step;
 }
@@ -197,6 +198,47 @@ void say_datagram_cost(Finding& f, const ThroughputTest& t, double dgram_rate) {
     f.evidence.emplace_back("datagrams_per_s", rounded(dgram_rate, 0));
 }
 
+// What held back a UDP sender that sent less than it was asked to, by the sending host's own
+// evidence: its process throttled by its cgroup, a saturated core; where neither shows, that the
+// limit was not located, with what the traces ruled out and what to measure next.
+void say_what_held_the_sender(Finding& f, const TestEvidence& v) {
+    if (!v.traces.sender) {
+        f.detail += " Without a trace of the sending host, what held it back is not measured.";
+        return;
+    }
+    const TracedSide& sender = *v.traces.sender;
+    if (const auto tool = starved_tool(sender)) {
+        f.detail += " What held it back: " + tool->text + ".";
+        for (const auto& e : tool->evidence) f.evidence.push_back(e);
+        f.next_step = lift_limit_step(*tool);
+        return;
+    }
+    if (const auto cpu = saturated_cpu(sender, v.test.duration_s)) {
+        f.detail += " What held it back: " + cpu->text + ".";
+        f.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
+                                rounded(100 * cpu->busy_fraction, 1));
+        for (const auto& e : cpu->evidence) f.evidence.push_back(e);
+        if (!cpu->next_step.empty()) f.next_step = cpu->next_step;
+        return;
+    }
+    f.detail +=
+        " No resource of the sending host shows its own signature, so none is named: the "
+        "limit was not located. Ruled out: " +
+        fmt::format("{}", fmt::join(ruled_out(v, path_loads(v)), "; ")) + ".";
+    const auto& cpus = sender.phase.cpus;
+    const std::string cores =
+        cpus.empty() ? "CPU and softirq per core on the sender during the test (mpstat -P ALL 1), "
+        : std::none_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; })
+            ? "each core's time on the sender by what took it (run again without "
+              "--no-cpu-account and with the probe at a tier that traces), "
+            : "";
+    f.next_step = fmt::format(
+        "Measure what was not: {}how long the sending thread waited to run (perf sched latency; "
+        "or give it a core of its own with iperf3 -A), iperf3's pacing timer (--pacing-timer), "
+        "its socket's send buffer (-w).",
+        cores);
+}
+
 }  // namespace
 
 void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
@@ -231,17 +273,12 @@ void sender_limited(const TestEvidence& v, std::vector<Finding>& out) {
         f.detail += fmt::format(
             " The offered {} needs {} on the wire ({} B per {}-byte datagram), under the {}: the "
             "offered load fits it. The sending application itself sent less (a system call and a "
-            "copy per datagram); what held it back is named below only where its own evidence "
-            "shows (a full link, the sender's queue, a saturated CPU).",
+            "copy per datagram).",
             offered, wire_text(*wire), v.ceiling->wire_bytes_per_unit,
             v.ceiling->payload_bytes_per_unit, link_words(v));
         f.evidence.emplace_back("offered_wire_mbps", rounded(*wire / 1e6));
     }
-    if (const auto tool = v.traces.sender ? starved_tool(*v.traces.sender) : std::nullopt) {
-        f.detail += " What held it back: " + tool->text + ".";
-        for (const auto& e : tool->evidence) f.evidence.push_back(e);
-        f.next_step = lift_limit_step(*tool);
-    }
+    say_what_held_the_sender(f, v);
     out.push_back(std::move(f));
 }
 

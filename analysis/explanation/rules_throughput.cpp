@@ -269,7 +269,8 @@ SendingHost add_sending_host(const TestEvidence& v, Finding& f) {
     if (!v.traces.sender) return out;
     if (const auto cpu = saturated_cpu(*v.traces.sender, v.test.duration_s)) {
         f.detail += " Its CPUs: " + cpu->text + ".";
-        f.evidence.emplace_back(cpu->node + ".cpu_busy_pct", rounded(100 * cpu->busy_fraction, 1));
+        f.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
+                                rounded(100 * cpu->busy_fraction, 1));
         for (const auto& e : cpu->evidence) f.evidence.push_back(e);
         out.cpu = true;
         out.core_step = cpu->next_step;
@@ -459,7 +460,7 @@ BusyHosts busy_hosts(const TestEvidence& v, const Ledger& l) {
         }
         if (const auto cpu = saturated_cpu(**side, t.duration_s)) {
             b.said.push_back(cpu->text);
-            b.evidence.emplace_back(cpu->node + ".cpu_busy_pct",
+            b.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
                                     rounded(100 * cpu->busy_fraction, 1));
             for (const auto& e : cpu->evidence) b.evidence.push_back(e);
             if (b.core_step.empty()) b.core_step = cpu->next_step;

@@ -158,6 +158,44 @@ TEST(Bottleneck, AUdpSenderShortOfItsOfferedRateIsSenderLimitedOnlyOnALinkThatWa
     }
 }
 
+// What held a sender-limited UDP sender back is said only from the sending host's own evidence:
+// its core saturated by the probe's account (named, with that core's step); its cores measured and
+// none saturated (the limit not located, what was ruled out, and what to measure); no trace of
+// it (not measured).
+TEST(Bottleneck, ASenderLimitedUdpSenderIsHeldBackOnlyByWhatItsHostShows) {
+    Side client{.flow_out = at_rate(58.5, 1490)};
+    Side server{.flow_in = client.flow_out};
+    const int64_t window_us = kPhaseMs * 1000;
+    for (const bool saturated : {true, false}) {
+        Trace c = node("node1-2", "client", "udp", client);
+        c.phases[0].cpus = {{0, saturated ? kPhaseMs - 10 : 4000, 100, 0, saturated ? 10 : 6000, 0,
+                             0, CpuAccount{window_us * 9 / 10, 0, 0, window_us / 20, 0, 0, 900}},
+                            {1, 500, 0, 0, 9500, 0, 0, CpuAccount{}}};
+        const auto e =
+            explain_tests({udp(80, 56.6)}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+        const Finding* f = find_finding(e, "SENDER_LIMITED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_EQ(contains(f->detail, "What held it back: node1-2: CPU 0 busy 100 %"), saturated)
+            << f->detail;
+        EXPECT_EQ(contains(f->next_step, "tool's own thread is the limit on CPU 0"), saturated)
+            << f->next_step;
+        EXPECT_EQ(testing::evidence(*f, "node1-2.cpu_busy_pct").is_null(), !saturated);
+        EXPECT_EQ(contains(f->detail, "the limit was not located. Ruled out: the link: node1-2's"),
+                  !saturated)
+            << f->detail;
+        EXPECT_EQ(contains(f->detail, "a saturated CPU: node1-2's busiest CPU, 0, was busy 40 %"),
+                  !saturated)
+            << f->detail;
+        EXPECT_EQ(contains(f->next_step, "Measure what was not: how long the sending thread"),
+                  !saturated)
+            << f->next_step;
+    }
+    const auto e = explain_tests({udp(80, 56.6)}, {}, 100e6);
+    const Finding* f = find_finding(e, "SENDER_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail, "Without a trace of the sending host")) << f->detail;
+}
+
 // The server's egress shaped to 1 Mbit/s, the data direction 100: TCP at 32.7 Mbit/s, its ACKs
 // at the shaper's rate and 264 of them dropped there. The 1 Mbit/s shaper carries no data: the
 // tests are held against the 100 Mbit/s link, and the ACK path is named.
@@ -829,7 +867,7 @@ TEST(Bottleneck, WhatHeldTheSenderAtACeilingStepIsThatStepsOwnFindings) {
 
     f = search(traces(0, "udp-ceiling-1"));
     EXPECT_EQ(testing::evidence(f, "step_codes"), nlohmann::json({"SENDER_LIMITED"})) << f.detail;
-    EXPECT_TRUE(f.next_step.starts_with("Spread the sending over more threads")) << f.next_step;
+    EXPECT_TRUE(f.next_step.starts_with("Measure what was not:")) << f.next_step;
 
     // A few datagrams lost at the receiving socket, under the threshold: that finding is the
     // step's too, but says nothing of what held the sender; the steal gives the next step, and
@@ -841,7 +879,7 @@ TEST(Bottleneck, WhatHeldTheSenderAtACeilingStepIsThatStepsOwnFindings) {
     EXPECT_TRUE(f.next_step.starts_with("Run again on a host whose virtual CPUs are not shared"))
         << f.next_step;
     f = search(traces(0, "udp-ceiling-1", 20), 20);
-    EXPECT_TRUE(f.next_step.starts_with("Spread the sending over more threads")) << f.next_step;
+    EXPECT_TRUE(f.next_step.starts_with("Measure what was not:")) << f.next_step;
 
     // The fixed UDP test's phase is not the step's: its steal is not said of the step, and the
     // step's findings say the traces do not cover it (once, though both nodes' do not).

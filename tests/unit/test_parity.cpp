@@ -130,6 +130,42 @@ TEST(Parity, RttIsOnlyCheckedWithinFiftyPercent) {
     EXPECT_FALSE(check_parity(contracts).pass);
 }
 
+// A parity run of the suite: ping's averages 0.124 and 0.082 ms (1.51 apart). Averages of five
+// pings a tenth of a millisecond long differ by one slow wake-up; where one mode's own pings
+// deviated by as much, the modes pass and the check says why. Without each mode's deviation, or
+// with a difference beyond it, the ratio alone decides.
+TEST(Parity, RttAveragesApartByLessThanOneModesOwnJitterPass) {
+    const auto pinged = [](const std::string& mode, double avg, double mdev) {
+        const std::string explained =
+            ", \"explain\": {\"findings\": [{\"code\": \"PING_RTT\", \"severity\": "
+            "\"info\", \"test\": \"ping 198.18.2.1\", \"title\": \"t\", \"evidence\": "
+            "{\"rtt_mdev_ms\": " +
+            std::to_string(mdev) + "}}]}";
+        return contract(mode, avg, 98.4, 99.0, 0.0, "node1-2", explained);
+    };
+    std::vector<Contract> contracts = {pinged("manual", 0.082, 0.008),
+                                       pinged("ansible", 0.090, 0.010),
+                                       pinged("jupyter", 0.124, 0.061)};
+    auto r = check_parity(contracts);
+    EXPECT_TRUE(r.pass) << render_parity(contracts, r);
+    EXPECT_NE(r.checks[3].summary.find("passed: the averages are 0.042 ms apart, within twice the "
+                                       "largest deviation of one mode's own pings (0.061 ms, "
+                                       "jupyter)"),
+              std::string::npos)
+        << r.checks[3].summary;
+    // Steady pings in every mode: the difference is the modes', and fails.
+    contracts[2] = pinged("jupyter", 0.124, 0.009);
+    EXPECT_FALSE(check_parity(contracts).pass);
+    // A mode without its pings' deviation: the ratio alone.
+    contracts[2] = contract("jupyter", 0.124, 98.4, 99.0, 0.0);
+    EXPECT_FALSE(check_parity(contracts).pass);
+    // Within the ratio, nothing is said of the deviation.
+    contracts[2] = pinged("jupyter", 0.1, 0.061);
+    r = check_parity(contracts);
+    EXPECT_TRUE(r.pass);
+    EXPECT_EQ(r.checks[3].summary.find("passed:"), std::string::npos) << r.checks[3].summary;
+}
+
 TEST(Parity, DifferentNodesFail) {
     auto contracts = tutorial_sample();
     contracts[1] = contract("manual", 0.273, 934.0, 949.0, 0.0, "node1-3");

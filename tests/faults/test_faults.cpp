@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -108,6 +109,10 @@ struct Scenario {
     // faster one: when every code here appears, that is what happened, and the answer for it
     // replaces expect_any and detail_mentions (nothing may be blamed either way).
     std::set<std::string> if_not_reproduced{};
+    // The same from the raw traces, where the fault is a load the machine may not reach: given
+    // the run dir, why the fault did not happen (empty: it did). Then no finding may say
+    // detail_mentions, which it would only of the fault.
+    std::function<std::string(const std::string& dir)> not_reproduced_in_traces{};
     // Each of the TCP and UDP tests' length (--tcp-duration, --udp-duration): every fault here
     // shows within the first second; a fault timed inside a test needs the room it takes.
     std::string test_seconds{"2"};
@@ -333,6 +338,17 @@ void run_scenario(Scenario s) {
         s.expect_any.clear();
         mentioned = true;
     }
+    if (const std::string why =
+            s.not_reproduced_in_traces ? s.not_reproduced_in_traces(dir) : std::string();
+        !why.empty()) {
+        row.got += " (not reproduced on this machine: " + why + ")";
+        std::cout << s.name << ": not reproduced on this machine: " << why << "\n";
+        for (const auto& f : c["explain"]["findings"])
+            EXPECT_EQ(f.value("detail", "").find(s.detail_mentions), std::string::npos)
+                << s.name << ": " << f.value("code", "") << " says '" << s.detail_mentions
+                << "', but " << why;
+        mentioned = true;
+    }
     bool pass = true;
     for (const auto& code : s.expect) {
         EXPECT_TRUE(all.count(code)) << s.name << ": expected " << code << "; got " << row.got;
@@ -519,6 +535,27 @@ TEST(FaultsOfCpuBoundHosts, SlowHostsWithoutASaturatedCoreAreNotBlamedByEliminat
                           .if_not_reproduced = {"LINE_RATE_BOUND"}}));
 }
 
+// Whether the receiving iperf3's core had room in the UDP test, by the server's raw trace: the
+// CPU its process ran on most (the probe's account) busy under 95 % of iperf3's own duration of
+// the test (busy as ticked plus what no tick counted, less niced work). Why, or empty.
+std::string receiving_core_had_room(const std::string& dir) {
+    const auto t = read_trace(dir + "/np-explain_trace_" + server() + ".json");
+    const json udp = read_json(dir + "/np-explain_udp.json");
+    const np::PhaseTrace* p = t ? t->find_phase("udp") : nullptr;
+    if (!p || !udp.is_object()) return {};
+    const double test_ms = udp["end"]["sum"].value("seconds", 0.0) * 1000;
+    const np::CpuTime* tool = nullptr;
+    for (const auto& c : p->cpus)
+        if (c.account && c.account->tool_us > 0 &&
+            (!tool || c.account->tool_us > tool->account->tool_us))
+            tool = &c;
+    if (!tool || test_ms <= 0) return {};
+    const double busy = double(tool->working_ms() - tool->niced_ms) / test_ms;
+    if (busy >= 0.95) return {};
+    return fmt::format("{}'s CPU {} busy {:.0f} % of the test by its raw trace", server(),
+                       tool->cpu, 100 * busy);
+}
+
 // The receiver's network work on the receiving iperf3's own core: unshaped, the server pinned to
 // CPU 1 (-A 0,1: the client on CPU 0) and its data port's receive work steered to CPU 1 (RPS, as
 // a NIC queue's IRQ affinity would put it on a real host). CPU 1 cannot both receive the flow
@@ -542,7 +579,11 @@ TEST(FaultsOfCpuBoundHosts, AReceiversNicWorkOnItsToolsCoreIsNamedByThatCore) {
                   .allow = {"SENDER_LIMITED", "HOST_LIMITED", "LIMIT_NOT_LOCATED"},
                   .detail_mentions = "CPU 1, where its process ran, busy",
                   // The account is the tracing tiers'.
-                  .named_down_to = "full"});
+                  .named_down_to = "full",
+                  // The sender's one core sets how much reaches CPU 1, and the two cost about the
+                  // same per datagram: some runs leave CPU 1 idle a tenth of the test though its
+                  // socket overflows (its reader late for a burst).
+                  .not_reproduced_in_traces = receiving_core_had_room});
 }
 
 TEST(Faults, WrongPortIsNamedBeforeAnythingRuns) {

@@ -467,7 +467,12 @@ std::vector<CpuTime> read_cpus(const JsonField& cpus) {
         out.push_back({static_cast<int>(c.at("cpu").u64()), c.at("busy_ms").i64(),
                        c.at("softirq_ms").i64(), c.at("irq_ms").i64(), c.at("idle_ms").i64(),
                        c.at("steal_ms").i64(), niced ? niced->i64() : 0});
-        if (unticked) out.back().unticked_ms = static_cast<int64_t>(unticked->u64());
+        if (unticked) {
+            out.back().unticked_ms = unticked->i64();
+            // Not negative, and not more than a year: a phase is the length of a test.
+            if (out.back().unticked_ms < 0 || out.back().unticked_ms > 365LL * 86400 * 1000)
+                unticked->fail("must be 0 .. a year in ms");
+        }
         if (const auto a = c.find("account")) out.back().account = read_cpu_account(*a);
     }
     return out;

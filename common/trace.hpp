@@ -144,11 +144,12 @@ struct CpuTime {
     // no tracing programs.
     std::optional<CpuAccount> account = std::nullopt;
     // The phase's time that /proc/stat placed nowhere: the wall time between the probe's two
-    // readings less busy, idle and steal. Where the kernel counts busy time by its tick
+    // readings less busy, idle and steal, where that is more than the readings' own rounding
+    // (80 ms, or 2 % of the phase), else 0. Where the kernel counts busy time by its tick
     // (TICK_CPU_ACCOUNTING, without IRQ_TIME_ACCOUNTING) and idle time by its own clock (NO_HZ),
     // an idle CPU with its tick stopped that runs interrupts and the softirqs they raise (an IPI
-    // of RPS, a NIC's IRQ) is out of idle but never ticked: that work is here. Busy time, then;
-    // 0 in older traces.
+    // of RPS, a NIC's IRQ) is out of idle but never ticked: that work lands here. Not idle and
+    // not stolen, so counted as busy; 0 in older traces.
     int64_t unticked_ms = 0;
     // The CPU's time out of idle and not stolen: busy as ticked, and what no tick saw.
     int64_t working_ms() const { return busy_ms + unticked_ms; }

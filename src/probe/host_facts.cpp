@@ -313,13 +313,16 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
     };
     std::vector<CpuTime> cpus;
     const int64_t elapsed_ms = b.cpus_read_ms - a.cpus_read_ms;
+    // What the readings' own error can leave unplaced: eight columns each truncated to 10 ms
+    // (USER_HZ), and the tick's sampling of busy time, which grows with the phase.
+    const int64_t rounding_ms = std::max<int64_t>(80, elapsed_ms / 50);
     for (const auto& now : b.cpus) {
-        // A CPU that came online during the phase counts from 0, and its time offline is not
-        // unticked.
+        // A CPU that was not online at the phase's start has no time of the phase to give: its
+        // counters run since boot.
         const auto then = std::find_if(a.cpus.begin(), a.cpus.end(),
                                        [&](const CpuTime& c) { return c.cpu == now.cpu; });
-        const CpuTime zero{now.cpu};
-        const CpuTime& t = then != a.cpus.end() ? *then : zero;
+        if (then == a.cpus.end()) continue;
+        const CpuTime& t = *then;
         CpuTime d{now.cpu,
                   now.busy_ms - t.busy_ms,
                   now.softirq_ms - t.softirq_ms,
@@ -327,8 +330,12 @@ KernelCounters counter_delta(const KernelCounters& a, const KernelCounters& b) {
                   now.idle_ms - t.idle_ms,
                   now.steal_ms - t.steal_ms,
                   now.niced_ms - t.niced_ms};
-        if (then != a.cpus.end())
-            d.unticked_ms = std::max<int64_t>(0, elapsed_ms - (d.busy_ms + d.idle_ms + d.steal_ms));
+        // Beyond the rounding only, and never where a column ran backwards (a kernel that
+        // resets a CPU's idle clock when it goes offline): then nothing of the gap is known.
+        // A CPU taken offline and back within the phase shows that time here too.
+        const int64_t gap = elapsed_ms - (d.busy_ms + d.idle_ms + d.steal_ms);
+        if (gap > rounding_ms && d.busy_ms >= 0 && d.idle_ms >= 0 && d.steal_ms >= 0)
+            d.unticked_ms = std::min(gap, elapsed_ms);
         cpus.push_back(d);
     }
     return {diff(a.nstat, b.nstat),

@@ -63,24 +63,31 @@ int walks(WalkSchedule& w, const StreamNews& news, const std::vector<uint16_t>& 
 
 // A phase's CPU time from two readings of /proc/stat 2,160 ms apart: what they placed nowhere is
 // the CPU's unticked time (an idle CPU's interrupt work with its tick stopped: RPS's NET_RX on
-// the receiving iperf3's core measured so); a CPU that came online between them has none.
+// the receiving iperf3's core measured so), beyond the readings' rounding (80 ms here); none
+// where a column ran backwards; a CPU that came online between them has no time of the phase.
 TEST(ProbeCounters, TimeProcStatPlacedNowhereBetweenTwoReadingsIsUnticked) {
     np::probe::KernelCounters a, b;
     a.cpus_read_ms = 10'000;
     b.cpus_read_ms = 12'160;
-    a.cpus = {{0, 50'000, 1'000, 0, 90'000, 0, 0}, {1, 40'000, 2'000, 0, 99'000, 0, 0}};
-    b.cpus = {{0, 52'080, 1'030, 0, 90'080, 0, 0},
+    a.cpus = {{0, 50'000, 1'000, 0, 90'000, 0, 0},
+              {1, 40'000, 2'000, 0, 99'000, 0, 0},
+              {2, 10'000, 0, 0, 20'000, 0, 0},
+              {3, 10'000, 0, 0, 20'000, 0, 0}};
+    b.cpus = {{0, 52'010, 1'030, 0, 90'080, 0, 0},
               {1, 41'120, 2'840, 0, 99'160, 0, 0},
-              {2, 300, 0, 0, 1'000, 0, 0}};
+              {2, 10'500, 0, 0, 19'000, 0, 0},
+              {3, 10'100, 0, 0, 20'100, 0, 0},
+              {4, 300, 0, 0, 1'000, 0, 0}};
     const auto d = np::probe::counter_delta(a, b);
-    ASSERT_EQ(d.cpus.size(), 3U);
-    EXPECT_EQ(d.cpus[0].busy_ms, 2'080);
-    EXPECT_EQ(d.cpus[0].unticked_ms, 0);  // 2,080 + 80 = 2,160: all placed
+    ASSERT_EQ(d.cpus.size(), 4U);
+    EXPECT_EQ(d.cpus[0].busy_ms, 2'010);
+    EXPECT_EQ(d.cpus[0].unticked_ms, 0);  // 70 ms unplaced: the rounding's
     EXPECT_EQ(d.cpus[1].busy_ms, 1'120);
     EXPECT_EQ(d.cpus[1].idle_ms, 160);
     EXPECT_EQ(d.cpus[1].unticked_ms, 880);
     EXPECT_EQ(d.cpus[1].working_ms(), 2'000);
-    EXPECT_EQ(d.cpus[2].unticked_ms, 0);
+    EXPECT_EQ(d.cpus[2].unticked_ms, 0);  // idle ran backwards
+    EXPECT_EQ(d.cpus[3].unticked_ms, 1'960);
 }
 
 // The socket tables are walked for the connections there before the probe, then every sample

@@ -543,7 +543,7 @@ std::string receiving_core_had_room(const std::string& dir) {
     const json udp = read_json(dir + "/np-explain_udp.json");
     const np::PhaseTrace* p = t ? t->find_phase("udp") : nullptr;
     if (!p || !udp.is_object()) return {};
-    const double test_ms = udp["end"]["sum"].value("seconds", 0.0) * 1000;
+    const double test_ms = udp.value(json::json_pointer("/end/sum/seconds"), 0.0) * 1000;
     const np::CpuTime* tool = nullptr;
     for (const auto& c : p->cpus)
         if (c.account && c.account->tool_us > 0 &&

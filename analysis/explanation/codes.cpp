@@ -91,7 +91,8 @@ const std::vector<FindingCode>& finding_codes() {
          "the RTT under load against ping's",
          kBelowCeiling},
         {"SENDER_LIMITED", S::warn, "sender-limited",
-         "UDP sent under 97 % of the offered rate although the offered load fits the link",
+         "UDP sent under 97 % of the offered rate although the offered load fits the link; "
+         "what held the sender back where its host shows it, else that it was not located",
          kBelowCeiling},
         {"OFFERED_ABOVE_CEILING", S::info, "offered load above the ceiling",
          "the UDP offered load needs more wire than the link has: held back by the sender's "

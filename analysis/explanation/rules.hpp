@@ -147,11 +147,21 @@ struct SaturatedCpu {
     double busy_fraction = 0;
     Evidence evidence;      // the account's parts, where there is one
     std::string next_step;  // what would move the rate, where the account says; else empty
+    int cpu = -1;           // the CPU named; -1 for all of them
 };
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s);
 // The evidence key, after the node's name, of a saturated CPU's busy share: a finding that carries
 // it names a core.
 inline constexpr std::string_view kCpuBusyPctKey = ".cpu_busy_pct";
+// What held back a UDP sender that set its own pace, from the sending host's CPUs: every CPU
+// busy, or the one its process ran on by the probe's account (never a saturated CPU the account
+// shows the process did not run on, nor one CPU without an account). Empty where neither.
+std::optional<SaturatedCpu> sending_core(const TracedSide& side, double test_s);
+// A finding's evidence of a saturated CPU (its busy share under kCpuBusyPctKey, the account's
+// parts), and its next step where it has one.
+void add_saturated_cpu(Finding& f, const SaturatedCpu& cpu);
+// A tool process at or above this share of one core (iperf3's own figure) ran a core flat out.
+inline constexpr double kBusyCpuPct = 90.0;
 // The CPU the test's own process ran on most, by the probe's account, when it was saturated
 // (≥ 95 % busy), said by its account; empty without an account or when that CPU had room.
 std::optional<SaturatedCpu> saturated_tool_cpu(const TracedSide& side, double test_s);
@@ -220,8 +230,10 @@ struct PacingCap {
 };
 std::optional<PacingCap> pacing_cap(const TestEvidence& v);
 inline constexpr double kPacedShare = 0.95;
-// The stages the loads rule out, one sentence each, for a limit that was not located.
+// The stages the loads rule out, one sentence each, for a limit that was not located; a stage
+// whose own evidence does not rule it out begins with kNotRuledOut.
 std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads);
+inline constexpr std::string_view kNotRuledOut = "not ruled out — ";
 
 // ---------------------------------------------------------------- rules
 

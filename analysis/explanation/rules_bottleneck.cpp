@@ -328,8 +328,8 @@ std::string softirq_share(const CpuTime& c) {
     std::string s = format_pct(double(c.softirq_ms) / double(busy), 0) + " of it softirq";
     if (c.unticked_ms * 20 >= busy)
         s += fmt::format(
-            ", {} interrupt work between the kernel's ticks, which /proc/stat counts "
-            "as neither busy nor idle",
+            ", {} time /proc/stat counted neither busy nor idle, work done from idle between the "
+            "kernel's ticks",
             format_pct(std::min(1.0, double(c.unticked_ms) / double(busy)), 0));
     return s;
 }
@@ -353,13 +353,13 @@ uint64_t flow_packets(const PhaseTrace& p) {
     return std::max(at(p.tx), at(p.rx));
 }
 
-// The next step for a core the account names: by the part of the test's work (its process, the
-// network's softirqs and the NIC's IRQs) that took most of it. None when other work took most
-// of the core: a cause the account does not measure.
+// The next step for a core the account names: by the part of the test's work (its process, or
+// the network's softirq and the NIC's IRQs) that took most of it, where that part took no less
+// than the work the account does not name. None otherwise: a cause the account does not measure.
 std::string core_step(int cpu, const CpuAccount& a, int64_t busy_us) {
     const int64_t softirq = std::max(a.net_rx_us, a.net_tx_us) + a.nic_irq_us;
-    const int64_t tests_work = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us;
-    if (2 * tests_work < busy_us) return {};
+    const int64_t other = busy_us - (a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us);
+    if (std::max(a.tool_own_us(), softirq) < other) return {};
     if (a.tool_own_us() >= softirq)
         return fmt::format(
             "The tool's own thread is the limit on CPU {}: spread the test over cores with more "
@@ -439,7 +439,8 @@ SaturatedCpu core_by_account(const TracedSide& side, const CpuTime& cpu, double 
                                format_pct(busy, 0), window),
                    busy,
                    {},
-                   {}};
+                   {},
+                   cpu.cpu};
     add_core_account(s, side, cpu, window);
     return s;
 }
@@ -496,7 +497,8 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
                                         softirq_share(*top), cpus.size() > 2 ? "s" : ""),
                             most,
                             {},
-                            {}};
+                            {},
+                            top->cpu};
     }
     return std::nullopt;
 }
@@ -513,9 +515,28 @@ std::optional<SaturatedCpu> saturated_tool_cpu(const TracedSide& side, double te
                                node, tools->cpu, format_pct(busy, 0), window),
                    busy,
                    {},
-                   {}};
+                   {},
+                   tools->cpu};
     add_core_account(s, side, *tools, window);
     return s;
+}
+
+std::optional<SaturatedCpu> sending_core(const TracedSide& side, double test_s) {
+    auto cpu = saturated_cpu(side, test_s);
+    if (!cpu || cpu->cpu < 0) return cpu;
+    const auto& cpus = side.phase.cpus;
+    const bool accounted =
+        std::any_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; });
+    const CpuTime* tools = tool_cpu(cpus);
+    if (accounted && tools && tools->cpu == cpu->cpu) return cpu;
+    return std::nullopt;
+}
+
+void add_saturated_cpu(Finding& f, const SaturatedCpu& cpu) {
+    f.evidence.emplace_back(cpu.node + std::string(kCpuBusyPctKey),
+                            rounded(100 * cpu.busy_fraction, 1));
+    for (const auto& e : cpu.evidence) f.evidence.push_back(e);
+    if (!cpu.next_step.empty()) f.next_step = cpu.next_step;
 }
 
 std::optional<std::string> busiest_cpu_text(const TracedSide& side, double test_s) {
@@ -645,7 +666,8 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
     if (loads.data_queue)
         out.push_back(loads.data_queue->share() < kStandingQueueShare
                           ? "the sender's queue: " + loads.data_queue->text()
-                          : "not ruled out — the sender's own queue: " + loads.data_queue->text() +
+                          : std::string(kNotRuledOut) +
+                                "the sender's own queue: " + loads.data_queue->text() +
                                 ", a standing backlog: what drains it (its root qdisc or the "
                                 "NIC) ran slower than the sender offered");
     if (v.test.transport == Transport::tcp && !v.test.bidir && loads.reverse_out) {
@@ -655,7 +677,7 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
         const bool standing = acks && acks->share() >= kStandingQueueShare;
         std::string line = fmt::format(
             "{}the reverse path: {} dropped none of the test's ACKs{}",
-            standing ? "not ruled out — " : "", loads.reverse_out->node,
+            standing ? kNotRuledOut : "", loads.reverse_out->node,
             loads.reverse_capacity_bps ? fmt::format(" and its {} shaper ran at {} of its rate",
                                                      format_link_rate(*loads.reverse_capacity_bps),
                                                      format_pct(loads.reverse_out->total_bps() /
@@ -681,8 +703,7 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
     for (const auto* side : {&v.traces.sender, &v.traces.receiver})
         if (*side) add_tool_processes(**side, tools);
     if (!tools.parts.empty())
-        out.push_back(fmt::format("{}a throttled tool: {}",
-                                  tools.held_back ? "not ruled out — " : "",
+        out.push_back(fmt::format("{}a throttled tool: {}", tools.held_back ? kNotRuledOut : "",
                                   fmt::join(tools.parts, "; ")));
     return out;
 }
@@ -761,11 +782,11 @@ std::optional<UnseenQueue> unseen_queue(const TestEvidence& v, const PathLoads& 
         if (*queue) sampled.push_back((*queue)->text());
     UnseenQueue q;
     q.text = fmt::format(
-        "not ruled out — a queue no probe sees: the round trip under load was {:.2f} ms against "
+        "{}a queue no probe sees: the round trip under load was {:.2f} ms against "
         "{:.3f} ms idle (ping), so packets waited somewhere on it, and neither node's own egress "
         "queue was full{}; a hop between the NICs holds such a queue, on the way out or on the "
         "way back (its ACKs), where neither node's counters reach",
-        loaded_ms, *loads.idle_rtt_ms,
+        kNotRuledOut, loaded_ms, *loads.idle_rtt_ms,
         sampled.empty() ? "" : fmt::format(" — {} —", fmt::join(sampled, ", ")));
     q.evidence = {{"rtt_under_load_ms", rounded(loaded_ms, 3)},
                   {"idle_rtt_ms", rounded(*loads.idle_rtt_ms, 3)}};

@@ -385,10 +385,7 @@ void say_why_not_read(Finding& f, const TestEvidence& v, Stage stage,
     const auto cpu = saturated_tool_cpu(*v.traces.receiver, v.test.duration_s);
     if (!cpu) return;
     f.detail += " Why it did not read faster: " + cpu->text + ".";
-    f.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
-                            rounded(100 * cpu->busy_fraction, 1));
-    for (const auto& e : cpu->evidence) f.evidence.push_back(e);
-    if (!cpu->next_step.empty()) f.next_step = cpu->next_step;
+    add_saturated_cpu(f, *cpu);
 }
 
 // The loss the ledger places in one stage: its drops, where and why, with the tool's own count

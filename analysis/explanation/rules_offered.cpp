@@ -73,13 +73,10 @@ void say_sending_core(Finding& f, const TestEvidence& v) {
     const auto& t = v.test;
     if (!v.traces.sender || !t.sent_bps || *t.sent_bps >= v.ceiling->goodput_bps * kSenderShortfall)
         return;
-    const auto cpu = saturated_cpu(*v.traces.sender, t.duration_s);
+    const auto cpu = sending_core(*v.traces.sender, t.duration_s);
     if (!cpu) return;
     f.detail += " What held it there: " + cpu->text + ".";
-    f.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
-                            rounded(100 * cpu->busy_fraction, 1));
-    for (const auto& e : cpu->evidence) f.evidence.push_back(e);
-    if (!cpu->next_step.empty()) f.next_step = cpu->next_step;
+    add_saturated_cpu(f, *cpu);
 }
 
 // Dropped on the way: where, as far as the evidence says, and the walk down to the true ceiling.
@@ -198,34 +195,55 @@ void say_datagram_cost(Finding& f, const ThroughputTest& t, double dgram_rate) {
     f.evidence.emplace_back("datagrams_per_s", rounded(dgram_rate, 0));
 }
 
-// What held back a UDP sender that sent less than it was asked to, by the sending host's own
-// evidence: its process throttled by its cgroup, a saturated core; where neither shows, that the
-// limit was not located, with what the traces ruled out and what to measure next.
+// What held back a UDP sender that sent less than it was asked to, by its own evidence: its
+// process throttled by its cgroup, or its core saturated (sending_core), in the sending host's
+// trace; else iperf3's own figure of the sending process's CPU. Where none shows, the limit was
+// not located: what the traces ruled out, what they did not, and what to measure next.
 void say_what_held_the_sender(Finding& f, const TestEvidence& v) {
+    const auto& t = v.test;
+    if (v.traces.sender) {
+        if (const auto tool = starved_tool(*v.traces.sender)) {
+            f.detail += " What held it back: " + tool->text + ".";
+            for (const auto& e : tool->evidence) f.evidence.push_back(e);
+            f.next_step = lift_limit_step(*tool);
+            return;
+        }
+        if (const auto cpu = sending_core(*v.traces.sender, t.duration_s)) {
+            f.detail += " What held it back: " + cpu->text + ".";
+            add_saturated_cpu(f, *cpu);
+            return;
+        }
+    }
+    if (t.sender_cpu_pct && *t.sender_cpu_pct >= kBusyCpuPct) {
+        f.detail += fmt::format(
+            " What held it back: the sending process itself, at {:.0f} % of a core by iperf3's "
+            "own CPU figure.",
+            *t.sender_cpu_pct);
+        f.evidence.emplace_back("sender_cpu_pct", rounded(*t.sender_cpu_pct, 1));
+        return;
+    }
     if (!v.traces.sender) {
         f.detail += " Without a trace of the sending host, what held it back is not measured.";
         return;
     }
-    const TracedSide& sender = *v.traces.sender;
-    if (const auto tool = starved_tool(sender)) {
-        f.detail += " What held it back: " + tool->text + ".";
-        for (const auto& e : tool->evidence) f.evidence.push_back(e);
-        f.next_step = lift_limit_step(*tool);
-        return;
+    std::vector<std::string> out, not_out;
+    for (auto& r : ruled_out(v, path_loads(v))) {
+        if (r.starts_with(kNotRuledOut))
+            not_out.push_back(r.substr(kNotRuledOut.size()));
+        else
+            out.push_back(std::move(r));
     }
-    if (const auto cpu = saturated_cpu(sender, v.test.duration_s)) {
-        f.detail += " What held it back: " + cpu->text + ".";
-        f.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
-                                rounded(100 * cpu->busy_fraction, 1));
-        for (const auto& e : cpu->evidence) f.evidence.push_back(e);
-        if (!cpu->next_step.empty()) f.next_step = cpu->next_step;
-        return;
-    }
+    if (t.sender_cpu_pct)
+        out.push_back(fmt::format("the sending process at its own CPU figure: {:.0f} % of a core",
+                                  *t.sender_cpu_pct));
     f.detail +=
-        " No resource of the sending host shows its own signature, so none is named: the "
-        "limit was not located. Ruled out: " +
-        fmt::format("{}", fmt::join(ruled_out(v, path_loads(v)), "; ")) + ".";
-    const auto& cpus = sender.phase.cpus;
+        " What held it back was not located: nothing the traces measured shows its own "
+        "signature.";
+    if (!out.empty()) f.detail += fmt::format(" Ruled out: {}.", fmt::join(out, "; "));
+    if (!not_out.empty())
+        f.detail += fmt::format(" Not ruled out, but not shown to hold the sender either: {}.",
+                                fmt::join(not_out, "; "));
+    const auto& cpus = v.traces.sender->phase.cpus;
     const std::string cores =
         cpus.empty() ? "CPU and softirq per core on the sender during the test (mpstat -P ALL 1), "
         : std::none_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; })

@@ -14,9 +14,6 @@
 namespace np::rules {
 namespace {
 
-// A tool process at or above this share of one core (iperf3's own figure) ran a core flat out.
-constexpr double kBusyCpuPct = 90.0;
-
 // A link outage set a TCP test's rate when the intervals it did not stall ran at least this
 // share of the ceiling (the first one includes slow start).
 constexpr double kOutageOthersFraction = 0.9;

@@ -159,9 +159,10 @@ TEST(Bottleneck, AUdpSenderShortOfItsOfferedRateIsSenderLimitedOnlyOnALinkThatWa
 }
 
 // What held a sender-limited UDP sender back is said only from the sending host's own evidence:
-// its core saturated by the probe's account (named, with that core's step); its cores measured and
-// none saturated (the limit not located, what was ruled out, and what to measure); no trace of
-// it (not measured).
+// the core its process ran on saturated by the probe's account (named, with that core's step);
+// its cores measured and none of them its own saturated (the limit not located, what was ruled
+// out, and what to measure) — a core another program kept busy included; iperf3's own CPU figure
+// of the sending process; no trace of it and no figure (not measured).
 TEST(Bottleneck, ASenderLimitedUdpSenderIsHeldBackOnlyByWhatItsHostShows) {
     Side client{.flow_out = at_rate(58.5, 1490)};
     Side server{.flow_in = client.flow_out};
@@ -171,6 +172,8 @@ TEST(Bottleneck, ASenderLimitedUdpSenderIsHeldBackOnlyByWhatItsHostShows) {
         c.phases[0].cpus = {{0, saturated ? kPhaseMs - 10 : 4000, 100, 0, saturated ? 10 : 6000, 0,
                              0, CpuAccount{window_us * 9 / 10, 0, 0, window_us / 20, 0, 0, 900}},
                             {1, 500, 0, 0, 9500, 0, 0, CpuAccount{}}};
+        // Not saturated: CPU 1 flat out with another program's work, not the sender's.
+        if (!saturated) c.phases[0].cpus[1] = {1, kPhaseMs - 10, 0, 0, 10, 0, 0, CpuAccount{}};
         const auto e =
             explain_tests({udp(80, 56.6)}, {c, node("node1-1", "server", "udp", server)}, 100e6);
         const Finding* f = find_finding(e, "SENDER_LIMITED");
@@ -180,20 +183,34 @@ TEST(Bottleneck, ASenderLimitedUdpSenderIsHeldBackOnlyByWhatItsHostShows) {
         EXPECT_EQ(contains(f->next_step, "tool's own thread is the limit on CPU 0"), saturated)
             << f->next_step;
         EXPECT_EQ(testing::evidence(*f, "node1-2.cpu_busy_pct").is_null(), !saturated);
-        EXPECT_EQ(contains(f->detail, "the limit was not located. Ruled out: the link: node1-2's"),
+        EXPECT_EQ(contains(f->detail,
+                           "What held it back was not located: nothing the traces "
+                           "measured shows its own signature. Ruled out: the link: "
+                           "node1-2's"),
                   !saturated)
             << f->detail;
-        EXPECT_EQ(contains(f->detail, "a saturated CPU: node1-2's busiest CPU, 0, was busy 40 %"),
+        EXPECT_EQ(contains(f->detail, "a saturated CPU: node1-2's busiest CPU, 1, was busy 100 %"),
                   !saturated)
             << f->detail;
+        EXPECT_FALSE(contains(f->detail, "What held it back: node1-2: CPU 1")) << f->detail;
         EXPECT_EQ(contains(f->next_step, "Measure what was not: how long the sending thread"),
                   !saturated)
             << f->next_step;
     }
-    const auto e = explain_tests({udp(80, 56.6)}, {}, 100e6);
+    auto test = udp(80, 56.6);
+    auto e = explain_tests({test}, {}, 100e6);
     const Finding* f = find_finding(e, "SENDER_LIMITED");
     ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->detail, "Without a trace of the sending host")) << f->detail;
+    test.sender_cpu_pct = 97.4;
+    e = explain_tests({test}, {}, 100e6);
+    f = find_finding(e, "SENDER_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "What held it back: the sending process itself, at 97 % of a "
+                         "core by iperf3's own CPU figure."))
+        << f->detail;
+    EXPECT_EQ(testing::evidence(*f, "sender_cpu_pct"), 97.4);
 }
 
 // The server's egress shaped to 1 Mbit/s, the data direction 100: TCP at 32.7 Mbit/s, its ACKs
@@ -276,7 +293,7 @@ TEST(Bottleneck, AHostIsNamedByItsSaturatedCpusAndOnlyThen) {
             EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
         }
     }
-    // Interrupt work no tick counted is said beside the softirq time the ticks did.
+    // Time no tick counted is said beside the softirq time the ticks did.
     Trace s = node("node1-1", "server", "tcp", server);
     Trace c = node("node1-2", "client", "tcp", client);
     for (int cpu = 0; cpu < 2; ++cpu) {
@@ -289,8 +306,8 @@ TEST(Bottleneck, AHostIsNamedByItsSaturatedCpusAndOnlyThen) {
     ASSERT_NE(f, nullptr) << codes_of(e);
     EXPECT_TRUE(contains(f->detail,
                          "node1-1's busiest CPU, 0, was busy 79 % of the test (32 % of it softirq, "
-                         "37 % interrupt work between the kernel's ticks, which /proc/stat counts "
-                         "as neither busy nor idle)"))
+                         "37 % time /proc/stat counted neither busy nor idle, work done from idle "
+                         "between the kernel's ticks)"))
         << f->detail;
 }
 

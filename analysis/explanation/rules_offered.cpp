@@ -197,8 +197,9 @@ void say_datagram_cost(Finding& f, const ThroughputTest& t, double dgram_rate) {
 
 // What held back a UDP sender that sent less than it was asked to, by its own evidence: its
 // process throttled by its cgroup, or its core saturated (sending_core), in the sending host's
-// trace; else iperf3's own figure of the sending process's CPU. Where none shows, the limit was
-// not located: what the traces ruled out, what they did not, and what to measure next.
+// trace; else iperf3's own figure of the sending process's CPU, for one stream. Where none shows,
+// the limit was not located: what the traces ruled out, what they did not, and what to measure
+// next.
 void say_what_held_the_sender(Finding& f, const TestEvidence& v) {
     const auto& t = v.test;
     if (v.traces.sender) {
@@ -214,7 +215,9 @@ void say_what_held_the_sender(Finding& f, const TestEvidence& v) {
             return;
         }
     }
-    if (t.sender_cpu_pct && *t.sender_cpu_pct >= kBusyCpuPct) {
+    // The figure sums the process's threads: only one sending thread (one stream) is shown
+    // flat out by it.
+    if (t.streams == 1 && t.sender_cpu_pct && *t.sender_cpu_pct >= kBusyCpuPct) {
         f.detail += fmt::format(
             " What held it back: the sending process itself, at {:.0f} % of a core by iperf3's "
             "own CPU figure.",

@@ -211,6 +211,13 @@ TEST(Bottleneck, ASenderLimitedUdpSenderIsHeldBackOnlyByWhatItsHostShows) {
                          "core by iperf3's own CPU figure."))
         << f->detail;
     EXPECT_EQ(testing::evidence(*f, "sender_cpu_pct"), 97.4);
+    // Four streams' threads summed to 97 % of a core: no thread is shown flat out.
+    test.streams = 4;
+    e = explain_tests({test}, {}, 100e6);
+    f = find_finding(e, "SENDER_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_FALSE(contains(f->detail, "What held it back: the sending process")) << f->detail;
+    EXPECT_TRUE(contains(f->detail, "Without a trace of the sending host")) << f->detail;
 }
 
 // The server's egress shaped to 1 Mbit/s, the data direction 100: TCP at 32.7 Mbit/s, its ACKs

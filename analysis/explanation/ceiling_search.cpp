@@ -166,13 +166,12 @@ std::vector<Finding> step_findings(const CeilingStep& s, const ExplainInput& run
 // (HOST_LIMITED, or SENDER_LIMITED naming one) on its CPU; the hypervisor's steal (CPU_STOLEN) only
 // beside the shortfall; a sender-limited finding without a cause says only that it sent less.
 std::optional<int> cause_rank(const Finding& h) {
-    if (h.code == "SENDER_LIMITED") {
-        for (const auto& [key, value] : h.evidence)
-            if (key.ends_with(rules::kThrottledMsKey)) return 0;
-        for (const auto& [key, value] : h.evidence)
-            if (key.ends_with(rules::kCpuBusyPctKey)) return 1;
-        return 3;
-    }
+    const auto carries = [&](std::string_view key_end) {
+        return std::any_of(h.evidence.begin(), h.evidence.end(),
+                           [&](const auto& e) { return e.first.ends_with(key_end); });
+    };
+    if (h.code == "SENDER_LIMITED")
+        return carries(rules::kThrottledMsKey) ? 0 : carries(rules::kCpuBusyPctKey) ? 1 : 3;
     if (h.code == "HOST_LIMITED") return 1;
     if (h.code == "CPU_STOLEN") return 2;
     return std::nullopt;

@@ -153,6 +153,11 @@ std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s)
 // The evidence key, after the node's name, of a saturated CPU's busy share: a finding that carries
 // it names a core.
 inline constexpr std::string_view kCpuBusyPctKey = ".cpu_busy_pct";
+// The cores still to measure, as a "Measure what was not: …" step names them, where `where`
+// ("on both nodes", "on the sender") had CPU times in its traces (`probed`) and the probe's
+// account of them (`accounted`): nothing once accounted, else how to get the account or per-core
+// times; each ends ", ".
+std::string cores_to_measure(bool probed, bool accounted, const std::string& where);
 // What held back a UDP sender that set its own pace, from the sending host's CPUs: every CPU
 // busy, or the one its process ran on by the probe's account (never a saturated CPU the account
 // shows the process did not run on, nor one CPU without an account). Empty where neither.

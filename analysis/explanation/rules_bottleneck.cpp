@@ -532,6 +532,17 @@ std::optional<SaturatedCpu> sending_core(const TracedSide& side, double test_s) 
     return std::nullopt;
 }
 
+std::string cores_to_measure(bool probed, bool accounted, const std::string& where) {
+    if (accounted) return {};
+    if (probed)
+        return fmt::format(
+            "each core's time {} by what took it (run again without --no-cpu-account and with "
+            "the probes at a tier that traces: they then account the tool, NET_RX, NET_TX and the "
+            "NIC's IRQs per core), ",
+            where);
+    return fmt::format("CPU and softirq per core {} during the test (mpstat -P ALL 1), ", where);
+}
+
 void add_saturated_cpu(Finding& f, const SaturatedCpu& cpu) {
     f.evidence.emplace_back(cpu.node + std::string(kCpuBusyPctKey),
                             rounded(100 * cpu.busy_fraction, 1));

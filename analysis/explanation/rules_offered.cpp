@@ -247,12 +247,10 @@ void say_what_held_the_sender(Finding& f, const TestEvidence& v) {
         f.detail += fmt::format(" Not ruled out, but not shown to hold the sender either: {}.",
                                 fmt::join(not_out, "; "));
     const auto& cpus = v.traces.sender->phase.cpus;
-    const std::string cores =
-        cpus.empty() ? "CPU and softirq per core on the sender during the test (mpstat -P ALL 1), "
-        : std::none_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; })
-            ? "each core's time on the sender by what took it (run again without "
-              "--no-cpu-account and with the probe at a tier that traces), "
-            : "";
+    const std::string cores = cores_to_measure(
+        !cpus.empty(),
+        std::any_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; }),
+        "on the sender");
     f.next_step = fmt::format(
         "Measure what was not: {}how long the sending thread waited to run (perf sched latency; "
         "or give it a core of its own with iperf3 -A), iperf3's pacing timer (--pacing-timer), "

@@ -513,13 +513,7 @@ std::string nothing_lost_next_step(const BusyHosts& busy, bool rwnd, bool sndbuf
                "path's bandwidth-delay product.";
     // The cores: measured and none saturated (said among what was ruled out), measured without
     // the probe's account of them, or not measured.
-    const std::string cores =
-        busy.accounted ? ""
-        : busy.probed  ? "each core's time on both nodes by what took it (run again without "
-                         "--no-cpu-account and with the probes at a tier that traces: they then "
-                         "account the tool, NET_RX, NET_TX and the NIC's IRQs per core), "
-                       : "CPU and softirq per core on both nodes during the test (mpstat -P ALL "
-                         "1), ";
+    const std::string cores = cores_to_measure(busy.probed, busy.accounted, "on both nodes");
     return fmt::format(
         "Measure what was not: {}the socket's limits (ss -ti: rwnd_limited, sndbuf_limited), a "
         "longer test (-t) to leave slow start behind.",

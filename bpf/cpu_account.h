@@ -5,15 +5,20 @@
  * whatever task was interrupted, so the scheduler's view counts them as that task's). The core
  * that set a test's pace is named from these, not from the host's CPU totals alone.
  *
- * Sampled, not traced: at each tick of a timer on every CPU (NP_ACCOUNT_NS, bins.h's
- * np_account_tick; on kernels where the bins tick on every CPU, their 1 ms tick) the CPU's
- * current task and the kernel stack the tick interrupted place that period — a tool's or not, in
- * which softirq or none — so the account costs a stack walk a tick instead of two programs on
- * every task switch and softirq (docs/performance.md). The NIC's hard IRQs,
+ * Sampled, not traced: at each tick the CPU's current task and the kernel stack the tick
+ * interrupted place that period — a tool's or not, in which softirq or none — so the account
+ * costs a stack walk a tick instead of two programs on every task switch and softirq
+ * (docs/performance.md). The tick is the kernel's own (np_account_on_tick: its tick's hrtimer,
+ * which also charges /proc/stat's busy time a tick at a time), so the account takes no interrupt
+ * of its own and places the same ticks /proc/stat counts; work a CPU does from idle between its
+ * ticks is in neither, and /proc/stat's unticked time (host_facts.cpp) says how much. Where the
+ * tick cannot be found (its functions not in /proc/kallsyms, the kernel's HZ unknown, or CPUs
+ * that run without it: nohz_full) a timer of the probe's own does it instead, every
+ * NP_ACCOUNT_NS on every CPU (np_account_tick, a cpu-clock perf event). The NIC's hard IRQs,
  * which the tick cannot interrupt, are timed at their handlers' entry and exit (a NIC's queues
  * interrupt once per NAPI poll, not per packet).
  *
- * The timer and the tracepoints fire for every task on the host, in any network namespace: the
+ * The tick and the tracepoints fire for every task on the host, in any network namespace: the
  * tools map holds only this probe's node's processes, and the softirq and IRQ times are the
  * CPU's, as /proc/stat's are. */
 #ifndef NP_CPU_ACCOUNT_H
@@ -23,6 +28,15 @@
 
 /* The account is kept (set by user space before load; off: np-probe --no-cpu-account). */
 const volatile bool cpu_account = false;
+/* The kernel's tick: the function its hrtimer runs (tick_nohz_handler; tick_sched_timer before
+ * 6.9), and the interrupt entry it arrives through, whose frame on a sampled stack comes just
+ * before the interrupted code's (asm_sysvec_apic_timer_interrupt), as [start, end) from
+ * /proc/kallsyms; set by user space before load, 0 where the probe's own timer samples. */
+const volatile __u64 tick_fn = 0;
+const volatile __u64 tick_entry_start = 0;
+const volatile __u64 tick_entry_end = 0;
+/* The kernel's HZ, from its config (0 where libbpf found none: then the probe's own timer). */
+extern unsigned int CONFIG_HZ __kconfig __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -86,14 +100,17 @@ static __always_inline bool in_range(const struct np_fn_range *r, __u64 ip)
 
 /* The softirq vector the interrupted code ran in (NP_SOFTIRQ_*), or -1 for none: the first of
  * the softirq functions found walking out from where the tick landed; NP_SOFTIRQ_DISPATCH when
- * the tick landed in the dispatcher itself. */
-static __always_inline int sampled_softirq(void *ctx)
+ * the tick landed in the dispatcher itself. A perf event's stack starts at the interrupted code;
+ * the kernel tick's (`from_tick`) at this program, and the interrupted code follows the frame of
+ * the tick's interrupt entry. */
+static __always_inline int sampled_softirq(void *ctx, bool from_tick)
 {
 	__u32 zero = 0, rx = NP_FN_NET_RX, tx = NP_FN_NET_TX, any = NP_FN_SOFTIRQS;
 	struct np_stack *s = bpf_map_lookup_elem(&stack_buf, &zero);
 	const struct np_fn_range *r_rx = bpf_map_lookup_elem(&softirq_fns, &rx);
 	const struct np_fn_range *r_tx = bpf_map_lookup_elem(&softirq_fns, &tx);
 	const struct np_fn_range *r_any = bpf_map_lookup_elem(&softirq_fns, &any);
+	__u64 prev = 0; /* the frame before, nearer the tick */
 	long bytes;
 
 	if (!s)
@@ -111,14 +128,19 @@ static __always_inline int sampled_softirq(void *ctx)
 			return NP_SOFTIRQ_NET_RX;
 		if (in_range(r_tx, ip))
 			return NP_SOFTIRQ_NET_TX;
-		if (in_range(r_any, ip))
-			return i == 0 ? NP_SOFTIRQ_DISPATCH : NP_SOFTIRQ_OTHER;
+		if (in_range(r_any, ip)) {
+			const bool interrupted = from_tick
+						     ? prev >= tick_entry_start && prev < tick_entry_end
+						     : i == 0;
+			return interrupted ? NP_SOFTIRQ_DISPATCH : NP_SOFTIRQ_OTHER;
+		}
+		prev = ip;
 	}
 	return -1;
 }
 
 /* One tick: this CPU's last `period_ns` placed by what it was doing. */
-static __always_inline void account_sample(void *ctx, __u64 period_ns)
+static __always_inline void account_sample(void *ctx, __u64 period_ns, bool from_tick)
 {
 	__u32 zero = 0;
 	struct np_cpu_time *t = bpf_map_lookup_elem(&cpu_time, &zero);
@@ -129,7 +151,7 @@ static __always_inline void account_sample(void *ctx, __u64 period_ns)
 		return;
 	t->samples++;
 	tool = current_is_tool();
-	vec = sampled_softirq(ctx);
+	vec = sampled_softirq(ctx, from_tick);
 	if (tool)
 		t->tool_ns += period_ns;
 	if (vec >= 0 && vec < NP_SOFTIRQS) {
@@ -137,6 +159,24 @@ static __always_inline void account_sample(void *ctx, __u64 period_ns)
 		if (tool)
 			t->tool_in_irq_ns += period_ns;
 	}
+}
+
+/* The kernel's tick on this CPU: one of its hrtimers expiring, the tick's among them. */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(np_account_on_tick, struct hrtimer *timer, ktime_t *now)
+{
+	if (!tick_fn || (__u64)timer->function != tick_fn || !CONFIG_HZ)
+		return 0;
+	account_sample(ctx, 1000000000ULL / CONFIG_HZ, true);
+	return 0;
+}
+
+/* The probe's own timer, where the kernel's tick cannot be used. */
+SEC("perf_event")
+int np_account_tick(struct bpf_perf_event_data *ctx)
+{
+	account_sample(ctx, NP_ACCOUNT_NS, false);
+	return 0;
 }
 
 SEC("tp_btf/irq_handler_entry")

@@ -23,9 +23,9 @@ const volatile __u32 data_ifindex = 0; /* the data iface, inside that namespace 
 const volatile bool kfree_skb_has_rx_sk = false;
 const volatile bool retransmit_has_err = false;
 
+#include "bins.h"
 #include "tc_count.h"
 #include "cpu_account.h"
-#include "bins.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -134,10 +134,10 @@ struct np_drop_site_key {
 };
 
 /* cpu_time map: where each CPU's time went while the probe counted (cpu_account.h), a per-CPU
- * array of one slot, in ns. Sampled: at each tick of the bins' 1 ms timer (bins.h) the CPU's
- * current task and the kernel stack it was interrupted in say whether a tool ran and whether in
- * a softirq, and which (the softirq_fns map: the functions each vector runs in), and that ms is
- * added there. The tools are the test's own processes (src/probe/tool_processes), by process
+ * array of one slot, in ns. Sampled: at each tick (the kernel's, or the probe's own timer's
+ * where the kernel's cannot be used: cpu_account.h) the CPU's current task and the kernel stack it was interrupted in say whether a tool ran and whether in
+ * a softirq, and which (the softirq_fns map: the functions each vector runs in), and that tick's
+ * period is added there. The tools are the test's own processes (src/probe/tool_processes), by process
  * ID, in the tools map; the data NIC's hard IRQs, timed at their handlers' entry and exit, are
  * its queues' IRQ numbers, in the nic_irqs map. User space fills all three. */
 #define NP_SOFTIRQS 10 /* NR_SOFTIRQS: HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, … */
@@ -156,7 +156,7 @@ struct np_cpu_time {
 	unsigned long long tool_in_irq_ns; /* of tool_ns: softirqs and the NIC's IRQs run meanwhile */
 	unsigned long long softirq_ns[NP_SOFTIRQS]; /* by vector (see NP_SOFTIRQ_OTHER) */
 	unsigned long long nic_irq_ns;     /* the data NIC's hard IRQ handlers */
-	unsigned long long samples;        /* the timer's ticks on this CPU */
+	unsigned long long samples;        /* the ticks sampled on this CPU */
 };
 
 /* softirq_fns map: the kernel functions whose frames on a sampled stack place it in a softirq —
@@ -208,21 +208,27 @@ struct np_echo {
 };
 
 /* bins map (bins.h): the measured flow's wire bytes that left the NIC (the driver handoff) and
- * that arrived (the ingress hook), in 1 ms bins from the phase's start: an mmap-able array that
- * user space reads and empties at each phase's end. A phase longer than the bins has its first
- * NP_BINS ms binned. */
+ * that arrived (the ingress hook), in 1 ms bins from the phase's start by each packet's own time:
+ * an mmap-able array that user space reads and empties at each phase's end. A phase longer than
+ * the bins has its first NP_BINS ms binned. */
 #define NP_BINS 16384
 #define NP_BIN_NS 1000000ULL
-/* The most CPUs one timer sums the bins over (bins.h); a host with more ticks on every CPU. */
-#define NP_BIN_CPUS 512
 
-/* The CPU account's sampling period where it has a timer of its own (cpu_account.h): the
- * kernel's own tick-based CPU times are as fine at HZ=250. */
+/* The CPU account's sampling period where it has a timer of its own instead of the kernel's tick
+ * (cpu_account.h): as fine as the tick-based CPU times at HZ=250. */
 #define NP_ACCOUNT_NS 4000000ULL
 
 struct np_bin {
 	unsigned long long tx_wire_bytes;
 	unsigned long long rx_wire_bytes;
+};
+
+/* bin_open map (per CPU): the bin a CPU's packets are adding to, not yet in the bins map. */
+struct np_bin_open {
+	unsigned long long start_ns; /* the phase's start it belongs to (bins_start_ns) */
+	unsigned int at;             /* its index in the bins */
+	unsigned int pad;
+	struct np_bin bin;
 };
 
 #endif /* NP_PROBE_H */

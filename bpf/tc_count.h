@@ -110,6 +110,12 @@ struct np_vlan_hdr {
 	__be16 encapsulated_proto;
 };
 
+/* The measured flow's wire bytes into its 1 ms bins, where the including file keeps them (it
+ * defines this first: bins.h); the tc-counters tier has none. */
+#ifndef NP_BIN_FLOW
+#define NP_BIN_FLOW(dir, wire_bytes) ((void)0)
+#endif
+
 /* The measured flow's port, set by user space before load (host order). */
 const volatile __u16 iperf_port = 5201;
 struct {
@@ -376,6 +382,7 @@ static __always_inline void count_frames(__u32 dir, const struct l4_class *c, __
 	t->wire_bytes += wire_bytes;
 	if (c->flow != NP_FLOW_IPERF)
 		return;
+	NP_BIN_FLOW(dir, wire_bytes);
 	s = stream_slot(c->port, c->proto, dir);
 	if (!s)
 		return;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <string>
 #include <utility>
 
 #include "probe.h"
@@ -53,6 +54,31 @@ void mark_tools(int map_fd, const std::vector<int>& pids) {
         const uint32_t tgid = static_cast<uint32_t>(pid);
         bpf_map_update_elem(map_fd, &tgid, &yes, BPF_NOEXIST);
     }
+}
+
+KernelTick kernel_tick(const KernelSymbols& symbols, std::string_view nohz_full) {
+    while (!nohz_full.empty() && (nohz_full.back() == '\n' || nohz_full.back() == ' '))
+        nohz_full.remove_suffix(1);
+    if (!nohz_full.empty() && nohz_full != "(null)") return {};
+    KernelTick t;
+    for (const char* name : {"tick_nohz_handler", "tick_sched_timer"}) {
+        if (const auto r = symbols.range(name)) {
+            t.fn = r->first;
+            break;
+        }
+    }
+    if (const auto r = symbols.range("asm_sysvec_apic_timer_interrupt")) {
+        t.entry_start = r->first;
+        t.entry_end = r->second;
+    }
+    return t.known() ? t : KernelTick{};
+}
+
+KernelTick kernel_tick(const KernelSymbols& symbols) {
+    std::ifstream f("/sys/devices/system/cpu/nohz_full");
+    std::string line;
+    std::getline(f, line);
+    return kernel_tick(symbols, line);
 }
 
 bool mark_softirq_functions(int map_fd, const KernelSymbols& symbols) {

@@ -91,9 +91,11 @@ ProbeSkeleton::ProbeSkeleton(const ProbeConfig& c) {
     skel_->rodata->kfree_skb_has_rx_sk = c.kfree_skb_has_rx_sk;
     skel_->rodata->retransmit_has_err = c.retransmit_has_err;
     skel_->rodata->cpu_account = c.cpu_account;
-    skel_->rodata->bins_one_timer = c.bins_one_timer;
-    skel_->rodata->bins_cpus = c.cpus;
-    bpf_program__set_autoload(skel_->progs.np_account_tick, c.cpu_account && c.bins_one_timer);
+    skel_->rodata->tick_fn = c.tick.fn;
+    skel_->rodata->tick_entry_start = c.tick.entry_start;
+    skel_->rodata->tick_entry_end = c.tick.entry_end;
+    bpf_program__set_autoload(skel_->progs.np_account_tick, c.cpu_account);
+    bpf_program__set_autoload(skel_->progs.np_account_on_tick, c.cpu_account && c.tick.known());
     bpf_program__set_autoload(skel_->progs.np_kfree_skb, !c.drop_sites);
     bpf_program__set_autoload(skel_->progs.np_kfree_skb_site, c.drop_sites);
     if (const int err = probe_bpf__load(skel_)) {
@@ -296,7 +298,7 @@ TracingLink::~TracingLink() {
     bpf_link__destroy(link_);
 }
 
-CpuTimers::CpuTimers(bpf_program* prog, uint64_t period_ns, On on, const char* what) {
+CpuTimers::CpuTimers(bpf_program* prog, uint64_t period_ns, const char* what) {
     const int cpus = libbpf_num_possible_cpus();
     for (int cpu = 0; cpu < cpus; ++cpu) {
         perf_event_attr attr{};
@@ -322,7 +324,6 @@ CpuTimers::CpuTimers(bpf_program* prog, uint64_t period_ns, On on, const char* w
                 fmt::format("cannot attach {} on CPU {}: {}", what, cpu, errstr(e)));
         }
         links_.push_back(link);  // the link owns the event's fd
-        if (on == On::one_cpu) return;
     }
     if (links_.empty()) throw EnvironmentError(fmt::format("no online CPU for {}", what));
 }

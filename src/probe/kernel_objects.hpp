@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "src/probe/cpu_account.hpp"
+
 struct probe_bpf;  // the generated skeletons (probe.skel.h, probe_tc.skel.h)
 struct probe_tc_bpf;
 
@@ -30,11 +32,10 @@ struct ProbeConfig {
     // The drops-without-reasons tier: np_kfree_skb_site (by code address) is loaded instead of
     // np_kfree_skb (by reason).
     bool drop_sites = false;
-    // The CPU account (bpf/cpu_account.h).
+    // The CPU account (bpf/cpu_account.h), sampled at the kernel's tick where it is known
+    // (np_account_on_tick is loaded as well as the probe's own timer's np_account_tick).
     bool cpu_account = false;
-    // The bins' timer on one CPU, summing the CPUs' counters (bpf/bins.h); `cpus` possible.
-    bool bins_one_timer = false;
-    uint32_t cpus = 1;
+    KernelTick tick;
 };
 
 // open -> set rodata -> load; destroy on scope exit. The full and drops-without-reasons tiers.
@@ -129,14 +130,13 @@ class TracingLink {
     bpf_link* link_ = nullptr;
 };
 
-// `prog` run by a timer of `period_ns` on every online CPU, or on the first online CPU alone
-// (a cpu-clock perf event each, which fires whether the CPU is busy or idle), detached on
-// destruction. `what` names the timer in errors. Throws EnvironmentError when a CPU's event
-// cannot be opened (perf_event_paranoid, no CAP_PERFMON) or the program attached.
+// `prog` run by a timer of `period_ns` on every online CPU (a cpu-clock perf event each, which
+// fires whether the CPU is busy or idle), detached on destruction. `what` names the timer in
+// errors. Throws EnvironmentError when a CPU's event cannot be opened (perf_event_paranoid, no
+// CAP_PERFMON) or the program attached.
 class CpuTimers {
   public:
-    enum class On { every_cpu, one_cpu };
-    CpuTimers(bpf_program* prog, uint64_t period_ns, On on, const char* what);
+    CpuTimers(bpf_program* prog, uint64_t period_ns, const char* what);
     ~CpuTimers();
     CpuTimers(const CpuTimers&) = delete;
     CpuTimers& operator=(const CpuTimers&) = delete;

@@ -405,6 +405,20 @@ std::vector<EchoTrace> take_echoes(int fd) {
 
 std::optional<PhaseBins> take_bins(const ProbeMaps& maps, int64_t duration_ms) {
     if (!maps.bins) return std::nullopt;
+    // Stopped first, so no packet opens a bin of this phase after its CPU's was read; a packet
+    // counted on another CPU at this very moment may still add to the bin it had open.
+    const unsigned long long start = *maps.bins_start_ns;
+    *maps.bins_start_ns = 0;
+    const int cpus = possible_cpus();
+    std::vector<np_bin_open> open(static_cast<size_t>(std::max(cpus, 1)));
+    const uint32_t zero = 0;
+    if (start && cpus > 0 && bpf_map_lookup_elem(maps.bin_open, &zero, open.data()) == 0) {
+        for (const np_bin_open& o : open) {
+            if (o.start_ns != start || o.at >= NP_BINS) continue;
+            maps.bins[o.at].tx_wire_bytes += o.bin.tx_wire_bytes;
+            maps.bins[o.at].rx_wire_bytes += o.bin.rx_wire_bytes;
+        }
+    }
     PhaseBins out;
     const auto n = static_cast<size_t>(std::clamp<int64_t>(duration_ms, 0, NP_BINS));
     size_t last = 0;
@@ -419,7 +433,7 @@ std::optional<PhaseBins> take_bins(const ProbeMaps& maps, int64_t duration_ms) {
 
 void start_bins(const ProbeMaps& maps) {
     if (!maps.bins) return;
-    *maps.bins_start_ns = 0;  // the timer adds nothing while they are emptied
+    *maps.bins_start_ns = 0;  // no packet adds to them while they are emptied
     std::memset(static_cast<void*>(maps.bins), 0, sizeof(np_bin) * NP_BINS);
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);

@@ -55,9 +55,10 @@ struct ProbeMaps {
     int nic_irqs = -1;     // and which IRQs the data NIC's
     int softirq_fns = -1;  // and where the softirq functions lie
     int echoes = -1;       // the ICMP echoes' stamps
-    // The flow's 1 ms bins (bpf/bins.h), mapped into memory, and their start on the monotonic
-    // clock; null where the bins' timer could not run.
+    // The flow's 1 ms bins (bpf/bins.h), mapped into memory, each CPU's bin still open, and
+    // their start on the monotonic clock; null where the bins could not be mapped.
     np_bin* bins = nullptr;
+    int bin_open = -1;
     volatile unsigned long long* bins_start_ns = nullptr;
     // How many stream slots the tc programs have claimed (bpf/tc_count.h); null without them.
     const volatile unsigned long long* streams_claimed = nullptr;
@@ -69,8 +70,9 @@ struct ProbeMaps {
 // phase just closed saw (an echo stamped on both sides of the cut is split between the phases).
 std::vector<EchoTrace> take_echoes(int echoes_fd);
 
-// The bins of the phase just closed: its first `duration_ms` (at most NP_BINS), less the empty
-// ones at its end; empty when the probe has no bins.
+// The bins of the phase just closed, the CPUs' open ones added: its first `duration_ms` (at most
+// NP_BINS), less the empty ones at its end; empty when the probe has no bins. The bins stop
+// counting until start_bins.
 std::optional<PhaseBins> take_bins(const ProbeMaps& maps, int64_t duration_ms);
 // Empties the bins and starts them now, for the phase that begins.
 void start_bins(const ProbeMaps& maps);

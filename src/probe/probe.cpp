@@ -132,7 +132,7 @@ ProgramCost program_cost(const bpf_program* prog, bool timed) {
 class Attached {
   public:
     Attached(ProbeTier tier, const ProbeOptions& o, uint32_t ifindex, uint64_t netns,
-             const std::optional<KernelBtf>& btf) {
+             const std::optional<KernelBtf>& btf, const KernelTick& tick) {
         if (tier == ProbeTier::kernel_counters) return;
         const bpf_program *ingress = nullptr, *egress = nullptr;
         if (tier == ProbeTier::tc_counters) {
@@ -141,16 +141,9 @@ class Attached {
             egress = tc_->get()->progs.np_tc_egress;
         } else {
             const bool sites = tier == ProbeTier::drops_without_reasons;
-            // One timer for the bins where a program can read the other CPUs' counters.
-            const int cpus = libbpf_num_possible_cpus();
-            const bool one_timer =
-                cpus > 0 && cpus <= NP_BIN_CPUS &&
-                libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_map_lookup_percpu_elem,
-                                        nullptr) == 1;
             skel_ = std::make_unique<ProbeSkeleton>(
                 ProbeConfig{netns, ifindex, o.iperf_port, btf && btf->kfree_skb_has_rx_sk && !sites,
-                            btf && btf->retransmit_has_err, sites, o.cpu_account, one_timer,
-                            static_cast<uint32_t>(std::max(cpus, 1))});
+                            btf && btf->retransmit_has_err, sites, o.cpu_account, tick});
             ingress = skel_->get()->progs.np_tc_ingress;
             egress = skel_->get()->progs.np_tc_egress;
         }
@@ -165,24 +158,24 @@ class Attached {
                                                                 : k->progs.np_kfree_skb,
                        "tp_btf/kfree_skb");
         xmit_.emplace(k->progs.np_dev_xmit, "tp_btf/net_dev_start_xmit");
-        // The flow's 1 ms bins: without their timer there are none, and nothing else is lost.
-        const bool one_timer = k->rodata->bins_one_timer;
+        // The flow's 1 ms bins: where they cannot be mapped there are none, and nothing else
+        // is lost.
         try {
             bins_memory_.emplace(bpf_map__fd(k->maps.bins), sizeof(np_bin) * NP_BINS);
-            bins_timer_.emplace(k->progs.np_bin_tick, NP_BIN_NS,
-                                one_timer ? CpuTimers::On::one_cpu : CpuTimers::On::every_cpu,
-                                "the bins' timer");
         } catch (const EnvironmentError&) {
-            bins_timer_.reset();
             bins_memory_.reset();
         }
-        // The CPU account is sampled at a timer on every CPU, its own or the bins': without
-        // one there is none.
-        if (!o.cpu_account || !bins_timer_) return;
-        if (one_timer) {
+        // The CPU account is sampled at the kernel's tick, where it is known and the kernel's
+        // HZ with it, else at a timer of the probe's own on every CPU: without either there is
+        // none.
+        if (!o.cpu_account) return;
+        if (bpf_program__autoload(k->progs.np_account_on_tick) && k->kconfig &&
+            k->kconfig->CONFIG_HZ > 0) {
+            account_tick_.emplace(k->progs.np_account_on_tick, "tp_btf/hrtimer_expire_entry");
+        } else {
             try {
                 account_timer_.emplace(k->progs.np_account_tick, NP_ACCOUNT_NS,
-                                       CpuTimers::On::every_cpu, "the CPU account's timer");
+                                       "the CPU account's timer");
             } catch (const EnvironmentError&) {
                 return;
             }
@@ -217,8 +210,9 @@ class Attached {
         m.drop_count = bpf_map__fd(k->maps.drop_count);
         // By site: every drop at the drops-without-reasons tier, the reasonless ones at full.
         m.drop_sites = bpf_map__fd(k->maps.drop_sites);
-        if (bins_timer_) {
+        if (bins_memory_) {
             m.bins = static_cast<np_bin*>(bins_memory_->data());
+            m.bin_open = bpf_map__fd(k->maps.bin_open);
             m.bins_start_ns = &k->bss->bins_start_ns;
         }
         if (irq_entry_) {
@@ -240,7 +234,7 @@ class Attached {
             k->progs.np_tc_ingress, k->progs.np_tc_egress, k->progs.np_dev_xmit,
             k->progs.np_tcp_retransmit,
             kfree_sites() ? k->progs.np_kfree_skb_site : k->progs.np_kfree_skb};
-        if (bins_timer_) out.push_back(k->progs.np_bin_tick);
+        if (account_tick_) out.push_back(k->progs.np_account_on_tick);
         if (account_timer_) out.push_back(k->progs.np_account_tick);
         if (irq_entry_) out.insert(out.end(), {k->progs.np_irq_entry, k->progs.np_irq_exit});
         return out;
@@ -259,9 +253,9 @@ class Attached {
     std::optional<TcFilter> ingress_, egress_;
     std::optional<TracingLink> retransmit_, kfree_, xmit_;
     std::optional<MappedMap> bins_memory_;
-    std::optional<CpuTimers> bins_timer_;
-    // The CPU account: its timer where the bins' runs on one CPU (bpf/bins.h), and the NIC's
-    // IRQs (bpf/cpu_account.h).
+    // The CPU account: at the kernel's tick or the probe's own timer, and the NIC's IRQs
+    // (bpf/cpu_account.h).
+    std::optional<TracingLink> account_tick_;
     std::optional<CpuTimers> account_timer_;
     std::optional<TracingLink> irq_entry_, irq_exit_;
 };
@@ -863,7 +857,8 @@ void finish_trace(const ProbeOptions& o, Trace& trace, Recorder& rec, const Atta
 // refuses falls to the next one down, the refusal kept as the tier's why. Throws
 // EnvironmentError when --require-tier asks for more than that.
 std::unique_ptr<Attached> attach_best(const ProbeOptions& o, uint32_t ifindex, uint64_t netns,
-                                      const std::optional<KernelBtf>& btf, TierChoice& choice) {
+                                      const std::optional<KernelBtf>& btf, const KernelTick& tick,
+                                      TierChoice& choice) {
     const std::optional<ProbeTier> required =
         o.require_tier.empty() ? std::nullopt : parse_tier(o.require_tier);
     struct Hold {
@@ -884,7 +879,7 @@ std::unique_ptr<Attached> attach_best(const ProbeOptions& o, uint32_t ifindex, u
         {
             const Hold hold;
             try {
-                return std::make_unique<Attached>(choice.tier, o, ifindex, netns, btf);
+                return std::make_unique<Attached>(choice.tier, o, ifindex, netns, btf, tick);
             } catch (const EnvironmentError& e) {
                 if (choice.tier == ProbeTier::kernel_counters) throw;
                 const std::string detail = hold.first_line();
@@ -911,9 +906,9 @@ std::unique_ptr<RunTimeStats> run_time_stats(ProbeTier tier, bool asked) {
     return stats;
 }
 
-// The kernel's symbols that name a drop by the function that freed it, where the tier counts
-// drops; empty elsewhere.
-KernelSymbols drop_symbols(ProbeTier tier) {
+// The kernel's symbols, where the tier counts drops (each named by the function that freed it)
+// and keeps the CPU account (the softirq functions and the tick); empty elsewhere.
+KernelSymbols kernel_symbols(ProbeTier tier) {
     if (!measures(tier).drops) return {};
     KernelSymbols symbols = KernelSymbols::read();
     if (symbols.empty())
@@ -979,9 +974,11 @@ int run_probe(const ProbeOptions& o) {
     const sigset_t wait_mask = install_signal_handlers();
 
     const std::unique_ptr<RunTimeStats> stats = run_time_stats(choice.tier, o.time_programs);
-    const std::unique_ptr<Attached> attached = attach_best(o, ifindex, netns, features.btf, choice);
-    // Named while the probe still may read the addresses (kptr_restrict hides them after).
-    const KernelSymbols symbols = drop_symbols(choice.tier);
+    // Read while the probe still may read the addresses (kptr_restrict hides them after), and
+    // before it attaches: the CPU account finds the kernel's tick by them.
+    const KernelSymbols symbols = kernel_symbols(choice.tier);
+    const std::unique_ptr<Attached> attached =
+        attach_best(o, ifindex, netns, features.btf, kernel_tick(symbols), choice);
     std::optional<ControlSocket> control;
     if (!o.control_path.empty()) control.emplace(o.control_path);
 

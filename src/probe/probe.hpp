@@ -37,8 +37,8 @@ struct ProbeOptions {
     std::string max_tier;
     std::string require_tier;
     // The CPU account (bpf/cpu_account.h) beside the counts, at the tiers that trace: a stack walk
-    // at every tick of the 1 ms timer on every CPU, for each probe attached (docs/performance.md,
-    // "The CPU account, sampled"). Off: --no-cpu-account.
+    // at every tick of the kernel's on every CPU (or of the probe's own 4 ms timer), for each
+    // probe attached (docs/performance.md, "The CPU account, sampled"). Off: --no-cpu-account.
     bool cpu_account = true;
     // BPF run-time statistics on while counting, for the trace's probe_cost (run_time_stats).
     bool time_programs = false;

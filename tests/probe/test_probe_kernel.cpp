@@ -286,14 +286,25 @@ TEST(ProbeKernel, ThePinnedSendersCoreIsFoundWithItsOwnTimeAndItsSoftirqs) {
     // third of it in a clean clone beside the testbed tests (1.12 s), never anywhere else.
     EXPECT_GT(pinned->account->tool_us, test_us / 10);
     EXPECT_LT(elsewhere_us, pinned->account->tool_us / 20);
-    // Sampled on every CPU by the account's own timer, every 4 ms, where the bins' 1 ms timer
-    // runs on one CPU (bpf/bins.h); else by the bins' timer on every CPU.
+    // Sampled at the kernel's tick where the probe found it (bpf/cpu_account.h): one sample for
+    // each tick /proc/stat charged to the CPU, busy or idle with the tick still running, none
+    // while it idled without one; else by the probe's own timer on every CPU, every 4 ms.
     const bool own_timer = std::any_of(t.probe_cost.begin(), t.probe_cost.end(), [](const auto& c) {
         return c.program == "np_account_tick";
     });
-    const int64_t period_ms = own_timer ? 4 : 1;
-    EXPECT_GT(pinned->account->samples, p->duration_ms() / period_ms * 8 / 10);
-    EXPECT_LE(pinned->account->samples, p->duration_ms() / period_ms * 11 / 10 + 10);
+    if (own_timer) {
+        EXPECT_GT(pinned->account->samples, p->duration_ms() / 4 * 8 / 10);
+        EXPECT_LE(pinned->account->samples, p->duration_ms() / 4 * 11 / 10 + 10);
+    } else {
+        // The kernel's HZ from its config, where the probe's libbpf read it.
+        const int64_t hz =
+            std::stoll("0" + sh("zcat /proc/config.gz | sed -n 's/^CONFIG_HZ=//p'", false));
+        ASSERT_GT(hz, 0) << "the probe sampled at the tick without a readable kernel config";
+        const int64_t ticked_ms = pinned->busy_ms;
+        const int64_t sampled_ms = pinned->account->samples * 1000 / hz;
+        EXPECT_GE(sampled_ms, ticked_ms * 9 / 10 - 40);
+        EXPECT_LE(sampled_ms, p->duration_ms() * 11 / 10 + 40);
+    }
     // Sending over a veth runs the receiver's NET_RX softirq on the sender's CPU, inside the
     // sender's time: counted apart, and never more than the whole.
     EXPECT_GT(pinned->account->net_rx_us, 0);
@@ -1161,14 +1172,14 @@ TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
 
     for (const std::string how : {"stop", "SIGTERM", "SIGINT", "SIGHUP", "stdin EOF"}) {
         SCOPED_TRACE(how);
-        // Two tc, three packet tracepoints, the bins' timer, and unless asked not to keep it
-        // the CPU account's timer and two NIC IRQ programs.
+        // Two tc and three packet tracepoints, and unless asked not to keep it the CPU account's
+        // sampler (at the kernel's tick or its own timer) and two NIC IRQ programs.
         const bool account = how != "stop";
         Probe probe(
             a, ifa,
             account ? std::vector<std::string>{} : std::vector<std::string>{"--no-cpu-account"});
         const auto ids = probe.program_ids();
-        ASSERT_EQ(ids.size(), account ? 9U : 6U);
+        ASSERT_EQ(ids.size(), account ? 8U : 5U);
         ASSERT_NE(sh(a.exec() + " tc filter show dev " + ifa + " ingress"), "");
         if (how == "stop") probe.child().send("stop");
         if (how == "SIGTERM") probe.child().signal(SIGTERM);

@@ -3,6 +3,11 @@
 // tables.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "src/probe/cpu_account.hpp"
 #include "src/probe/host_facts.hpp"
 #include "src/probe/map_totals.hpp"
 #include "src/probe/tcp_sockets.hpp"
@@ -19,6 +24,44 @@ struct Ticks {
         return *this;
     }
 };
+
+// The kernel's tick is found by its hrtimer's function (tick_nohz_handler since 6.9,
+// tick_sched_timer before) and its interrupt entry; without either, or with CPUs that run busy
+// without a tick (nohz_full), the account keeps its own timer.
+TEST(ProbeAccount, TheKernelsTickIsFoundByItsFunctionsUnlessACpuRunsWithoutIt) {
+    const std::string path = testing::TempDir() + "np_kallsyms_tick";
+    const auto symbols = [&](const std::string& text) {
+        std::ofstream(path) << text;
+        return np::probe::KernelSymbols::read(path);
+    };
+    const std::string entry =
+        "ffffffff81e01a00 T asm_sysvec_apic_timer_interrupt\n"
+        "ffffffff81e01a20 T asm_sysvec_spurious_apic_interrupt\n";
+    const auto now = symbols(
+        "ffffffff814437d0 t tick_nohz_handler\n"
+        "ffffffff81443900 t tick_nohz_lowres_handler\n" +
+        entry);
+    const np::probe::KernelTick t = np::probe::kernel_tick(now, "(null)\n");
+    ASSERT_TRUE(t.known());
+    EXPECT_EQ(t.fn, 0xffffffff814437d0ULL);
+    EXPECT_EQ(t.entry_start, 0xffffffff81e01a00ULL);
+    EXPECT_EQ(t.entry_end, 0xffffffff81e01a20ULL);
+    EXPECT_TRUE(np::probe::kernel_tick(now, "").known());
+    EXPECT_FALSE(np::probe::kernel_tick(now, "1-3\n").known());
+
+    const auto before_6_9 = symbols(
+        "ffffffff81200000 t tick_sched_timer\n"
+        "ffffffff81200100 t tick_sched_do_timer\n" +
+        entry);
+    EXPECT_EQ(np::probe::kernel_tick(before_6_9, "").fn, 0xffffffff81200000ULL);
+
+    EXPECT_FALSE(np::probe::kernel_tick(symbols(entry), "").known());
+    EXPECT_FALSE(np::probe::kernel_tick(symbols("ffffffff814437d0 t tick_nohz_handler\n"
+                                                "ffffffff81443900 t x\n"),
+                                        "")
+                     .known());
+    std::remove(path.c_str());
+}
 
 // Ticks that landed in the dispatcher itself are shared among the vectors by the ticks that
 // landed in each one's handler on the same CPU (the VM case: RPS's IPIs before the timer's, two

@@ -9,11 +9,11 @@
 # also net of the floor: the same figure for an empty program at the same hook (np-probe-floor),
 # which on a virtual machine is mostly the cost of reading its clock twice. Last, the tc
 # program's cost without any clock reads, from BPF_PROG_TEST_RUN (np-probe-testrun). The
-# timers' programs (the flow's bins, the sampled CPU account) and the NIC IRQs' are timed in the
-# TCP runs, every program's share of a core listed.
+# sampled CPU account's program (at the kernel's tick, or the probe's own timer) and the NIC
+# IRQs' are timed in the TCP runs, every program's share of a core listed.
 #
 #   sudo bash bench/probe_overhead.sh [build-dir]      (ROUNDS=7 SECS=5 COST_ROUNDS=3 to change;
-#   PROBE_ARGS=--no-cpu-account leaves the CPU account's samples out of the timer's runs)
+#   PROBE_ARGS=--no-cpu-account leaves the CPU account out)
 #
 # Run it on a quiet machine (check `uptime`): other load moves the medians.
 set -euo pipefail
@@ -137,15 +137,16 @@ seconds = int(sys.argv[6]) * float(sys.argv[5])
 print(f"  all programs: {busy_ns / 1e6 / seconds:.2f} ms of CPU per second of the timed TCP runs "
       f"= {busy_ns / 1e7 / seconds:.2f} % of one core, an upper bound for the probe's effect "
       f"on a CPU-bound flow that the throughput medians above cannot resolve on a noisy host")
-# Every program by its share of a core; the CPU account's own are its timer (np_account_tick,
-# its stack walk; where the bins' 1 ms timer runs on every CPU, their np_bin_tick samples it
-# instead) and the NIC IRQs' handlers (none on a veth): no cost per packet.
+# Every program by its share of a core; the CPU account's own are its sampler (a stack walk at
+# each tick: np_account_on_tick at the kernel's, which also runs for every other hrtimer that
+# expires, or np_account_tick at the probe's own timer) and the NIC IRQs' handlers (none on a
+# veth): no cost per packet.
 print("  by program, in the timed TCP runs:")
 for p in sorted(cost, key=lambda p: -cost[p][0]):
     print(f"    {p:18s} {per(*cost[p]):7.1f}ns x {cost[p][1] / seconds:8.0f}/s = "
           f"{cost[p][0] / 1e7 / seconds:.2f} % of one core")
-account = ("np_account_tick", "np_irq_entry", "np_irq_exit")
-print(f"  the CPU account (its timer and the NIC IRQs): "
+account = ("np_account_on_tick", "np_account_tick", "np_irq_entry", "np_irq_exit")
+print(f"  the CPU account (its sampler and the NIC IRQs): "
       f"{sum(cost[p][0] for p in account if p in cost) / 1e7 / seconds:.2f} % of one core (goal <= 1)")
 r = cost["np_tcp_retransmit"]
 print(f"  {'np_tcp_retransmit':18s} {per(*r):7.1f}ns  ({r[1]} hits, TCP runs)")

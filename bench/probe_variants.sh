@@ -8,7 +8,10 @@
 # variant's median ratio to it without a probe — steadier than a CPU-bound flow's throughput,
 # which moves with whatever else the machine's host runs.
 #
-#   sudo bash bench/probe_variants.sh [build-dir] [LABEL[@NP-PROBE]:OPTIONS ...]   (ROUNDS=11 SECS=3 RATE=)
+# IPERF_ARGS adds to the iperf3 client's options, e.g. IPERF_ARGS='-u -b 0 -l 1400' for a UDP
+# flow of one datagram a packet (the probe's cost per packet at its largest).
+#
+#   sudo bash bench/probe_variants.sh [build-dir] [LABEL[@NP-PROBE]:OPTIONS ...]   (ROUNDS=11 SECS=3 RATE= IPERF_ARGS=)
 #
 # A variant's LABEL@PATH runs the np-probe at PATH instead of the build dir's: another commit's
 # build beside this one's, alternated round by round in the same run.
@@ -23,6 +26,7 @@ probe=$build/src/probe/np-probe
 rounds=${ROUNDS:-11}
 secs=${SECS:-3}
 rate=${RATE:-}
+iperf_args=${IPERF_ARGS:-}
 variants=("$@")
 [[ ${#variants[@]} -gt 0 ]] || variants=("kernel-counters:--max-tier kernel-counters"
     "tc-counters:--max-tier tc-counters --require-tier tc-counters"
@@ -52,7 +56,8 @@ not_busy() {
 gbps() {
   local t0 t1
   t0=$(not_busy)
-  ip netns exec $a iperf3 -c 198.18.31.2 -p 5201 -t "$secs" ${rate:+-b "$rate"} -J >"$work/iperf.json"
+  # shellcheck disable=SC2086 # IPERF_ARGS word-split on purpose
+  ip netns exec $a iperf3 -c 198.18.31.2 -p 5201 -t "$secs" ${rate:+-b "$rate"} $iperf_args -J >"$work/iperf.json"
   t1=$(not_busy)
   python3 -c "
 import json, os, sys
@@ -110,4 +115,4 @@ PY
 echo
 extra=""
 [ $# -gt 0 ] && extra=$(printf " '%s'" "$@")
-echo "rerun: sudo ROUNDS=$rounds SECS=$secs${rate:+ RATE=$rate} bash bench/probe_variants.sh ${build#"$PWD"/}$extra"
+echo "rerun: sudo ROUNDS=$rounds SECS=$secs${rate:+ RATE=$rate}${iperf_args:+ IPERF_ARGS='$iperf_args'} bash bench/probe_variants.sh ${build#"$PWD"/}$extra"

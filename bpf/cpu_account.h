@@ -12,9 +12,10 @@
  * which also charges /proc/stat's busy time a tick at a time), so the account takes no interrupt
  * of its own and places the same ticks /proc/stat counts; work a CPU does from idle between its
  * ticks is in neither, and /proc/stat's unticked time (host_facts.cpp) says how much. Where the
- * tick cannot be found (its functions not in /proc/kallsyms, the kernel's HZ unknown, or CPUs
- * that run without it: nohz_full) a timer of the probe's own does it instead, every
- * NP_ACCOUNT_NS on every CPU (np_account_tick, a cpu-clock perf event). The NIC's hard IRQs,
+ * tick cannot be used (its hrtimer's function not in /proc/kallsyms, no high-resolution timers,
+ * the kernel's HZ not in its config, or CPUs that run without it: nohz_full) a timer of the
+ * probe's own does it instead, every NP_ACCOUNT_NS on every CPU (np_account_tick, a cpu-clock
+ * perf event), which also samples a CPU's work from idle. The NIC's hard IRQs,
  * which the tick cannot interrupt, are timed at their handlers' entry and exit (a NIC's queues
  * interrupt once per NAPI poll, not per packet).
  *
@@ -28,15 +29,14 @@
 
 /* The account is kept (set by user space before load; off: np-probe --no-cpu-account). */
 const volatile bool cpu_account = false;
-/* The kernel's tick: the function its hrtimer runs (tick_nohz_handler; tick_sched_timer before
- * 6.9), and the interrupt entry it arrives through, whose frame on a sampled stack comes just
- * before the interrupted code's (asm_sysvec_apic_timer_interrupt), as [start, end) from
- * /proc/kallsyms; set by user space before load, 0 where the probe's own timer samples. */
+/* The kernel's tick, set by user space before load (src/probe/cpu_account.hpp, KernelTick; 0
+ * where the probe's own timer samples instead): the function its hrtimer runs, its period
+ * (1 s / HZ), and the kernel's interrupt entry code, whose frame on a sampled stack comes just
+ * before the interrupted code's, as [start, end) from /proc/kallsyms. */
 const volatile __u64 tick_fn = 0;
+const volatile __u64 tick_ns = 0;
 const volatile __u64 tick_entry_start = 0;
 const volatile __u64 tick_entry_end = 0;
-/* The kernel's HZ, from its config (0 where libbpf found none: then the probe's own timer). */
-extern unsigned int CONFIG_HZ __kconfig __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -102,7 +102,7 @@ static __always_inline bool in_range(const struct np_fn_range *r, __u64 ip)
  * the softirq functions found walking out from where the tick landed; NP_SOFTIRQ_DISPATCH when
  * the tick landed in the dispatcher itself. A perf event's stack starts at the interrupted code;
  * the kernel tick's (`from_tick`) at this program, and the interrupted code follows the frame of
- * the tick's interrupt entry. */
+ * the interrupt's entry code (asm_sysvec_apic_timer_interrupt on x86). */
 static __always_inline int sampled_softirq(void *ctx, bool from_tick)
 {
 	__u32 zero = 0, rx = NP_FN_NET_RX, tx = NP_FN_NET_TX, any = NP_FN_SOFTIRQS;
@@ -165,9 +165,9 @@ static __always_inline void account_sample(void *ctx, __u64 period_ns, bool from
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(np_account_on_tick, struct hrtimer *timer, ktime_t *now)
 {
-	if (!tick_fn || (__u64)timer->function != tick_fn || !CONFIG_HZ)
+	if (!tick_fn || (__u64)timer->function != tick_fn)
 		return 0;
-	account_sample(ctx, 1000000000ULL / CONFIG_HZ, true);
+	account_sample(ctx, tick_ns, true);
 	return 0;
 }
 

@@ -204,6 +204,7 @@ json to_json(const PhaseTrace& p) {
         if (const auto& a = c.account) {
             json account = json::object();
             for (const auto& [key, field] : kCpuAccountFields) account[key] = (*a).*field;
+            account["sampled_at"] = a->at_kernel_tick ? "kernel_tick" : "probe_timer";
             cpu["account"] = std::move(account);
         }
         cpus.push_back(std::move(cpu));
@@ -454,6 +455,12 @@ CpuAccount read_cpu_account(const JsonField& a) {
         if (out.*field < 0) a.at(key).fail("is negative");
     }
     if (out.tool_in_irq_us > out.tool_us) a.at("tool_in_irq_us").fail("is more than tool_us");
+    if (const auto at = a.find("sampled_at")) {
+        const std::string s = at->str();
+        if (s != "kernel_tick" && s != "probe_timer")
+            at->fail("is neither \"kernel_tick\" nor \"probe_timer\"");
+        out.at_kernel_tick = s == "kernel_tick";
+    }
     return out;
 }
 

@@ -121,9 +121,14 @@ struct CpuAccount {
     int64_t net_rx_us = 0;       // the NET_RX softirq
     int64_t other_softirq_us = 0;
     int64_t nic_irq_us = 0;  // the data NIC's hard IRQ handlers (none on a veth)
-    // The 1 ms ticks the account was sampled at on this CPU (all but nic_irq_us are whole ms of
+    // The ticks the account was sampled at on this CPU (all but nic_irq_us are whole ticks of
     // them); 0 in traces of probes that traced every switch instead.
     int64_t samples = 0;
+    // Sampled at the kernel's own tick, which also charges /proc/stat's busy time: then a CPU's
+    // work from idle between ticks (CpuTime::unticked_ms) is in none of the parts. Else at the
+    // probe's own timer, busy or idle (traces before the kernel's tick was used: "sampled_at"
+    // absent).
+    bool at_kernel_tick = false;
     // The tool's own time: its threads' time less what interrupted them.
     int64_t tool_own_us() const { return std::max<int64_t>(0, tool_us - tool_in_irq_us); }
 };

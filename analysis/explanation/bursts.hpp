@@ -12,10 +12,11 @@ struct BinRates {
     double mean_bps = 0;  // wire bits per second over the span
     double peak_bps = 0;  // the busiest bin's
     // The rate the flow ran at while it moved: the 90th percentile of the 2 ms windows (two
-    // neighbouring bins) that held any of it. A CPU's timer that fires late moves bytes from one
-    // bin into the next (bpf/bins.h), and a receiver's softirq hands on a backlog at once: both
-    // make a lone bin or window busier than the path ever ran, and the percentile sets those
-    // aside. What a path drains at is read from this where the flow arrives.
+    // neighbouring bins) that held any of it. A receiver's softirq hands on a backlog at once, a
+    // sender a whole GSO skb, and bins from probes before 2026-12-07 came from a timer that could
+    // fire late: each makes a lone bin or window busier than the path ever ran, and the
+    // percentile sets those aside. What a path drains at is read from this where the flow
+    // arrives.
     double busy_bps = 0;
 };
 

@@ -39,8 +39,9 @@ void loss_in_bursts(const TestEvidence& v, std::vector<Finding>& out) {
     // The rate the path carried while the flow arrived, measured where it ends: what it drains
     // at when a burst fills its queue.
     const double path_bps = arrived->busy_bps;
-    // The sender's bursts read as the path's rate is: a single bin can hold twice its share when
-    // a tick fires late, so a smooth sender's lone busiest bin is no burst (a random loss on a
+    // The sender's bursts read as the path's rate is: a single bin can hold twice its share (a
+    // GSO skb handed on whole, a backlog, a late tick in older traces), so a smooth sender's lone
+    // busiest bin is no burst (a random loss on a
     // hop, a link that flapped, at 50 Mbit/s on a 100 Mbit/s link, were taken for bursts so).
     if (sent->mean_bps > path_bps * kMeanFits || sent->busy_bps < path_bps * kBurstFactor) return;
     const Bursts b = bursts_above(sb->tx_wire_bytes, sb->bin_ms, path_bps);

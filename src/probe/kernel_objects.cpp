@@ -92,6 +92,7 @@ ProbeSkeleton::ProbeSkeleton(const ProbeConfig& c) {
     skel_->rodata->retransmit_has_err = c.retransmit_has_err;
     skel_->rodata->cpu_account = c.cpu_account;
     skel_->rodata->tick_fn = c.tick.fn;
+    skel_->rodata->tick_ns = c.tick.period_ns;
     skel_->rodata->tick_entry_start = c.tick.entry_start;
     skel_->rodata->tick_entry_end = c.tick.entry_end;
     bpf_program__set_autoload(skel_->progs.np_account_tick, c.cpu_account);

@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <thread>
 #include <vector>
 
 namespace np::probe {
@@ -352,7 +355,8 @@ SoftirqShares share_dispatch(const unsigned long long (&softirq_ns)[NP_SOFTIRQS]
     return s;
 }
 
-void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>& delta) {
+void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>& delta,
+                      bool at_kernel_tick) {
     const auto us = [](unsigned long long ns) { return static_cast<int64_t>(ns / 1000); };
     for (auto& c : cpus) {
         if (c.cpu < 0 || static_cast<size_t>(c.cpu) >= delta.size()) continue;
@@ -367,11 +371,14 @@ void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>
         a.other_softirq_us = us(s.other_ns);
         a.nic_irq_us = us(t.nic_irq_ns);
         a.samples = static_cast<int64_t>(t.samples);
+        a.at_kernel_tick = at_kernel_tick;
         c.account = a;
     }
 }
 
 static_assert(sizeof(np_echo_key) == 8 && NP_ECHO_STAMPS == kEchoStamps);
+// A per-CPU value is read as a multiple of 8 bytes: the open bin is one already.
+static_assert(sizeof(np_bin_open) == 32);
 
 std::vector<EchoTrace> take_echoes(int fd) {
     std::vector<EchoTrace> out;
@@ -405,14 +412,24 @@ std::vector<EchoTrace> take_echoes(int fd) {
 
 std::optional<PhaseBins> take_bins(const ProbeMaps& maps, int64_t duration_ms) {
     if (!maps.bins) return std::nullopt;
-    // Stopped first, so no packet opens a bin of this phase after its CPU's was read; a packet
-    // counted on another CPU at this very moment may still add to the bin it had open.
+    // Stopped first, then a moment for a program that read the phase's start just before to
+    // finish (they run to their end within microseconds, with bottom halves off): after it no
+    // program adds to an open bin or to the bins until start_bins, so each CPU's open bin is
+    // read whole and added once.
     const unsigned long long start = *maps.bins_start_ns;
     *maps.bins_start_ns = 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
     const int cpus = possible_cpus();
     std::vector<np_bin_open> open(static_cast<size_t>(std::max(cpus, 1)));
     const uint32_t zero = 0;
-    if (start && cpus > 0 && bpf_map_lookup_elem(maps.bin_open, &zero, open.data()) == 0) {
+    if (start && cpus > 0) {
+        if (bpf_map_lookup_elem(maps.bin_open, &zero, open.data()) != 0) {
+            std::fprintf(stderr,
+                         "np-probe: cannot read the CPUs' open bins (%s): the phase's bins lack "
+                         "each CPU's last millisecond\n",
+                         std::strerror(errno));
+            open.clear();
+        }
         for (const np_bin_open& o : open) {
             if (o.start_ns != start || o.at >= NP_BINS) continue;
             maps.bins[o.at].tx_wire_bytes += o.bin.tx_wire_bytes;

@@ -51,10 +51,11 @@ struct ProbeMaps {
     int streams = -1;
     int stream_drops = -1;
     int cpu_time = -1;
-    int tools = -1;        // the CPU account's: which processes are the test's
-    int nic_irqs = -1;     // and which IRQs the data NIC's
-    int softirq_fns = -1;  // and where the softirq functions lie
-    int echoes = -1;       // the ICMP echoes' stamps
+    bool cpu_time_at_kernel_tick = false;  // sampled at the kernel's tick, not the probe's timer
+    int tools = -1;                        // the CPU account's: which processes are the test's
+    int nic_irqs = -1;                     // and which IRQs the data NIC's
+    int softirq_fns = -1;                  // and where the softirq functions lie
+    int echoes = -1;                       // the ICMP echoes' stamps
     // The flow's 1 ms bins (bpf/bins.h), mapped into memory, each CPU's bin still open, and
     // their start on the monotonic clock; null where the bins could not be mapped.
     np_bin* bins = nullptr;
@@ -99,8 +100,10 @@ struct SoftirqShares {
 SoftirqShares share_dispatch(const unsigned long long (&softirq_ns)[NP_SOFTIRQS]);
 
 // Each CPU of a phase (from /proc/stat) given the probe's account of it (`delta`: a phase's
-// MapTotals::cpu_time, by CPU number); left without one where the tier counted none.
-void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>& delta);
+// MapTotals::cpu_time, by CPU number), sampled at the kernel's tick or the probe's own timer;
+// left without one where the tier counted none.
+void add_cpu_accounts(std::vector<CpuTime>& cpus, const std::vector<np_cpu_time>& delta,
+                      bool at_kernel_tick);
 
 // What the trace needs to name things: the data iface, the kernel's drop reason names and, at
 // the drops-without-reasons tier, its functions.

@@ -165,14 +165,18 @@ class Attached {
         } catch (const EnvironmentError&) {
             bins_memory_.reset();
         }
-        // The CPU account is sampled at the kernel's tick, where it is known and the kernel's
-        // HZ with it, else at a timer of the probe's own on every CPU: without either there is
-        // none.
+        // The CPU account is sampled at the kernel's tick where it is known, else (or where its
+        // tracepoint will not attach) at a timer of the probe's own on every CPU: without either
+        // there is none.
         if (!o.cpu_account) return;
-        if (bpf_program__autoload(k->progs.np_account_on_tick) && k->kconfig &&
-            k->kconfig->CONFIG_HZ > 0) {
-            account_tick_.emplace(k->progs.np_account_on_tick, "tp_btf/hrtimer_expire_entry");
-        } else {
+        if (tick.known()) {
+            try {
+                account_tick_.emplace(k->progs.np_account_on_tick, "tp_btf/hrtimer_expire_entry");
+            } catch (const EnvironmentError&) {
+                account_tick_.reset();
+            }
+        }
+        if (!account_tick_) {
             try {
                 account_timer_.emplace(k->progs.np_account_tick, NP_ACCOUNT_NS,
                                        "the CPU account's timer");
@@ -217,6 +221,7 @@ class Attached {
         }
         if (irq_entry_) {
             m.cpu_time = bpf_map__fd(k->maps.cpu_time);
+            m.cpu_time_at_kernel_tick = account_tick_.has_value();
             m.softirq_fns = bpf_map__fd(k->maps.softirq_fns);
             m.tools = bpf_map__fd(k->maps.tools);
             m.nic_irqs = bpf_map__fd(k->maps.nic_irqs);
@@ -456,7 +461,7 @@ class Recorder {
         p.softnet_dropped = d.softnet_dropped;
         p.qdisc_stats = d.qdisc;
         p.cpus = d.cpus;
-        add_cpu_accounts(p.cpus, delta.cpu_time);
+        add_cpu_accounts(p.cpus, delta.cpu_time, maps_.cpu_time_at_kernel_tick);
         p.dev_stats = d.dev_stats;
         p.processes = tools_.cut(p.end_ms);
         mark_tools(maps_.tools, tools_.pids());

@@ -1091,7 +1091,8 @@ TEST(Faults, BurstsAboveAHopsRateAreTheLoss) {
                   // what it lost there.
                   .allow = {"BELOW_CEILING", "PATH_SLOWER_THAN_LINK", "LIMIT_NOT_LOCATED"},
                   .detail_mentions = "a queue on the path shorter than a burst",
-                  // The bins are the tracing tiers' (a timer program beside the tc ones).
+                  // The bins are the tracing tiers' (kept where the flow's packets are counted
+                  // at the driver handoff, which the tc tier has not).
                   .named_down_to = "drops-without-reasons"});
 }
 

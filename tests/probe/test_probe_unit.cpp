@@ -25,42 +25,87 @@ struct Ticks {
     }
 };
 
-// The kernel's tick is found by its hrtimer's function (tick_nohz_handler since 6.9,
-// tick_sched_timer before) and its interrupt entry; without either, or with CPUs that run busy
-// without a tick (nohz_full), the account keeps its own timer.
-TEST(ProbeAccount, TheKernelsTickIsFoundByItsFunctionsUnlessACpuRunsWithoutIt) {
+// The kernel's tick is found by its hrtimer's function, by kernel: tick_sched_timer until 6.6
+// (when tick_nohz_handler was the low-resolution handler), tick_nohz_highres_handler in 6.7 and
+// 6.8, tick_nohz_handler since 6.9 (beside tick_nohz_lowres_handler); with the entry code, the
+// kernel's HZ and an hrtimer running every CPU's tick. Without any of them, or with CPUs that run
+// busy without a tick (nohz_full), the account keeps the probe's own timer.
+TEST(ProbeAccount, TheKernelsTickIsFoundByItsFunctionsByKernelUnlessItCannotSample) {
+    using np::probe::kernel_tick;
     const std::string path = testing::TempDir() + "np_kallsyms_tick";
     const auto symbols = [&](const std::string& text) {
         std::ofstream(path) << text;
         return np::probe::KernelSymbols::read(path);
     };
     const std::string entry =
-        "ffffffff81e01a00 T asm_sysvec_apic_timer_interrupt\n"
-        "ffffffff81e01a20 T asm_sysvec_spurious_apic_interrupt\n";
-    const auto now = symbols(
+        "ffffffff81000010 T __entry_text_start\n"
+        "ffffffff81000df0 T asm_sysvec_apic_timer_interrupt\n"
+        "ffffffff81000e10 T asm_sysvec_spurious_apic_interrupt\n"
+        "ffffffff81001a87 T __entry_text_end\n";
+    const std::string high_res = "cpu: 0\n  .hres_active    : 1\ncpu: 1\n  .hres_active    : 1\n";
+    const np::probe::TickFacts facts{"(null)\n", high_res, 250};
+
+    const auto v6_18 = symbols(
         "ffffffff814437d0 t tick_nohz_handler\n"
-        "ffffffff81443900 t tick_nohz_lowres_handler\n" +
+        "ffffffff81443920 t tick_nohz_lowres_handler\n"
+        "ffffffff81443a00 t tick_nohz_next\n" +
         entry);
-    const np::probe::KernelTick t = np::probe::kernel_tick(now, "(null)\n");
+    const np::probe::KernelTick t = kernel_tick(v6_18, facts);
     ASSERT_TRUE(t.known());
     EXPECT_EQ(t.fn, 0xffffffff814437d0ULL);
-    EXPECT_EQ(t.entry_start, 0xffffffff81e01a00ULL);
-    EXPECT_EQ(t.entry_end, 0xffffffff81e01a20ULL);
-    EXPECT_TRUE(np::probe::kernel_tick(now, "").known());
-    EXPECT_FALSE(np::probe::kernel_tick(now, "1-3\n").known());
+    EXPECT_EQ(t.period_ns, 4'000'000ULL);
+    EXPECT_EQ(t.entry_start, 0xffffffff81000010ULL);
+    EXPECT_EQ(t.entry_end, 0xffffffff81001a87ULL);
+    EXPECT_TRUE(kernel_tick(v6_18, {"", high_res, 1000}).known());
+    EXPECT_EQ(kernel_tick(v6_18, {"", high_res, 1000}).period_ns, 1'000'000ULL);
 
-    const auto before_6_9 = symbols(
+    // Until 6.6 tick_nohz_handler is the low-resolution handler: the hrtimer's is the other.
+    const auto v6_6 = symbols(
         "ffffffff81200000 t tick_sched_timer\n"
-        "ffffffff81200100 t tick_sched_do_timer\n" +
+        "ffffffff81200100 t tick_nohz_handler\n"
+        "ffffffff81200200 t tick_sched_do_timer\n" +
         entry);
-    EXPECT_EQ(np::probe::kernel_tick(before_6_9, "").fn, 0xffffffff81200000ULL);
+    EXPECT_EQ(kernel_tick(v6_6, facts).fn, 0xffffffff81200000ULL);
+    const auto v6_7 = symbols(
+        "ffffffff81300000 t tick_nohz_highres_handler\n"
+        "ffffffff81300100 t tick_nohz_lowres_handler\n"
+        "ffffffff81300200 t x\n" +
+        entry);
+    EXPECT_EQ(kernel_tick(v6_7, facts).fn, 0xffffffff81300000ULL);
+    const auto lowres_only = symbols(
+        "ffffffff81200100 t tick_nohz_handler\n"
+        "ffffffff81200200 t tick_sched_do_timer\n" +
+        entry);
+    EXPECT_FALSE(kernel_tick(lowres_only, facts).known());
 
-    EXPECT_FALSE(np::probe::kernel_tick(symbols(entry), "").known());
-    EXPECT_FALSE(np::probe::kernel_tick(symbols("ffffffff814437d0 t tick_nohz_handler\n"
-                                                "ffffffff81443900 t x\n"),
-                                        "")
+    // Without the entry text's bounds, the timer interrupt's entry alone.
+    const auto no_bounds = symbols(
+        "ffffffff814437d0 t tick_nohz_handler\n"
+        "ffffffff81443920 t tick_nohz_lowres_handler\n"
+        "ffffffff81e01a00 T asm_sysvec_apic_timer_interrupt\n"
+        "ffffffff81e01a20 T asm_sysvec_spurious_apic_interrupt\n");
+    const np::probe::KernelTick n = kernel_tick(no_bounds, facts);
+    EXPECT_EQ(n.entry_start, 0xffffffff81e01a00ULL);
+    EXPECT_EQ(n.entry_end, 0xffffffff81e01a20ULL);
+    EXPECT_FALSE(kernel_tick(symbols("ffffffff814437d0 t tick_nohz_handler\n"
+                                     "ffffffff81443920 t tick_nohz_lowres_handler\n"
+                                     "ffffffff81443a00 t x\n"),
+                             facts)
                      .known());
+
+    // What the tick needs besides.
+    EXPECT_FALSE(kernel_tick(v6_18, {"1-3\n", high_res, 250}).known());
+    EXPECT_FALSE(kernel_tick(v6_18, {"", high_res, 0}).known());
+    EXPECT_FALSE(kernel_tick(v6_18, {"", "", 250}).known());
+    EXPECT_FALSE(
+        kernel_tick(v6_18, {"", "  .hres_active    : 1\n  .hres_active    : 0\n", 250}).known());
     std::remove(path.c_str());
+
+    EXPECT_EQ(np::probe::config_hz("CONFIG_NO_HZ_IDLE=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"), 250);
+    EXPECT_EQ(np::probe::config_hz("# CONFIG_HZ_PERIODIC is not set\nCONFIG_HZ=1000"), 1000);
+    EXPECT_EQ(np::probe::config_hz("CONFIG_HZ_100=y\n"), 0);
+    EXPECT_EQ(np::probe::config_hz("CONFIG_HZ=x\n"), 0);
+    EXPECT_EQ(np::probe::config_hz(""), 0);
 }
 
 // Ticks that landed in the dispatcher itself are shared among the vectors by the ticks that

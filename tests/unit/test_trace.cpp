@@ -84,6 +84,17 @@ TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTimeOrAccount) {
     EXPECT_EQ(back.phases[0].cpus[1].unticked_ms, 250);
     EXPECT_EQ(back.phases[0].cpus[1].working_ms(), 550);
     EXPECT_EQ(to_json(back), doc);
+    // Which tick sampled it: the kernel's, or the probe's own timer, as every account before
+    // the kernel's was used ("sampled_at" absent); anything else names its field.
+    EXPECT_EQ(doc["phases"][0]["cpus"][0]["account"]["sampled_at"], "probe_timer");
+    EXPECT_FALSE(back.phases[0].cpus[0].account->at_kernel_tick);
+    doc["phases"][0]["cpus"][0]["account"]["sampled_at"] = "kernel_tick";
+    EXPECT_TRUE(parse_trace(doc).phases[0].cpus[0].account->at_kernel_tick);
+    EXPECT_EQ(to_json(parse_trace(doc)), doc);
+    doc["phases"][0]["cpus"][0]["account"]["sampled_at"] = "hpet";
+    EXPECT_EQ(testing::trace_error_field(doc), "phases[0].cpus[0].account.sampled_at");
+    doc["phases"][0]["cpus"][0]["account"].erase("sampled_at");
+    EXPECT_FALSE(parse_trace(doc).phases[0].cpus[0].account->at_kernel_tick);
     doc["phases"][0]["cpus"][1].erase("unticked_ms");
     EXPECT_EQ(parse_trace(doc).phases[0].cpus[1].unticked_ms, 0);
     doc["phases"][0]["cpus"][0].erase("niced_ms");

@@ -114,8 +114,10 @@ const std::vector<FindingCode>& finding_codes() {
          "or more), or the tool's process held back by its cgroup's CPU limit (node, cgroup, "
          "limit, throttled periods and time), or a UDP sender that sent less than the ceiling; "
          "with the per-packet rate; a saturated CPU the probe's account covers is said by its "
-         "parts (the test's process, NET_RX, NET_TX, the NIC's IRQs), whether the test was "
-         "bound to it, its CPU time per packet, and the next step by the part that dominates",
+         "parts (the test's process, NET_RX, NET_TX, the NIC's IRQs, work from idle between "
+         "the kernel's ticks), whether the test was bound to it, its CPU time per packet, and "
+         "the next step by the part that dominates; a core the account shows busy with other "
+         "work while the test's process ran on another is not the host's limit",
          {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
         {"RECEIVE_WINDOW_LIMITED",
          S::warn,

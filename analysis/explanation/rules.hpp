@@ -162,6 +162,14 @@ std::string cores_to_measure(bool probed, bool accounted, const std::string& whe
 // busy, or the one its process ran on by the probe's account (never a saturated CPU the account
 // shows the process did not run on, nor one CPU without an account). Empty where neither.
 std::optional<SaturatedCpu> sending_core(const TracedSide& side, double test_s);
+// Where the probe's account shows a saturated CPU (saturated_cpu) kept busy by other work than
+// the test's — its process, the network's softirqs and IRQs, and (for an account sampled at the
+// kernel's tick) work from idle between ticks under half its busy time — while the process ran on
+// another CPU, that said ("node1-2: CPU 0 busy 99 % of the 2.0 s test, but not with the test's work
+// (…); its process ran on CPU 1, busy 40 %"): not the host's limit on the test. Empty otherwise,
+// and for every CPU busy.
+std::optional<std::string> core_of_other_work(const TracedSide& side, const SaturatedCpu& cpu,
+                                              double test_s);
 // A finding's evidence of a saturated CPU (its busy share under kCpuBusyPctKey, the account's
 // parts), and its next step where it has one.
 void add_saturated_cpu(Finding& f, const SaturatedCpu& cpu);

@@ -404,11 +404,20 @@ void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& to
     const double window_us = all_us > 0 ? all_us : window_s * 1e6;
     const auto share = [&](int64_t us) { return format_pct(std::min(1.0, us / window_us), 0); };
     const int64_t parts = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us;
-    const int64_t other = std::max<int64_t>(0, contended_ms(top) * 1000 - parts);
+    // Work from idle between the kernel's ticks: no tick placed it, and an account sampled at
+    // the ticks has it in none of the parts; said as what it is, not as other work. (The
+    // probe's own timer sampled it into the parts.)
+    const int64_t unticked = a.at_kernel_tick ? top.unticked_ms * 1000 : 0;
+    const int64_t other = std::max<int64_t>(0, contended_ms(top) * 1000 - parts - unticked);
     s.text += fmt::format(
         ": of its time, {} in the test's own process, {} in the NET_RX softirq, {} in NET_TX",
         share(a.tool_own_us()), share(a.net_rx_us), share(a.net_tx_us));
     if (a.nic_irq_us > 0) s.text += fmt::format(", {} in the NIC's IRQs", share(a.nic_irq_us));
+    if (unticked > 0)
+        s.text += fmt::format(
+            ", {} in interrupt work from idle between the kernel's ticks, which neither "
+            "/proc/stat nor the account places",
+            share(unticked));
     s.text += fmt::format(", {} in other work", share(other));
     if (bound_to(side.phase.cpus, top))
         s.text += fmt::format(
@@ -530,6 +539,28 @@ std::optional<SaturatedCpu> sending_core(const TracedSide& side, double test_s) 
     const CpuTime* tools = tool_cpu(cpus);
     if (accounted && tools && tools->cpu == cpu->cpu) return cpu;
     return std::nullopt;
+}
+
+std::optional<std::string> core_of_other_work(const TracedSide& side, const SaturatedCpu& cpu,
+                                              double test_s) {
+    if (cpu.cpu < 0) return std::nullopt;
+    const auto& cpus = side.phase.cpus;
+    const CpuTime* tools = tool_cpu(cpus);
+    const auto named =
+        std::find_if(cpus.begin(), cpus.end(), [&](const CpuTime& c) { return c.cpu == cpu.cpu; });
+    if (!tools || tools->cpu == cpu.cpu || named == cpus.end() || !named->account)
+        return std::nullopt;
+    const CpuAccount& a = *named->account;
+    const int64_t test_us = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us +
+                            (a.at_kernel_tick ? named->unticked_ms * 1000 : 0);
+    if (test_us * 2 >= contended_ms(*named) * 1000) return std::nullopt;
+    const double window = cpu_window_s(side, test_s);
+    return fmt::format(
+        "{}: CPU {} busy {} of the {:.1f} s test, but not with the test's work ({} of it the "
+        "test's process, the network's softirqs and IRQs); its process ran on CPU {}, busy {}",
+        side.trace->node, named->cpu, format_pct(busy_of(*named, window), 0), window,
+        format_pct(std::min(1.0, double(test_us) / double(contended_ms(*named) * 1000)), 0),
+        tools->cpu, format_pct(busy_of(*tools, window), 0));
 }
 
 std::string cores_to_measure(bool probed, bool accounted, const std::string& where) {

@@ -256,15 +256,31 @@ std::vector<HostSign> host_evidence(const ThroughputTest& t, double ceiling, Evi
 // CPUs saturated, its process held back by its cgroup's CPU limit.
 struct SendingHost {
     bool cpu = false;                 // its CPUs were saturated
+    bool other_core = false;          // a core was, but with other work than the test's
     std::string core_step;            // what would move the core the probe's account named
     std::optional<StarvedTool> tool;  // its process, held back
 };
+
+// `out` with the sending process held back by its cgroup, where it was, added to `f`.
+SendingHost with_starved_tool(const TestEvidence& v, Finding& f, SendingHost out) {
+    out.tool = starved_tool(*v.traces.sender);
+    if (out.tool) {
+        f.detail += " Its process: " + out.tool->text + ".";
+        for (const auto& e : out.tool->evidence) f.evidence.push_back(e);
+    }
+    return out;
+}
 
 // The sending host's evidence, added to `f`'s detail and evidence.
 SendingHost add_sending_host(const TestEvidence& v, Finding& f) {
     SendingHost out;
     if (!v.traces.sender) return out;
     if (const auto cpu = saturated_cpu(*v.traces.sender, v.test.duration_s)) {
+        if (const auto other = core_of_other_work(*v.traces.sender, *cpu, v.test.duration_s)) {
+            f.detail += " Its CPUs: " + *other + ".";
+            out.other_core = true;
+            return with_starved_tool(v, f, out);
+        }
         f.detail += " Its CPUs: " + cpu->text + ".";
         f.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
                                 rounded(100 * cpu->busy_fraction, 1));
@@ -272,12 +288,7 @@ SendingHost add_sending_host(const TestEvidence& v, Finding& f) {
         out.cpu = true;
         out.core_step = cpu->next_step;
     }
-    out.tool = starved_tool(*v.traces.sender);
-    if (out.tool) {
-        f.detail += " Its process: " + out.tool->text + ".";
-        for (const auto& e : out.tool->evidence) f.evidence.push_back(e);
-    }
-    return out;
+    return with_starved_tool(v, f, out);
 }
 
 // UDP whose sending application itself wrote less than the ceiling: HOST_LIMITED.
@@ -308,9 +319,11 @@ Finding udp_host_limited(const TestEvidence& v, const std::string& title,
     const SendingHost held = add_sending_host(v, f);
     for (const auto& h : host) f.detail += " Evidence: " + h.text + ".";
     if (!held.cpu && !held.tool && host.empty())
-        f.detail +=
-            " Which of its resources held it (a core, the socket buffer, the tool's "
-            "own pacing) is not measured here.";
+        f.detail += held.other_core
+                        ? " Which of its resources held it (the socket buffer, the tool's own "
+                          "pacing, waiting for a CPU) was not located."
+                        : " Which of its resources held it (a core, the socket buffer, the "
+                          "tool's own pacing) is not measured here.";
     if (*t.sent_bps > *v.measured_bps * 1.01)
         f.detail += fmt::format(" Of what it sent, {} arrived: see UDP_LOSS for the rest.",
                                 rate_text(*v.measured_bps, t.rate_resolution_bps));
@@ -455,7 +468,8 @@ BusyHosts busy_hosts(const TestEvidence& v, const Ledger& l) {
             b.probed = true;
             b.accounted = b.accounted || c.account.has_value();
         }
-        if (const auto cpu = saturated_cpu(**side, t.duration_s)) {
+        if (const auto cpu = saturated_cpu(**side, t.duration_s);
+            cpu && !core_of_other_work(**side, *cpu, t.duration_s)) {
             b.said.push_back(cpu->text);
             b.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
                                     rounded(100 * cpu->busy_fraction, 1));

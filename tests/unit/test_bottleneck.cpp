@@ -318,6 +318,53 @@ TEST(Bottleneck, AHostIsNamedByItsSaturatedCpusAndOnlyThen) {
         << f->detail;
 }
 
+// One core of the receiving node flat out with other work (the account: 2 % network softirq, no
+// tool), the test's process on the other core with room: that node is not named for the test.
+// With the same core's time in the test's process, it is, by its account; the share its CPU
+// worked from idle between ticks is said as that, not as other work.
+TEST(Bottleneck, ACoreBusyWithOtherWorkDoesNotNameItsHost) {
+    Side client{.flow_out = at_rate(60.0, 1514), .flow_in = at_rate(1.0, 66)};
+    Side server{.flow_out = client.flow_in, .flow_in = client.flow_out};
+    const int64_t window_us = kPhaseMs * 1000;
+    for (const bool tools_core : {false, true}) {
+        SCOPED_TRACE(tools_core ? "the tool's core" : "another program's core");
+        Trace s = node("node1-1", "server", "tcp", server);
+        Trace c = node("node1-2", "client", "tcp", client);
+        const CpuAccount busy =
+            tools_core ? CpuAccount{window_us * 6 / 10, 0, 0, window_us / 10, 0, 0, 2500}
+                       : CpuAccount{0, 0, 0, window_us / 50, 0, 0, 2500};
+        const CpuAccount roomy = tools_core ? CpuAccount{0, 0, 0, 0, 0, 0, 1000}
+                                            : CpuAccount{window_us * 3 / 10, 0, 0, 0, 0, 0, 1000};
+        s.phases[0].cpus = {{0, kPhaseMs * 8 / 10, kPhaseMs / 50, 0, 10, 0, 0, busy},
+                            {1, kPhaseMs * 4 / 10, 0, 0, kPhaseMs * 6 / 10, 0, 0, roomy}};
+        s.phases[0].cpus[0].unticked_ms = kPhaseMs * 2 / 10 - 10;
+        s.phases[0].cpus[0].account->at_kernel_tick = true;
+        for (int cpu = 0; cpu < 2; ++cpu)
+            c.phases[0].cpus.push_back({cpu, 1000, 0, 0, kPhaseMs - 1000, 0, 0, CpuAccount{}});
+        const auto e = explain_tests({tcp(57.0)}, {c, s}, 100e6);
+        if (!tools_core) {
+            EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
+            const Finding* f = find_finding(e, "LIMIT_NOT_LOCATED");
+            ASSERT_NE(f, nullptr) << codes_of(e);
+            EXPECT_FALSE(contains(f->detail, "node1-1: CPU 0 busy")) << f->detail;
+            continue;
+        }
+        const Finding* f = find_finding(e, "HOST_LIMITED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_TRUE(contains(f->detail, "node1-1: CPU 0 busy 100 %")) << f->detail;
+        EXPECT_TRUE(contains(f->detail,
+                             "20 % in interrupt work from idle between the kernel's ticks, which "
+                             "neither /proc/stat nor the account places, 10 % in other work"))
+            << f->detail;
+        // Sampled at the probe's own timer, which ran through that time too: other work.
+        s.phases[0].cpus[0].account->at_kernel_tick = false;
+        f = find_finding(explain_tests({tcp(57.0)}, {c, s}, 100e6), "HOST_LIMITED");
+        ASSERT_NE(f, nullptr);
+        EXPECT_FALSE(contains(f->detail, "interrupt work from idle")) << f->detail;
+        EXPECT_TRUE(contains(f->detail, "30 % in other work")) << f->detail;
+    }
+}
+
 // Both CPUs of each node busy the whole test, 90 % of it with a build run under nice: the test,
 // at the default priority, could have had that time, so no host is named; the busiest CPU is
 // ruled out with the share the niced work took. (The suite's own product build runs so beside
@@ -527,6 +574,35 @@ TEST(Bottleneck, AUdpSenderBelowTheCeilingIsNamedAndItsCpuOnlyWhenMeasured) {
             << f->detail;
         EXPECT_EQ(contains(f->detail, "is not measured here"), busy < 9000) << f->detail;
     }
+}
+
+// A UDP sender whose host had a core flat out with other work, its own process on another core
+// with room: that core is said as not the test's, it takes no step, and what held the sender is
+// not located.
+TEST(Bottleneck, AUdpSendersHostIsNotHeldByACoreBusyWithOtherWork) {
+    Side client{.flow_out = at_rate(41.8, 1490)};
+    Side server{.flow_in = client.flow_out};
+    auto test = udp(80, 40.0);
+    test.offered_bps.reset();
+    const int64_t window_us = kPhaseMs * 1000;
+    Trace c = node("node1-2", "client", "udp", client);
+    c.phases[0].cpus = {
+        {0, kPhaseMs - 10, 10, 0, 10, 0, 0, CpuAccount{0, 0, 0, window_us / 50, 0, 0, 2500}},
+        {1, kPhaseMs * 4 / 10, kPhaseMs / 10, 0, kPhaseMs * 6 / 10, 0, 0,
+         CpuAccount{window_us * 3 / 10, 0, 0, window_us / 10, 0, 0, 1000}}};
+    const auto e = explain_tests({test}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+    const Finding* f = find_finding(e, "HOST_LIMITED");
+    ASSERT_NE(f, nullptr) << codes_of(e);
+    EXPECT_TRUE(contains(f->detail,
+                         "Its CPUs: node1-2: CPU 0 busy 100 % of the 10.0 s test, but not with "
+                         "the test's work (2 % of it the test's process, the network's softirqs "
+                         "and IRQs); its process ran on CPU 1, busy 40 %."))
+        << f->detail;
+    EXPECT_TRUE(contains(f->detail, "was not located")) << f->detail;
+    EXPECT_FALSE(contains(f->detail, "is not measured here")) << f->detail;
+    for (const auto& [key, value] : f->evidence)
+        EXPECT_EQ(key.find(".cpu_busy_pct"), std::string::npos) << key;
+    EXPECT_FALSE(contains(f->next_step, "CPU 0")) << f->next_step;
 }
 
 // The same sender with the probe's CPU account: the core is named by what it spent its time on,

@@ -102,7 +102,8 @@ static __always_inline bool in_range(const struct np_fn_range *r, __u64 ip)
  * the softirq functions found walking out from where the tick landed; NP_SOFTIRQ_DISPATCH when
  * the tick landed in the dispatcher itself. A perf event's stack starts at the interrupted code;
  * the kernel tick's (`from_tick`) at this program, and the interrupted code follows the frame of
- * the interrupt's entry code (asm_sysvec_apic_timer_interrupt on x86). */
+ * the interrupt's entry code (the kernel's entry text: asm_sysvec_apic_timer_interrupt's frame on
+ * x86). */
 static __always_inline int sampled_softirq(void *ctx, bool from_tick)
 {
 	__u32 zero = 0, rx = NP_FN_NET_RX, tx = NP_FN_NET_TX, any = NP_FN_SOFTIRQS;

@@ -358,8 +358,9 @@ TEST(Bottleneck, ACoreBusyWithOtherWorkDoesNotNameItsHost) {
             << f->detail;
         // Sampled at the probe's own timer, which ran through that time too: other work.
         s.phases[0].cpus[0].account->at_kernel_tick = false;
-        f = find_finding(explain_tests({tcp(57.0)}, {c, s}, 100e6), "HOST_LIMITED");
-        ASSERT_NE(f, nullptr);
+        const auto timer = explain_tests({tcp(57.0)}, {c, s}, 100e6);
+        f = find_finding(timer, "HOST_LIMITED");
+        ASSERT_NE(f, nullptr) << codes_of(timer);
         EXPECT_FALSE(contains(f->detail, "interrupt work from idle")) << f->detail;
         EXPECT_TRUE(contains(f->detail, "30 % in other work")) << f->detail;
     }

@@ -75,7 +75,7 @@ if [[ -n $cpu_base ]]; then
     # the shell that started it is not: read once the wrapper has become iperf3 (its exec of
     # the real binary, however long a slow machine takes to get there).
     [[ $(ssh_node "$a" 'iperf3 -s -1 -p 5298 & p=$!
-        for i in $(seq 200); do grep -qs real/iperf3 /proc/$p/cmdline && break; sleep 0.05; done
+        for i in $(seq 1200); do grep -qs real/iperf3 /proc/$p/cmdline && break; sleep 0.05; done
         cat /proc/$p/cgroup; kill $p') == *"/np-testbed-$a"* ]] ||
         fail "a tool was not in its cgroup as it started"
     [[ $(ssh_node "$a" 'iperf3 --version >/dev/null; cat /proc/self/cgroup') != *"/np-testbed-$a"* ]] ||

@@ -131,6 +131,8 @@ struct CpuAccount {
     bool at_kernel_tick = false;
     // The tool's own time: its threads' time less what interrupted them.
     int64_t tool_own_us() const { return std::max<int64_t>(0, tool_us - tool_in_irq_us); }
+    // What the account names of the CPU's time: the tool's own, NET_RX, NET_TX, the NIC's IRQs.
+    int64_t named_us() const { return tool_own_us() + net_rx_us + net_tx_us + nic_irq_us; }
 };
 
 // One CPU's time over a phase, from /proc/stat (the whole host's, not the namespace's), in ms.

@@ -358,7 +358,7 @@ uint64_t flow_packets(const PhaseTrace& p) {
 // than the work the account does not name. None otherwise: a cause the account does not measure.
 std::string core_step(int cpu, const CpuAccount& a, int64_t busy_us) {
     const int64_t softirq = std::max(a.net_rx_us, a.net_tx_us) + a.nic_irq_us;
-    const int64_t other = busy_us - (a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us);
+    const int64_t other = busy_us - a.named_us();
     if (std::max(a.tool_own_us(), softirq) < other) return {};
     if (a.tool_own_us() >= softirq)
         return fmt::format(
@@ -393,6 +393,14 @@ bool bound_to(const std::vector<CpuTime>& cpus, const CpuTime& cpu) {
     return elsewhere_us < cpu.account->tool_us / 20;
 }
 
+// Work from idle between the kernel's ticks that the account holds in none of its parts: all of
+// the CPU's unticked time where the account was sampled at the kernel's tick, none where the
+// probe's own timer ran through it and sampled it into the parts. Said as what it is, not as
+// other work.
+int64_t unsampled_us(const CpuTime& c) {
+    return c.account && c.account->at_kernel_tick ? c.unticked_ms * 1000 : 0;
+}
+
 // A saturated CPU said by the probe's account of it: the shares of the test's window its parts
 // took, whether the tool ran on no other CPU, and what each packet of the flow cost it.
 void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& top,
@@ -403,11 +411,8 @@ void add_core_account(SaturatedCpu& s, const TracedSide& side, const CpuTime& to
     const double all_us = double(top.working_ms() + top.idle_ms + top.steal_ms) * 1000;
     const double window_us = all_us > 0 ? all_us : window_s * 1e6;
     const auto share = [&](int64_t us) { return format_pct(std::min(1.0, us / window_us), 0); };
-    const int64_t parts = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us;
-    // Work from idle between the kernel's ticks: no tick placed it, and an account sampled at
-    // the ticks has it in none of the parts; said as what it is, not as other work. (The
-    // probe's own timer sampled it into the parts.)
-    const int64_t unticked = a.at_kernel_tick ? top.unticked_ms * 1000 : 0;
+    const int64_t parts = a.named_us();
+    const int64_t unticked = unsampled_us(top);
     const int64_t other = std::max<int64_t>(0, contended_ms(top) * 1000 - parts - unticked);
     s.text += fmt::format(
         ": of its time, {} in the test's own process, {} in the NET_RX softirq, {} in NET_TX",
@@ -550,9 +555,7 @@ std::optional<std::string> core_of_other_work(const TracedSide& side, const Satu
         std::find_if(cpus.begin(), cpus.end(), [&](const CpuTime& c) { return c.cpu == cpu.cpu; });
     if (!tools || tools->cpu == cpu.cpu || named == cpus.end() || !named->account)
         return std::nullopt;
-    const CpuAccount& a = *named->account;
-    const int64_t test_us = a.tool_own_us() + a.net_rx_us + a.net_tx_us + a.nic_irq_us +
-                            (a.at_kernel_tick ? named->unticked_ms * 1000 : 0);
+    const int64_t test_us = named->account->named_us() + unsampled_us(*named);
     if (test_us * 2 >= contended_ms(*named) * 1000) return std::nullopt;
     const double window = cpu_window_s(side, test_s);
     return fmt::format(

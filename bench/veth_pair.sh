@@ -17,6 +17,10 @@ bench_pair() {
   ip -n "$a" link set "$ifa" up; ip -n "$b" link set "$ifb" up
   ip netns exec "$b" iperf3 -s -p 5201 >/dev/null 2>&1 &
   pids="$pids $!"
+  # The flow's congestion control sets what the probe's cost is measured against: BBR paces
+  # with a timer per burst where no fq qdisc does it (docs/performance.md, "Where the rest goes").
+  echo "bench: TCP congestion control $(ip netns exec "$a" sysctl -n net.ipv4.tcp_congestion_control)" \
+    "(the namespaces' default, unless iperf3 is given -C)"
   sleep 0.5
 }
 

@@ -10,6 +10,7 @@
 #   scripts/testbed.sh shell-delay [--state DIR] --slow-shell SECONDS   # of a testbed that is up
 #   scripts/testbed.sh node-bpf [--state DIR] --node NODE --bpf off|on   # likewise
 #   scripts/testbed.sh node-cpu [--state DIR] --node NODE --cpu-limit CORES|off   # likewise
+#   scripts/testbed.sh other-work [--state DIR] --other-work on|off   # likewise
 #
 # What `up` builds (all addresses from the benchmarking range 198.18.0.0/15), for row R
 # (default 1) of N nodes (default 2, at most 8); names below are row 1's, another row's links
@@ -55,6 +56,13 @@
 #            limited slice or container: in the node's mount namespace each tool's binary is a
 #            script that joins the cgroup and execs the real one; `--cpu-limit off` undoes that,
 #            moves them back and removes the cgroup (`down` too).
+#   other    `other-work --other-work on` keeps every CPU of the machine busy with another
+#            tenant's batch job: a busy loop pinned to each CPU, at the default priority (nice
+#            0, so /proc/stat counts it busy, not niced) but in a cgroup of its own at the least
+#            CPU weight (np-testbed-other-R: cgroup v2's cpu.weight 1, v1's cpu.shares 2), so it
+#            yields to the nodes' work almost wholly, as a batch slice does: CPUs that read
+#            saturated while the test could have had them. `--other-work off` stops the loops by
+#            their PIDs and removes the cgroup (`down` too).
 # It never reads or writes ~/.ssh: try it with `ssh -F DIR/ssh_config node1-1`.
 #
 # `down` stops each sshd by the PID in its pidfile (checked against /proc first), then any
@@ -70,7 +78,7 @@ die() {
     exit 2
 }
 usage() {
-    echo "usage: scripts/testbed.sh up|down|shell-delay|node-bpf|node-cpu [--profile 100M|1G|unshaped] [--family 4|6] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto] [--node NODE --bpf off|on] [--node NODE --cpu-limit CORES|off]" >&2
+    echo "usage: scripts/testbed.sh up|down|shell-delay|node-bpf|node-cpu|other-work [--profile 100M|1G|unshaped] [--family 4|6] [--state DIR] [--slow-shell SECONDS] [--nodes N] [--row R|auto] [--node NODE --bpf off|on] [--node NODE --cpu-limit CORES|off] [--other-work on|off]" >&2
     exit 2
 }
 
@@ -86,6 +94,7 @@ row=1
 bpf_node=""
 bpf=""
 cpu_limit=""
+other_work=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --profile) [[ $# -ge 2 ]] || usage; profile=$2; shift 2 ;;
@@ -97,6 +106,7 @@ while [[ $# -gt 0 ]]; do
         --node) [[ $# -ge 2 ]] || usage; bpf_node=$2; shift 2 ;;
         --bpf) [[ $# -ge 2 ]] || usage; bpf=$2; shift 2 ;;
         --cpu-limit) [[ $# -ge 2 ]] || usage; cpu_limit=$2; shift 2 ;;
+        --other-work) [[ $# -ge 2 ]] || usage; other_work=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -106,7 +116,7 @@ case $family in 4 | 6) ;; *) die "--family: '$family' is not 4 (IPv4) or 6 (IPv6
 [[ $state == /* ]] || die "--state: '$state' must be an absolute path"
 [[ $nodes =~ ^[2-8]$ ]] || die "--nodes: '$nodes' is not a number of nodes from 2 to 8"
 [[ $row =~ ^([1-9]|auto)$ ]] || die "--row: '$row' is not a row from 1 to 9, or auto"
-# `down`, `shell-delay`, `node-bpf` and `node-cpu` act on the testbed that is up there, whatever their options say.
+# `down`, `shell-delay`, `node-bpf`, `node-cpu` and `other-work` act on the testbed that is up there, whatever their options say.
 if [[ $action != up && -r $state/testbed.conf ]]; then
     conf=$(<"$state/testbed.conf")
     [[ $conf =~ ^row=([1-9])\ nodes=([2-8])$ ]] || die "$state/testbed.conf: '$conf' is not 'row=R nodes=N'"
@@ -215,6 +225,7 @@ down() {
         fi
         node_cpu_off "$node"
     done
+    other_work_off
     # Deleting a namespace deletes its veths, and with them these peers, asynchronously: one
     # that `ip link show` still saw may be gone when it is deleted (down then failed halfway).
     for i in "${!NODES[@]}"; do
@@ -602,6 +613,43 @@ node_cpu() {
     return 0
 }
 
+# The other work's loops stopped by the PIDs other-work wrote, and its cgroup removed.
+other_work_off() {
+    local version base pids=()
+    if [[ -f $state/other-work.pids ]]; then
+        mapfile -t pids <"$state/other-work.pids"
+        stop_pids "${pids[@]}"
+        rm -f "$state/other-work.pids"
+    fi
+    read -r version base <<<"$(cpu_hierarchy)"
+    [[ -n ${base:-} && -d $base/np-testbed-other-$row ]] && rmdir "$base/np-testbed-other-$row"
+    return 0
+}
+
+# other-work on: a busy loop pinned to each CPU /proc/stat counts, in cgroup
+# np-testbed-other-ROW at the least CPU weight (see "other" above); off: other_work_off.
+other_work_on() {
+    local version base cg cpu
+    read -r version base <<<"$(cpu_hierarchy)"
+    [[ -n ${base:-} ]] || die "this machine has no cgroup hierarchy with the cpu controller"
+    [[ -f $state/other-work.pids ]] && return 0
+    cg=$base/np-testbed-other-$row
+    if [[ $version == v2 ]]; then
+        grep -qw cpu "$base/cgroup.subtree_control" || echo +cpu >"$base/cgroup.subtree_control"
+        mkdir -p "$cg"
+        echo 1 >"$cg/cpu.weight"
+    else
+        mkdir -p "$cg"
+        echo 2 >"$cg/cpu.shares"
+    fi
+    for cpu in $(sed -n 's/^cpu\([0-9][0-9]*\) .*/\1/p' /proc/stat); do
+        # Into the cgroup before the loop starts: the shell's PID is the loop's.
+        taskset -c "$cpu" sh -c 'echo $$ >"$1/cgroup.procs" && exec sh -c "while :; do :; done"' \
+            sh "$cg" </dev/null >/dev/null 2>&1 &
+        echo $! >>"$state/other-work.pids"
+    done
+}
+
 case $action in
     up) up ;;
     down) down ;;
@@ -616,6 +664,14 @@ case $action in
     node-cpu)
         [[ -d $state/slow-home ]] || die "no testbed is up with state $state"
         node_cpu
+        ;;
+    other-work)
+        [[ -d $state/slow-home ]] || die "no testbed is up with state $state"
+        case $other_work in
+            on) other_work_on ;;
+            off) other_work_off ;;
+            *) die "--other-work: '$other_work' is not on or off" ;;
+        esac
         ;;
     *) usage ;;
 esac

@@ -116,8 +116,12 @@ const std::vector<FindingCode>& finding_codes() {
          "with the per-packet rate; a saturated CPU the probe's account covers is said by its "
          "parts (the test's process, NET_RX, NET_TX, the NIC's IRQs, work from idle between "
          "the kernel's ticks), whether the test was bound to it, its CPU time per packet, and "
-         "the next step by the part that dominates; a core the account shows busy with other "
-         "work while the test's process ran on another is not the host's limit",
+         "the next step by the part that dominates; a saturated core, or every CPU saturated, "
+         "is the host's limit only where the test's own work (its process, the network's "
+         "softirqs and IRQs; without the account, its processes' CPU time and the softirq time) "
+         "was 85 % of the busy time or more: a core busy with other work while the test's "
+         "process ran on another is ruled out, other CPUs saturated with other work are said "
+         "as not ruled out (a wait for a CPU is not measured)",
          {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
         {"RECEIVE_WINDOW_LIMITED",
          S::warn,

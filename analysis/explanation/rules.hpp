@@ -141,6 +141,19 @@ PathLoads path_loads(const TestEvidence& v);
 // test's own process, each network softirq, the NIC's IRQs — and whether the tool ran on any
 // other CPU, with the CPU time each packet of the flow cost; the next step follows from the part
 // that dominates.
+//
+// A saturated CPU is the host's limit on the test only where the test's work kept it busy: its
+// process, the network's softirqs and IRQs (and, for an account sampled at the kernel's tick,
+// work from idle between ticks) 85 % of its busy time or more. Where it was less, `other_work`
+// says so ("node1-2: CPU 0 busy 99 % of the 2.0 s test, but the test's own work (…) was only
+// 22 % of it"): for one CPU by its account (a CPU without one is taken as the test's), for every
+// CPU by the account of each or, without one, by the node's tool processes' CPU time and
+// /proc/stat's softirq and IRQ time (none of these: taken as the test's). Where the test's
+// process ran on another CPU and under half of this one's time was the test's, the process had
+// room there: that core is ruled out (`other_work_ruled_out`). Otherwise other work at the
+// default priority may have kept the test waiting for a CPU, which no count here measures: it
+// is neither named nor ruled out. (On the local testbed both nodes share the CPUs: from each
+// node's trace the other's tool is other work.)
 struct SaturatedCpu {
     std::string node;
     std::string text;  // "node1-1: CPU 1 busy 2.98 s of the 3.0 s test (41 % of it softirq)"
@@ -148,6 +161,13 @@ struct SaturatedCpu {
     Evidence evidence;      // the account's parts, where there is one
     std::string next_step;  // what would move the rate, where the account says; else empty
     int cpu = -1;           // the CPU named; -1 for all of them
+    // Where the trace shows the CPU (or every CPU) kept busy by other work than the test's, that
+    // said: not the host's limit on the test by this evidence. Empty where the test's work kept
+    // it busy, or where the trace cannot tell (above).
+    std::string other_work{};
+    // … and the test's process had room on another CPU: this one did not hold it.
+    bool other_work_ruled_out = false;
+    bool by_test() const { return other_work.empty(); }
 };
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s);
 // The evidence key, after the node's name, of a saturated CPU's busy share: a finding that carries
@@ -162,14 +182,6 @@ std::string cores_to_measure(bool probed, bool accounted, const std::string& whe
 // busy, or the one its process ran on by the probe's account (never a saturated CPU the account
 // shows the process did not run on, nor one CPU without an account). Empty where neither.
 std::optional<SaturatedCpu> sending_core(const TracedSide& side, double test_s);
-// Where the probe's account shows a saturated CPU (saturated_cpu) kept busy by other work than
-// the test's — its process, the network's softirqs and IRQs, and (for an account sampled at the
-// kernel's tick) work from idle between ticks under half its busy time — while the process ran on
-// another CPU, that said ("node1-2: CPU 0 busy 99 % of the 2.0 s test, but not with the test's work
-// (…); its process ran on CPU 1, busy 40 %"): not the host's limit on the test. Empty otherwise,
-// and for every CPU busy.
-std::optional<std::string> core_of_other_work(const TracedSide& side, const SaturatedCpu& cpu,
-                                              double test_s);
 // A finding's evidence of a saturated CPU (its busy share under kCpuBusyPctKey, the account's
 // parts), and its next step where it has one.
 void add_saturated_cpu(Finding& f, const SaturatedCpu& cpu);

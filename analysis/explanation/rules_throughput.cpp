@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 #include "analysis/explanation/codes.hpp"
@@ -276,8 +277,8 @@ SendingHost add_sending_host(const TestEvidence& v, Finding& f) {
     SendingHost out;
     if (!v.traces.sender) return out;
     if (const auto cpu = saturated_cpu(*v.traces.sender, v.test.duration_s)) {
-        if (const auto other = core_of_other_work(*v.traces.sender, *cpu, v.test.duration_s)) {
-            f.detail += " Its CPUs: " + *other + ".";
+        if (!cpu->by_test()) {
+            f.detail += " Its CPUs: " + cpu->other_work + ".";
             out.other_core = true;
             return with_starved_tool(v, f, out);
         }
@@ -444,6 +445,9 @@ struct BusyHosts {
     Evidence evidence;
     std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
     std::string core_step;   // a core the probe's account named: what would move it
+    // The hosts whose CPUs were saturated, but with other work than the test's (named by none):
+    // SaturatedCpu::other_work by node.
+    std::map<std::string, std::string> other_work;
     bool probed = false;     // a probe's trace of either node has CPU times
     bool accounted = false;  // … and its account of them (not with run --no-cpu-account)
     bool found() const { return !said.empty(); }
@@ -468,8 +472,9 @@ BusyHosts busy_hosts(const TestEvidence& v, const Ledger& l) {
             b.probed = true;
             b.accounted = b.accounted || c.account.has_value();
         }
-        if (const auto cpu = saturated_cpu(**side, t.duration_s);
-            cpu && !core_of_other_work(**side, *cpu, t.duration_s)) {
+        if (const auto cpu = saturated_cpu(**side, t.duration_s); cpu && !cpu->by_test()) {
+            b.other_work[cpu->node] = cpu->other_work;
+        } else if (cpu) {
             b.said.push_back(cpu->text);
             b.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
                                     rounded(100 * cpu->busy_fraction, 1));
@@ -545,13 +550,18 @@ std::string named_stage_detail(const TestEvidence& v, const Ledger& l, const Bus
             text += ". TCP's own account agrees: " + own->text;
         return text;
     }
-    if (rwnd)
+    if (rwnd) {
+        const auto other = busy.other_work.find(l.receiver_node);
         return fmt::format(
             " TCP's own account names the stage: {}. The receiver ({}) did not take the data as "
-            "fast as it came: its application read slower (its CPUs and its tool's show no "
-            "saturation or CPU limit), or its receive buffer is smaller than the path's "
-            "bandwidth-delay product",
-            own->text, l.receiver_node);
+            "fast as it came: its application read slower ({}), or its receive buffer is smaller "
+            "than the path's bandwidth-delay product",
+            own->text, l.receiver_node,
+            other == busy.other_work.end()
+                ? "its CPUs and its tool's show no saturation or CPU limit"
+                : "its tool shows no CPU limit; " + other->second +
+                      ": whether that work kept it from reading was not measured");
+    }
     if (sndbuf)
         return fmt::format(
             " TCP's own account names the stage: {}. The sender's socket buffer holds too "

@@ -586,6 +586,33 @@ TEST(FaultsOfCpuBoundHosts, AReceiversNicWorkOnItsToolsCoreIsNamedByThatCore) {
                   .not_reproduced_in_traces = receiving_core_had_room});
 }
 
+// "Both CPUs were at 100 % — so the hosts were the limit?" — another tenant's batch job keeps
+// every CPU of the machine busy (scripts/testbed.sh other-work: a busy loop on each CPU at the
+// default priority, in a cgroup at the least CPU weight, so /proc/stat counts it busy while it
+// yields to the nodes' work), the profile unshaped so that nothing on the path sets the rate.
+// Saturated CPUs are not the test's limit by this evidence: the test's own work (by the
+// probe's account of each CPU) took a fraction of them. The limit is not located, and the other
+// work is said as not ruled out (it slowed TCP from ~16.4 to ~14 Gbit/s here, by waits no count
+// measures); no host may be named for it.
+TEST(FaultsOfCpuBoundHosts, CpusSaturatedByAnotherTenantsWorkDoNotNameAHost) {
+    const std::string other_work = "bash " NP_SOURCE_DIR "/scripts/testbed.sh other-work --state " +
+                                   state_dir + " --other-work ";
+    run_scenario(
+        {.name = "CPUs saturated by another tenant's work",
+         .fault = "unshaped, a busy loop on every CPU at the least CPU weight",
+         .inject = {{server(), "tc qdisc del dev enp0s25 root"},
+                    {client(), "tc qdisc del dev enp0s25 root"},
+                    {"", other_work + "on"}},
+         .restore = {{"", other_work + "off"}, {server(), kShaper100M}, {client(), kShaper100M}},
+         .args = {"--udp-bandwidth", "200M"},
+         .params = {{"np_link_rate", "100G"}},
+         .expect = {"LIMIT_NOT_LOCATED"},
+         .detail_mentions = "not ruled out — CPUs saturated with other work than the "
+                            "test's",
+         // A host is named or not only with loss ruled out: a tier that counts drops.
+         .named_down_to = "drops-without-reasons"});
+}
+
 TEST(Faults, WrongPortIsNamedBeforeAnythingRuns) {
     run_scenario({.name = "wrong port",
                   .fault = "--iface enp3s0 (another segment)",

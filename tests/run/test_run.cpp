@@ -792,7 +792,15 @@ TEST_F(RunTest, TheUdpCeilingSearchFindsTheModelsCeilingOnAShapedLink) {
     } else {
         EXPECT_NEAR(e.value("found_mbps", 0.0), kUdpCeilingMbps, kUdpCeilingMbps * 0.01)
             << found->dump(2);
-        EXPECT_EQ(e.value("steps", 0), 1) << found->dump(2);
+        // The receiving iperf3 can fall behind at the model's ceiling beside the suite's other
+        // tests (seen: 122 datagrams dropped SOCKET_RCVBUFF at the first step, 0.75 %): the
+        // search then bisects to the highest load it carried, still within 1 % of the model
+        // (94.89 of 95.64 Mbit/s, 8 steps). Only that stop, placed at the receiver's socket by
+        // its kernel's own count, may take more than the one step at the ceiling.
+        if (e.value("stopped_at", "") == "receiver_socket")
+            EXPECT_LE(e.value("steps", 0), 8) << found->dump(2);
+        else
+            EXPECT_EQ(e.value("steps", 0), 1) << found->dump(2);
     }
     EXPECT_TRUE(std::filesystem::exists(run_dir_ + "/np-explain_udp-ceiling-1.json"));
     expect_nodes_clean();

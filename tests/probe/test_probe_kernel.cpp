@@ -40,6 +40,20 @@ std::string tag() {
     return std::to_string(getpid() % 100000);
 }
 
+// Two namespaces of this test process joined by a veth pair: 198.18.SUBNET.1 on `ifa` in `a`,
+// .2 on `ifb` in `b` (link_veth).
+struct VethPair {
+    Netns a, b;
+    std::string ifa, ifb;
+    explicit VethPair(int subnet)
+        : a("npp-" + std::to_string(getpid()) + "-a"),
+          b("npp-" + std::to_string(getpid()) + "-b"),
+          ifa("npp" + tag() + "a"),
+          ifb("npp" + tag() + "b") {
+        link_veth(a, ifa, b, ifb, subnet);
+    }
+};
+
 // np-probe running in a namespace, writing its trace to a file.
 class Probe {
   public:
@@ -176,9 +190,8 @@ void expect_clean(const Netns& ns, const std::string& iface, const std::vector<u
 
 TEST(ProbeKernel, TcpWireBytesMatchIperf3BytesPlusModelHeaders) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 20);
+    VethPair pair(20);
+    auto& [a, b, ifa, ifb] = pair;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5301"});
     Probe probe(a, ifa, {"--port", "5301", "--role", "client"});
     probe.phase("tcp");
@@ -210,9 +223,8 @@ TEST(ProbeKernel, TcpWireBytesMatchIperf3BytesPlusModelHeaders) {
 
 TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 21);
+    VethPair pair(21);
+    auto& [a, b, ifa, ifb] = pair;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5302"});
     Probe probe(b, ifb, {"--port", "5302", "--role", "server"});
     probe.phase("udp");
@@ -250,9 +262,8 @@ TEST(ProbeKernel, UdpOverloadDropsAreSocketRcvbuffAndMatchIperf3Lost) {
 TEST(ProbeKernel, ThePinnedSendersCoreIsFoundWithItsOwnTimeAndItsSoftirqs) {
     REQUIRE_ROOT();
     if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 26);
+    VethPair pair(26);
+    auto& [a, b, ifa, ifb] = pair;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5306"});
     Probe probe(a, ifa, {"--port", "5306"});
     probe.phase("udp");
@@ -331,9 +342,8 @@ TEST(ProbeKernel, ThePinnedSendersCoreIsFoundWithItsOwnTimeAndItsSoftirqs) {
 // false finding beside it.
 TEST(ProbeKernel, EachTierForcedHereCountsWhatItMeasuresAndPlacesTheReceiverSocketsLoss) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 29);
+    VethPair pair(29);
+    auto& [a, b, ifa, ifb] = pair;
     for (const ProbeTier tier : {ProbeTier::full, ProbeTier::drops_without_reasons,
                                  ProbeTier::tc_counters, ProbeTier::kernel_counters}) {
         SCOPED_TRACE(to_string(tier));
@@ -468,9 +478,8 @@ std::pair<uint64_t, uint64_t> tcp_stream_sums(const PhaseTrace& p) {
 // retransmits are iperf3's for it — and the explanation names the slow stream from its own ledger.
 TEST(ProbeKernel, EachStreamIsCountedByItselfAndTheSlowOneIsNamedByItsOwnLoss) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 24);
+    VethPair pair(24);
+    auto& [a, b, ifa, ifb] = pair;
     sh(b.exec() + " nft add table inet npk");
     sh(b.exec() + " nft 'add chain inet npk in { type filter hook input priority 0 ; }'");
     sh(b.exec() + " nft add rule inet npk in tcp sport 40311 numgen random mod 100 '<' 3 drop");
@@ -585,10 +594,9 @@ int connect_from(int subnet, uint16_t from_port, uint16_t to_port) {
 // finds it: the phase's connection, the one that moved the most bytes, is the fifth.
 TEST(ProbeKernel, AStreamWithoutASlotIsStillFoundForTcpsAccount) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
     const int subnet = 28;
-    link_veth(a, ifa, b, ifb, subnet);
+    VethPair pair(subnet);
+    auto& [a, b, ifa, ifb] = pair;
     int ready[2];
     ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
     // The sink: reads every connection to port 5312 until five have closed.
@@ -687,9 +695,8 @@ TEST(ProbeKernel, AStreamWithoutASlotIsStillFoundForTcpsAccount) {
 // and the data connection is told from iperf3's control connection by the bytes it moved.
 TEST(ProbeKernel, TcpsOwnAccountNamesTheReceiveWindowThatHeldTheSender) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 26);
+    VethPair pair(26);
+    auto& [a, b, ifa, ifb] = pair;
     // A buffer the stopped reader fills at once (autotuning would grow it to this machine's
     // tcp_rmem maximum, tens of megabytes, and hide the stops).
     sh(b.exec() + " sysctl -qw net.ipv4.tcp_rmem='4096 65536 65536'");
@@ -763,9 +770,8 @@ struct QueueRun {
 
 QueueRun through_sender_queue(const std::string& tbf, const std::string& port,
                               const std::string& phase, const std::string& client_args) {
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 29);
+    VethPair pair(29);
+    auto& [a, b, ifa, ifb] = pair;
     sh(a.exec() + " tc qdisc add dev " + ifa + " root " + tbf);
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", port});
     Probe sender(a, ifa, {"--port", port, "--role", "client"});
@@ -912,9 +918,8 @@ TEST(ProbeKernel, QueueDropsLieBetweenTheEgressHookAndWhatLeftTheNic) {
 // in the sender's egress queue — bufferbloat — against the idle ping before it.
 TEST(ProbeKernel, ARoundTripGrownUnderLoadIsPlacedInTheSendersQueue) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 25);
+    VethPair pair(25);
+    auto& [a, b, ifa, ifb] = pair;
     sh(a.exec() + " tc qdisc add dev " + ifa + " root tbf rate 20mbit burst 16kb latency 100ms");
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5312"});
     Probe sender(a, ifa, {"--port", "5312", "--role", "client"});
@@ -990,9 +995,8 @@ TEST(ProbeKernel, ARoundTripGrownUnderLoadIsPlacedInTheSendersQueue) {
 // (bpf/bins.h): a second count would show in the second phase's sum.
 TEST(ProbeKernel, EachPhasesBinsHoldItsOwnBytesAcrossACut) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 28);
+    VethPair pair(28);
+    auto& [a, b, ifa, ifb] = pair;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-p", "5313"});
     Probe probe(a, ifa, {"--port", "5313"});
     probe.phase("one");
@@ -1090,10 +1094,9 @@ TEST(ProbeKernel, BurstsAboveTheHopsRateAreBinnedAndTheirLossIsNamed) {
 
 TEST(ProbeKernel, FlowsAndDropsInAnotherNamespaceChangeNothing) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b"),
-        c("npp-" + std::to_string(getpid()) + "-c");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 23);
+    VethPair pair(23);
+    auto& [a, b, ifa, ifb] = pair;
+    Netns c("npp-" + std::to_string(getpid()) + "-c");
     // b <-> c carries the concurrent flow; c's iface likely has the same ifindex as a's, so
     // only the namespace tells them apart.
     const std::string ifb2 = "npp" + tag() + "x", ifc = "npp" + tag() + "c";
@@ -1170,9 +1173,8 @@ void send_with_destination_options(const Netns& ns, const std::string& address, 
 // hooks, and its drop at the receiver (no socket on the port) is the flow's, with its reason.
 TEST(ProbeKernel, Ipv6FlowsAreFoundPastExtensionHeadersAndFragments) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 22);
+    VethPair pair(22);
+    auto& [a, b, ifa, ifb] = pair;
     add_ipv6(a, ifa, b, ifb, 22);
     Probe sender(a, ifa, {"--port", "5303", "--role", "client"});
     Probe receiver(b, ifb, {"--port", "5303", "--role", "server"});
@@ -1216,9 +1218,8 @@ TEST(ProbeKernel, Ipv6FlowsAreFoundPastExtensionHeadersAndFragments) {
 
 TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 25);
+    VethPair pair(25);
+    auto& [a, b, ifa, ifb] = pair;
 
     for (const std::string how : {"stop", "SIGTERM", "SIGINT", "SIGHUP", "stdin EOF"}) {
         SCOPED_TRACE(how);
@@ -1267,9 +1268,8 @@ TEST(ProbeKernel, NothingRemainsAfterStopSignalsEofOrKill9AndRestart) {
 // under it says so and exits 3, its trace written up to then.
 TEST(ProbeKernel, ASecondProbeRefusesWhileTheFirstCountsAndAVanishedInterfaceEndsTheTrace) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 29);
+    VethPair pair(29);
+    auto& [a, b, ifa, ifb] = pair;
     const std::string second_out = "/tmp/npp-second-" + tag() + ".json";
     {
         Probe first(a, ifa);
@@ -1315,9 +1315,8 @@ TEST(ProbeKernel, ASecondProbeRefusesWhileTheFirstCountsAndAVanishedInterfaceEnd
 // at once on "EOF"; under nohup a hangup must not end it either.
 TEST(ProbeCli, StartedFromAScriptWithStdinAtDevNullItTracesTheWholeDuration) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 27);
+    VethPair pair(27);
+    auto& [a, b, ifa, ifb] = pair;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-1", "-p", "5302"});
     const std::string out = "/tmp/npp-script-" + tag() + ".json";
     const std::string iperf = "/tmp/npp-script-" + tag() + "-iperf3.json";
@@ -1358,9 +1357,8 @@ TEST(ProbeCli, StartedFromAScriptWithStdinAtDevNullItTracesTheWholeDuration) {
 // the trace handed over through the socket, and the probe stops with the process it watches.
 TEST(ProbeCli, InTheBackgroundItIsDrivenThroughItsControlSocket) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 28);
+    VethPair pair(28);
+    auto& [a, b, ifa, ifb] = pair;
     Child server({"ip", "netns", "exec", b.name(), "iperf3", "-s", "-p", "5303"});
     const std::string base = "/tmp/npp-bg-" + tag();
     const std::string in_ns = a.exec() + " " + NP_EXPLAIN_BIN + " probe ";
@@ -1434,9 +1432,8 @@ TEST(ProbeCli, InTheBackgroundItIsDrivenThroughItsControlSocket) {
 
 TEST(ProbeCli, ProbeCommandWritesATraceAndFailsClearly) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 26);
+    VethPair pair(26);
+    auto& [a, b, ifa, ifb] = pair;
     const std::string out = "/tmp/npp-cli-" + tag() + ".json";
     {
         Child run({"ip", "netns", "exec", a.name(), NP_EXPLAIN_BIN, "probe", "--iface", ifa,
@@ -1511,9 +1508,8 @@ std::string capability_sets(pid_t pid) {
 // only when --out lies in a directory root may write to only with it.
 TEST(ProbeKernel, OnceAttachedItKeepsOnlyCapNetAdminAndStillTracesAndDetaches) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 20);
+    VethPair pair(20);
+    auto& [a, b, ifa, ifb] = pair;
     constexpr uint64_t net_admin = 1ULL << 12, dac_override = 1ULL << 1;  // linux/capability.h
     std::printf("the test (root):         %s\n", capability_sets(getpid()).c_str());
     {
@@ -1590,9 +1586,8 @@ TEST(ProbeKernel, OnceAttachedItKeepsOnlyCapNetAdminAndStillTracesAndDetaches) {
 // through one at the fixed name beside --out that its own fopen + rename writer used to open.
 TEST(ProbeCli, ItNeverWritesThroughALinkPlantedAtItsTraceOrPidfile) {
     REQUIRE_ROOT();
-    Netns a("npp-" + std::to_string(getpid()) + "-a"), b("npp-" + std::to_string(getpid()) + "-b");
-    const std::string ifa = "npp" + tag() + "a", ifb = "npp" + tag() + "b";
-    link_veth(a, ifa, b, ifb, 26);
+    VethPair pair(26);
+    auto& [a, b, ifa, ifb] = pair;
     const TempDir dir("npp-links-" + tag());
     const auto victim = dir.path() / "victim";
     std::ofstream(victim) << "untouched\n";

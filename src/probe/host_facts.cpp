@@ -1,6 +1,7 @@
 #include "src/probe/host_facts.hpp"
 #include "common/fd.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
@@ -91,7 +92,7 @@ bool sysfs_shows_this_netns(const std::string& iface, const std::string& dir) {
     unsigned sysfs_index = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), sysfs_index);
     return ec == std::errc() && end == text.data() + text.size() && sysfs_index != 0 &&
-           sysfs_index == if_nametoindex(iface.c_str());
+           sysfs_index == find_iface_index(iface);
 }
 
 // /proc/net/snmp and /proc/net/netstat: pairs of lines "Prefix: names..." / "Prefix: values".
@@ -166,8 +167,17 @@ std::map<std::string, int64_t> read_ethtool_drop_stats(const std::string& iface)
 
 }  // namespace
 
+uint32_t find_iface_index(const std::string& iface) {
+    static const Fd s(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    ifreq ifr{};
+    if (s.get() < 0 || iface.empty() || iface.size() >= sizeof(ifr.ifr_name)) return 0;
+    std::memcpy(ifr.ifr_name, iface.data(), iface.size());
+    if (ioctl(s.get(), SIOCGIFINDEX, &ifr) != 0) return 0;
+    return static_cast<uint32_t>(ifr.ifr_ifindex);
+}
+
 uint32_t iface_index(const std::string& iface) {
-    const unsigned idx = if_nametoindex(iface.c_str());
+    const uint32_t idx = find_iface_index(iface);
     if (idx == 0) {
         throw EnvironmentError(
             fmt::format("interface '{}' does not exist in this network namespace", iface));
@@ -213,7 +223,7 @@ LinkFacts read_link_facts(const std::string& iface) {
     f.duplex = state.duplex;
     f.mtu_bytes = state.mtu_bytes.value_or(0);
     f.driver = state.driver;
-    if (const unsigned ifindex = if_nametoindex(iface.c_str())) {
+    if (const uint32_t ifindex = find_iface_index(iface)) {
         const QdiscState q = read_qdisc_state(ifindex);
         f.qdisc = q.root_kind;
         if (q.rate_bps) f.qdisc_rate_bps = static_cast<int64_t>(*q.rate_bps);
@@ -253,8 +263,17 @@ std::map<std::string, int64_t> read_dev_stats(const std::string& iface) {
                                             "tx_packets",     "tx_errors",      "tx_dropped",
                                             "tx_fifo_errors", "collisions",     "tx_carrier_errors",
                                             nullptr};
+    static const Fd fd(open("/proc/net/dev", O_RDONLY | O_CLOEXEC));
     std::map<std::string, int64_t> out;
-    std::ifstream in("/proc/net/dev");
+    std::string text;
+    std::array<char, 4096> buf{};
+    for (off_t at = 0;;) {
+        const ssize_t n = fd.get() < 0 ? -1 : pread(fd.get(), buf.data(), buf.size(), at);
+        if (n <= 0) break;
+        text.append(buf.data(), static_cast<size_t>(n));
+        at += n;
+    }
+    std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
         const size_t colon = line.find(':');
@@ -280,7 +299,7 @@ KernelCounters read_kernel_counters(const std::string& iface) {
     read_proc_lines("/proc/net/snmp6", c.nstat);
     c.ethtool_stats = read_ethtool_drop_stats(iface);
     c.softnet_dropped = read_softnet_dropped();
-    if (const unsigned ifindex = if_nametoindex(iface.c_str())) {
+    if (const uint32_t ifindex = find_iface_index(iface)) {
         const QdiscState q = read_qdisc_state(ifindex);
         c.qdisc = q.counters;
         c.qdisc_queued = q.queued_packets;

@@ -11,7 +11,12 @@
 
 namespace np::probe {
 
-// Throws EnvironmentError when the iface does not exist in this network namespace.
+// The iface's index in this network namespace, 0 where there is none: SIOCGIFINDEX on one
+// socket kept for the process's life, since the probe asks at every sample whether the iface is
+// still there (if_nametoindex opens and closes a socket each time, and a socket is freed through
+// an RCU grace period: docs/performance.md, "What a sample frees").
+uint32_t find_iface_index(const std::string& iface);
+// The same; throws EnvironmentError when the iface does not exist in this network namespace.
 uint32_t iface_index(const std::string& iface);
 uint64_t own_netns_inode();
 std::string kernel_release();
@@ -33,7 +38,9 @@ struct KernelCounters {
 
 // The iface's line of /proc/net/dev (this namespace's, whichever /sys is mounted): rx_bytes,
 // rx_packets, rx_errors, rx_dropped, rx_fifo_errors, rx_frame_errors, tx_bytes, tx_packets,
-// tx_errors, tx_dropped, tx_fifo_errors, collisions, tx_carrier_errors; empty when absent.
+// tx_errors, tx_dropped, tx_fifo_errors, collisions, tx_carrier_errors; empty when absent. Read
+// at every sample at the kernel-counters tier: the file is opened once and read again from its
+// start (a /proc/net file opened anew makes an inode that is freed through an RCU grace period).
 std::map<std::string, int64_t> read_dev_stats(const std::string& iface);
 
 KernelCounters read_kernel_counters(const std::string& iface);

@@ -774,7 +774,7 @@ struct Schedule {
 bool sample_if_due(const ProbeOptions& o, uint32_t ifindex, Recorder& rec, Schedule& at) {
     if (rec.now_ms() < at.next_sample_ms) return true;
     // Deleted or renamed (or replaced by another of its name): nothing more to count.
-    if (if_nametoindex(o.iface.c_str()) != ifindex) return false;
+    if (find_iface_index(o.iface) != ifindex) return false;
     rec.sample();
     at.next_sample_ms += o.sample_interval_ms;
     if (at.next_sample_ms <= rec.now_ms()) at.next_sample_ms = rec.now_ms() + o.sample_interval_ms;

@@ -43,12 +43,23 @@ std::optional<T> attr(const Attrs& a, uint16_t type) {
     return v;
 }
 
+// The rtnetlink socket every dump uses, opened at the first in the network namespace the probe
+// counts in (it never leaves it) and kept for the process's life: a socket opened and closed for
+// each sample is freed through an RCU grace period, and one every 100 ms cost a TCP flow over a
+// veth pair 2-3 % of its rate on a 2-vCPU VM (docs/performance.md, "What a sample frees").
+int route_socket() {
+    static const Fd s(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+    return s.get();
+}
+
 // Dumps the qdiscs (RTM_GETQDISC) or classes (RTM_GETTCLASS) of `ifindex`, calling `each` with
 // the tcmsg and its attributes. False when the kernel did not answer.
 bool dump(uint32_t ifindex, uint16_t type,
           const std::function<void(const tcmsg&, const Attrs&)>& each) {
-    Fd s(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-    if (s.get() < 0) return false;
+    const int s = route_socket();
+    if (s < 0) return false;
+    // Each dump its own sequence number: what is left of one cut short is skipped.
+    static uint32_t seq = 0;
     struct {
         nlmsghdr nh;
         tcmsg tc;
@@ -56,17 +67,18 @@ bool dump(uint32_t ifindex, uint16_t type,
     req.nh.nlmsg_len = sizeof(req);
     req.nh.nlmsg_type = type;
     req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-    req.nh.nlmsg_seq = 1;
+    req.nh.nlmsg_seq = ++seq;
     req.tc.tcm_family = AF_UNSPEC;
     req.tc.tcm_ifindex = static_cast<int>(ifindex);
-    if (send(s.get(), &req, sizeof(req), 0) < 0) return false;
+    if (send(s, &req, sizeof(req), 0) < 0) return false;
     std::vector<char> buf(65536);
     for (;;) {
-        const ssize_t n = recv(s.get(), buf.data(), buf.size(), 0);
+        const ssize_t n = recv(s, buf.data(), buf.size(), 0);
         if (n <= 0) return false;
         size_t len = static_cast<size_t>(n);
         for (auto* nh = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(nh, len);
              nh = NLMSG_NEXT(nh, len)) {
+            if (nh->nlmsg_seq != req.nh.nlmsg_seq) continue;
             if (nh->nlmsg_type == NLMSG_DONE) return true;
             if (nh->nlmsg_type == NLMSG_ERROR) return false;
             if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(tcmsg))) continue;

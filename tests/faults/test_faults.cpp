@@ -1115,8 +1115,11 @@ TEST(Faults, BurstsAboveAHopsRateAreTheLoss) {
                   .args = {"--udp-bandwidth", "30M/100"},
                   .expect = {"LOSS_ON_WIRE", "UDP_LOSS", "LOSS_IN_BURSTS"},
                   // TCP meets the 50 Mbit/s hop too: below the 100 Mbit/s link's ceiling, with
-                  // what it lost there.
-                  .allow = {"BELOW_CEILING", "PATH_SLOWER_THAN_LINK", "LIMIT_NOT_LOCATED"},
+                  // what it lost there; what it then delivers out of order the receiver's TCP
+                  // may drop, by its own count (seen once: 1 TCP_OFO_DROP beside 67 lost at the
+                  // hop).
+                  .allow = {"BELOW_CEILING", "PATH_SLOWER_THAN_LINK", "LIMIT_NOT_LOCATED",
+                            "LOSS_AT_RECEIVER_TCP"},
                   .detail_mentions = "a queue on the path shorter than a burst",
                   // The bins are the tracing tiers' (kept where the flow's packets are counted
                   // at the driver handoff, which the tc tier has not).

@@ -240,10 +240,20 @@ np_lock() {
 }
 
 # np_unlock PID: the holder np_lock started, if PID is still it (a recycled PID is not); it leads
-# a session of its own, so its sleep goes with it.
+# a session of its own, so its sleep goes with it. Returns once it is gone (up to 5 s; an exited
+# holder's command line is empty and its lock closed), so a node its teardown freed is free: a
+# run started right after is not refused (seen on a loaded machine: the lock still held after
+# the teardown returned).
 np_unlock() {
     case $1 in '' | *[!0-9]*) return 0 ;; esac
-    if grep -q np-lock "/proc/$1/cmdline" 2>/dev/null; then kill -TERM "-$1" 2>/dev/null || true; fi
+    if grep -q np-lock "/proc/$1/cmdline" 2>/dev/null; then
+        kill -TERM "-$1" 2>/dev/null || true
+        _waits=0
+        while [ "$_waits" -lt 50 ] && grep -q np-lock "/proc/$1/cmdline" 2>/dev/null; do
+            sleep 0.1
+            _waits=$((_waits + 1))
+        done
+    fi
     return 0
 }
 

@@ -464,21 +464,21 @@ SaturatedCpu core_by_account(const TracedSide& side, const CpuTime& cpu, double 
 // time and /proc/stat's softirq and IRQ time (the network's, on a host the test has to itself).
 struct TestsShare {
     int64_t test_us = 0, busy_us = 0;
+    bool accounted = false;  // by the account of every CPU, not the processes
     double share() const {
         return busy_us > 0 ? std::min(1.0, double(test_us) / double(busy_us)) : 0;
     }
 };
 std::optional<TestsShare> tests_share(const TracedSide& side, const std::vector<CpuTime>& cpus) {
     TestsShare t;
-    const bool accounted =
-        std::all_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; });
-    if (!accounted && side.phase.processes.empty()) return std::nullopt;
+    t.accounted = std::all_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; });
+    if (!t.accounted && side.phase.processes.empty()) return std::nullopt;
     for (const auto& c : cpus) {
         t.busy_us += contended_ms(c) * 1000;
-        t.test_us +=
-            accounted ? c.account->named_us() + unsampled_us(c) : (c.softirq_ms + c.irq_ms) * 1000;
+        t.test_us += t.accounted ? c.account->named_us() + unsampled_us(c)
+                                 : (c.softirq_ms + c.irq_ms) * 1000;
     }
-    if (!accounted)
+    if (!t.accounted)
         for (const auto& p : side.phase.processes) t.test_us += p.cpu_ms * 1000;
     return t;
 }
@@ -496,12 +496,10 @@ void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
     if (s.cpu < 0) {
         const auto t = tests_share(side, cpus);
         if (!t || t->share() >= kTestsShareOfSaturation) return;
-        const bool accounted =
-            std::all_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; });
         s.other_work = fmt::format(
             "{}, but the test's own work (its process{}, the network's softirqs and IRQs) was "
             "only {} of it",
-            s.text, accounted ? "" : "es", format_pct(t->share(), 0));
+            s.text, t->accounted ? "" : "es", format_pct(t->share(), 0));
         return;
     }
     const auto named =

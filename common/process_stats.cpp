@@ -78,6 +78,15 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
                     f[0] == "Z" || f[0] == "X" || f[0] == "x"};
 }
 
+std::optional<SchedStat> parse_schedstat(std::string_view text) {
+    const auto lines = lines_of(text);
+    const auto f = fields_of(lines.empty() ? text : lines[0]);
+    if (f.size() != 3) return std::nullopt;
+    const auto on_cpu = number<int64_t>(f[0]), wait = number<int64_t>(f[1]);
+    if (!on_cpu || !wait || !number<int64_t>(f[2]) || *on_cpu < 0 || *wait < 0) return std::nullopt;
+    return SchedStat{*on_cpu, *wait};
+}
+
 CgroupPaths parse_proc_cgroup(std::string_view text) {
     CgroupPaths p;
     for (const auto line : lines_of(text)) {

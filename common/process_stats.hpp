@@ -28,6 +28,15 @@ struct ProcStat {
 };
 std::optional<ProcStat> parse_proc_stat(std::string_view text);
 
+// /proc/PID/task/TID/schedstat, one thread's "ON_CPU_NS WAIT_NS TIMESLICES": how long it ran,
+// and how long it was ready to run but waited on a run queue for a CPU (the scheduler's
+// run_delay), both in ns since the thread began. Nothing for any other text.
+struct SchedStat {
+    int64_t on_cpu_ns = 0;
+    int64_t wait_ns = 0;
+};
+std::optional<SchedStat> parse_schedstat(std::string_view text);
+
 // /proc/PID/cgroup: the process's path in the v2 hierarchy ("0::PATH") and in the v1 hierarchy
 // that holds the cpu controller ("N:cpu,cpuacct:PATH").
 struct CgroupPaths {

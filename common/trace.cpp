@@ -222,7 +222,8 @@ json to_json(const PhaseTrace& p) {
              {"quota_cores", pr.quota_cores ? json(*pr.quota_cores) : json(nullptr)},
              {"periods", pr.periods},
              {"throttled_periods", pr.throttled_periods},
-             {"throttled_ms", pr.throttled_ms}});
+             {"throttled_ms", pr.throttled_ms},
+             {"cpu_wait_ms", pr.cpu_wait_ms ? json(*pr.cpu_wait_ms) : json(nullptr)}});
     j["processes"] = std::move(processes);
     if (p.tcp) {
         json tcp = json::object();
@@ -500,6 +501,10 @@ ProcessCpu read_process(const JsonField& r) {
     pr.periods = r.at("periods").i64();
     pr.throttled_periods = r.at("throttled_periods").i64();
     pr.throttled_ms = r.at("throttled_ms").i64();
+    if (const auto w = r.find("cpu_wait_ms")) {
+        pr.cpu_wait_ms = w->i64();
+        if (*pr.cpu_wait_ms < 0) w->fail("is a negative time");
+    }
     if (pr.watched_ms < 0 || pr.cpu_ms < 0 || pr.throttled_ms < 0) r.fail("has a negative time");
     if (pr.throttled_periods > pr.periods) r.at("throttled_periods").fail("is more than periods");
     return pr;

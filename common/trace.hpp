@@ -176,6 +176,10 @@ struct ProcessCpu {
     int64_t periods = 0;                // its enforcement periods over the watch
     int64_t throttled_periods = 0;      // of those, periods its quota ran out in
     int64_t throttled_ms = 0;           // time its tasks were held back for it
+    // How long its threads were ready to run but waited for a CPU over the watch (the kernel's
+    // schedstat run_delay, every thread): other work on its CPUs keeping it waiting. Absent
+    // where the kernel keeps no scheduling statistics, and in older traces.
+    std::optional<int64_t> cpu_wait_ms;
     double cpu_share() const { return watched_ms > 0 ? double(cpu_ms) / double(watched_ms) : 0; }
 };
 

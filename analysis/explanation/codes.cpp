@@ -121,7 +121,8 @@ const std::vector<FindingCode>& finding_codes() {
          "softirqs and IRQs; without the account, its processes' CPU time and the softirq time) "
          "was 85 % of the busy time or more: a core busy with other work while the test's "
          "process ran on another is ruled out, other CPUs saturated with other work are said "
-         "as not ruled out (a wait for a CPU is not measured)",
+         "as not ruled out, with how long the test's processes waited for a CPU while ready to "
+         "run (their threads' run delay, where the kernel keeps it)",
          {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
         {"RECEIVE_WINDOW_LIMITED",
          S::warn,

@@ -490,6 +490,28 @@ std::optional<TestsShare> tests_share(const TracedSide& side, const std::vector<
 // 88-94 % its own; a TCP sender's core that a busy loop at the least CPU weight filled, 79 %.
 constexpr double kTestsShareOfSaturation = 0.85;
 
+// How long the node's test processes waited for a CPU while ready to run (the kernel's run
+// delay of their threads), where the trace has it for each of them: "; the test's processes
+// waited 1.07 s for a CPU, 25 % of the time they were ready to run" — the evidence of other work
+// holding the test back, which CPU times alone do not give. Empty where it does not.
+std::string processes_wait_text(const TracedSide& side) {
+    const auto& processes = side.phase.processes;
+    int64_t wait_ms = 0, ran_ms = 0;
+    bool known = !processes.empty();
+    for (const auto& p : processes) {
+        known = known && p.cpu_wait_ms;
+        wait_ms += p.cpu_wait_ms.value_or(0);
+        ran_ms += p.cpu_ms;
+    }
+    if (!known || wait_ms + ran_ms <= 0) return "";
+    return fmt::format(
+        "; the test's process{} waited {:.2f} s for a CPU, {} of the time {} ready "
+        "to run",
+        processes.size() > 1 ? "es" : "", double(wait_ms) / 1000,
+        format_pct(double(wait_ms) / double(wait_ms + ran_ms), 0),
+        processes.size() > 1 ? "they were" : "it was");
+}
+
 // SaturatedCpu::other_work and other_work_ruled_out for `s`.
 void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
     const auto& cpus = side.phase.cpus;
@@ -500,6 +522,8 @@ void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
             "{}, but the test's own work (its process{}, the network's softirqs and IRQs) was "
             "only {} of it",
             s.text, t->accounted ? "" : "es", format_pct(t->share(), 0));
+        s.wait = processes_wait_text(side);
+        s.other_work += s.wait;
         return;
     }
     const auto named =
@@ -519,6 +543,8 @@ void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
     if (s.other_work_ruled_out)
         s.other_work += fmt::format("; its process ran on CPU {}, busy {}", tools->cpu,
                                     format_pct(busy_of(*tools, window), 0));
+    s.wait = processes_wait_text(side);
+    s.other_work += s.wait;
 }
 
 std::optional<SaturatedCpu> saturated_cpu_of(const TracedSide& side, double test_s) {
@@ -785,22 +811,25 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
     }
     // A CPU saturated with other work than the test's is said as that: one the test's process
     // had room beside is ruled out; otherwise not, since that work may have kept the test
-    // waiting for a CPU, which nothing here measures.
+    // waiting for a CPU (each says how long its processes waited, where the trace has it).
     std::vector<std::string> cpus, other_work;
     for (const auto* side : {&v.traces.sender, &v.traces.receiver}) {
         if (!*side) continue;
         const auto sat = saturated_cpu(**side, v.test.duration_s);
-        if (sat && !sat->by_test())
-            (sat->other_work_ruled_out ? cpus : other_work).push_back(sat->other_work);
+        if (sat && sat->other_work_ruled_out)
+            cpus.push_back(sat->other_work);
+        else if (sat && !sat->by_test())
+            other_work.push_back(sat->other_work + (sat->wait.empty()
+                                                        ? "; whether it kept the test waiting for "
+                                                          "a CPU was not measured"
+                                                        : ""));
         else if (auto text = busiest_cpu_text(**side, v.test.duration_s))
             cpus.push_back(std::move(*text));
     }
     if (!cpus.empty()) out.push_back(fmt::format("a saturated CPU: {}", fmt::join(cpus, ", ")));
     if (!other_work.empty())
-        out.push_back(fmt::format(
-            "{}CPUs saturated with other work than the test's: {}; whether it kept the test "
-            "waiting for a CPU was not measured",
-            kNotRuledOut, fmt::join(other_work, "; ")));
+        out.push_back(fmt::format("{}CPUs saturated with other work than the test's: {}",
+                                  kNotRuledOut, fmt::join(other_work, "; ")));
     ToolProcesses tools;
     for (const auto* side : {&v.traces.sender, &v.traces.receiver})
         if (*side) add_tool_processes(**side, tools);

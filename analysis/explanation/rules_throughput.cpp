@@ -446,8 +446,8 @@ struct BusyHosts {
     std::string limit_step;  // a cgroup's CPU limit that held the tool back: the step to take
     std::string core_step;   // a core the probe's account named: what would move it
     // The hosts whose CPUs were saturated, but with other work than the test's (named by none):
-    // SaturatedCpu::other_work by node.
-    std::map<std::string, std::string> other_work;
+    // their SaturatedCpu by node.
+    std::map<std::string, SaturatedCpu> other_work;
     bool probed = false;     // a probe's trace of either node has CPU times
     bool accounted = false;  // … and its account of them (not with run --no-cpu-account)
     bool found() const { return !said.empty(); }
@@ -473,7 +473,7 @@ BusyHosts busy_hosts(const TestEvidence& v, const Ledger& l) {
             b.accounted = b.accounted || c.account.has_value();
         }
         if (const auto cpu = saturated_cpu(**side, t.duration_s); cpu && !cpu->by_test()) {
-            b.other_work[cpu->node] = cpu->other_work;
+            b.other_work[cpu->node] = *cpu;
         } else if (cpu) {
             b.said.push_back(cpu->text);
             b.evidence.emplace_back(cpu->node + std::string(kCpuBusyPctKey),
@@ -559,8 +559,10 @@ std::string named_stage_detail(const TestEvidence& v, const Ledger& l, const Bus
             own->text, l.receiver_node,
             other == busy.other_work.end()
                 ? "its CPUs and its tool's show no saturation or CPU limit"
-                : "its tool shows no CPU limit; " + other->second +
-                      ": whether that work kept it from reading was not measured");
+                : "its tool shows no CPU limit; " + other->second.other_work +
+                      (other->second.wait.empty()
+                           ? ": whether that work kept it from reading was not measured"
+                           : ""));
     }
     if (sndbuf)
         return fmt::format(

@@ -194,6 +194,19 @@ void ToolProcesses::read(Watched& w, int64_t now_ms) {
     }
     w.last.t_ms = now_ms;
     w.last.cpu_ticks = stat->cpu_ticks;
+    // How long its threads were ready to run but waited for a CPU: the evidence of other work
+    // holding the test back on a busy host (docs/design.md, "The stage that set the rate").
+    const std::string task = "/proc/" + std::to_string(w.pid) + "/task/";
+    for (const int tid : numeric_entries(task))
+        if (const auto s = parse_schedstat(read_text(task + std::to_string(tid) + "/schedstat")))
+            w.threads[tid] = *s;
+    int64_t on_cpu_ns = 0, wait_ns = 0;
+    for (const auto& [tid, s] : w.threads) {
+        on_cpu_ns += s.on_cpu_ns;
+        wait_ns += s.wait_ns;
+    }
+    // A kernel that keeps no scheduling statistics prints zeros for a thread that did run.
+    w.last.wait_ns = on_cpu_ns > 0 ? std::optional<int64_t>(wait_ns) : std::nullopt;
     // Its cgroup and the ancestors: a limit on any of them throttles it. The v1 cpu hierarchy
     // where the machine has one (hybrid: the unified one then has no cpu controller), else the
     // unified one. Read each time: a process can be moved (a slice's manager, a container's).
@@ -262,6 +275,8 @@ std::vector<ProcessCpu> ToolProcesses::cut(int64_t now_ms) {
         p.comm = w.comm;
         p.watched_ms = w.last.t_ms - w.first.t_ms;
         p.cpu_ms = (w.last.cpu_ticks - w.first.cpu_ticks) * 1000 / ticks_per_s_;
+        if (w.first.wait_ns && w.last.wait_ns)
+            p.cpu_wait_ms = std::max<int64_t>(0, *w.last.wait_ns - *w.first.wait_ns) / 1'000'000;
         // The level of its cgroup path that throttled it most; where none did, the nearest
         // that sets a limit, else its own cgroup — with that level's counts over the watch.
         const auto delta = [&](const Watched::Level& level) {

@@ -7,6 +7,7 @@
 // whole show nothing: one throttled or core-bound process on an otherwise idle machine.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ class ToolProcesses {
         int64_t t_ms = 0;
         int64_t cpu_ticks = 0;
         std::map<std::string, CgroupCpuStat> cgroups;  // by cgroup path
+        std::optional<int64_t> wait_ns;  // its threads' wait for a CPU; none: not kept here
     };
     struct Watched {
         int pid = 0;
@@ -67,6 +69,9 @@ class ToolProcesses {
         };
         std::vector<Level> cgroups;
         bool v2 = false;  // in the unified hierarchy, else v1's cpu one
+        // Each thread's last schedstat, by thread ID: a thread that ends keeps what it ran and
+        // waited (a sum over the threads alive would lose it).
+        std::map<int, SchedStat> threads;
         Counters first, last;
     };
 

@@ -1543,10 +1543,20 @@ TEST(ProbeKernel, OnceAttachedItKeepsOnlyCapNetAdminAndStillTracesAndDetaches) {
         const auto j = iperf3_client(a, "-c 198.18.20.2 -p 5305 -t 1");
         const Trace t = probe.stop();
         // With that, the client's iperf3 — root, all capabilities — was found and watched.
+        // So was how long it waited for a CPU (its threads' schedstat), where this kernel keeps
+        // scheduling statistics.
+        const bool schedstats = std::filesystem::exists("/proc/self/schedstat");
         bool watched = false;
         for (const auto& phase : t.phases)
             for (const auto& pr : phase.processes)
-                if (pr.comm == "iperf3" && pr.watched_ms > 500 && pr.cpu_ms > 0) watched = true;
+                if (pr.comm == "iperf3" && pr.watched_ms > 500 && pr.cpu_ms > 0) {
+                    watched = true;
+                    EXPECT_EQ(pr.cpu_wait_ms.has_value(), schedstats);
+                    if (pr.cpu_wait_ms)
+                        std::printf("iperf3 ran %lld ms and waited %lld ms for a CPU\n",
+                                    static_cast<long long>(pr.cpu_ms),
+                                    static_cast<long long>(*pr.cpu_wait_ms));
+                }
         EXPECT_TRUE(watched) << "the client's iperf3 is not among the trace's processes";
         EXPECT_FALSE(std::filesystem::exists(fmt::format("/proc/{}", helper)))
             << "the helper outlived the probe";

@@ -425,11 +425,13 @@ TEST(Bottleneck, EveryCpuBusyWithOtherWorkNamesNoHost) {
             c.phases[0].cpus.push_back({cpu, 1000, 0, 0, kPhaseMs - 1000, 0});
         }
         if (share == Share::other_by_processes)
-            s.phases[0].processes = {{812, "iperf3", kPhaseMs, 900, "/", std::nullopt, 0, 0, 0}};
+            s.phases[0].processes = {
+                {812, "iperf3", kPhaseMs, 900, "/", std::nullopt, 0, 0, 0, std::nullopt}};
         // The test's own work 70 % of the CPUs' time (its process a core, softirq): the rest is
         // another's at the default priority, which may or may not have held it.
         if (share == Share::most_by_processes) {
-            s.phases[0].processes = {{812, "iperf3", kPhaseMs, 10'000, "/", std::nullopt, 0, 0, 0}};
+            s.phases[0].processes = {
+                {812, "iperf3", kPhaseMs, 10'000, "/", std::nullopt, 0, 0, 0, std::nullopt}};
             for (auto& cpu : s.phases[0].cpus) cpu.softirq_ms = kPhaseMs / 5;
             auto e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
             EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
@@ -455,10 +457,11 @@ TEST(Bottleneck, EveryCpuBusyWithOtherWorkNamesNoHost) {
             ", the network's softirqs and IRQs) was only 7 % of it";
         const Finding* f = find_finding(e, "RECEIVE_WINDOW_LIMITED");
         ASSERT_NE(f, nullptr) << codes_of(e);
+        const std::string unmeasured =
+            "; whether it kept the test waiting for a CPU was not measured";
         EXPECT_TRUE(contains(f->detail,
                              "its application read slower (its tool shows no CPU limit; " + other +
-                                 ": whether that work kept it from reading was not "
-                                 "measured)"))
+                                 ": whether that work kept it from reading was not measured)"))
             << f->detail;
         // Without TCP's account the window is not named either: nothing is.
         c.phases[0].tcp.reset();
@@ -469,10 +472,21 @@ TEST(Bottleneck, EveryCpuBusyWithOtherWorkNamesNoHost) {
         EXPECT_TRUE(contains(f->detail,
                              "; not ruled out — CPUs saturated with other work than "
                              "the test's: " +
-                                 other +
-                                 "; whether it kept the test waiting for a CPU was "
-                                 "not measured"))
+                                 other + unmeasured))
             << f->detail;
+        // Where the trace has how long the test's process waited for a CPU while ready to run
+        // (its threads' run delay), that is said instead: the evidence of other work holding it.
+        if (share != Share::other_by_processes) continue;
+        s.phases[0].processes[0].cpu_wait_ms = 2700;
+        e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+        EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
+        f = find_finding(e, "LIMIT_NOT_LOCATED");
+        ASSERT_NE(f, nullptr) << codes_of(e);
+        EXPECT_TRUE(contains(f->detail, other +
+                                            "; the test's process waited 2.70 s for a CPU, 75 % "
+                                            "of the time it was ready to run"))
+            << f->detail;
+        EXPECT_FALSE(contains(f->detail, "not measured")) << f->detail;
     }
 }
 
@@ -521,9 +535,10 @@ TEST(Bottleneck, AToolThrottledByItsCgroupNamesItsHost) {
     for (Trace* t : {&s, &c})
         for (int cpu = 0; cpu < 2; ++cpu)
             t->phases[0].cpus.push_back({cpu, kPhaseMs / 10, kPhaseMs / 40, 0, kPhaseMs, 0, 0});
-    c.phases[0].processes = {{913, "iperf3", kPhaseMs, 900, "/", std::nullopt, 0, 0, 0}};
+    c.phases[0].processes = {
+        {913, "iperf3", kPhaseMs, 900, "/", std::nullopt, 0, 0, 0, std::nullopt}};
     s.phases[0].processes = {
-        {812, "iperf3", kPhaseMs, 500, "/np-testbed-node1-1", 0.05, 100, 95, 9000}};
+        {812, "iperf3", kPhaseMs, 500, "/np-testbed-node1-1", 0.05, 100, 95, 9000, std::nullopt}};
     auto e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
     EXPECT_EQ(find_finding(e, "LIMIT_NOT_LOCATED"), nullptr) << codes_of(e);
     const Finding* f = find_finding(e, "HOST_LIMITED");
@@ -1339,7 +1354,7 @@ TEST(Bottleneck, TcpsOwnAccountNamesTheReceiversWindowOnlyWhenItHeldTheSender) {
 
     c.phases[0].tcp->rwnd_limited_us = 8'330'000;
     s.phases[0].processes = {
-        {812, "iperf3", kPhaseMs, 500, "/np-testbed-node1-1", 0.05, 100, 95, 9000}};
+        {812, "iperf3", kPhaseMs, 500, "/np-testbed-node1-1", 0.05, 100, 95, 9000, std::nullopt}};
     e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
     f = find_finding(e, "HOST_LIMITED");
     ASSERT_NE(f, nullptr) << codes_of(e);

@@ -52,6 +52,17 @@ TEST(ProcessStats, ProcStatReadsPastACommandWithSpacesAndParentheses) {
     EXPECT_FALSE(parse_proc_stat("garbage"));
 }
 
+TEST(ProcessStats, SchedstatGivesAThreadsTimeOnACpuAndWaitingForOne) {
+    const auto s = parse_schedstat("3401606000 77483123 3120\n");
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->on_cpu_ns, 3401606000);
+    EXPECT_EQ(s->wait_ns, 77483123);
+    EXPECT_FALSE(parse_schedstat(""));
+    EXPECT_FALSE(parse_schedstat("3401606000 77483123"));
+    EXPECT_FALSE(parse_schedstat("3401606000 -5 3120"));
+    EXPECT_FALSE(parse_schedstat("a b c"));
+}
+
 TEST(ProcessStats, CgroupPathsOfBothVersions) {
     const auto hybrid = parse_proc_cgroup(
         "9:name=systemd:/user.slice\n4:cpu,cpuacct:/np-testbed-node2-1\n3:cpuacct:/x\n0::/\n");

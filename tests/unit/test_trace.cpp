@@ -121,14 +121,20 @@ TEST(Trace, CpuTimesRoundTripAndOlderOnesHaveNoNicedTimeOrAccount) {
 TEST(Trace, ToolProcessesRoundTripAndBadCountsNameTheirField) {
     Trace t = trace("udp-overload-client.json");
     ASSERT_FALSE(t.phases.empty());
-    t.phases[0].processes = {{812, "iperf3", 3000, 150, "/np-testbed-node1-1", 0.05, 30, 28, 2610},
-                             {813, "iperf3", 2900, 2800, "/", std::nullopt, 0, 0, 0}};
+    t.phases[0].processes = {
+        {812, "iperf3", 3000, 150, "/np-testbed-node1-1", 0.05, 30, 28, 2610, 12},
+        {813, "iperf3", 2900, 2800, "/", std::nullopt, 0, 0, 0, std::nullopt}};
     auto doc = to_json(t);
     const Trace back = parse_trace(doc);
     ASSERT_EQ(back.phases[0].processes.size(), 2U);
     EXPECT_EQ(back.phases[0].processes[0].quota_cores, 0.05);
     EXPECT_FALSE(back.phases[0].processes[1].quota_cores);
+    EXPECT_EQ(back.phases[0].processes[0].cpu_wait_ms, 12);
+    EXPECT_FALSE(back.phases[0].processes[1].cpu_wait_ms);  // not kept by that kernel
     EXPECT_EQ(to_json(back), doc);
+    doc["phases"][0]["processes"][0]["cpu_wait_ms"] = -1;
+    EXPECT_EQ(testing::trace_error_field(doc), "phases[0].processes[0].cpu_wait_ms");
+    doc["phases"][0]["processes"][0]["cpu_wait_ms"] = 12;
     doc["phases"][0]["processes"][0]["throttled_periods"] = 31;
     EXPECT_EQ(testing::trace_error_field(doc), "phases[0].processes[0].throttled_periods");
     doc["phases"][0].erase("processes");

@@ -87,6 +87,26 @@ std::optional<SchedStat> parse_schedstat(std::string_view text) {
     return SchedStat{*on_cpu, *wait};
 }
 
+void ThreadWaits::add(int tid, const SchedStat& reading) {
+    auto [it, fresh] = threads_.try_emplace(tid, reading);
+    if (fresh) return;
+    if (reading.on_cpu_ns < it->second.on_cpu_ns) {  // another thread under a reused ID
+        ended_.on_cpu_ns += it->second.on_cpu_ns;
+        ended_.wait_ns += it->second.wait_ns;
+    }
+    it->second = reading;
+}
+
+std::optional<int64_t> ThreadWaits::wait_ns() const {
+    SchedStat all = ended_;
+    for (const auto& [tid, s] : threads_) {
+        all.on_cpu_ns += s.on_cpu_ns;
+        all.wait_ns += s.wait_ns;
+    }
+    if (all.on_cpu_ns <= 0) return std::nullopt;
+    return all.wait_ns;
+}
+
 CgroupPaths parse_proc_cgroup(std::string_view text) {
     CgroupPaths p;
     for (const auto line : lines_of(text)) {

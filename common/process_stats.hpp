@@ -6,6 +6,7 @@
 // cpu hierarchy of its own, cpu.cfs_quota_us / cpu.cfs_period_us and cpu.stat's throttled_time
 // in ns), as on a machine whose systemd mounts the hybrid layout.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,22 @@ struct SchedStat {
     int64_t wait_ns = 0;
 };
 std::optional<SchedStat> parse_schedstat(std::string_view text);
+
+// A process's threads' schedstat readings over the time it is watched, kept by thread: a thread
+// that ends keeps what it ran and waited (a sum over the threads alive would drop by it), and a
+// thread ID the kernel gave to a new thread (its time on a CPU lower than the last reading's)
+// keeps the ended thread's as well.
+class ThreadWaits {
+  public:
+    void add(int tid, const SchedStat& reading);
+    // How long its threads have waited for a CPU so far, in ns; nothing where every reading said
+    // no time on a CPU either (a kernel that keeps no scheduling statistics prints zeros).
+    std::optional<int64_t> wait_ns() const;
+
+  private:
+    std::map<int, SchedStat> threads_;
+    SchedStat ended_{};  // threads whose ID was reused
+};
 
 // /proc/PID/cgroup: the process's path in the v2 hierarchy ("0::PATH") and in the v1 hierarchy
 // that holds the cpu controller ("N:cpu,cpuacct:PATH").

@@ -491,25 +491,25 @@ std::optional<TestsShare> tests_share(const TracedSide& side, const std::vector<
 constexpr double kTestsShareOfSaturation = 0.85;
 
 // How long the node's test processes waited for a CPU while ready to run (the kernel's run
-// delay of their threads), where the trace has it for each of them: "; the test's processes
-// waited 1.07 s for a CPU, 25 % of the time they were ready to run" — the evidence of other work
-// holding the test back, which CPU times alone do not give. Empty where it does not.
+// delay of their threads, summed over them), from those whose trace has it: "; the threads of
+// the test's process waited 1.07 s in all for a CPU, 25 % of the time they were ready to run" —
+// the evidence of other work holding the test back, which CPU times alone do not give. Empty
+// where none has it.
 std::string processes_wait_text(const TracedSide& side) {
-    const auto& processes = side.phase.processes;
     int64_t wait_ms = 0, ran_ms = 0;
-    bool known = !processes.empty();
-    for (const auto& p : processes) {
-        known = known && p.cpu_wait_ms;
-        wait_ms += p.cpu_wait_ms.value_or(0);
+    size_t known = 0;
+    for (const auto& p : side.phase.processes) {
+        if (!p.cpu_wait_ms) continue;  // not kept, or never read (it ended as it was found)
+        ++known;
+        wait_ms += *p.cpu_wait_ms;
         ran_ms += p.cpu_ms;
     }
-    if (!known || wait_ms + ran_ms <= 0) return "";
+    if (known == 0 || wait_ms + ran_ms <= 0) return "";
     return fmt::format(
-        "; the test's process{} waited {:.2f} s for a CPU, {} of the time {} ready "
-        "to run",
-        processes.size() > 1 ? "es" : "", double(wait_ms) / 1000,
-        format_pct(double(wait_ms) / double(wait_ms + ran_ms), 0),
-        processes.size() > 1 ? "they were" : "it was");
+        "; the threads of the test's process{} waited {:.2f} s in all for a CPU, {} of the time "
+        "they were ready to run",
+        known > 1 ? "es" : "", double(wait_ms) / 1000,
+        format_pct(double(wait_ms) / double(wait_ms + ran_ms), 0));
 }
 
 // SaturatedCpu::other_work and other_work_ruled_out for `s`.
@@ -543,8 +543,11 @@ void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
     if (s.other_work_ruled_out)
         s.other_work += fmt::format("; its process ran on CPU {}, busy {}", tools->cpu,
                                     format_pct(busy_of(*tools, window), 0));
-    s.wait = processes_wait_text(side);
-    s.other_work += s.wait;
+    // Said of a core not ruled out: one the test's process had room beside did not hold it.
+    if (!s.other_work_ruled_out) {
+        s.wait = processes_wait_text(side);
+        s.other_work += s.wait;
+    }
 }
 
 std::optional<SaturatedCpu> saturated_cpu_of(const TracedSide& side, double test_s) {

@@ -199,14 +199,8 @@ void ToolProcesses::read(Watched& w, int64_t now_ms) {
     const std::string task = "/proc/" + std::to_string(w.pid) + "/task/";
     for (const int tid : numeric_entries(task))
         if (const auto s = parse_schedstat(read_text(task + std::to_string(tid) + "/schedstat")))
-            w.threads[tid] = *s;
-    int64_t on_cpu_ns = 0, wait_ns = 0;
-    for (const auto& [tid, s] : w.threads) {
-        on_cpu_ns += s.on_cpu_ns;
-        wait_ns += s.wait_ns;
-    }
-    // A kernel that keeps no scheduling statistics prints zeros for a thread that did run.
-    w.last.wait_ns = on_cpu_ns > 0 ? std::optional<int64_t>(wait_ns) : std::nullopt;
+            w.threads.add(tid, *s);
+    w.last.wait_ns = w.threads.wait_ns();
     // Its cgroup and the ancestors: a limit on any of them throttles it. The v1 cpu hierarchy
     // where the machine has one (hybrid: the unified one then has no cpu controller), else the
     // unified one. Read each time: a process can be moved (a slice's manager, a container's).

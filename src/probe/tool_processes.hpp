@@ -68,10 +68,8 @@ class ToolProcesses {
             std::string path, dir;
         };
         std::vector<Level> cgroups;
-        bool v2 = false;  // in the unified hierarchy, else v1's cpu one
-        // Each thread's last schedstat, by thread ID: a thread that ends keeps what it ran and
-        // waited (a sum over the threads alive would lose it).
-        std::map<int, SchedStat> threads;
+        bool v2 = false;      // in the unified hierarchy, else v1's cpu one
+        ThreadWaits threads;  // its threads' schedstat readings
         Counters first, last;
     };
 

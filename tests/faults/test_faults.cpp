@@ -592,8 +592,9 @@ TEST(FaultsOfCpuBoundHosts, AReceiversNicWorkOnItsToolsCoreIsNamedByThatCore) {
 // yields to the nodes' work), the profile unshaped so that nothing on the path sets the rate.
 // Saturated CPUs are not the test's limit by this evidence: the test's own work (by the
 // probe's account of each CPU) took a fraction of them. The limit is not located, and the other
-// work is said as not ruled out (it slowed TCP from ~16.4 to ~14 Gbit/s here, by waits no count
-// measures); no host may be named for it.
+// work is said as not ruled out, with how long the test's processes waited for a CPU (it slowed
+// TCP from ~16.4 to ~13 Gbit/s here, the processes waiting 32-45 % of the time they were ready to
+// run); no host may be named for it.
 TEST(FaultsOfCpuBoundHosts, CpusSaturatedByAnotherTenantsWorkDoNotNameAHost) {
     const std::string other_work = "bash " NP_SOURCE_DIR "/scripts/testbed.sh other-work --state " +
                                    state_dir + " --other-work ";
@@ -609,7 +610,7 @@ TEST(FaultsOfCpuBoundHosts, CpusSaturatedByAnotherTenantsWorkDoNotNameAHost) {
          .expect = {"LIMIT_NOT_LOCATED"},
          // Said as other work than the test's, with how long the test's process waited for a
          // CPU (its threads' run delay): never ruled out with every CPU saturated by it.
-         .detail_mentions = "% of it; the test's process",
+         .detail_mentions = "% of it; the threads of the test's process",
          // A host is named or not only with loss ruled out: a tier that counts drops.
          .named_down_to = "drops-without-reasons"});
 }

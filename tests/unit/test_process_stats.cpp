@@ -63,6 +63,27 @@ TEST(ProcessStats, SchedstatGivesAThreadsTimeOnACpuAndWaitingForOne) {
     EXPECT_FALSE(parse_schedstat("a b c"));
 }
 
+// A process's wait for a CPU is its threads' together: one that ends keeps what it waited, a new
+// one adds its own, and an ID reused by a new thread loses neither.
+TEST(ProcessStats, AProcessWaitKeepsItsEndedThreads) {
+    ThreadWaits w;
+    EXPECT_FALSE(w.wait_ns());
+    w.add(100, {5'000, 300});
+    w.add(101, {2'000, 50});
+    EXPECT_EQ(w.wait_ns(), 350);
+    w.add(100, {9'000, 700});  // later readings replace earlier ones
+    EXPECT_EQ(w.wait_ns(), 750);
+    w.add(102, {1'000, 10});  // 101 ended (read no more): its 50 stays
+    EXPECT_EQ(w.wait_ns(), 760);
+    w.add(101, {400, 5});  // 101 again, but a new thread: the ended one's 50 stays too
+    EXPECT_EQ(w.wait_ns(), 765);
+    // A kernel that keeps no scheduling statistics: zeros for threads that ran.
+    ThreadWaits none;
+    none.add(7, {0, 0});
+    none.add(8, {0, 0});
+    EXPECT_FALSE(none.wait_ns());
+}
+
 TEST(ProcessStats, CgroupPathsOfBothVersions) {
     const auto hybrid = parse_proc_cgroup(
         "9:name=systemd:/user.slice\n4:cpu,cpuacct:/np-testbed-node2-1\n3:cpuacct:/x\n0::/\n");

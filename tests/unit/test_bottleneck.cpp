@@ -455,29 +455,28 @@ TEST(Bottleneck, EveryCpuBusyWithOtherWorkNamesNoHost) {
                 "time in softirq), but the test's own work (its ") +
             (share == Share::other_by_account ? "process" : "processes") +
             ", the network's softirqs and IRQs) was only 7 % of it";
-        const Finding* f = find_finding(e, "RECEIVE_WINDOW_LIMITED");
-        ASSERT_NE(f, nullptr) << codes_of(e);
-        const std::string unmeasured =
-            "; whether it kept the test waiting for a CPU was not measured";
-        EXPECT_TRUE(contains(f->detail,
-                             "its application read slower (its tool shows no CPU limit; " + other +
-                                 ": whether that work kept it from reading was not measured)"))
-            << f->detail;
-        // Without TCP's account the window is not named either: nothing is.
-        c.phases[0].tcp.reset();
-        e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
-        EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
-        f = find_finding(e, "LIMIT_NOT_LOCATED");
-        ASSERT_NE(f, nullptr) << codes_of(e);
-        EXPECT_TRUE(contains(f->detail,
-                             "; not ruled out — CPUs saturated with other work than "
-                             "the test's: " +
-                                 other + unmeasured))
-            << f->detail;
+        // The receiver's window names the stage and says the other work (`window`); without
+        // TCP's account the window is not named either, and nothing is (`not_located`).
+        const auto expect_said = [&](const std::string& window, const std::string& not_located) {
+            c.phases[0].tcp = held;
+            auto e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+            const Finding* f = find_finding(e, "RECEIVE_WINDOW_LIMITED");
+            ASSERT_NE(f, nullptr) << codes_of(e);
+            EXPECT_TRUE(contains(f->detail, window)) << f->detail;
+            c.phases[0].tcp.reset();
+            e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
+            EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
+            f = find_finding(e, "LIMIT_NOT_LOCATED");
+            ASSERT_NE(f, nullptr) << codes_of(e);
+            EXPECT_TRUE(contains(f->detail, not_located)) << f->detail;
+        };
+        expect_said("its application read slower (its tool shows no CPU limit; " + other +
+                        ": whether that work kept it from reading was not measured)",
+                    "; not ruled out — CPUs saturated with other work than the test's: " + other +
+                        "; whether it kept the test waiting for a CPU was not measured");
         // Where the trace has how long the test's process waited for a CPU while ready to run
-        // (its threads' run delay), that is said instead: the evidence of other work holding it,
-        // in the window's account too. A process the probe found as it ended has no reading and
-        // hides nothing of another's.
+        // (its threads' run delay), that is said instead: the evidence of other work holding it.
+        // A process the probe found as it ended has no reading and hides nothing of another's.
         if (share != Share::other_by_processes) continue;
         s.phases[0].processes[0].cpu_wait_ms = 2700;
         s.phases[0].processes.push_back(
@@ -485,19 +484,8 @@ TEST(Bottleneck, EveryCpuBusyWithOtherWorkNamesNoHost) {
         const std::string waited =
             "; the threads of the test's process waited 2.70 s in all for a CPU, 75 % of the "
             "time they were ready to run";
-        c.phases[0].tcp = held;
-        e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
-        f = find_finding(e, "RECEIVE_WINDOW_LIMITED");
-        ASSERT_NE(f, nullptr) << codes_of(e);
-        EXPECT_TRUE(contains(f->detail, "(its tool shows no CPU limit; " + other + waited + ")"))
-            << f->detail;
-        c.phases[0].tcp.reset();
-        e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
-        EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
-        f = find_finding(e, "LIMIT_NOT_LOCATED");
-        ASSERT_NE(f, nullptr) << codes_of(e);
-        EXPECT_TRUE(contains(f->detail, other + waited)) << f->detail;
-        EXPECT_FALSE(contains(f->detail, "not measured")) << f->detail;
+        expect_said("(its tool shows no CPU limit; " + other + waited + ")",
+                    "CPUs saturated with other work than the test's: " + other + waited);
     }
 }
 

@@ -152,8 +152,9 @@ PathLoads path_loads(const TestEvidence& v);
 // process ran on another CPU and under half of this one's time was the test's, the process had
 // room there: that core is ruled out (`other_work_ruled_out`). Otherwise other work at the
 // default priority may have kept the test waiting for a CPU: it is neither named nor ruled out,
-// and how long the test's processes waited for one is said where the trace has it (`wait`). (On the
-// local testbed both nodes share the CPUs: from each node's trace the other's tool is other work.)
+// and how long the test's processes waited for one is said where the trace has it (`wait_said`).
+// (On the local testbed both nodes share the CPUs: from each node's trace the other's tool is other
+// work.)
 struct SaturatedCpu {
     std::string node;
     std::string text;  // "node1-1: CPU 1 busy 2.98 s of the 3.0 s test (41 % of it softirq)"
@@ -167,10 +168,10 @@ struct SaturatedCpu {
     std::string other_work{};
     // … and the test's process had room on another CPU: this one did not hold it.
     bool other_work_ruled_out = false;
-    // The part of other_work that says how long the node's test processes waited for a CPU while
-    // ready to run (their threads' run delay, ProcessCpu::cpu_wait_ms): the measure of whether
-    // that work held the test back. Empty where the trace does not have it.
-    std::string wait{};
+    // other_work says how long the node's test processes waited for a CPU while ready to run
+    // (their threads' run delay, ProcessCpu::cpu_wait_ms): the measure of whether that work held
+    // the test back. False where the trace does not have it.
+    bool wait_said = false;
     bool by_test() const { return other_work.empty(); }
 };
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s);

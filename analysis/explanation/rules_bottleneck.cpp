@@ -512,6 +512,13 @@ std::string processes_wait_text(const TracedSide& side) {
         format_pct(double(wait_ms) / double(wait_ms + ran_ms), 0));
 }
 
+// Adds processes_wait_text to `s.other_work`, and whether it said anything.
+void say_wait(const TracedSide& side, SaturatedCpu& s) {
+    const std::string wait = processes_wait_text(side);
+    s.other_work += wait;
+    s.wait_said = !wait.empty();
+}
+
 // SaturatedCpu::other_work and other_work_ruled_out for `s`.
 void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
     const auto& cpus = side.phase.cpus;
@@ -522,8 +529,7 @@ void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
             "{}, but the test's own work (its process{}, the network's softirqs and IRQs) was "
             "only {} of it",
             s.text, t->accounted ? "" : "es", format_pct(t->share(), 0));
-        s.wait = processes_wait_text(side);
-        s.other_work += s.wait;
+        say_wait(side, s);
         return;
     }
     const auto named =
@@ -544,10 +550,7 @@ void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
         s.other_work += fmt::format("; its process ran on CPU {}, busy {}", tools->cpu,
                                     format_pct(busy_of(*tools, window), 0));
     // Said of a core not ruled out: one the test's process had room beside did not hold it.
-    if (!s.other_work_ruled_out) {
-        s.wait = processes_wait_text(side);
-        s.other_work += s.wait;
-    }
+    if (!s.other_work_ruled_out) say_wait(side, s);
 }
 
 std::optional<SaturatedCpu> saturated_cpu_of(const TracedSide& side, double test_s) {
@@ -822,7 +825,7 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
         if (sat && sat->other_work_ruled_out)
             cpus.push_back(sat->other_work);
         else if (sat && !sat->by_test())
-            other_work.push_back(sat->other_work + (sat->wait.empty()
+            other_work.push_back(sat->other_work + (!sat->wait_said
                                                         ? "; whether it kept the test waiting for "
                                                           "a CPU was not measured"
                                                         : ""));

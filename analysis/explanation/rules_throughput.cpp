@@ -560,7 +560,7 @@ std::string named_stage_detail(const TestEvidence& v, const Ledger& l, const Bus
             other == busy.other_work.end()
                 ? "its CPUs and its tool's show no saturation or CPU limit"
                 : "its tool shows no CPU limit; " + other->second.other_work +
-                      (other->second.wait.empty()
+                      (!other->second.wait_said
                            ? ": whether that work kept it from reading was not measured"
                            : ""));
     }

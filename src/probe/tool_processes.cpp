@@ -270,7 +270,8 @@ std::vector<ProcessCpu> ToolProcesses::cut(int64_t now_ms) {
         p.watched_ms = w.last.t_ms - w.first.t_ms;
         p.cpu_ms = (w.last.cpu_ticks - w.first.cpu_ticks) * 1000 / ticks_per_s_;
         if (w.first.wait_ns && w.last.wait_ns)
-            p.cpu_wait_ms = std::max<int64_t>(0, *w.last.wait_ns - *w.first.wait_ns) / 1'000'000;
+            p.cpu_wait_ms =
+                (*w.last.wait_ns - *w.first.wait_ns) / 1'000'000;  // ThreadWaits only grows
         // The level of its cgroup path that throttled it most; where none did, the nearest
         // that sets a limit, else its own cgroup — with that level's counts over the watch.
         const auto delta = [&](const Watched::Level& level) {

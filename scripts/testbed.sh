@@ -268,7 +268,15 @@ claim_row() {
         fi
     done
     exec {lock}>&-
-    die "--row auto: rows 2 to 9 are all in use (ip netns list)"
+    # Which testbed holds each row: its control bridge names the state dir `up` was given.
+    local held="" owner
+    for r in 2 3 4 5 6 7 8 9; do
+        owner=$(cat "/sys/class/net/nptb$r-ctl/ifalias" 2>/dev/null || true)
+        held+=$'\n'"  row $r: ${owner:+the testbed of --state ${owner#np-testbed }}"
+        [[ -n $owner ]] || held+="links or namespaces without a state dir (ip netns list)"
+    done
+    die "--row auto: rows 2 to 9 are all in use:$held"$'\n'"a testbed a killed run left is" \
+        "taken down with: scripts/testbed.sh down --state DIR"
 }
 
 ns() { ip netns exec "$1" "${@:2}"; }

@@ -179,49 +179,22 @@ ParityCheck throughput_check(const std::vector<Contract>& contracts, const std::
     return c;
 }
 
-// Each mode's fastest ping reply (rtt_min_ms of the first PING_RTT finding in its contract's
-// explanation: the ping its ping_rtt_ms averages); none unless every mode has it.
-std::optional<std::vector<double>> ping_minimums(const std::vector<Contract>& contracts) {
-    std::vector<double> out;
-    for (const auto& k : contracts) {
-        const nlohmann::json* findings = attached(k, "findings");
-        if (!findings) return std::nullopt;
-        const auto ping = std::find_if(findings->begin(), findings->end(), [](const auto& f) {
-            return f.is_object() && f.value("code", std::string{}) == "PING_RTT";
-        });
-        if (ping == findings->end()) return std::nullopt;
-        const auto ev = ping->find("evidence");
-        if (ev == ping->end() || !ev->is_object()) return std::nullopt;
-        const auto m = ev->find("rtt_min_ms");
-        if (m == ev->end() || !m->is_number() || m->get<double>() <= 0) return std::nullopt;
-        out.push_back(m->get<double>());
-    }
-    return out;
-}
-
-// The widest the averages may differ when the minimums agree: past it, one mode's pings were
-// mostly slow, whatever its fastest.
-constexpr double kRttAverageCap = 2.0;
-
-// Ping's averages: a gross difference fails (the ratio). Averages of a few pings a tenth of a
-// millisecond long move by one slow wake-up or neighbour lookup, which leaves the fastest reply
-// alone, while a path that is longer in one mode moves that too: where the averages fail, each
-// mode's fastest reply within the same ratio passes (the averages at most kRttAverageCap apart),
-// and the check says so.
-ParityCheck rtt_check(const std::vector<Contract>& contracts, double allowed) {
+// Ping's averages: a gross difference fails (the ratio). Below a few tenths of a millisecond the
+// ratio is the hosts' noise, not the path's: one slow wake-up of a loaded host moves an average
+// of ten pings 0.1 ms long by half or more (suite runs: 0.186 against 0.108 ms, 0.176 / 0.133 /
+// 0.107). So averages within an absolute floor of each other pass whatever their ratio, and the
+// check says so.
+ParityCheck rtt_check(const std::vector<Contract>& contracts, const ParityTolerance& tol) {
     const Column c = column(contracts, &Contract::ping_rtt_ms);
-    ParityCheck check = spread_check("ping_rtt_ms", c, allowed);
+    ParityCheck check = spread_check("ping_rtt_ms", c, tol.rtt_spread);
     if (check.pass || !c.missing_in.empty()) return check;
     const auto [lo, hi] = std::minmax_element(c.values.begin(), c.values.end());
-    const auto mins = ping_minimums(contracts);
-    if (!mins || *lo <= 0 || *hi / *lo > kRttAverageCap + 1e-12) return check;
-    const auto [min_lo, min_hi] = std::minmax_element(mins->begin(), mins->end());
-    if (*min_hi / *min_lo > allowed + 1e-12) return check;
+    if (*hi - *lo > tol.rtt_floor_ms + 1e-12) return check;
     check.pass = true;
     check.summary += fmt::format(
-        " — passed on each mode's fastest reply, {:.3f} to {:.3f} ms (spread {:.3f}): the "
-        "averages differ by slower replies within a mode, not by its path",
-        *min_lo, *min_hi, *min_hi / *min_lo);
+        " — passed: {:.3f} ms apart, within {} ms, below which a round trip's average moves by "
+        "the hosts' wake-ups, not by its path",
+        *hi - *lo, tol.rtt_floor_ms);
     return check;
 }
 
@@ -235,7 +208,7 @@ ParityResult check_parity(const std::vector<Contract>& contracts, const ParityTo
         throughput_check(contracts, "udp_mbps", &Contract::udp_mbps, "UDP", tol.throughput_spread));
     r.checks.push_back(
         range_check("udp_loss_pct", column(contracts, &Contract::udp_loss_pct), tol.loss_points));
-    r.checks.push_back(rtt_check(contracts, tol.rtt_spread));
+    r.checks.push_back(rtt_check(contracts, tol));
     r.checks.push_back(nodes_check(contracts));
     for (const auto& c : r.checks) r.pass = r.pass && c.pass;
 

@@ -12,6 +12,7 @@ struct ParityTolerance {
     double throughput_spread = 1.01;  // max/min of tcp_mbps and of udp_mbps
     double loss_points = 0.5;         // max - min of udp_loss_pct, in percentage points
     double rtt_spread = 1.5;          // RTT is noisy: only a gross difference fails
+    double rtt_floor_ms = 0.1;        // ping_rtt_ms this close pass whatever their spread
 };
 
 struct ParityCheck {

@@ -92,7 +92,8 @@ const std::vector<FindingCode>& finding_codes() {
          kBelowCeiling},
         {"SENDER_LIMITED", S::warn, "sender-limited",
          "UDP sent under 97 % of the offered rate although the offered load fits the link; "
-         "what held the sender back where its host shows it, else that it was not located",
+         "what held the sender back where its host shows it, else that it was not located, "
+         "with how long its threads waited for a CPU where the trace has it",
          kBelowCeiling},
         {"OFFERED_ABOVE_CEILING", S::info, "offered load above the ceiling",
          "the UDP offered load needs more wire than the link has: held back by the sender's "
@@ -122,7 +123,8 @@ const std::vector<FindingCode>& finding_codes() {
          "was 85 % of the busy time or more: a core busy with other work while the test's "
          "process ran on another is ruled out, other CPUs saturated with other work are said "
          "as not ruled out, with how long the test's processes waited for a CPU while ready to "
-         "run (their threads' run delay, where the kernel keeps it)",
+         "run (their threads' run delay, where the kernel keeps it: <node>.cpu_wait_ms and "
+         "<node>.cpu_wait_pct)",
          {"BELOW_CEILING_NEEDS_TRACE", "LIMIT_NOT_LOCATED"}},
         {"RECEIVE_WINDOW_LIMITED",
          S::warn,

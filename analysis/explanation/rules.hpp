@@ -152,7 +152,7 @@ PathLoads path_loads(const TestEvidence& v);
 // process ran on another CPU and under half of this one's time was the test's, the process had
 // room there: that core is ruled out (`other_work_ruled_out`). Otherwise other work at the
 // default priority may have kept the test waiting for a CPU: it is neither named nor ruled out,
-// and how long the test's processes waited for one is said where the trace has it (`wait_said`).
+// and how long the test's processes waited for one is said where the trace has it (`wait`).
 // (On the local testbed both nodes share the CPUs: from each node's trace the other's tool is other
 // work.)
 struct SaturatedCpu {
@@ -170,11 +170,22 @@ struct SaturatedCpu {
     bool other_work_ruled_out = false;
     // other_work says how long the node's test processes waited for a CPU while ready to run
     // (their threads' run delay, ProcessCpu::cpu_wait_ms): the measure of whether that work held
-    // the test back. False where the trace does not have it.
-    bool wait_said = false;
+    // the test back. Empty where the trace does not have it: `<node>.cpu_wait_ms` and
+    // `<node>.cpu_wait_pct` (of the time they were ready to run) otherwise.
+    Evidence wait{};
+    bool wait_said() const { return !wait.empty(); }
     bool by_test() const { return other_work.empty(); }
 };
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s);
+// How long a node's test processes waited for a CPU while ready to run (the kernel's run delay of
+// their threads, summed over the processes whose trace has it: ProcessCpu::cpu_wait_ms): "the
+// threads of the test's process waited 1.07 s in all for a CPU, 25 % of the time they were ready
+// to run", with `<node>.cpu_wait_ms` and `<node>.cpu_wait_pct`. None where no process has it.
+struct ProcessesWait {
+    std::string text;
+    Evidence evidence;
+};
+std::optional<ProcessesWait> processes_wait(const TracedSide& side);
 // The evidence key, after the node's name, of a saturated CPU's busy share: a finding that carries
 // it names a core.
 inline constexpr std::string_view kCpuBusyPctKey = ".cpu_busy_pct";

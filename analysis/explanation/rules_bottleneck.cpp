@@ -490,33 +490,14 @@ std::optional<TestsShare> tests_share(const TracedSide& side, const std::vector<
 // 88-94 % its own; a TCP sender's core that a busy loop at the least CPU weight filled, 79 %.
 constexpr double kTestsShareOfSaturation = 0.85;
 
-// How long the node's test processes waited for a CPU while ready to run (the kernel's run
-// delay of their threads, summed over them), from those whose trace has it: "; the threads of
-// the test's process waited 1.07 s in all for a CPU, 25 % of the time they were ready to run" —
-// the evidence of other work holding the test back, which CPU times alone do not give. Empty
-// where none has it.
-std::string processes_wait_text(const TracedSide& side) {
-    int64_t wait_ms = 0, ran_ms = 0;
-    size_t known = 0;
-    for (const auto& p : side.phase.processes) {
-        if (!p.cpu_wait_ms) continue;  // not kept, or never read (it ended as it was found)
-        ++known;
-        wait_ms += *p.cpu_wait_ms;
-        ran_ms += p.cpu_ms;
-    }
-    if (known == 0 || wait_ms + ran_ms <= 0) return "";
-    return fmt::format(
-        "; the threads of the test's process{} waited {:.2f} s in all for a CPU, {} of the time "
-        "they were ready to run",
-        known > 1 ? "es" : "", double(wait_ms) / 1000,
-        format_pct(double(wait_ms) / double(wait_ms + ran_ms), 0));
-}
-
-// Adds processes_wait_text to `s.other_work`, and whether it said anything.
+// Adds processes_wait's text to `s.other_work` and its evidence to `s.wait`: the evidence of other
+// work holding the test back, which CPU times alone do not give. Nothing where the trace has no
+// wait.
 void say_wait(const TracedSide& side, SaturatedCpu& s) {
-    const std::string wait = processes_wait_text(side);
-    s.other_work += wait;
-    s.wait_said = !wait.empty();
+    const auto w = processes_wait(side);
+    if (!w) return;
+    s.other_work += "; " + w->text;
+    s.wait = w->evidence;
 }
 
 // SaturatedCpu::other_work and other_work_ruled_out for `s`.
@@ -610,6 +591,25 @@ std::optional<SaturatedCpu> saturated_cpu_of(const TracedSide& side, double test
 }
 
 }  // namespace
+
+std::optional<ProcessesWait> processes_wait(const TracedSide& side) {
+    int64_t wait_ms = 0, ran_ms = 0;
+    size_t known = 0;
+    for (const auto& p : side.phase.processes) {
+        if (!p.cpu_wait_ms) continue;  // not kept, or never read (it ended as it was found)
+        ++known;
+        wait_ms += *p.cpu_wait_ms;
+        ran_ms += p.cpu_ms;
+    }
+    if (known == 0 || wait_ms + ran_ms <= 0) return std::nullopt;
+    const double share = double(wait_ms) / double(wait_ms + ran_ms);
+    const std::string& node = side.trace->node;
+    return ProcessesWait{
+        fmt::format("the threads of the test's process{} waited {:.2f} s in all for a CPU, {} of "
+                    "the time they were ready to run",
+                    known > 1 ? "es" : "", double(wait_ms) / 1000, format_pct(share, 0)),
+        {{node + ".cpu_wait_ms", wait_ms}, {node + ".cpu_wait_pct", rounded(100 * share, 1)}}};
+}
 
 std::optional<SaturatedCpu> saturated_cpu(const TracedSide& side, double test_s) {
     auto s = saturated_cpu_of(side, test_s);
@@ -825,7 +825,7 @@ std::vector<std::string> ruled_out(const TestEvidence& v, const PathLoads& loads
         if (sat && sat->other_work_ruled_out)
             cpus.push_back(sat->other_work);
         else if (sat && !sat->by_test())
-            other_work.push_back(sat->other_work + (!sat->wait_said
+            other_work.push_back(sat->other_work + (!sat->wait_said()
                                                         ? "; whether it kept the test waiting for "
                                                           "a CPU was not measured"
                                                         : ""));

@@ -246,16 +246,27 @@ void say_what_held_the_sender(Finding& f, const TestEvidence& v) {
     if (!not_out.empty())
         f.detail += fmt::format(" Not ruled out, but not shown to hold the sender either: {}.",
                                 fmt::join(not_out, "; "));
+    // How long the sender's threads waited to run, measured: said once (the clause of CPUs
+    // saturated with other work may have said it), and no longer a step to take.
+    const auto wait = processes_wait(*v.traces.sender);
+    if (wait) {
+        if (std::none_of(not_out.begin(), not_out.end(),
+                         [&](const std::string& r) { return r.find(wait->text) != r.npos; }))
+            f.detail += fmt::format(" On {}, {}.", v.traces.sender->trace->node, wait->text);
+        for (const auto& e : wait->evidence) f.evidence.push_back(e);
+    }
     const auto& cpus = v.traces.sender->phase.cpus;
     const std::string cores = cores_to_measure(
         !cpus.empty(),
         std::any_of(cpus.begin(), cpus.end(), [](const CpuTime& c) { return c.account; }),
         "on the sender");
     f.next_step = fmt::format(
-        "Measure what was not: {}how long the sending thread waited to run (perf sched latency; "
-        "or give it a core of its own with iperf3 -A), iperf3's pacing timer (--pacing-timer), "
-        "its socket's send buffer (-w).",
-        cores);
+        "Measure what was not: {}{}iperf3's pacing timer (--pacing-timer), its socket's send "
+        "buffer (-w).",
+        cores,
+        wait ? ""
+             : "how long the sending thread waited to run (perf sched latency; or give it a "
+               "core of its own with iperf3 -A), ");
 }
 
 }  // namespace

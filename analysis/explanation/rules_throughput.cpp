@@ -473,6 +473,7 @@ BusyHosts busy_hosts(const TestEvidence& v, const Ledger& l) {
             b.accounted = b.accounted || c.account.has_value();
         }
         if (const auto cpu = saturated_cpu(**side, t.duration_s); cpu && !cpu->by_test()) {
+            for (const auto& e : cpu->wait) b.evidence.push_back(e);
             b.other_work[cpu->node] = *cpu;
         } else if (cpu) {
             b.said.push_back(cpu->text);
@@ -560,7 +561,7 @@ std::string named_stage_detail(const TestEvidence& v, const Ledger& l, const Bus
             other == busy.other_work.end()
                 ? "its CPUs and its tool's show no saturation or CPU limit"
                 : "its tool shows no CPU limit; " + other->second.other_work +
-                      (!other->second.wait_said
+                      (!other->second.wait_said()
                            ? ": whether that work kept it from reading was not measured"
                            : ""));
     }

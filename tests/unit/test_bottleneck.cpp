@@ -199,6 +199,23 @@ TEST(Bottleneck, ASenderLimitedUdpSenderIsHeldBackOnlyByWhatItsHostShows) {
         EXPECT_EQ(contains(f->next_step, "Measure what was not: how long the sending thread"),
                   !saturated)
             << f->next_step;
+        if (saturated) continue;
+        // How long the sender's threads waited to run, where the trace has it, is said as
+        // measured, with its evidence, and is no longer a step to take.
+        c.phases[0].processes = {
+            {913, "iperf3", kPhaseMs, 7800, "/", std::nullopt, 0, 0, 0, int64_t{200}}};
+        const auto waited =
+            explain_tests({udp(80, 56.6)}, {c, node("node1-1", "server", "udp", server)}, 100e6);
+        f = find_finding(waited, "SENDER_LIMITED");
+        ASSERT_NE(f, nullptr) << codes_of(waited);
+        EXPECT_TRUE(contains(f->detail,
+                             "On node1-2, the threads of the test's process waited 0.20 s in all "
+                             "for a CPU, 2 % of the time they were ready to run."))
+            << f->detail;
+        EXPECT_EQ(testing::evidence(*f, "node1-2.cpu_wait_ms"), 200);
+        EXPECT_EQ(testing::evidence(*f, "node1-2.cpu_wait_pct"), 2.5);
+        EXPECT_FALSE(contains(f->next_step, "how long the sending thread")) << f->next_step;
+        EXPECT_TRUE(contains(f->next_step, "iperf3's pacing timer")) << f->next_step;
     }
     auto test = udp(80, 56.6);
     auto e = explain_tests({test}, {}, 100e6);
@@ -457,23 +474,36 @@ TEST(Bottleneck, EveryCpuBusyWithOtherWorkNamesNoHost) {
             ", the network's softirqs and IRQs) was only 7 % of it";
         // The receiver's window names the stage and says the other work (`window`); without
         // TCP's account the window is not named either, and nothing is (`not_located`).
-        const auto expect_said = [&](const std::string& window, const std::string& not_located) {
+        // Each finding carries the wait as evidence where it says it (`wait`: "ms pct").
+        const auto expect_said = [&](const std::string& window, const std::string& not_located,
+                                     const std::string& wait) {
+            const auto has_wait = [&](const Finding& f) {
+                const auto ms = np::testing::evidence(f, "node1-1.cpu_wait_ms");
+                const auto pct = np::testing::evidence(f, "node1-1.cpu_wait_pct");
+                EXPECT_EQ(ms.is_null(), wait.empty()) << ms;
+                if (!wait.empty()) {
+                    EXPECT_EQ(ms.dump() + " " + pct.dump(), wait);
+                }
+            };
             c.phases[0].tcp = held;
             auto e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
             const Finding* f = find_finding(e, "RECEIVE_WINDOW_LIMITED");
             ASSERT_NE(f, nullptr) << codes_of(e);
             EXPECT_TRUE(contains(f->detail, window)) << f->detail;
+            has_wait(*f);
             c.phases[0].tcp.reset();
             e = explain_tests({tcp(29.5)}, {c, s}, 100e6);
             EXPECT_EQ(find_finding(e, "HOST_LIMITED"), nullptr) << codes_of(e);
             f = find_finding(e, "LIMIT_NOT_LOCATED");
             ASSERT_NE(f, nullptr) << codes_of(e);
             EXPECT_TRUE(contains(f->detail, not_located)) << f->detail;
+            has_wait(*f);
         };
         expect_said("its application read slower (its tool shows no CPU limit; " + other +
                         ": whether that work kept it from reading was not measured)",
                     "; not ruled out — CPUs saturated with other work than the test's: " + other +
-                        "; whether it kept the test waiting for a CPU was not measured");
+                        "; whether it kept the test waiting for a CPU was not measured",
+                    "");
         // Where the trace has how long the test's process waited for a CPU while ready to run
         // (its threads' run delay), that is said instead: the evidence of other work holding it.
         // A process the probe found as it ended has no reading and hides nothing of another's.
@@ -485,7 +515,8 @@ TEST(Bottleneck, EveryCpuBusyWithOtherWorkNamesNoHost) {
             "; the threads of the test's process waited 2.70 s in all for a CPU, 75 % of the "
             "time they were ready to run";
         expect_said("(its tool shows no CPU limit; " + other + waited + ")",
-                    "CPUs saturated with other work than the test's: " + other + waited);
+                    "CPUs saturated with other work than the test's: " + other + waited,
+                    "2700 75.0");
     }
 }
 

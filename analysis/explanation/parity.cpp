@@ -179,22 +179,54 @@ ParityCheck throughput_check(const std::vector<Contract>& contracts, const std::
     return c;
 }
 
+// The widest spread of a mode's own pings (rtt_mdev_ms of the first PING_RTT finding in its
+// contract's explanation: the ping its ping_rtt_ms averages), over the modes that have one.
+std::optional<std::pair<double, std::string>> widest_ping_spread(
+    const std::vector<Contract>& contracts) {
+    std::optional<std::pair<double, std::string>> widest;
+    for (const auto& k : contracts) {
+        const nlohmann::json* findings = attached(k, "findings");
+        if (!findings) continue;
+        const auto ping = std::find_if(findings->begin(), findings->end(), [](const auto& f) {
+            return f.is_object() && f.value("code", std::string{}) == "PING_RTT";
+        });
+        if (ping == findings->end() || !ping->contains("evidence")) continue;
+        const auto& ev = (*ping)["evidence"];
+        if (!ev.is_object() || !ev.contains("rtt_mdev_ms") || !ev["rtt_mdev_ms"].is_number())
+            continue;
+        const double mdev = ev["rtt_mdev_ms"].get<double>();
+        if (mdev > 0 && (!widest || mdev > widest->first)) widest = {{mdev, k.mode}};
+    }
+    return widest;
+}
+
 // Ping's averages: a gross difference fails (the ratio). Below a few tenths of a millisecond the
-// ratio is the hosts' noise, not the path's: one slow wake-up of a loaded host moves an average
-// of ten pings 0.1 ms long by half or more (suite runs: 0.186 against 0.108 ms, 0.176 / 0.133 /
-// 0.107). So averages within an absolute floor of each other pass whatever their ratio, and the
-// check says so.
+// ratio is the hosts' noise, not the path's: one slow wake-up of a loaded host, or a first reply
+// that waited for the neighbour's address, moves an average of ten pings by half or more (suite
+// runs: 0.186 against 0.108 ms, 0.176 / 0.133 / 0.107, 0.187 / 0.307 / 0.396). So averages pass
+// whatever their ratio within an absolute floor of each other, or within the spread of one
+// mode's own pings (ping's mdev, where its explanation is attached): the modes then differ by
+// less than one mode's replies do. The check says which.
 ParityCheck rtt_check(const std::vector<Contract>& contracts, const ParityTolerance& tol) {
     const Column c = column(contracts, &Contract::ping_rtt_ms);
     ParityCheck check = spread_check("ping_rtt_ms", c, tol.rtt_spread);
     if (check.pass || !c.missing_in.empty()) return check;
     const auto [lo, hi] = std::minmax_element(c.values.begin(), c.values.end());
-    if (*hi - *lo > tol.rtt_floor_ms + 1e-12) return check;
-    check.pass = true;
-    check.summary += fmt::format(
-        " — passed: {:.3f} ms apart, within {} ms, below which a round trip's average moves by "
-        "the hosts' wake-ups, not by its path",
-        *hi - *lo, tol.rtt_floor_ms);
+    const double apart = *hi - *lo;
+    if (apart <= tol.rtt_floor_ms + 1e-12) {
+        check.pass = true;
+        check.summary += fmt::format(
+            " — passed: {:.3f} ms apart, within {} ms, below which a round trip's average moves "
+            "by the hosts' wake-ups, not by its path",
+            apart, tol.rtt_floor_ms);
+    } else if (const auto spread = widest_ping_spread(contracts);
+               spread && apart <= spread->first + 1e-12) {
+        check.pass = true;
+        check.summary += fmt::format(
+            " — passed: {:.3f} ms apart, within the spread of {}'s own pings (mdev {:.3f} ms): "
+            "the modes differ by less than one mode's replies do",
+            apart, spread->second, spread->first);
+    }
     return check;
 }
 

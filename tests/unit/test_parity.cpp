@@ -146,6 +146,26 @@ TEST(Parity, SubMillisecondRttsWithinATenthOfAMillisecondPassWhateverTheirRatio)
     // 0.109 ms apart: past the floor, and the ratio (2.0) fails it.
     contracts[2] = contract("jupyter", 0.217, 98.4, 99.0, 0.0);
     EXPECT_FALSE(check_parity(contracts).pass);
+    // Past the floor, averages within the spread of one mode's own pings (its explanation's
+    // mdev) pass too, saying whose: 0.187 / 0.307 / 0.396 ms in a suite run.
+    const auto pinged = [](const std::string& mode, double avg, double mdev) {
+        return contract(mode, avg, 98.4, 99.0, 0.0, "node1-2",
+                        ", \"explain\": {\"findings\": [{\"code\": \"PING_RTT\", \"severity\": "
+                        "\"info\", \"test\": \"ping 198.18.2.1\", \"title\": \"t\", "
+                        "\"evidence\": {\"rtt_mdev_ms\": " +
+                            std::to_string(mdev) + "}}]}");
+    };
+    contracts = {pinged("ansible", 0.187, 0.031), pinged("manual", 0.396, 0.522),
+                 pinged("jupyter", 0.307, 0.204)};
+    r = check_parity(contracts);
+    EXPECT_TRUE(r.pass) << render_parity(contracts, r);
+    EXPECT_NE(r.checks[3].summary.find("passed: 0.209 ms apart, within the spread of manual's own "
+                                       "pings (mdev 0.522 ms)"),
+              std::string::npos)
+        << r.checks[3].summary;
+    // Replies that all agree within a mode leave a difference between modes a difference.
+    contracts[1] = pinged("manual", 0.396, 0.05);
+    EXPECT_FALSE(check_parity(contracts).pass);
     // Longer round trips: the ratio alone, as for 0.259 against 0.400 ms.
     contracts = {contract("manual", 0.259, 98.4, 99.0, 0.0),
                  contract("jupyter", 0.400, 98.4, 99.0, 0.0)};

@@ -206,6 +206,16 @@ stop_pids() {
     kill -KILL "${alive[@]}" 2>/dev/null || true
 }
 
+# What np-explain's runs and the tutorial's modes keep for NODE under /run (undo steps, pidfiles,
+# the probe's trace) describes that node's namespace: its processes stopped, its iface and the
+# hooks on it deleted with it, its uploads in the node's dir under TMP_ROOT. So it goes with the
+# namespace, and a node made anew starts without it, also after a testbed that was never taken
+# down (a killed machine, a snapshot): else its next run's check that nothing was left behind
+# finds a killed run's steps.
+forget_runs() {
+    rm -rf -- "/run/np-explain/$1" "/run/network-performance/$1"
+}
+
 down() {
     local i node pid pids owner
     owner=$(cat "/sys/class/net/$CTL_BRIDGE/ifalias" 2>/dev/null || true)
@@ -223,6 +233,7 @@ down() {
             rm -f "/run/np-explain/net-$(stat -L -c %i "/run/netns/$node" 2>/dev/null).lock"
             ip netns delete "$node"
         fi
+        forget_runs "$node"
         node_cpu_off "$node"
     done
     other_work_off
@@ -385,7 +396,10 @@ up() {
     ip addr add "$CTL_ROOT_IP" dev "$CTL_BRIDGE"
     ip link set "$CTL_BRIDGE" up
     echo "row=$row nodes=$nodes" >"$state/testbed.conf"
-    for node in "${NODES[@]}"; do ip netns add "$node"; done
+    for node in "${NODES[@]}"; do
+        forget_runs "$node"
+        ip netns add "$node"
+    done
     if [[ $nodes == 2 ]]; then
         ip link add "$DATA_IFACE" netns "${NODES[0]}" type veth peer name "$DATA_IFACE" netns "${NODES[1]}"
     else

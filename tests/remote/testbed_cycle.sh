@@ -103,9 +103,16 @@ fi
 # `up` on top of a running testbed refuses instead of half-building a second one.
 if tb up --row auto 2>/dev/null; then fail "second up succeeded"; fi
 
+# What a killed run and a killed tutorial mode left on the nodes (their undo steps, a pidfile)
+# goes with the namespaces: a row made anew must not start with another run's leftovers.
+mkdir -p "/run/np-explain/$a/20261207T184428Z-7897" "/run/network-performance/$b"
+echo "np_stop_pid /run/np-explain/$a/20261207T184428Z-7897/iperf3.pid iperf3" >"/run/np-explain/$a/20261207T184428Z-7897/20-server.undo"
+echo 4242 >"/run/network-performance/$b/client.pid"
+
 trap - EXIT
 tb down
 tb down  # safe twice
+[[ -e /run/np-explain/$a || -e /run/network-performance/$b ]] && fail "down left the nodes' run state"
 ip netns list | grep -Eq "^node$r-[12]\b" && fail "namespace left"
 ip -br link | grep -q "^$pfx-" && fail "link left"
 [[ -e $state ]] && fail "state dir left"

@@ -103,6 +103,10 @@ struct np_retrans {
 	unsigned long long segments;
 };
 
+/* retrans_seen map: the sockets whose total_retrans the retransmit program keeps (a test's
+ * streams and control connection; more than this at once and the least recent starts anew). */
+#define NP_RETRANS_SOCKETS 1024
+
 /* drops map: a per-CPU array slot per (reason, on the data iface or without a device,
  * protocol, flow) — an array, not a hash, so a counted drop costs an index computation instead
  * of hashing a key. Reasons at or above the last slot (drop-reason subsystems such as

@@ -1345,10 +1345,17 @@ TEST(ProbeCli, StartedFromAScriptWithStdinAtDevNullItTracesTheWholeDuration) {
     EXPECT_LT(t.duration_ms, 10000);
     const PhaseTrace all = merged_phases(t);
     const double sent = j["end"]["sum_sent"]["bytes"].get<double>();
+    const double received = j["end"]["sum_received"]["bytes"].get<double>();
     const double seen = double(all.tx.by_flow.at("iperf_tcp").bytes);
-    std::printf("script: iperf3 sent %.0f B, the probe saw %.0f B of the flow leave (%.4f)\n", sent,
-                seen, seen / sent);
-    EXPECT_GT(seen, sent);  // payload plus headers
+    std::printf(
+        "script: iperf3 sent %.0f B, received %.0f B; the probe saw %.0f B of the flow "
+        "leave (%.4f of sent)\n",
+        sent, received, seen, seen / sent);
+    // What arrived left through the hook (payload plus headers). iperf3's sent is what it wrote:
+    // what was still in the send queue when the server closed need never leave, as in the
+    // background test below (the suite once saw 639.0 MB leave of 640.4 MB written, this
+    // test's receive figure not kept).
+    EXPECT_GT(seen, received);
     EXPECT_LT(seen, sent * 1.06);
     expect_clean(a, ifa, {});
 }

@@ -555,12 +555,20 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     EXPECT_EQ(offered->at("evidence").value("offered_mbps", 0.0), 200.0) << offered->dump(2);
     EXPECT_NE(offered->value("detail", "").find("held back by its own queue ("), std::string::npos)
         << offered->dump(2);
-    // Nothing lost, but where the hypervisor took the receiver's CPU (the run's own CPU_STOLEN):
-    // its socket then overflows, and that loss is placed there (seen: 2.2 % with 120 ms of one
-    // CPU stolen), as the fault suite accepts it.
+    // Nothing lost on the path: the sender's own queue held the excess back. The receiver's
+    // socket can still overflow where its reader was kept from a CPU: by the hypervisor (the
+    // run's own CPU_STOLEN; seen: 2.2 % with 120 ms of one CPU stolen, as the fault suite
+    // accepts it) or, briefly, by the suite's other tests on the same 2 CPUs (seen: 0.03 %).
+    // Either loss must be the one the probes placed at that socket; without stolen time, a
+    // small one.
     const bool udp_stolen = stolen_for(c, "iperf3 UDP") != nullptr;
-    if (!udp_stolen) {
-        EXPECT_EQ(c["udp_loss_pct"], 0.0);
+    const double loss_pct = num(c, "udp_loss_pct");
+    if (loss_pct > 0) {
+        EXPECT_NE(finding(c, "LOSS_AT_RECEIVER_SOCKET"), nullptr) << codes(c);
+        if (!udp_stolen) {
+            EXPECT_LE(loss_pct, 0.5);
+        }
+    } else {
         EXPECT_EQ(finding(c, "UDP_LOSS"), nullptr) << codes(c);
         EXPECT_EQ(finding(c, "LOSS_AT_RECEIVER_SOCKET"), nullptr) << codes(c);
     }
@@ -569,9 +577,8 @@ TEST_F(RunTest, UdpAtTwiceTheCeilingIsOfferedAboveCeilingAndHeldBackAtTheSender)
     // Widened only by a pause the run's own explanation set beside stolen CPU time (seen in the
     // suite: 93.27 Mbit/s, 98.5 %, with 100-110 ms of each CPU stolen and 100 ms sent nothing),
     // and by the loss just allowed.
-    const double stolen_loss = udp_stolen ? num(c, "udp_loss_pct") / 100 : 0;
     EXPECT_GE(num(c, "udp_mbps"),
-              kUdpCeilingMbps * (0.99 - stolen_pause_share(c, "iperf3 UDP", 4) - stolen_loss));
+              kUdpCeilingMbps * (0.99 - stolen_pause_share(c, "iperf3 UDP", 4) - loss_pct / 100));
     expect_nodes_clean();
 }
 

@@ -316,6 +316,8 @@ struct LinkWatch {
 // shorter outage (a cable reseated, a switch port flapping) the tool rides out, and the probes'
 // carrier count says it happened (LINK_WENT_DOWN) beside what it cost.
 constexpr Millis kLinkDownGrace{5000};
+// How long a server that still runs may take to be ready for the next test (Run::server_ready).
+constexpr Millis kServerReadyWait{60000};
 
 // The interval of the ping beside each test, in seconds: the shortest ping allows a user who is
 // not root, five echoes a second — 50 over a 10 s test, a few hundred bytes a second beside it.
@@ -674,9 +676,31 @@ class Measurement {
     }
 
     bool server_gone() {
-        if (server_->alive()) return false;
+        if (server_->runs()) return false;
         rec_.stopped =
             fmt::format("the iperf3 server on {} ({}) is gone", o_.node_a, server_->supervisor());
+        return true;
+    }
+
+    // Waits, before a test, until the server can take it (IperfServer::ready): a server held to
+    // a sliver of a CPU once took long enough to open its listening socket again that the run
+    // called it gone, and a client let in before its last test's connections were closed was
+    // reset. False, with why, once its process is gone or after kServerReadyWait.
+    bool server_ready(const std::string& phase) {
+        const auto since = Clock::now();
+        while (!server_->ready()) {
+            if (server_gone()) return false;
+            if (Clock::now() - since >= kServerReadyWait) {
+                rec_.stopped = fmt::format(
+                    "the iperf3 server on {} ({}) runs but was not ready for a new test within "
+                    "{} s: not listening on port {}, or still holding the last test's "
+                    "connections",
+                    o_.node_a, server_->supervisor(), kServerReadyWait.count() / 1000, p_.port);
+                return false;
+            }
+            throw_if_interrupted("the " + phase + " phase");
+            std::this_thread::sleep_for(Millis(200));
+        }
         return true;
     }
 
@@ -684,9 +708,9 @@ class Measurement {
     // False once the server is gone: the run stops there.
     bool iperf_test(const std::string& name, const Params& q, Transport t, const std::string& file,
                     std::string& out) {
+        if (!server_ready(name)) return false;
         announce(name);
         phase_file_ = file;
-        if (server_gone()) return false;
         const int seconds = t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s;
         // Beside the test, ping on the same path: its echoes, which the probes stamp on both
         // nodes, are the round trip under load, split by the stage it was spent in

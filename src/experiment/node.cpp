@@ -174,8 +174,12 @@ void IperfServer::stop() {
     if (!failed.empty() && report_) report_(failed);
 }
 
-bool IperfServer::alive() {
-    return sh_.run(shell_join({"np_server_alive", dir_, std::to_string(port_)})).exit_status == 0;
+bool IperfServer::runs() {
+    return sh_.run("np_server_runs " + shell_quote(dir_)).exit_status == 0;
+}
+
+bool IperfServer::ready() {
+    return sh_.run(shell_join({"np_server_ready", dir_, std::to_string(port_)})).exit_status == 0;
 }
 
 std::optional<std::string> IperfServer::stopped() {

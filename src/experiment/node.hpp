@@ -120,8 +120,12 @@ class IperfServer {
     const std::string& node() const { return node_; }
     // Stops it now; the destructor then has nothing left to do.
     void stop();
-    // Whether it is still listening (it may have been killed mid-run).
-    bool alive();
+    // Whether its process (its unit's) still runs: it may have been killed mid-run.
+    bool runs();
+    // Whether it can take a test now: it runs, listens on its port and holds no connection of
+    // the last test. Between tests iperf3 closes its listening socket and opens a new one; a
+    // client that connects before (a server starved of CPU takes seconds) is reset.
+    bool ready();
     // "PID T" when its process is stopped (a SIGSTOP, or t: a debugger): alive and listening,
     // it never answers a test. Empty otherwise.
     std::optional<std::string> stopped();

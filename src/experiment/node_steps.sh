@@ -396,15 +396,25 @@ np_server_pid() {
     if [ "$_kind" = unit ]; then systemctl show -p MainPID --value "$_unit"; else cat "$1/iperf3.pid"; fi
 }
 
-# np_server_alive DIR PORT: whether it still runs and listens (it may be killed mid-run).
-np_server_alive() {
+# np_server_runs DIR: whether its process (its unit) still runs (it may be killed mid-run).
+np_server_runs() {
     read -r _kind _unit <"$1/server" || return 1
     if [ "$_kind" = unit ]; then
-        systemctl is-active --quiet "$_unit" || return 1
+        systemctl is-active --quiet "$_unit"
     else
-        kill -0 "$(cat "$1/iperf3.pid" 2>/dev/null)" 2>/dev/null || return 1
+        kill -0 "$(cat "$1/iperf3.pid" 2>/dev/null)" 2>/dev/null
     fi
-    np_listening "$2"
+}
+
+# np_server_alive DIR PORT: whether it runs and listens.
+np_server_alive() { np_server_runs "$1" && np_listening "$2"; }
+
+# np_server_ready DIR PORT: whether it can take a test: it runs, listens, and no connection of
+# the last test is open on PORT. After a test iperf3 closes those, then its listening socket,
+# and opens a new one; a client that connects to the old one is reset.
+np_server_ready() {
+    np_server_alive "$1" "$2" || return 1
+    ! ss -Htn state established state close-wait "sport = :$2" | grep -q .
 }
 
 # np_server_stopped DIR: "PID T" when a SIGSTOP holds the server (t: a debugger), from the state

@@ -711,6 +711,7 @@ class Measurement {
         if (!server_ready(name)) return false;
         announce(name);
         phase_file_ = file;
+        if (server_gone()) return false;  // gone while the phase was announced
         const int seconds = t == Transport::tcp ? q.tcp_duration_s : q.udp_duration_s;
         // Beside the test, ping on the same path: its echoes, which the probes stamp on both
         // nodes, are the round trip under load, split by the stage it was spent in

@@ -81,7 +81,8 @@ TEST_F(CliNodeSteps, AStepThatCannotRunIsRefusedNamingWhat) {
 // closes its listening socket after each test and opens a new one, and a client let in before
 // that is reset (seen with a server held to 2 % of a core). Real iperf3 in a network namespace
 // of its own (unshare -n): ready; a control connection open (a client that sent nothing): not,
-// though it listens; that client gone: ready again; the server gone: it no longer runs.
+// though it listens; that client gone: ready again; the server killed and not yet reaped (kill
+// -0 still finds a zombie): it no longer runs.
 TEST_F(CliNodeSteps, AServerIsReadyForATestOnlyOnceTheLastTestsConnectionsAreClosed) {
     if (geteuid() != 0) GTEST_SKIP() << "needs root (unshare -n)";
     char dir[] = "/run/np-node-steps-XXXXXX";
@@ -93,8 +94,11 @@ set --
 . "$f"
 ip link set lo up
 echo pid >"$d/server"
-iperf3 -s -p 5399 >/dev/null 2>&1 &
-echo $! >"$d/iperf3.pid"
+# Its parent (a sleep) never reaps it, like an adopter that reaps late: killed, it stays a zombie.
+sh -c 'iperf3 -s -p 5399 >/dev/null 2>&1 & echo $! >"$1/iperf3.pid.new"; exec sleep 120' sh "$d" &
+holder=$!
+i=0; until [ -s "$d/iperf3.pid.new" ] || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+mv "$d/iperf3.pid.new" "$d/iperf3.pid"
 i=0; until np_server_alive "$d" 5399 || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
 np_server_ready "$d" 5399 && echo "ready at start"
 exec 3<>/dev/tcp/127.0.0.1/5399
@@ -104,15 +108,18 @@ np_server_ready "$d" 5399 || echo "not ready with a connection open"
 exec 3<&-
 i=0; until np_server_ready "$d" 5399 || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
 np_server_ready "$d" 5399 && echo "ready once it closed"
-kill "$(cat "$d/iperf3.pid")"; wait
-np_server_runs "$d" || echo "gone"
+p=$(cat "$d/iperf3.pid")
+kill -KILL "$p"
+i=0; until grep -q ') Z' "/proc/$p/stat" || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 "$p"; then np_server_runs "$d" || echo "gone, a zombie"; else echo "reaped"; fi
+kill "$holder"; wait
 )sh";
     const auto r = sh("unshare -n bash -c " + shell_quote(script) + " sh " + shell_quote(path_) +
                       " " + shell_quote(dir));
     std::filesystem::remove_all(dir);
     EXPECT_EQ(r.out,
               "ready at start\nlistening\nnot ready with a connection open\nready once it "
-              "closed\ngone\n")
+              "closed\ngone, a zombie\n")
         << r.out;
 }
 

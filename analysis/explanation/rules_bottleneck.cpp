@@ -501,9 +501,9 @@ void say_wait(const TracedSide& side, SaturatedCpu& s) {
 }
 
 // The test's busiest process ran for nearly all the time it was watched and was seldom kept
-// waiting for a CPU: bound by its own work, so the core it ran on was its own, whatever else that
-// core's phase counted (the run's own work before and after the test, the other node's tool on a
-// machine both share). Measured on the local testbed: a UDP sender pinned to CPU 1 ran 92 % of
+// waiting for a CPU: bound by its own work, so the one core it ran on was its own, whatever else
+// that core's phase counted (the run's own work before and after the test, the other node's tool on
+// a machine both share). Measured on the local testbed: a UDP sender pinned to CPU 1 ran 92 % of
 // its 1.9 s and waited 7 % of its ready time while its core's phase was only 81 % the test's
 // work; the TCP sender a busy loop kept from its core waited 30-51 % (docs/design.md).
 constexpr double kRanThroughout = 0.85;
@@ -536,7 +536,9 @@ void say_other_work(const TracedSide& side, SaturatedCpu& s, double window) {
     const auto t = tests_share(side, {*named});
     if (t->share() >= kTestsShareOfSaturation) return;
     const CpuTime* tools = tool_cpu(cpus);
-    if (tools && tools->cpu == s.cpu && process_held_its_core(side)) return;
+    // Bound to this core alone, else the process's share of its time is not this core's.
+    if (tools && tools->cpu == s.cpu && bound_to(cpus, *tools) && process_held_its_core(side))
+        return;
     // The test's process ran on another CPU, and under half of this one's time was the test's:
     // it had room there, so this core did not hold it.
     s.other_work_ruled_out = tools && tools->cpu != s.cpu && t->share() < 0.5;

@@ -870,16 +870,23 @@ TEST(Bottleneck, ASaturatedCoreIsNamedByItsAccountWithThePacketsCostAndWhatWould
     // A core whose phase was only 81 % the test's work (the run's own before and after the
     // test, the other node's receiver on a machine both share: run.local_1g's pinned sender once,
     // scaled to this phase) is still the sender's where its process ran 92 % of the time it was
-    // watched and waited 7 % of its ready time; not where it was kept waiting for 29 % of it.
-    for (const bool seldom_waited : {true, false}) {
-        SCOPED_TRACE(seldom_waited);
+    // watched and waited 7 % of its ready time; not where it was kept waiting for 29 % of it,
+    // nor where its threads also ran on CPU 0 (its 92 % is then not all CPU 1's).
+    enum class Sender { seldom_waited, kept_waiting, on_both_cpus };
+    for (const Sender sender :
+         {Sender::seldom_waited, Sender::kept_waiting, Sender::on_both_cpus}) {
+        SCOPED_TRACE(int(sender));
+        const bool seldom_waited = sender == Sender::seldom_waited;
         Trace c = node("node1-2", "client", "udp", client);
-        c.phases[0].cpus = {{0, 6000, 10, 0, kPhaseMs - 6000, 0, 0, CpuAccount{}},
-                            {1, kPhaseMs - 10, kPhaseMs * 34 / 100, 0, 10, 0, 0,
-                             CpuAccount{window_us * 790 / 1000, window_us * 317 / 1000, 0,
-                                        window_us * 339 / 1000, 0, 0, 2500}}};
+        c.phases[0].cpus = {
+            {0, 6000, 10, 0, kPhaseMs - 6000, 0, 0,
+             sender == Sender::on_both_cpus ? CpuAccount{window_us * 40 / 100, 0, 0, 0, 0, 0, 2500}
+                                            : CpuAccount{}},
+            {1, kPhaseMs - 10, kPhaseMs * 34 / 100, 0, 10, 0, 0,
+             CpuAccount{window_us * 790 / 1000, window_us * 317 / 1000, 0, window_us * 339 / 1000,
+                        0, 0, 2500}}};
         c.phases[0].processes = {{913, "iperf3", 7960, 7320, "/", std::nullopt, 0, 0, 0,
-                                  int64_t{seldom_waited ? 594 : 3000}}};
+                                  int64_t{sender == Sender::kept_waiting ? 3000 : 594}}};
         const auto e =
             explain_tests({udp(200, 40.0)}, {c, node("node1-1", "server", "udp", server)}, 100e6);
         const Finding* f = find_finding(e, "OFFERED_ABOVE_CEILING");

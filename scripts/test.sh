@@ -175,10 +175,7 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 ctest_run product-run-local build -R '^run\.local_1g$' "$@" || status=$?
 
 if [ -x build-san/tests/faults/np_fault_tables ]; then
-    build-san/tests/faults/np_fault_tables || true
-    # Printed, their rows leave /run with the slots (tests/testbed/CMakeLists.txt: the slots'
-    # prefix is /run/np-testbed- and the first 8 hex digits of the build dir's MD5).
-    rm -rf -- "/run/np-testbed-$(printf '%s' "$PWD/build-san" | md5sum | cut -c1-8).tables"
+    build-san/tests/faults/np_fault_tables --clear || true  # printed, the rows leave /run
 fi
 if compgen -G "build-san/sanitizer.*" >/dev/null; then
     echo "sanitizers: reports in build-san/sanitizer.*" >&2

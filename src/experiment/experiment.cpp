@@ -316,7 +316,8 @@ struct LinkWatch {
 // shorter outage (a cable reseated, a switch port flapping) the tool rides out, and the probes'
 // carrier count says it happened (LINK_WENT_DOWN) beside what it cost.
 constexpr Millis kLinkDownGrace{5000};
-// How long a server that still runs may take to be ready for the next test (Run::server_ready).
+// How long a server that still runs may take to be ready for the next test
+// (Measurement::server_ready).
 constexpr Millis kServerReadyWait{60000};
 
 // The interval of the ping beside each test, in seconds: the shortest ping allows a user who is

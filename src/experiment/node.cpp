@@ -175,7 +175,7 @@ void IperfServer::stop() {
 }
 
 bool IperfServer::runs() {
-    return sh_.run("np_server_runs " + shell_quote(dir_)).exit_status == 0;
+    return sh_.run(shell_join({"np_server_runs", dir_})).exit_status == 0;
 }
 
 bool IperfServer::ready() {

@@ -64,8 +64,10 @@ export NETWORK_PERFORMANCE_SSH_CONFIG=$state/ssh_config
 export NETWORK_PERFORMANCE_RUN_DIR=$work/run
 export OMF_NODES=$node_a,$node_b
 # The testbed's params with short tests: this is about the tutorial's machinery, not the wire.
-sed -e 's/^np_ping_count:.*/np_ping_count: 10/' -e 's/^np_tcp_duration_s:.*/np_tcp_duration_s: 5/' \
-    -e 's/^np_udp_duration_s:.*/np_udp_duration_s: 5/' -e 's/^np_udp_bandwidth:.*/np_udp_bandwidth: 200M/' \
+# (Five pings, 3-s tests: at 100 Mbit/s the modes' TCP and UDP still agree within parity's 1 %,
+# and the pings' average within its RTT tolerance.)
+sed -e 's/^np_ping_count:.*/np_ping_count: 5/' -e 's/^np_tcp_duration_s:.*/np_tcp_duration_s: 3/' \
+    -e 's/^np_udp_duration_s:.*/np_udp_duration_s: 3/' -e 's/^np_udp_bandwidth:.*/np_udp_bandwidth: 200M/' \
     "$state/params.yml" >"$work/params.yml"
 export NETWORK_PERFORMANCE_PARAMS=$work/params.yml
 export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_NOCOLOR=1

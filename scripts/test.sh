@@ -2,15 +2,16 @@
 # The whole test suite, in two builds so that nothing runs twice for nothing:
 #   build-san/  (clang with ASan+UBSan, -DNP_SANITIZE=ON) first: every testbed test — `run` over
 #               SSH, the fault suite and the fault matrix, the tutorial's three modes and its
-#               fan-out, `run --local` — with the sanitized np-explain and np-probe, on
-#               NP_TESTBED_SLOTS testbeds at once (tests/testbed): those held to a rate first,
-#               with nothing beside them but each other, the others beside the fuzz, unit, CLI
-#               and kernel runs; each reader's libFuzzer target for a short time (10 s each here,
-#               15 s by itself; NP_FUZZ_SECONDS=0 skips); the unit, CLI and kernel tests. Any
+#               fan-out — with the sanitized np-explain and np-probe, on NP_TESTBED_SLOTS
+#               testbeds at once (tests/testbed): those held to a rate first, with nothing
+#               beside them but each other, the others beside the fuzz, unit, CLI and kernel
+#               runs; each reader's libFuzzer target for a short time (10 s each here, 15 s by
+#               itself; NP_FUZZ_SECONDS=0 skips); the unit and CLI tests, and the kernel tests
+#               of np-probe's own process (label kernel-userspace). Any
 #               report fails the suite; each sanitized process logs it to build-san/sanitizer.*
 #               (a probe on a testbed node too: src/probe/np_probe_main.cpp).
 #   build/      (the product, as shipped: g++), built beside build-san/ before any test runs:
-#               the unit and CLI tests, the BPF probe in the running kernel, the report in
+#               the unit and CLI tests, every kernel test of the probe, the report in
 #               headless Chromium (root needed), the man pages and completion against --help,
 #               the Debian package built, extracted and run, the bench's smoke run, and `run
 #               --local` (the main job) end to end.
@@ -129,15 +130,18 @@ slots=$(sed -n 's/^NP_TESTBED_SLOTS:STRING=//p' build-san/CMakeCache.txt)
 # The testbed tests held to a rate (label testbed-rated: tests/testbed) first, in a run of their
 # own: nothing beside them but each other (half the CPU resource each, or all of it, as each
 # declares); the slots stay up for the others (-FC: without the fixture's cleanup).
-ctest_run sanitized-testbeds-rated build-san -L '^testbed-rated$' -FC np_testbed \
-    -j"$slots" "$@" || status=$?
+# `run --local` (run.local_1g) is left to the product's run at the end: it is the main job as
+# shipped, and the sanitized np-explain and np-probe take the same run over SSH in every other
+# testbed test.
+ctest_run sanitized-testbeds-rated build-san -L '^testbed-rated$' -E '^run\.local_1g$' \
+    -FC np_testbed -j"$slots" "$@" || status=$?
 # Then the other testbed tests, a slot each, in the background, on the slots already up (the
 # fixture's setup left out: it would take them down and up again) and taking them down at the
 # end: they mostly wait (a node's slow shell, a grace period, a timeout), and the tests that
 # need no testbed fill the CPU they leave, at the lowest priority (nice 19): at the default one
 # they and the testbed tests each took twice as long (the unit tests 272 s against 200, the
-# testbed tests 464 against 239). The kernel tests (label kernel) follow the unit tests there,
-# the sanitized ones, then the product's, each one test at a time (RUN_SERIAL): they count frames
+# testbed tests 464 against 239). The kernel tests follow the unit tests there, the sanitized
+# ones, then the product's, each one test at a time (RUN_SERIAL): they count frames
 # rather than time them and mostly wait on their own fixed-length iperf3 runs, so they fill the
 # background run's tail, when the testbed tests leave the CPUs 20 to 40 % idle, instead of adding
 # ~100 s after it (docs/performance.md: both builds' at once there, one run in four counted 422
@@ -160,7 +164,9 @@ NICE=19 ctest_run sanitized build-san -j"$jobs" -LE 'testbed|kernel' "$@" || sta
     unset ASAN_OPTIONS UBSAN_OPTIONS
     NICE=19 ctest_run product build -j"$jobs" -LE 'testbed|kernel' "$@"
 ) || status=$?
-ctest_run sanitized-kernel build-san -L kernel "$@" || status=$?
+# The kernel tests: the sanitized build's those of np-probe's own process (label
+# kernel-userspace: tests/probe/CMakeLists.txt), the product's all of them.
+ctest_run sanitized-kernel build-san -L kernel-userspace "$@" || status=$?
 (
     unset ASAN_OPTIONS UBSAN_OPTIONS
     ctest_run product-kernel build -L kernel "$@"

@@ -396,16 +396,16 @@ np_server_pid() {
     if [ "$_kind" = unit ]; then systemctl show -p MainPID --value "$_unit"; else cat "$1/iperf3.pid"; fi
 }
 
-# np_server_runs DIR: whether its process (its unit) still runs (it may be killed mid-run). A
-# killed server whose adopter (PID 1, a subreaper) has not reaped it yet is a zombie, which
-# kill -0 still finds: it runs no more.
+# np_server_runs DIR: whether its process (its unit) still runs (it may be killed mid-run): by
+# its state in /proc, none once it is gone. A killed server whose adopter (PID 1, a subreaper)
+# has not reaped it yet is a zombie, which kill -0 would still find: it runs no more.
 np_server_runs() {
     read -r _kind _unit <"$1/server" || return 1
     if [ "$_kind" = unit ]; then
         systemctl is-active --quiet "$_unit"
     else
         _pid=$(cat "$1/iperf3.pid" 2>/dev/null)
-        kill -0 "$_pid" 2>/dev/null || return 1
+        case $_pid in '' | *[!0-9]*) return 1 ;; esac
         case $(sed -n 's/.*) \(.\).*/\1/p' "/proc/$_pid/stat" 2>/dev/null) in '' | Z | X) return 1 ;; esac
     fi
 }

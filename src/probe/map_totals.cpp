@@ -139,7 +139,8 @@ void read_stream_slots(int fd, std::map<StreamKey, np_stream>& into) {
 // their counts out of `now`, the snapshot the next phase counts from. A slot one of whose owners
 // still moves is left whole: freeing it on all CPUs at once is the only write that races no
 // program (a stream that claimed a slot in the instant since the snapshot loses those packets).
-void free_idle_slots(int fd, const MapTotals& delta, MapTotals& now) {
+// Returns the streams that owned the freed slots.
+std::vector<ClaimedStream> free_idle_slots(int fd, const MapTotals& delta, MapTotals& now) {
     static_assert(sizeof(np_stream_slot) % 8 == 0);
     const auto moved = [&](uint16_t port, uint8_t proto) {
         for (uint8_t w = 0; w < NP_STREAM_WHERE; ++w)
@@ -148,6 +149,7 @@ void free_idle_slots(int fd, const MapTotals& delta, MapTotals& now) {
     };
     std::vector<np_stream_slot> per_cpu(possible_cpus());
     const std::vector<np_stream_slot> free_slot(possible_cpus());
+    std::vector<ClaimedStream> freed;
     for (uint32_t i = 0; i < NP_STREAM_SLOTS; ++i) {
         if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
         bool owned = false, idle = true;
@@ -158,11 +160,14 @@ void free_idle_slots(int fd, const MapTotals& delta, MapTotals& now) {
         }
         if (!owned || !idle || bpf_map_update_elem(fd, &i, free_slot.data(), BPF_ANY) != 0)
             continue;
-        for (const auto& s : per_cpu)
-            if (s.claimed)
-                for (uint8_t w = 0; w < NP_STREAM_WHERE; ++w)
-                    now.streams.erase({s.port, s.proto, w});
+        for (const auto& s : per_cpu) {
+            if (!s.claimed) continue;
+            for (uint8_t w = 0; w < NP_STREAM_WHERE; ++w) now.streams.erase({s.port, s.proto, w});
+            const ClaimedStream c{s.port, s.proto};
+            if (std::find(freed.begin(), freed.end(), c) == freed.end()) freed.push_back(c);
+        }
     }
+    return freed;
 }
 
 // `later` less `earlier`, key by key; keys whose difference is all zero are removed.
@@ -458,8 +463,10 @@ void start_bins(const ProbeMaps& maps) {
         static_cast<uint64_t>(now.tv_sec) * 1000000000ULL + static_cast<uint64_t>(now.tv_nsec);
 }
 
-void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now) {
-    if (maps.streams >= 0) free_idle_slots(maps.streams, delta, now);
+std::vector<ClaimedStream> prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta,
+                                              MapTotals& now) {
+    std::vector<ClaimedStream> freed;
+    if (maps.streams >= 0) freed = free_idle_slots(maps.streams, delta, now);
     for (auto it = now.stream_drops.begin(); it != now.stream_drops.end();) {
         if (delta.stream_drops.contains(it->first)) {
             ++it;
@@ -470,6 +477,7 @@ void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals
         if (maps.stream_drops >= 0) bpf_map_delete_elem(maps.stream_drops, &k);
         it = now.stream_drops.erase(it);
     }
+    return freed;
 }
 
 namespace {

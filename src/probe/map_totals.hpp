@@ -90,7 +90,9 @@ std::vector<ClaimedStream> claimed_streams(int streams_fd);
 // Removes from the streams maps the keys that did not move in a phase just closed (`delta`, its
 // counts), and from `now`, the snapshot the next phase is counted from: streams that ended, so
 // that a run of many tests does not fill the maps. A stream that moves again starts a new key.
-void prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta, MapTotals& now);
+// Returns the streams whose slots it freed.
+std::vector<ClaimedStream> prune_idle_streams(const ProbeMaps& maps, const MapTotals& delta,
+                                              MapTotals& now);
 
 // One CPU's softirq time by vector, the dispatcher's ticks (NP_SOFTIRQ_DISPATCH: the tick landed
 // between handlers) shared among the vectors in proportion to the ticks in each one's handler.

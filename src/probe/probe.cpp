@@ -452,7 +452,12 @@ class Recorder {
         p.end_ms = now_ms();
         const MapTotals delta = maps - phase_maps_;
         fill_phase(p, delta, naming_);
-        prune_idle_streams(maps_, delta, maps);
+        // The streams whose slots this cut frees are no longer the programs' (news_ is read
+        // again only when a stream claims a slot).
+        const std::vector<ClaimedStream> freed = prune_idle_streams(maps_, delta, maps);
+        std::erase_if(news_.streams, [&](const ClaimedStream& c) {
+            return std::find(freed.begin(), freed.end(), c) != freed.end();
+        });
         p.echoes = take_echoes(maps_.echoes);
         p.bins = take_bins(maps_, p.duration_ms());
         const KernelCounters d = counter_delta(phase_counters_, counters);
@@ -466,7 +471,7 @@ class Recorder {
         p.processes = tools_.cut(p.end_ms);
         mark_tools(maps_.tools, tools_.pids());
         tcp_.read(now_ms(), true, StreamNews{});
-        p.tcp = tcp_.cut();
+        p.tcp = tcp_.cut(freed);
         // Still in the queue when the phase was cut: counted at the egress hook, not yet sent.
         p.qdisc_stats["queued_at_end"] = std::max(queued, counters.qdisc_queued);
         if (backlog_.samples > 0) {

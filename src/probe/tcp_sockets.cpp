@@ -145,19 +145,32 @@ void TcpSockets::lookup(const Seen& seen, std::map<uint64_t, TcpSocketReading>& 
     for (auto& s : parse_tcp_diag(buf, size_t(n), port_, done)) into[s.cookie] = s;
 }
 
+void ClosedStreams::freed(const std::vector<ClaimedStream>& streams) {
+    for (const ClaimedStream& c : streams)
+        if (c.proto == NP_PROTO_TCP) ports_.erase(c.port);
+}
+
+std::vector<uint16_t> ClosedStreams::unfound(const std::vector<ClaimedStream>& claimed,
+                                             const std::set<uint16_t>& known) const {
+    std::vector<uint16_t> out;
+    for (const ClaimedStream& c : claimed)
+        if (c.proto == NP_PROTO_TCP && c.port != 0 && !known.contains(c.port) &&
+            !ports_.contains(c.port))
+            out.push_back(c.port);
+    return out;
+}
+
+uint16_t TcpSockets::stream_port(const TcpAccount& a) const {
+    return a.local_port == port_ ? a.remote_port : a.local_port;
+}
+
 void TcpSockets::read(int64_t now_ms, bool walk, const StreamNews& news) {
     if (fd_ < 0) return;
     // The TCP streams the tc programs named whose socket (by its port that is not the iperf
     // port) has not been found.
-    std::vector<uint16_t> unfound;
-    for (const ClaimedStream& c : news.streams) {
-        if (c.proto != NP_PROTO_TCP || c.port == 0) continue;
-        const bool found = std::any_of(seen_.begin(), seen_.end(), [&](const auto& s) {
-            const TcpAccount& a = s.second.last;
-            return (a.local_port == port_ ? a.remote_port : a.local_port) == c.port;
-        });
-        if (!found) unfound.push_back(c.port);
-    }
+    std::set<uint16_t> known;
+    for (const auto& [cookie, s] : seen_) known.insert(stream_port(s.last));
+    const std::vector<uint16_t> unfound = closed_.unfound(news.streams, known);
     std::map<uint64_t, TcpSocketReading> now;
     if (schedule_.next(walk, news, unfound, now_ms)) {
         dump(AF_INET, now);
@@ -180,7 +193,7 @@ void TcpSockets::read(int64_t now_ms, bool walk, const StreamNews& news) {
     }
 }
 
-std::optional<TcpAccount> TcpSockets::cut() {
+std::optional<TcpAccount> TcpSockets::cut(const std::vector<ClaimedStream>& freed) {
     const auto moved = [](const Seen& s) {
         return (s.last.bytes_acked - s.first.bytes_acked) +
                (s.last.bytes_received - s.first.bytes_received);
@@ -191,8 +204,10 @@ std::optional<TcpAccount> TcpSockets::cut() {
     std::optional<TcpAccount> out;
     if (most) out = most->last;
     // The next phase counts from here; a closed connection is done.
+    closed_.freed(freed);
     for (auto it = seen_.begin(); it != seen_.end();) {
         if (!it->second.open) {
+            closed_.closed(stream_port(it->second.last));
             it = seen_.erase(it);
         } else {
             it->second.first = it->second.last;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "common/trace.hpp"
@@ -37,6 +38,25 @@ struct TcpSocketReading {
 std::vector<TcpSocketReading> parse_tcp_diag(const uint8_t* data, size_t len, uint16_t port,
                                              bool& done);
 
+// The TCP streams' connections the walker found that have closed since, by the stream's port
+// (the one that is not the iperf port). The tc programs keep a stream's slot until a phase it
+// moves nothing in, and a walk cannot find a closed connection again, so such a stream is not
+// looked for while its slot stays claimed (walking at every sample for the retry's 4 s, after
+// each TCP test, was 0.2 s of CPU a phase: docs/performance.md). Once its slot is freed, the port
+// is a new connection's if the programs claim it again.
+class ClosedStreams {
+  public:
+    void closed(uint16_t port) { ports_.insert(port); }
+    void freed(const std::vector<ClaimedStream>& streams);
+    // The ports of the TCP streams in `claimed` whose connection is to be found: not among
+    // `known` (the walker's connections) nor closed here.
+    std::vector<uint16_t> unfound(const std::vector<ClaimedStream>& claimed,
+                                  const std::set<uint16_t>& known) const;
+
+  private:
+    std::set<uint16_t> ports_;
+};
+
 class TcpSockets {
   public:
     explicit TcpSockets(uint16_t port);
@@ -49,7 +69,8 @@ class TcpSockets {
     void read(int64_t now_ms, bool walk, const StreamNews& news);
     // At a phase cut: the connection that moved the most bytes since the last cut, at its last
     // reading (none when no TCP socket on the port moved any); then forgets the closed ones.
-    std::optional<TcpAccount> cut();
+    // `freed`: the streams whose slots the cut freed (prune_idle_streams).
+    std::optional<TcpAccount> cut(const std::vector<ClaimedStream>& freed);
 
   private:
     struct Seen {
@@ -62,12 +83,15 @@ class TcpSockets {
     // Sends a sock_diag request for TCP's tcp_info: NLM_F_DUMP for every socket of `family`,
     // else the one with `id`.
     bool ask(uint8_t family, uint16_t flags, const inet_diag_sockid* id);
+    // A connection's stream port: its port that is not the iperf port.
+    uint16_t stream_port(const TcpAccount& a) const;
     void dump(int family, std::map<uint64_t, TcpSocketReading>& into);
     void lookup(const Seen& s, std::map<uint64_t, TcpSocketReading>& into);
 
     uint16_t port_;
     int fd_ = -1;
     std::map<uint64_t, Seen> seen_;  // by cookie
+    ClosedStreams closed_;
     // A connection is in the tables once established: a lost SYN-ACK is resent at 1 s and 3 s.
     WalkSchedule schedule_{4000};
 };

@@ -217,6 +217,32 @@ TEST(WalkSchedule, TheTablesAreWalkedWhileAStreamHasNoSocketFound) {
     EXPECT_EQ(walks(fast, idle, {40000}, 300, 10, t), 300);  // 3 s, all inside the 4 s
 }
 
+// A TCP stream whose connection was found and has closed is not looked for again while the tc
+// programs keep its slot (the phase after a TCP test: walking for it found nothing, at every
+// sample for 4 s); once the slot is freed, a connection on the same port is looked for anew.
+TEST(WalkSchedule, AClosedConnectionsStreamIsNotLookedForUntilItsSlotIsFreed) {
+    using np::probe::ClaimedStream;
+    np::probe::ClosedStreams closed;
+    const ClaimedStream data{40000, NP_PROTO_TCP}, control{39999, NP_PROTO_TCP},
+        udp{40001, NP_PROTO_UDP};
+    const std::vector<ClaimedStream> claimed{data, control, udp};
+    // Not found yet: the TCP streams only (UDP has no tcp_info), the control connection found.
+    EXPECT_EQ(closed.unfound(claimed, {39999}), std::vector<uint16_t>{40000});
+    EXPECT_EQ(closed.unfound(claimed, {39999, 40000}), std::vector<uint16_t>{});
+    // The test ends and the cut forgets its closed connection: its slot is still claimed.
+    closed.closed(40000);
+    EXPECT_EQ(closed.unfound(claimed, {39999}), std::vector<uint16_t>{});
+    // A cut that frees other slots changes nothing for it; one that frees its slot does.
+    closed.freed({control, udp});
+    EXPECT_EQ(closed.unfound(claimed, {39999}), std::vector<uint16_t>{});
+    closed.freed({data});
+    EXPECT_EQ(closed.unfound({data}, {}), std::vector<uint16_t>{40000});
+    // A UDP stream on that port freed says nothing of the TCP one.
+    closed.closed(40000);
+    closed.freed({ClaimedStream{40000, NP_PROTO_UDP}});
+    EXPECT_EQ(closed.unfound({data}, {}), std::vector<uint16_t>{});
+}
+
 // A schedule without a retry (the test's processes: a process holds its socket before the
 // first packet) looks once for each stream not looked for.
 TEST(WalkSchedule, WithoutARetryEachNewStreamIsLookedForOnce) {

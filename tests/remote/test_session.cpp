@@ -309,11 +309,14 @@ TEST(CommandShell, ANodePrintingWithoutEndIsStoppedAtEachBoundInFlatMemory) {
         size_t max_out;
     };
     // (The default 16 MiB bound is run()'s, below: one flood of 16 MiB is enough, each takes
-    // seconds through SSH in the sanitized build.)
+    // seconds through SSH in the sanitized build.) Lines of 200 bytes: the bounds are in bytes,
+    // and the sanitized console took 26 s for the 21 MiB of 6-byte lines beside the suite's
+    // other tests, most of it line by line.
+    const std::string flood = "yes " + std::string(199, 'f');
     const std::vector<Case> cases = {
-        {"yes flood", "printed more than 2 MiB on stdout", size_t{2} << 20},
+        {flood, "printed more than 2 MiB on stdout", size_t{2} << 20},
         {"cat /dev/zero", "printed a line longer than 1 MiB", np::remote::kMaxOutputBytes},
-        {"yes flood >&2", "printed more than 1 MiB on stderr", np::remote::kMaxOutputBytes},
+        {flood + " >&2", "printed more than 1 MiB on stderr", np::remote::kMaxOutputBytes},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.command);
@@ -334,14 +337,14 @@ TEST(CommandShell, ANodePrintingWithoutEndIsStoppedAtEachBoundInFlatMemory) {
     // run() holds every command to the default bound. (16 MiB through SSH in the sanitized build
     // on a busy machine took over 30 s, run()'s default time: it gets as long as it needs.)
     try {
-        shell.run("yes flood", Millis(300000));
+        shell.run(flood, Millis(300000));
         ADD_FAILURE() << "run() was not stopped";
     } catch (const np::remote::OutputTooLarge& e) {
         EXPECT_EQ(e.exceeded(), "printed more than 16 MiB on stdout");
     }
     // Session::exec too.
     try {
-        s.exec("yes flood >&2");
+        s.exec(flood + " >&2");
         ADD_FAILURE() << "exec() was not stopped";
     } catch (const np::remote::OutputTooLarge& e) {
         EXPECT_EQ(e.exceeded(), "printed more than 1 MiB on stderr");

@@ -5,8 +5,9 @@
 #               fan-out — with the sanitized np-explain and np-probe, on NP_TESTBED_SLOTS
 #               testbeds at once (tests/testbed): those held to a rate first, with nothing
 #               beside them but each other, the others beside the fuzz, unit, CLI and kernel
-#               runs; each reader's libFuzzer target for a short time (10 s each here, 15 s by
-#               itself; NP_FUZZ_SECONDS=0 skips); the unit and CLI tests, and the kernel tests
+#               runs; each reader's libFuzzer target for a short time (5 s each here, its seeds
+#               and what they lead to; 15 s by itself, longer runs in docs/security.md;
+#               NP_FUZZ_SECONDS=0 skips); the unit and CLI tests, and the kernel tests
 #               of np-probe's own process (label kernel-userspace). Any
 #               report fails the suite; each sanitized process logs it to build-san/sanitizer.*
 #               (a probe on a testbed node too: src/probe/np_probe_main.cpp).
@@ -152,7 +153,9 @@ QUIET=1 ctest_run sanitized-testbeds build-san -L testbed -LE 'rated|fixture' -F
 testbeds_pid=$!
 set +m
 echo "test.sh: the other testbed tests run in the background (their output follows when they end)"
-export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-10}
+# 5 s a target: the phase is CPU the testbed tests beside it need (the suite's 15 minutes:
+# docs/performance.md); the fuzzing that finds things runs for minutes on its own.
+export NP_FUZZ_SECONDS=${NP_FUZZ_SECONDS:-5}
 if [ "$NP_FUZZ_SECONDS" != 0 ]; then
     phase "fuzz: every target, ${NP_FUZZ_SECONDS} s each (nice 19)" \
         env -u ASAN_OPTIONS -u UBSAN_OPTIONS nice -n 19 bash scripts/fuzz.sh || status=$?

@@ -203,8 +203,9 @@ std::optional<TcpAccount> TcpSockets::cut(const std::vector<ClaimedStream>& free
         if (moved(s) > 0 && (!most || moved(s) > moved(*most))) most = &s;
     std::optional<TcpAccount> out;
     if (most) out = most->last;
-    // The next phase counts from here; a closed connection is done.
-    closed_.freed(freed);
+    // The next phase counts from here; a closed connection is done. Its stream is not looked
+    // for again unless this cut freed its slot too (a connection that sent its last packet in
+    // an earlier phase and left the tables in this one).
     for (auto it = seen_.begin(); it != seen_.end();) {
         if (!it->second.open) {
             closed_.closed(stream_port(it->second.last));
@@ -214,6 +215,7 @@ std::optional<TcpAccount> TcpSockets::cut(const std::vector<ClaimedStream>& free
             ++it;
         }
     }
+    closed_.freed(freed);
     return out;
 }
 

@@ -424,7 +424,8 @@ class Recorder {
     }
 
     // What the tc programs said since the last sample (at the kernel-counters tier, whether the
-    // iface moved): the streams map is read again only when the count of slots claimed grew.
+    // iface moved): the streams map is read again only when the count of slots claimed grew, or
+    // a cut freed some.
     StreamNews stream_news(bool iface_moved) {
         if (!maps_.streams_claimed || !maps_.streams_unslotted || maps_.streams < 0)
             return {false, {}, iface_moved};
@@ -452,12 +453,8 @@ class Recorder {
         p.end_ms = now_ms();
         const MapTotals delta = maps - phase_maps_;
         fill_phase(p, delta, naming_);
-        // The streams whose slots this cut frees are no longer the programs' (news_ is read
-        // again only when a stream claims a slot).
         const std::vector<ClaimedStream> freed = prune_idle_streams(maps_, delta, maps);
-        std::erase_if(news_.streams, [&](const ClaimedStream& c) {
-            return std::find(freed.begin(), freed.end(), c) != freed.end();
-        });
+        if (!freed.empty()) streams_claimed_.reset();  // the next sample reads the map again
         p.echoes = take_echoes(maps_.echoes);
         p.bins = take_bins(maps_, p.duration_ms());
         const KernelCounters d = counter_delta(phase_counters_, counters);
